@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+import { Command } from "commander";
+import { packageVersion } from "./package-info.js";
+import { registerValidate } from "./validate.js";
+
+const program = new Command("prp")
+  .description("PRP Kit: the Paperclip Runner Protocol contract, runner and control-plane tools")
+  .version(packageVersion(), "-V, --version")
+  .showHelpAfterError("(run with --help for usage)")
+  .addHelpText(
+    "after",
+    `
+Examples:
+  prp validate protocol/fixtures/replay/happy-path.json    check a document against the contract
+  prp validate --help                                      everything validate can do`,
+  );
+
+registerValidate(program);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { decode } from "../contract/decode.js";
+import { ALL_KINDS, isKind, type Kind } from "../contract/kinds.js";
+import { MAX_FRAME_BYTES } from "../contract/versions.js";
+
+interface Verdict {
+  file: string;
+  ok: boolean;
+  kind: string | null;
+  code: string | null;
+  path: string | null;
+  message: string | null;
+}
+
+function verdictOf(file: string, kind: Kind | undefined, maxBytes: number): Verdict {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    return { file, ok: false, kind: null, code: "unreadable", path: null, message: (err as Error).message };
+  }
+  const result = decode(bytes, { ...(kind ? { kind } : {}), maxBytes });
+  if (result.ok) return { file, ok: true, kind: result.kind, code: null, path: null, message: null };
+  return { file, ok: false, kind: result.kind ?? null, code: result.error.code, path: result.error.path, message: result.error.message };
+}
+
+function line(v: Verdict, expected: boolean): string {
+  const mark = v.ok === expected ? "" : "  (unexpected)";
+  if (v.ok) return `ok  ${v.kind}  ${v.file}${mark}`;
+  return `rejected  ${v.code} at ${v.path || "/"}: ${v.message}  ${v.file}${mark}`;
+}
+
+export function registerValidate(program: Command): void {
+  program
+    .command("validate")
+    .description("check PRP documents against the contract: schema, required versions and binding rules")
+    .argument("<file...>", "JSON files: events, commands, fixtures, results, terminals, bundles, question sets and responses, …")
+    .option("--json", "print one JSON object per file per line: {file, ok, kind, code, path, message}")
+    .option("--expect <verdict>", "the verdict every file should get: accept or reject", "accept")
+    .option("--kind <kind>", `decode every file as this kind (needed for kinds without a discriminator). One of: ${ALL_KINDS.join(", ")}`)
+    .option("--max-bytes <n>", "refuse files larger than this many bytes", String(MAX_FRAME_BYTES))
+    .addHelpText(
+      "after",
+      `
+The kind of each file comes from its "schema" discriminator (or "schemaVersion" for the
+conformance pair); --kind names it for documents that have none (usage, provider-descriptor, …).
+
+Exit status: 0 when every file got the expected verdict, 1 otherwise, 2 on bad usage.
+
+Examples:
+  prp validate protocol/fixtures/replay/happy-path.json
+  prp validate --json protocol/fixtures/replay/*.json
+  prp validate --expect reject protocol/fixtures/replay/unsupported-required-version.json
+  prp validate --kind usage usage-report.json`,
+    )
+    .action((files: string[], opts: { json?: boolean; expect: string; kind?: string; maxBytes: string }) => {
+      if (opts.expect !== "accept" && opts.expect !== "reject") program.error(`--expect takes accept or reject, not "${opts.expect}"`, { exitCode: 2 });
+      if (opts.kind !== undefined && !isKind(opts.kind)) program.error(`unknown --kind "${opts.kind}"; one of: ${ALL_KINDS.join(", ")}`, { exitCode: 2 });
+      const maxBytes = Number(opts.maxBytes);
+      if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) program.error(`--max-bytes takes a positive integer, not "${opts.maxBytes}"`, { exitCode: 2 });
+      const expected = opts.expect === "accept";
+      let allAsExpected = true;
+      for (const file of files) {
+        const v = verdictOf(file, opts.kind as Kind | undefined, maxBytes);
+        if (v.ok !== expected) allAsExpected = false;
+        console.log(opts.json ? JSON.stringify(v) : line(v, expected));
+      }
+      process.exitCode = allAsExpected ? 0 : 1;
+    });
+}

@@ -1,0 +1,149 @@
+import { contractError, pointer, type ContractError } from "./errors.js";
+import { SCHEMA_DISCRIMINATORS, SCHEMA_VERSION_DISCRIMINATORS, type Kind, type KindBinding } from "./kinds.js";
+import { isSupportedProtocolVersion, SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_RANGE_TEXT } from "./versions.js";
+
+/**
+ * The checks that run before schema validation (wire.md §14.2 step 2): the discriminator must
+ * name a schema we implement and every required version must be one we support, so that an
+ * unknown future document fails closed with its own code rather than a generic schema error.
+ */
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+export type Resolution = { ok: true; binding: KindBinding } | { ok: false; error: ContractError };
+
+/** Finds the kind of a document from its discriminator, checked against the kind the caller expects. */
+export function resolveKind(value: unknown, expected: Kind | undefined, path = ""): Resolution {
+  const what = expected ?? "document";
+  if (!isObject(value)) {
+    return { ok: false, error: contractError("unsupported_required_schema", path, `expected a ${what} object, found ${describe(value)}`) };
+  }
+  let binding: KindBinding | undefined;
+  let found: string;
+  if (typeof value.schema === "string") {
+    found = `schema "${value.schema}"`;
+    binding = SCHEMA_DISCRIMINATORS.get(value.schema);
+  } else if (typeof value.schemaVersion === "string") {
+    found = `schemaVersion "${value.schemaVersion}"`;
+    binding = SCHEMA_VERSION_DISCRIMINATORS.get(value.schemaVersion);
+  } else {
+    return { ok: false, error: contractError("unsupported_required_schema", pointer(path, "schema"), `the ${what} has no schema discriminator`) };
+  }
+  const at = pointer(path, typeof value.schema === "string" ? "schema" : "schemaVersion");
+  if (binding === undefined) {
+    return { ok: false, error: contractError("unsupported_required_schema", at, `${found} is not a schema this contract implements`) };
+  }
+  if (expected !== undefined && binding.kind !== expected) {
+    return { ok: false, error: contractError("unsupported_required_schema", at, `expected a ${expected}, found ${found} (a ${binding.kind})`) };
+  }
+  return { ok: true, binding };
+}
+
+const versionError = (path: string, field: string, value: unknown, supported: string): ContractError =>
+  contractError("unsupported_required_version", path, `unsupported_required_version: ${field}=${JSON.stringify(value)}; supported=${supported}`);
+
+/** A numeric version field outside its supported set; non-numbers are left to the schema. */
+function checkVersion(obj: Record<string, unknown>, field: string, path: string, supported: readonly number[], text: string): ContractError | null {
+  const v = obj[field];
+  if (typeof v === "number" && !supported.includes(v)) return versionError(pointer(path, field), field, v, text);
+  return null;
+}
+
+/** Nested receipts whose own `schemaVersion` must be 1 (wire.md D2). */
+function checkReceiptVersion(container: unknown, key: string, path: string): ContractError | null {
+  if (!isObject(container) || !isObject(container[key])) return null;
+  return checkVersion(container[key] as Record<string, unknown>, "schemaVersion", pointer(path, key), [1], "1");
+}
+
+export function precheckEvent(event: Record<string, unknown>, path: string, maxVersion?: number, maxField = "protocolVersion"): ContractError | null {
+  const version = checkVersion(event, "schemaVersion", path, [1, 2, 3], SUPPORTED_RANGE_TEXT);
+  if (version) return version;
+  const binding = SCHEMA_DISCRIMINATORS.get(event.schema as string);
+  if (maxVersion !== undefined && binding?.version !== undefined && binding.version > maxVersion) {
+    return versionError(pointer(path, "schema"), "envelopeVersion", binding.version, `1-${maxVersion} (${maxField}=${maxVersion})`);
+  }
+  const payloadPath = pointer(path, "payload");
+  if (event.eventType === "run.terminal") return precheckTerminal(event.payload, payloadPath);
+  return checkReceiptVersion(event.payload, "semantic_tool", payloadPath);
+}
+
+export function precheckTerminal(terminal: unknown, path: string): ContractError | null {
+  return checkReceiptVersion(terminal, "stopReason", path);
+}
+
+export function precheckCapabilities(capabilities: unknown, path: string): ContractError | null {
+  return checkReceiptVersion(capabilities, "semanticTools", path);
+}
+
+/** Every nested document of a fixture must resolve to a supported schema and version. */
+export function precheckFixture(fixture: Record<string, unknown>): ContractError | null {
+  const top =
+    checkVersion(fixture, "fixtureVersion", "", SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_FIXTURE_VERSIONS.join(",")) ??
+    checkVersion(fixture, "protocolVersion", "", [1, 2, 3], SUPPORTED_RANGE_TEXT);
+  if (top) return top;
+  const protocolVersion = isSupportedProtocolVersion(fixture.protocolVersion) ? fixture.protocolVersion : undefined;
+  if (isObject(fixture.capabilities)) {
+    const caps = resolveKind(fixture.capabilities, "capabilities", "/capabilities");
+    if (!caps.ok) return caps.error;
+    const nested = precheckCapabilities(fixture.capabilities, "/capabilities");
+    if (nested) return nested;
+  }
+  for (const [listKey, kind] of [["commands", "command"], ["events", "event"]] as const) {
+    const list = fixture[listKey];
+    if (!Array.isArray(list)) continue;
+    for (let i = 0; i < list.length; i++) {
+      const path = `/${listKey}/${i}`;
+      const resolved = resolveKind(list[i], kind, path);
+      if (!resolved.ok) return resolved.error;
+      const item = list[i] as Record<string, unknown>;
+      if (kind === "event") {
+        const err = precheckEvent(item, path, protocolVersion);
+        if (err) return err;
+      } else if (protocolVersion !== undefined && resolved.binding.version! > protocolVersion) {
+        return versionError(pointer(path, "schema"), "envelopeVersion", resolved.binding.version, `1-${protocolVersion} (protocolVersion=${protocolVersion})`);
+      }
+    }
+  }
+  return null;
+}
+
+/** Every event of a native execution bundle is a PRP event and gets the event prechecks. */
+export function precheckBundle(bundle: Record<string, unknown>): ContractError | null {
+  if (Array.isArray(bundle.events)) {
+    for (let i = 0; i < bundle.events.length; i++) {
+      const path = `/events/${i}`;
+      const resolved = resolveKind(bundle.events[i], "event", path);
+      if (!resolved.ok) return resolved.error;
+      const err = precheckEvent(bundle.events[i] as Record<string, unknown>, path, 1, "bundle format");
+      if (err) return err;
+    }
+  }
+  return precheckTerminal(bundle.terminal, "/terminal");
+}
+
+/** Runs the prechecks a kind has, after its discriminator resolved. */
+export function precheck(kind: Kind, value: Record<string, unknown>): ContractError | null {
+  switch (kind) {
+    case "event":
+      return precheckEvent(value, "");
+    case "fixture":
+      return precheckFixture(value);
+    case "terminal":
+      return precheckTerminal(value, "");
+    case "capabilities":
+      return precheckCapabilities(value, "");
+    case "native-execution":
+      return precheckBundle(value);
+    case "semantic-tool":
+    case "stop-reason":
+      return checkVersion(value, "schemaVersion", "", [1], "1");
+    default:
+      return null;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,46 @@
+/**
+ * Every validator the generated module exports, by name, with the schema reference it checks.
+ * The codec looks validators up by these names; the generator compiles exactly this list.
+ */
+const V1 = "https://paperclip.dev/schemas/prp/v1";
+const V2 = "https://paperclip.dev/schemas/prp/v2";
+const V3 = "https://paperclip.dev/schemas/prp/v3";
+
+export const VALIDATOR_REFS = {
+  event_v1: `${V1}/event.schema.json`,
+  event_v2: `${V2}/event.schema.json`,
+  event_v3: `${V3}/event.schema.json`,
+  command_v1: `${V1}/command.schema.json`,
+  command_v2: `${V2}/command.schema.json`,
+  command_v3: `${V3}/command.schema.json`,
+  capabilities_v1: `${V1}/capabilities.schema.json`,
+  capabilities_v2: `${V2}/capabilities.schema.json`,
+  session_goal_capability: `${V2}/session-goal.schema.json#/$defs/capability`,
+  session_goal_snapshot: `${V2}/session-goal.schema.json#/$defs/snapshot`,
+  terminal: `${V1}/terminal.schema.json`,
+  stop_reason: `${V1}/stop-reason.schema.json`,
+  result: `${V1}/result.schema.json`,
+  request: `${V1}/request.schema.json`,
+  question_set: `${V1}/question-set.schema.json`,
+  question_response: `${V1}/question-response.schema.json`,
+  usage: `${V1}/usage.schema.json`,
+  provider_descriptor: `${V1}/provider-descriptor.schema.json`,
+  provider_event: `${V1}/provider-event.schema.json`,
+  output_body_reference: `${V1}/output-body-reference.schema.json`,
+  output_body_chunk: `${V1}/output-body-reference.schema.json#/$defs/chunk`,
+  identity: `${V1}/identity.schema.json`,
+  fixture: `${V1}/fixture.schema.json`,
+  semantic_tool: `${V1}/semantic-tool.schema.json`,
+  workspace_diff: `${V1}/workspace-diff.schema.json`,
+  workspace_file_reference: `${V1}/workspace-file-reference.schema.json`,
+  auth_credentials_updated: `${V1}/auth-credentials-updated.schema.json`,
+  runtime_activity: `${V1}/runtime-activity.schema.json`,
+  native_execution: `${V1}/native-execution.schema.json`,
+  conformance_fixture: `${V1}/conformance-fixture.schema.json`,
+  conformance_output: `${V1}/conformance-output.schema.json`,
+  question_adapter_fixture: `${V1}/question-adapter-fixture.schema.json`,
+  acpx_sidecar_message: "https://paperclip.dev/schemas/acpx-sidecar/v2/message.schema.json",
+} as const;
+
+export type ValidatorName = keyof typeof VALIDATOR_REFS;
+export const VALIDATOR_NAMES = Object.keys(VALIDATOR_REFS) as ValidatorName[];

@@ -1,0 +1,20 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { packageRoot } from "../../src/contract/package-root.js";
+
+export interface CliRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the `prp` bin to completion (spawnSync waits for the child to exit) and returns its output. */
+export function runPrp(args: string[], options: { cwd?: string; input?: string } = {}): CliRun {
+  const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), ...args], {
+    cwd: options.cwd ?? packageRoot(),
+    input: options.input ?? "",
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}

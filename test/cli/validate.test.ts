@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { command, event, json } from "../contract/samples.js";
+import { runPrp } from "./run-cli.js";
+
+describe("prp validate", () => {
+  let dir: string;
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "prp-validate-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("prints ok with the kind for an accepted file and exits 0", () => {
+    const ok = file("event.json", json(event(2)));
+    const run = runPrp(["validate", ok]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stdout, `ok  event  ${ok}\n`);
+  });
+
+  it("prints the code, path and message of a rejected file and exits 1", () => {
+    const bad = file("bad.json", json(command(1, { schema: "paperclip.prp.command.v4" })));
+    const run = runPrp(["validate", bad]);
+    assert.equal(run.status, 1);
+    assert.match(run.stdout, /^rejected {2}unsupported_required_schema at \/schema: schema "paperclip\.prp\.command\.v4" is not a schema this contract implements {2}.*bad\.json  \(unexpected\)\n$/);
+  });
+
+  it("--expect reject inverts the verdict that counts as success", () => {
+    const bad = file("bad-version.json", json(event(1, { schemaVersion: 9 })));
+    assert.equal(runPrp(["validate", "--expect", "reject", bad]).status, 0);
+    assert.equal(runPrp(["validate", "--expect", "reject", file("good.json", json(event(1)))]).status, 1);
+  });
+
+  it("--json prints one object per file per line", () => {
+    const good = file("good2.json", json(command(3)));
+    const bad = file("trunc.json", json(command(3)).slice(0, 20));
+    const run = runPrp(["validate", "--json", good, bad]);
+    assert.equal(run.status, 1);
+    const lines = run.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(lines[0], { file: good, ok: true, kind: "command", code: null, path: null, message: null });
+    assert.equal(lines[1].ok, false);
+    assert.equal(lines[1].code, "invalid_json");
+    assert.deepEqual(Object.keys(lines[1]), ["file", "ok", "kind", "code", "path", "message"]);
+  });
+
+  it("reports an unreadable file as rejected instead of crashing", () => {
+    const run = runPrp(["validate", "--json", join(dir, "missing.json")]);
+    assert.equal(run.status, 1);
+    assert.equal(JSON.parse(run.stdout).code, "unreadable");
+  });
+
+  it("--kind decodes documents without a discriminator and refuses an unknown kind", () => {
+    const runtimeActivity = file("activity.json", json({ namespace: "ns", activityKey: "key" }));
+    assert.equal(runPrp(["validate", "--kind", "runtime-activity", runtimeActivity]).status, 0);
+    const wrong = runPrp(["validate", "--kind", "nonsense", runtimeActivity]);
+    assert.equal(wrong.status, 2);
+    assert.match(wrong.stderr, /unknown --kind "nonsense"/);
+  });
+
+  it("explains itself in --help, with examples", () => {
+    const top = runPrp(["--help"]);
+    assert.equal(top.status, 0);
+    assert.match(top.stdout, /validate/);
+    const help = runPrp(["validate", "--help"]);
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /--expect <verdict>/);
+    assert.match(help.stdout, /Examples:/);
+  });
+});
