@@ -8,8 +8,11 @@ import { buildManifest, MANIFEST_FILE, serialiseManifest } from "../src/contract
 import { protocolDir } from "../src/contract/package-root.js";
 import { runGenerator } from "./generator.js";
 
-const check = process.argv.includes("--check");
-const root = protocolDir();
+const args = process.argv.slice(2);
+const check = args.includes("--check");
+// --protocol DIR checks another copy of protocol/ (the tests use it on a modified copy).
+const at = args.indexOf("--protocol");
+const root = at >= 0 && args[at + 1] ? args[at + 1]! : protocolDir();
 const { manifest, problems } = buildManifest(root);
 if (problems.length > 0) {
   console.error(`the contract has ${problems.length} problem(s):\n${problems.map((p) => `  - ${p}`).join("\n")}`);

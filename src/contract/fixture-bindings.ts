@@ -14,15 +14,21 @@ export function fixtureBindingError(fixture: PRPReplayFixture): ContractError | 
 type Event = PrpEvent;
 const fail = (path: string, message: string) => contractError("binding_mismatch", path, message);
 
+/** Commands are contiguous from 1, and a commandId (an idempotency key) names one command. */
 function commandSequenceError(fixture: PRPReplayFixture): ContractError | null {
-  for (const [i, command] of fixture.commands.entries()) {
-    const seq = (command as PrpCommand).controllerSeq;
-    if (seq !== i + 1) return fail(`/commands/${i}/controllerSeq`, `controllerSeq is ${seq}; commands must be contiguous from 1, so position ${i + 1} needs ${i + 1}`);
+  const ids = new Set<string>();
+  for (const [i, command] of (fixture.commands as PrpCommand[]).entries()) {
+    if (command.controllerSeq !== i + 1) return fail(`/commands/${i}/controllerSeq`, `controllerSeq is ${command.controllerSeq}; commands must be contiguous from 1, so position ${i + 1} needs ${i + 1}`);
+    if (ids.has(command.commandId)) return fail(`/commands/${i}/commandId`, `commandId "${command.commandId}" names two different commands`);
+    ids.add(command.commandId);
   }
   return null;
 }
 
-/** Every event belongs to the fixture's run and session; a repeated id repeats the same bytes. */
+/**
+ * Every event belongs to the fixture's run and session, and so does the binding of a v3
+ * external-provider payload; a repeated id repeats the same bytes.
+ */
 function eventIdentityError(fixture: PRPReplayFixture): ContractError | null {
   const { runId, normalizedSessionId } = fixture.identity;
   const firstCopy = new Map<string, string>();
@@ -30,6 +36,10 @@ function eventIdentityError(fixture: PRPReplayFixture): ContractError | null {
     if (event.runId !== runId) return fail(`/events/${i}/runId`, `event runId "${event.runId}" is not the fixture run "${runId}"`);
     if (event.normalizedSessionId !== undefined && event.normalizedSessionId !== normalizedSessionId) {
       return fail(`/events/${i}/normalizedSessionId`, `event session "${event.normalizedSessionId}" is not the fixture session "${normalizedSessionId}"`);
+    }
+    const binding = (event.payload as { binding?: { runId?: unknown; normalizedSessionId?: unknown } }).binding;
+    if (event.eventType.startsWith("external_provider.") && binding && (binding.runId !== runId || binding.normalizedSessionId !== normalizedSessionId)) {
+      return fail(`/events/${i}/payload/binding`, "the external-provider binding does not name the fixture's run and session");
     }
     const bytes = canonicalJson(event);
     const first = firstCopy.get(event.sourceEventId);
@@ -90,6 +100,11 @@ function semanticToolError(fixture: PRPReplayFixture): ContractError | null {
     const correlation = receipt.correlation as Record<string, unknown> | undefined;
     if (correlation?.runId !== fixture.identity.runId || correlation?.normalizedSessionId !== fixture.identity.normalizedSessionId) {
       return fail(`${path}/correlation`, "the receipt correlation does not name the fixture's run and session");
+    }
+    for (const key of ["turnId", "itemId"] as const) {
+      if (event[key] !== undefined && correlation[key] !== event[key]) {
+        return fail(`${path}/correlation/${key}`, `the receipt correlation ${key} "${String(correlation[key])}" is not the event's "${event[key]}"`);
+      }
     }
     const call = calls.get(receipt.callId) ?? { input: [], settled: [] };
     (receipt.phase === "input" ? call.input : call.settled).push([i, receipt]);

@@ -11,15 +11,26 @@ import { questionSetRuleError, responseMismatch } from "./question-rules.js";
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function eventError(event: PrpEvent, path: string): ContractError | null {
-  if (event.eventType === "runtime.activity.recorded") {
-    // The schema counts code points but cannot refuse a lone surrogate (wire.md §7.7: default reject).
-    for (const key of ["namespace", "activityKey"]) {
-      const value = (event.payload as Record<string, unknown>)[key];
-      if (typeof value === "string" && LONE_SURROGATE.test(value)) {
-        return contractError("schema_validation", pointer(pointer(path, "payload"), key), `${key} contains a lone surrogate`);
-      }
+/** The schema counts code points but cannot refuse a lone surrogate (wire.md §7.7: default reject). */
+function activityError(payload: Record<string, unknown>, path: string): ContractError | null {
+  for (const key of ["namespace", "activityKey"]) {
+    const value = payload[key];
+    if (typeof value === "string" && LONE_SURROGATE.test(value)) {
+      return contractError("schema_validation", pointer(path, key), `${key} contains a lone surrogate, which is not a Unicode code point`);
     }
+  }
+  return null;
+}
+
+function eventError(event: PrpEvent, path: string): ContractError | null {
+  if (event.eventType === "runtime.activity.recorded") return activityError(event.payload as Record<string, unknown>, pointer(path, "payload"));
+  return null;
+}
+
+function eventsError(events: readonly unknown[], path: string): ContractError | null {
+  for (const [i, event] of events.entries()) {
+    const err = eventError(event as PrpEvent, `${path}/${i}`);
+    if (err) return err;
   }
   return null;
 }
@@ -27,7 +38,7 @@ function eventError(event: PrpEvent, path: string): ContractError | null {
 function commandError(command: PrpCommand, path: string): ContractError | null {
   // JSON.parse rounds integers above 2^53-1; a rounded sequence number would be a different command (wire.md §3).
   if (!Number.isSafeInteger(command.controllerSeq)) {
-    return contractError("schema_validation", pointer(path, "controllerSeq"), `controllerSeq ${command.controllerSeq} is above 2^53-1 and cannot be represented exactly`);
+    return contractError("schema_validation", pointer(path, "controllerSeq"), "controllerSeq is above 2^53-1 (9007199254740991), so it cannot be carried exactly and is refused rather than rounded");
   }
   if (command.type === "external_provider.operation") {
     const payload = command.payload as { action?: string; input?: { questionSet?: T.PRPQuestionSet } };
@@ -48,10 +59,8 @@ function fixtureError(fixture: T.PRPReplayFixture): ContractError | null {
     const err = commandError(command as PrpCommand, `/commands/${i}`);
     if (err) return err;
   }
-  for (const [i, event] of fixture.events.entries()) {
-    const err = eventError(event as PrpEvent, `/events/${i}`);
-    if (err) return err;
-  }
+  const events = eventsError(fixture.events, "/events");
+  if (events) return events;
   for (const [i, request] of (fixture.requests ?? []).entries()) {
     const err = requestError(request, `/requests/${i}`);
     if (err) return err;
@@ -72,6 +81,10 @@ export function postcheck(kind: Kind, value: unknown): ContractError | null {
   switch (kind) {
     case "event":
       return eventError(value as PrpEvent, "");
+    case "runtime-activity":
+      return activityError(value as Record<string, unknown>, "");
+    case "native-execution":
+      return eventsError((value as T.PaperclipRunnerNativeExecutionBundle).events, "/events");
     case "command":
       return commandError(value as PrpCommand, "");
     case "fixture":

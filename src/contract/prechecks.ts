@@ -55,12 +55,18 @@ function checkReceiptVersion(container: unknown, key: string, path: string): Con
   return checkVersion(container[key] as Record<string, unknown>, "schemaVersion", pointer(path, key), [1], "1");
 }
 
-export function precheckEvent(event: Record<string, unknown>, path: string, maxVersion?: number, maxField = "protocolVersion"): ContractError | null {
+/** An envelope may be no newer than the version its container declares (wire.md §15.1, O10). */
+export interface VersionCeiling {
+  max: number;
+  why: string;
+}
+
+export function precheckEvent(event: Record<string, unknown>, path: string, ceiling?: VersionCeiling): ContractError | null {
   const version = checkVersion(event, "schemaVersion", path, [1, 2, 3], SUPPORTED_RANGE_TEXT);
   if (version) return version;
   const binding = SCHEMA_DISCRIMINATORS.get(event.schema as string);
-  if (maxVersion !== undefined && binding?.version !== undefined && binding.version > maxVersion) {
-    return versionError(pointer(path, "schema"), "envelopeVersion", binding.version, `1-${maxVersion} (${maxField}=${maxVersion})`);
+  if (ceiling !== undefined && binding?.version !== undefined && binding.version > ceiling.max) {
+    return versionError(pointer(path, "schema"), "envelopeVersion", binding.version, `1-${ceiling.max} (${ceiling.why})`);
   }
   const payloadPath = pointer(path, "payload");
   if (event.eventType === "run.terminal") return precheckTerminal(event.payload, payloadPath);
@@ -82,9 +88,11 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
     checkVersion(fixture, "protocolVersion", "", [1, 2, 3], SUPPORTED_RANGE_TEXT);
   if (top) return top;
   const protocolVersion = isSupportedProtocolVersion(fixture.protocolVersion) ? fixture.protocolVersion : undefined;
+  const ceiling = protocolVersion === undefined ? undefined : { max: protocolVersion, why: `protocolVersion=${protocolVersion}` };
   if (isObject(fixture.capabilities)) {
     const caps = resolveKind(fixture.capabilities, "capabilities", "/capabilities");
     if (!caps.ok) return caps.error;
+    if (ceiling && caps.binding.version! > ceiling.max) return versionError("/capabilities/schema", "capabilitiesVersion", caps.binding.version, `1-${ceiling.max} (${ceiling.why})`);
     const nested = precheckCapabilities(fixture.capabilities, "/capabilities");
     if (nested) return nested;
   }
@@ -97,10 +105,10 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
       if (!resolved.ok) return resolved.error;
       const item = list[i] as Record<string, unknown>;
       if (kind === "event") {
-        const err = precheckEvent(item, path, protocolVersion);
+        const err = precheckEvent(item, path, ceiling);
         if (err) return err;
-      } else if (protocolVersion !== undefined && resolved.binding.version! > protocolVersion) {
-        return versionError(pointer(path, "schema"), "envelopeVersion", resolved.binding.version, `1-${protocolVersion} (protocolVersion=${protocolVersion})`);
+      } else if (ceiling && resolved.binding.version! > ceiling.max) {
+        return versionError(pointer(path, "schema"), "envelopeVersion", resolved.binding.version, `1-${ceiling.max} (${ceiling.why})`);
       }
     }
   }
@@ -114,7 +122,7 @@ export function precheckBundle(bundle: Record<string, unknown>): ContractError |
       const path = `/events/${i}`;
       const resolved = resolveKind(bundle.events[i], "event", path);
       if (!resolved.ok) return resolved.error;
-      const err = precheckEvent(bundle.events[i] as Record<string, unknown>, path, 1, "bundle format");
+      const err = precheckEvent(bundle.events[i] as Record<string, unknown>, path, { max: 1, why: "native execution bundles carry v1 events only, wire.md O10" });
       if (err) return err;
     }
   }
@@ -134,6 +142,8 @@ export function precheck(kind: Kind, value: Record<string, unknown>): ContractEr
       return precheckCapabilities(value, "");
     case "native-execution":
       return precheckBundle(value);
+    case "question-adapter-fixture":
+      return checkVersion(value, "fixtureVersion", "", SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_FIXTURE_VERSIONS.join(","));
     case "semantic-tool":
     case "stop-reason":
       return checkVersion(value, "schemaVersion", "", [1], "1");

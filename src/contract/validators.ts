@@ -15,12 +15,18 @@ export function schemaError(name: ValidatorName, value: unknown, label: string, 
   return contractError("schema_validation", path, `schema_validation_failed: ${label} must be accepted: ${path || "/"} ${describe(first)}`);
 }
 
-/** The most specific error: ajv lists an if/then or oneOf failure after the errors inside it. */
+/**
+ * The most telling error. ajv lists an if/then, oneOf or anyOf failure after the errors inside
+ * it, so prefer the deepest instance path; at equal depth prefer an error about the value's
+ * content over one that only says the value is of another type (a "null or object" choice
+ * fails its null branch with a type error that explains nothing).
+ */
+const rank = (e: ErrorObject) => e.instancePath.length * 4 + (COMPOSITE.has(e.keyword) ? 0 : e.keyword === "type" ? 1 : 2);
+const COMPOSITE = new Set(["if", "oneOf", "anyOf", "allOf", "not"]);
+
 function pickError(errors: ErrorObject[]): ErrorObject | undefined {
   let best = errors[0];
-  for (const e of errors) {
-    if (best && e.instancePath.length > best.instancePath.length) best = e;
-  }
+  for (const e of errors) if (best && rank(e) > rank(best)) best = e;
   return best;
 }
 
@@ -32,6 +38,10 @@ function describe(e: ErrorObject | undefined): string {
       return `must not have the property "${String(p.additionalProperty)}" (this object is closed)`;
     case "required":
       return `must have the required property "${String(p.missingProperty)}"`;
+    case "false schema":
+      return "must not be present here";
+    case "anyOf":
+      return "must match one of the alternatives the schema allows";
     case "const":
       return `must be ${JSON.stringify(p.allowedValue)}`;
     case "enum": {
