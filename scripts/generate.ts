@@ -41,6 +41,8 @@ async function typesModule(files: SchemaFile[]): Promise<string> {
     additionalProperties: false,
     strictIndexSignatures: false,
     unknownAny: true,
+    // Also declare $defs that are reached only through if/then, such as each fake-harness step.
+    unreachableDefinitions: true,
     format: true,
     $refOptions: {
       // Every $ref is one of our own $ids: resolve from protocol/, never from the network.

@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { packageVersion } from "./package-info.js";
+import { registerFakeHarness } from "./fake-harness.js";
+import { registerRun } from "./run.js";
+import { registerReplay } from "./replay.js";
 import { registerValidate } from "./validate.js";
 
 const program = new Command("prp")
@@ -16,5 +19,8 @@ Examples:
   );
 
 registerValidate(program);
+registerFakeHarness(program);
+registerRun(program);
+registerReplay(program);
 
 await program.parseAsync(process.argv);

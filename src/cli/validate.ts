@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { bundleFileProblems, type NativeExecutionBundle } from "../bundle/native-execution.js";
 import { decode } from "../contract/decode.js";
 import { ALL_KINDS, isKind, type Kind } from "../contract/kinds.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
@@ -13,7 +14,7 @@ interface Verdict {
   message: string | null;
 }
 
-function verdictOf(file: string, kind: Kind | undefined, maxBytes: number): Verdict {
+function verdictOf(file: string, kind: Kind | undefined, maxBytes: number, verifyFiles: boolean): Verdict {
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(file);
@@ -21,6 +22,13 @@ function verdictOf(file: string, kind: Kind | undefined, maxBytes: number): Verd
     return { file, ok: false, kind: null, code: "unreadable", path: null, message: (err as Error).message };
   }
   const result = decode(bytes, { ...(kind ? { kind } : {}), maxBytes });
+  if (result.ok && verifyFiles && result.kind === "native-execution") {
+    const [problem] = bundleFileProblems(file, result.value as NativeExecutionBundle);
+    if (problem) {
+      const at = problem.indexOf(": ");
+      return { file, ok: false, kind: result.kind, code: "binding_mismatch", path: problem.slice(0, at), message: problem.slice(at + 2) };
+    }
+  }
   if (result.ok) return { file, ok: true, kind: result.kind, code: null, path: null, message: null };
   return { file, ok: false, kind: result.kind ?? null, code: result.error.code, path: result.error.path, message: result.error.message };
 }
@@ -40,6 +48,7 @@ export function registerValidate(program: Command): void {
     .option("--expect <verdict>", "the verdict every file should get: accept or reject", "accept")
     .option("--kind <kind>", `decode every file as this kind (needed for kinds without a discriminator). One of: ${ALL_KINDS.join(", ")}`)
     .option("--max-bytes <n>", "refuse files larger than this many bytes", String(MAX_FRAME_BYTES))
+    .option("--verify-files", "for a native execution bundle, also check that the transcript and artifacts beside it have the recorded digests and sizes")
     .addHelpText(
       "after",
       `
@@ -52,9 +61,10 @@ Examples:
   prp validate protocol/fixtures/replay/happy-path.json
   prp validate --json protocol/fixtures/replay/*.json
   prp validate --expect reject protocol/fixtures/replay/unsupported-required-version.json
-  prp validate --kind usage usage-report.json`,
+  prp validate --kind usage usage-report.json
+  prp validate --verify-files --max-bytes 16777216 .prp/runs/<runId>/native-execution.json`,
     )
-    .action((files: string[], opts: { json?: boolean; expect: string; kind?: string; maxBytes: string }) => {
+    .action((files: string[], opts: { json?: boolean; expect: string; kind?: string; maxBytes: string; verifyFiles?: boolean }) => {
       if (opts.expect !== "accept" && opts.expect !== "reject") program.error(`--expect takes accept or reject, not "${opts.expect}"`, { exitCode: 2 });
       if (opts.kind !== undefined && !isKind(opts.kind)) program.error(`unknown --kind "${opts.kind}"; one of: ${ALL_KINDS.join(", ")}`, { exitCode: 2 });
       const maxBytes = Number(opts.maxBytes);
@@ -62,7 +72,7 @@ Examples:
       const expected = opts.expect === "accept";
       let allAsExpected = true;
       for (const file of files) {
-        const v = verdictOf(file, opts.kind as Kind | undefined, maxBytes);
+        const v = verdictOf(file, opts.kind as Kind | undefined, maxBytes, opts.verifyFiles === true);
         if (v.ok !== expected) allAsExpected = false;
         console.log(opts.json ? JSON.stringify(v) : line(v, expected));
       }

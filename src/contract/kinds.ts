@@ -31,6 +31,7 @@ export interface KindValues {
   "conformance-output": T.PRPCrossLanguageConformanceOutput;
   "question-adapter-fixture": T.PRPQuestionAdapterFixture;
   "acpx-sidecar-message": T.ACPXSidecarMessage;
+  "fake-harness-script": T.PRPFakeHarnessScript;
 }
 export type Kind = keyof KindValues;
 export type PrpEvent = KindValues["event"];
@@ -89,6 +90,7 @@ export const SCHEMA_DISCRIMINATORS: ReadonlyMap<string, KindBinding> = new Map<s
   ["paperclip.auth.credentials.updated.v1", { kind: "auth-credentials-updated", validator: "auth_credentials_updated" }],
   ["paperclip-runner/native-execution/v1", { kind: "native-execution", validator: "native_execution" }],
   ["paperclip.prp.question_adapter_fixture.v1", { kind: "question-adapter-fixture", validator: "question_adapter_fixture" }],
+  ["paperclip.fake_harness.script.v1", { kind: "fake-harness-script", validator: "fake_harness_script" }],
   ...PROVIDER_EVENT_CONSTS.map((c): [string, KindBinding] => [c, { kind: "provider-event", validator: "provider_event" }]),
 ]);
 

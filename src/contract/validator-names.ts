@@ -39,6 +39,7 @@ export const VALIDATOR_REFS = {
   conformance_fixture: `${V1}/conformance-fixture.schema.json`,
   conformance_output: `${V1}/conformance-output.schema.json`,
   question_adapter_fixture: `${V1}/question-adapter-fixture.schema.json`,
+  fake_harness_script: `${V1}/fake-harness-script.schema.json`,
   acpx_sidecar_message: "https://paperclip.dev/schemas/acpx-sidecar/v2/message.schema.json",
 } as const;
 

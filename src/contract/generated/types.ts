@@ -558,6 +558,22 @@ export type PRPV3CommandEnvelope = {
   };
   [k: string]: unknown;
 };
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "externalOperation".
+ */
+export type ExternalOperation = {
+  requestId: string;
+  bindingId: string;
+  runId: string;
+  normalizedSessionId: string;
+  turnId: string;
+  bindingGeneration: number;
+  assignmentRevision: number;
+  digest: string;
+  action: "accept" | "tool" | "progress" | "finish" | "renew" | "request_user_input" | "consume_input";
+  input: {};
+};
 export type SessionGoalCapability = {
   availability: "available" | "unsupported" | "policy_disabled";
   actions: ("get" | "set" | "pause" | "resume" | "clear")[];
@@ -670,22 +686,11 @@ export type PRPStructuredRunResult = {
 export type PRPRequest = {
   schema: "paperclip.runtime_request.v2" | "paperclip.runtime_request.v1" | "paperclip.interaction_request.v1";
 };
+/**
+ * This interface was referenced by `PRPQuestionSet`'s JSON-Schema
+ * via the `definition` "question".
+ */
 export type Question = {
-  id: string;
-  prompt: string;
-  required: boolean;
-  answerMode: "single_select" | "multi_select" | "text";
-  header?: string;
-  helpText?: string;
-  intent?: "decision" | "information";
-  recommendationRationale?: string;
-  /**
-   * @maxItems 128
-   */
-  options?: QuestionOption[];
-  customAnswer?: CustomAnswer;
-  textValidation?: TextValidation;
-} & {
   id: string;
   prompt: string;
   required: boolean;
@@ -788,6 +793,23 @@ export type PRPSemanticToolReceipt = {
   auditReceiptId?: string;
 };
 /**
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "step".
+ */
+export type FakeHarnessStep = {
+  kind:
+    | "delay"
+    | "log"
+    | "event"
+    | "request"
+    | "await_resolution"
+    | "await_interrupt"
+    | "spawn_worker"
+    | "result"
+    | "terminal"
+    | "exit";
+};
+/**
  * One message between the runner and its ACPX sidecar: a request, a response or an event. Not PRP proper; closed. The message type follows from its key: command (request), ok (response) or eventType (event); the three are mutually exclusive because each shape is closed.
  */
 export type ACPXSidecarMessage = {
@@ -830,7 +852,95 @@ export interface PrpContract {
   conformance_fixture: PRPCrossLanguageConformanceInput;
   conformance_output: PRPCrossLanguageConformanceOutput;
   question_adapter_fixture: PRPQuestionAdapterFixture;
+  fake_harness_script: PRPFakeHarnessScript;
   acpx_sidecar_message: ACPXSidecarMessage;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "binding".
+ */
+export interface Binding {
+  companyId: string;
+  agentId: string;
+  bindingId: string;
+  runId: string;
+  normalizedSessionId: string;
+  turnId: string;
+  bindingGeneration: number;
+  assignmentRevision: number;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "dispatch".
+ */
+export interface Dispatch {
+  binding: Binding;
+  text: string;
+  instructions: string;
+  acceptByUnixMs: number;
+  expiresAtUnixMs: number;
+  completionContract: {
+    revision: string;
+    /**
+     * @minItems 1
+     * @maxItems 256
+     */
+    criterionIds: [string, ...string[]];
+  };
+  /**
+   * @maxItems 512
+   */
+  tools: {}[];
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "revocation".
+ */
+export interface Revocation {
+  binding: Binding;
+  kind: "authority_revoked";
+  externalStopConfirmed: false;
+  reason?: string;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "operationSettled".
+ */
+export interface OperationSettled {
+  binding: Binding;
+  requestId: string;
+  outcome: {};
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "inputAvailable".
+ */
+export interface InputAvailable {
+  binding: Binding;
+  requestId: string;
+  turnId: string;
+  inputDigest: string;
+  response: PRPQuestionResponse;
+}
+/**
+ * Answers to a question set, keyed by question id. An answer selects option ids, gives text, or is empty for an optional question.
+ */
+export interface PRPQuestionResponse {
+  schema: "paperclip.question_response.v1";
+  answers: {
+    [k: string]: QuestionAnswer;
+  };
+}
+/**
+ * This interface was referenced by `PRPQuestionResponse`'s JSON-Schema
+ * via the `definition` "answer".
+ */
+export interface QuestionAnswer {
+  /**
+   * @minItems 1
+   */
+  selectedOptionIds?: [string, ...string[]];
+  text?: string;
 }
 /**
  * What a runner's driver supports for one run. Open: unknown optional fields are preserved.
@@ -849,11 +959,19 @@ export interface PRPV1NegotiatedCapabilities {
   semanticTools?: SemanticTools;
   [k: string]: unknown;
 }
+/**
+ * This interface was referenced by `PRPV1NegotiatedCapabilities`'s JSON-Schema
+ * via the `definition` "driver".
+ */
 export interface Driver {
   kind: string;
   version: string;
   [k: string]: unknown;
 }
+/**
+ * This interface was referenced by `PRPV1NegotiatedCapabilities`'s JSON-Schema
+ * via the `definition` "semanticTools".
+ */
 export interface SemanticTools {
   schema: "paperclip.prp.semantic_tools.v1";
   schemaVersion: 1;
@@ -930,6 +1048,26 @@ export interface PRPRunTerminal {
   [k: string]: unknown;
 }
 /**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "runtimeRequestV2".
+ */
+export interface RuntimeRequestV2 {
+  schema: "paperclip.runtime_request.v2";
+  requestKind: "runtime";
+  requestId: string;
+  type: "input";
+  status: "pending" | "resolved" | "expired" | "cancelled";
+  prompt: string;
+  input: PRPQuestionSet;
+  origin?: {
+    adapter: string;
+    provider?: string;
+    method?: string;
+  };
+  turnId?: string;
+  itemId?: string;
+}
+/**
  * A structured set of questions for a person. Closed everywhere. A decision question also needs exactly one recommended option and distinct option labels, which the codec checks.
  */
 export interface PRPQuestionSet {
@@ -943,17 +1081,29 @@ export interface PRPQuestionSet {
    */
   questions: [Question, ...Question[]];
 }
+/**
+ * This interface was referenced by `PRPQuestionSet`'s JSON-Schema
+ * via the `definition` "option".
+ */
 export interface QuestionOption {
   id: string;
   label: string;
   description?: string;
   recommended?: boolean;
 }
+/**
+ * This interface was referenced by `PRPQuestionSet`'s JSON-Schema
+ * via the `definition` "customAnswer".
+ */
 export interface CustomAnswer {
   enabled: true;
   label?: string;
   placeholder?: string;
 }
+/**
+ * This interface was referenced by `PRPQuestionSet`'s JSON-Schema
+ * via the `definition` "textValidation".
+ */
 export interface TextValidation {
   minLength?: number;
   maxLength?: number;
@@ -963,20 +1113,42 @@ export interface TextValidation {
   maximum?: number;
 }
 /**
- * Answers to a question set, keyed by question id. An answer selects option ids, gives text, or is empty for an optional question.
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "runtimeRequestV1".
  */
-export interface PRPQuestionResponse {
-  schema: "paperclip.question_response.v1";
-  answers: {
-    [k: string]: QuestionAnswer;
-  };
+export interface RuntimeRequestV1 {
+  schema: "paperclip.runtime_request.v1";
+  requestKind: "runtime";
+  requestId: string;
+  type: "permission" | "input";
+  status: "pending" | "resolved" | "expired" | "cancelled";
+  prompt: string;
+  choices?: {
+    key: string;
+    label: string;
+    [k: string]: unknown;
+  }[];
+  [k: string]: unknown;
 }
-export interface QuestionAnswer {
-  /**
-   * @minItems 1
-   */
-  selectedOptionIds?: [string, ...string[]];
-  text?: string;
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "interactionRequestV1".
+ */
+export interface InteractionRequestV1 {
+  schema: "paperclip.interaction_request.v1";
+  requestKind: "issue_thread";
+  requestId: string;
+  kind:
+    | "request_confirmation"
+    | "request_checkbox_confirmation"
+    | "request_item_verdicts"
+    | "ask_user_questions"
+    | "suggest_tasks";
+  blocking: boolean;
+  payload: {
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
 }
 /**
  * Token, request and cost usage reported by a provider. runDeltaAvailable other than true means only cumulative session usage is known.
@@ -991,6 +1163,10 @@ export interface PRPUsageReceipt {
   runDeltaAvailable?: boolean;
   costSource?: "provider_reported" | "paperclip_estimate" | "unknown";
 }
+/**
+ * This interface was referenced by `PRPUsageReceipt`'s JSON-Schema
+ * via the `definition` "measurement".
+ */
 export interface UsageMeasurement {
   inputTokens: number;
   outputTokens: number;
@@ -1000,9 +1176,90 @@ export interface UsageMeasurement {
   requests: number | null;
   providerCostUsd: number | null;
 }
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "turnControls".
+ */
 export interface TurnControls {
   steering: boolean;
   queuedFollowUp: boolean;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "plan".
+ */
+export interface PlanUpdate {
+  schema: "paperclip.plan.updated.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  planId: string;
+  revision: number;
+  /**
+   * @maxItems 256
+   */
+  steps: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "id".
+     */
+    stepId: string;
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "shortText".
+     */
+    body: string;
+    status: "pending" | "in_progress" | "completed" | "blocked";
+  }[];
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  explanation?: string | null;
+  complete: boolean;
+  syncStatus: "streaming" | "pending" | "synchronized" | "conflict" | "not_applicable";
+  documentRevision?: number | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "toolExecution".
+ */
+export interface ToolExecution {
+  schema: "paperclip.tool.execution.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  executionId: string;
+  transport: "process" | "mcp" | "dynamic" | "builtin";
+  operation: "read" | "search" | "list" | "execute" | "edit" | "unknown";
+  status: "running" | "completed" | "failed" | "cancelled" | "interrupted";
+  output: string | null;
+  outputBytes: number;
+  outputTruncated: boolean;
+  outputDigest: string | null;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  name?: string | null;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "safePath".
+   */
+  target?: string | null;
+  namespace?: string | null;
+  readOnly?: boolean | null;
+  inputUpdated?: boolean;
+  durationMs?: number | null;
+  exitCode?: number | null;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  progress?: string | null;
+  outputBody?: ImmutableOutputBodyReference;
 }
 /**
  * A content-addressed reference to a tool's full output, and the chunk that carries part of it. Closed.
@@ -1014,12 +1271,361 @@ export interface ImmutableOutputBodyReference {
   byteLength: string;
   mediaType: "text/plain; charset=utf-8";
 }
+/**
+ * This interface was referenced by `ImmutableOutputBodyReference`'s JSON-Schema
+ * via the `definition` "chunk".
+ */
 export interface OutputBodyChunk {
   schema: "paperclip.output.body.chunk.v1";
   body: ImmutableOutputBodyReference;
   offset: string;
   sha256: string;
   text: string;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "research".
+ */
+export interface Research {
+  schema: "paperclip.research.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  researchId: string;
+  action: "search" | "open_page" | "find_in_page" | "other";
+  status: "running" | "completed" | "failed" | "cancelled";
+  /**
+   * @maxItems 64
+   */
+  sources: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "id".
+     */
+    sourceId: string;
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "shortText".
+     */
+    title: string;
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "safeUrl".
+     */
+    url: string | null;
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "nullableShortText".
+     */
+    snippet: string | null;
+  }[];
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  query?: string | null;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "safeUrl".
+   */
+  url?: string | null;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  pattern?: string | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "delegation".
+ */
+export interface Delegation {
+  schema: "paperclip.delegation.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  delegationId: string;
+  action: "spawn" | "message" | "resume" | "wait" | "close";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "delegationStatus".
+   */
+  status: "running" | "waiting" | "completed" | "failed" | "interrupted" | "closed";
+  /**
+   * @maxItems 64
+   */
+  children: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "id".
+     */
+    childId: string;
+    role: string | null;
+    model: string | null;
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "delegationStatus".
+     */
+    status: "running" | "waiting" | "completed" | "failed" | "interrupted" | "closed";
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "nullableShortText".
+     */
+    summary: string | null;
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "nullableShortText".
+     */
+    activitySummary: string | null;
+  }[];
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "modelRoute".
+ */
+export interface ModelRouteChange {
+  schema: "paperclip.model.route_changed.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  routeId: string;
+  provider: string;
+  requestedModel: string;
+  fromModel: string | null;
+  effectiveModel: string;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "shortText".
+   */
+  reason: string;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "modelVerification".
+ */
+export interface ModelVerification {
+  schema: "paperclip.model.verification.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  verificationId: string;
+  status: "running" | "completed" | "failed";
+  /**
+   * @maxItems 32
+   */
+  classes: string[];
+  buffering: boolean;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  summary: string | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "contextCompacted".
+ */
+export interface ContextCompaction {
+  schema: "paperclip.context.compacted.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  compactionId: string;
+  reason: "context_window" | "manual" | "provider" | "unknown";
+  preTokens: number | null;
+  postTokens: number | null;
+  sameSession: boolean;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "artifactViewed".
+ */
+export interface ArtifactViewed {
+  schema: "paperclip.artifact.viewed.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  artifactId: string;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "safePath".
+   */
+  reference: string | null;
+  mediaType: string | null;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  title: string | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "artifactGenerated".
+ */
+export interface ArtifactGenerated {
+  schema: "paperclip.artifact.generated.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  artifactId: string;
+  status: "running" | "completed" | "failed";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "safePath".
+   */
+  reference: string | null;
+  mediaType: string | null;
+  registered: boolean;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  failure: string | null;
+  transparentBackground?: boolean | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "reviewMode".
+ */
+export interface ReviewModeChange {
+  schema: "paperclip.review.mode_changed.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  reviewId: string;
+  state: "entered" | "exited";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  scope: string | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "hook".
+ */
+export interface Hook {
+  schema: "paperclip.hook.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  hookId: string;
+  event: string;
+  scope: string;
+  status: "running" | "completed" | "failed" | "cancelled";
+  blocking: boolean;
+  durationMs: number | null;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  summary: string | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "memoryCitation".
+ */
+export interface MemoryCitation {
+  schema: "paperclip.memory.citation.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  citationId: string;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  messageItemId: string;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "shortText".
+   */
+  label: string;
+  available: boolean;
+  reference: string | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "safetyReview".
+ */
+export interface SafetyReview {
+  schema: "paperclip.safety.review.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  reviewId: string;
+  targetExecutionId: null | string;
+  status: "running" | "completed" | "failed";
+  decision: "pending" | "allowed" | "denied" | "user_required" | "unknown";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "nullableShortText".
+   */
+  summary: string | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "terminalInput".
+ */
+export interface TerminalInput {
+  schema: "paperclip.terminal.input_sent.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  executionId: string;
+  origin: "agent" | "user" | "system";
+  inputClass: "text" | "control" | "eof";
+  byteCount: number;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "wait".
+ */
+export interface Wait {
+  schema: "paperclip.wait.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  waitId: string;
+  reason: "timer" | "provider" | "rate_limit" | "unknown";
+  status: "running" | "completed" | "interrupted" | "cancelled";
+  plannedDurationMs: number | null;
+  elapsedDurationMs: number | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "providerNotice".
+ */
+export interface ProviderNotice {
+  schema: "paperclip.provider.notice.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
+  noticeId: string;
+  severity: "info" | "warning" | "error";
+  category: string;
+  scope: "turn" | "session" | "environment" | "account";
+  recoverable: boolean;
+  userActionable: boolean;
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "shortText".
+   */
+  summary: string;
 }
 /**
  * Who a run belongs to and which runner and sessions carry it. Open.
@@ -1064,6 +1670,10 @@ export interface PRPReplayFixture {
  */
 export interface PRPWorkspaceDiff {
   schema: "paperclip.workspace.diff.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
   diffId: string;
   complete: boolean;
   /**
@@ -1072,6 +1682,10 @@ export interface PRPWorkspaceDiff {
   files: {
     path: (string | null) & string;
     changeKind: "added" | "modified" | "deleted" | "renamed";
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema
+     * via the `definition` "safePath".
+     */
     previousPath: string | null;
     additions: number | null;
     deletions: number | null;
@@ -1083,6 +1697,10 @@ export interface PRPWorkspaceDiff {
  */
 export interface PRPWorkspaceFileReference {
   schema: "paperclip.workspace.file_reference.v1";
+  /**
+   * This interface was referenced by `undefined`'s JSON-Schema
+   * via the `definition` "id".
+   */
   referenceId: string;
   path: (string | null) & string;
   mediaType: string | null;
@@ -1110,35 +1728,107 @@ export interface PaperclipRunnerNativeExecutionBundle {
   schema: "paperclip-runner/native-execution/v1";
   provenance: "seeded" | "replay" | "live";
   identity: {
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     runId: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     caseId: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     configId: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     attemptId: string;
     [k: string]: unknown;
   };
   input: {
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "sha256".
+     */
     caseSha256: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "sha256".
+     */
     configSha256: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     deterministicSeed: string;
     [k: string]: unknown;
   };
   runner: {
     package: {
+      /**
+       * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+       * via the `definition` "nonEmpty".
+       */
       name: string;
+      /**
+       * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+       * via the `definition` "nonEmpty".
+       */
       version: string;
       [k: string]: unknown;
     };
     binary: {
+      /**
+       * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+       * via the `definition` "nonEmpty".
+       */
       name: string;
+      /**
+       * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+       * via the `definition` "sha256".
+       */
       sha256: string;
       [k: string]: unknown;
     };
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "version".
+     */
     prpVersion: number;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "version".
+     */
     nativeExecutionVersion: number;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "version".
+     */
     catalogVersion: number;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "sha256".
+     */
     catalogSha256: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "version".
+     */
     driverContractVersion: number;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     driverKind: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     driverVersion: string;
     [k: string]: unknown;
   };
@@ -1164,6 +1854,10 @@ export interface PaperclipRunnerNativeExecutionBundle {
     requestCount: number;
     durationMs: number;
     cost: null | {
+      /**
+       * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+       * via the `definition` "nonEmpty".
+       */
       currency: string;
       amountMicros: number;
       [k: string]: unknown;
@@ -1178,17 +1872,45 @@ export interface PaperclipRunnerNativeExecutionBundle {
   artifactRoot: ContentRef;
   artifacts: ContentRef[];
   failure: null | {
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     classification: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     code: string;
+    /**
+     * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+     * via the `definition` "nonEmpty".
+     */
     message: string;
     [k: string]: unknown;
   };
   [k: string]: unknown;
 }
+/**
+ * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+ * via the `definition` "contentRef".
+ */
 export interface ContentRef {
+  /**
+   * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+   * via the `definition` "nonEmpty".
+   */
   uri: string;
+  /**
+   * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+   * via the `definition` "sha256".
+   */
   sha256: string;
   byteSize: number;
+  /**
+   * This interface was referenced by `PaperclipRunnerNativeExecutionBundle`'s JSON-Schema
+   * via the `definition` "nonEmpty".
+   */
   mediaType: string;
   [k: string]: unknown;
 }
@@ -1267,4 +1989,87 @@ export interface PRPQuestionAdapterFixture {
       nativeResponse: {};
     }[]
   ];
+}
+/**
+ * The steps a fake harness plays after its fixed start (ready, session.started, turn.started), in order. Step keys are snake_case (wire.md §15.4).
+ */
+export interface PRPFakeHarnessScript {
+  schema: "paperclip.fake_harness.script.v1";
+  name: string;
+  description?: string;
+  /**
+   * @minItems 1
+   */
+  steps: [FakeHarnessStep, ...FakeHarnessStep[]];
+}
+/**
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "delay".
+ */
+export interface DelayStep {
+  kind: "delay";
+  milliseconds: number;
+}
+/**
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "log".
+ */
+export interface LogStep {
+  kind: "log";
+  stream: "stdout" | "stderr";
+  text: string;
+}
+/**
+ * A PRP event the harness reports; the runner gives it its envelope. turn_id defaults to the current turn.
+ *
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "event".
+ */
+export interface EventStep {
+  kind: "event";
+  event_type: string;
+  turn_id?: string;
+  item_id?: string;
+  payload: {};
+}
+/**
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "request".
+ */
+export interface RequestStep {
+  kind: "request";
+  request: PRPRequest;
+}
+/**
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "awaitResolution".
+ */
+export interface AwaitResolutionStep {
+  kind: "await_resolution";
+  request_id: string;
+}
+/**
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "bare".
+ */
+export interface StepWithoutFields {
+  kind: "await_interrupt" | "spawn_worker";
+}
+/**
+ * The payload is sent as the harness wrote it: the runner, not the script, decides whether it is valid.
+ *
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "proposal".
+ */
+export interface ResultOrTerminalStep {
+  kind: "result" | "terminal";
+  payload: {};
+}
+/**
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "exit".
+ */
+export interface ExitStep {
+  kind: "exit";
+  code: number;
 }

@@ -32,4 +32,5 @@ export declare const native_execution: ValidateFunction;
 export declare const conformance_fixture: ValidateFunction;
 export declare const conformance_output: ValidateFunction;
 export declare const question_adapter_fixture: ValidateFunction;
+export declare const fake_harness_script: ValidateFunction;
 export declare const acpx_sidecar_message: ValidateFunction;

@@ -1,0 +1,44 @@
+import type { Command } from "commander";
+import { BatchedLineWriter } from "../harness/batched-writer.js";
+import { parseHarnessCommand } from "../harness/harness-protocol.js";
+import { BoundedLineReader } from "../harness/line-reader.js";
+import { FakeHarness } from "../harness/fake-harness.js";
+import { loadScript, resolveScriptPath } from "../harness/script-file.js";
+import { parseNonNegativeInt } from "./options.js";
+
+export function registerFakeHarness(program: Command): void {
+  program
+    .command("fake-harness")
+    .description("play a fake harness script over stdio (the harness side of the local runner protocol)")
+    .requiredOption("--script <name|file>", "a paperclip.fake_harness.script.v1 file, or a scenario name")
+    .option("--delay-ms <n>", "use this delay for every delay step", parseNonNegativeInt)
+    .addHelpText(
+      "after",
+      `
+Reads paperclip.fake_harness.command.v1 lines on stdin and writes
+paperclip.fake_harness.message.v1 lines on stdout; log steps for stderr go to stderr.
+A runner starts it; run it by hand only to see the protocol.
+
+Example:
+  prp fake-harness --script happy-path --delay-ms 0`,
+    )
+    .action(async (opts: { script: string; delayMs?: number }) => {
+      const loaded = loadScript(resolveScriptPath(opts.script));
+      if (!loaded.ok) program.error(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`, { exitCode: 2 });
+      const stdout = new BatchedLineWriter(process.stdout);
+      const harness = new FakeHarness(loaded.value.script, {
+        writeStdout: (line) => stdout.write(line),
+        writeStderr: (line) => process.stderr.write(`${line}\n`),
+        exit: (code) => stdout.flush(() => process.exit(code)),
+      }, opts.delayMs === undefined ? {} : { delayMs: opts.delayMs });
+      const reader = new BoundedLineReader();
+      process.stdin.on("data", (chunk: Buffer) => {
+        for (const e of reader.push(chunk)) {
+          const command = e.kind === "line" ? parseHarnessCommand(e.text) : null;
+          if (command) harness.receive(command);
+        }
+      });
+      process.stdin.on("end", () => harness.closeInput());
+      await harness.run();
+    });
+}

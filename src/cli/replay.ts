@@ -1,0 +1,64 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { paritySummary, prettyJson, replayEventStream, replayFixture, type Replayed } from "../reducer/index.js";
+import { replayReport } from "./replay-report.js";
+
+interface ReplayOptions {
+  events?: string;
+  json?: boolean;
+  summary?: boolean;
+}
+
+/** Prints a rejection as "source: [line N: ]code at path: message" and fails the command. */
+function reject(source: string, error: { code: string; path: string; message: string; line?: number }): void {
+  const line = error.line === undefined ? "" : `line ${error.line}: `;
+  console.error(`${source}: ${line}${error.code} at ${error.path || "/"}: ${error.message}`);
+  process.exitCode = 1;
+}
+
+export function registerReplay(program: Command): void {
+  program
+    .command("replay")
+    .description("reduce a replay fixture, or a stream of events, to the session a control plane shows")
+    .argument("[file]", "a replay fixture (paperclip.prp.fixture.v1)")
+    .option("--events <file>", "read an NDJSON event stream instead of a fixture: one event envelope per line; - reads stdin")
+    .option("--json", "print the session snapshot (paperclip.prp.session-snapshot.v1) as 2-space JSON")
+    .option("--summary", "print the parity summary, byte-identical to the fixture's golden summary file")
+    .addHelpText(
+      "after",
+      `
+Without --json or --summary, prints for a person: the timeline (position, source:seq, event
+type, summary) with gaps and repeated deliveries marked where they happened, then session, turn
+and run state, integrity (gaps, duplicates, out-of-order events) and the result.
+
+An event stream carries no fixture name, identity or capabilities: those snapshot fields are
+null, and so is the summary's runId. Its events must belong to one run and one session, and a
+repeated sourceEventId must repeat the same canonical bytes.
+
+Exit status: 0 when the input was replayed, 1 when it is rejected (printed as
+"code at path: message", with the line number for a stream), 2 on bad usage.
+
+Examples:
+  prp replay protocol/fixtures/replay/source-gap.json
+  prp replay --summary protocol/fixtures/replay/happy-path.json
+  prp replay --json protocol/fixtures/replay/duplicate-event.json
+  prp replay --events run-events.ndjson
+  prp run --json --script happy-path | prp replay --events -`,
+    )
+    .action((file: string | undefined, opts: ReplayOptions) => {
+      if ((file === undefined) === (opts.events === undefined)) program.error("give either a fixture FILE or --events FILE|-, not both or neither", { exitCode: 2 });
+      if (opts.json && opts.summary) program.error("--json and --summary each print one document; choose one", { exitCode: 2 });
+      const path = opts.events ?? file!;
+      const source = path === "-" ? "stdin" : path;
+      let bytes: Uint8Array;
+      try {
+        bytes = readFileSync(path === "-" ? 0 : path);
+      } catch (err) {
+        return reject(source, { code: "unreadable", path: "", message: (err as Error).message });
+      }
+      const replayed: Replayed = opts.events === undefined ? replayFixture(bytes) : replayEventStream(bytes);
+      if (!replayed.ok) return reject(source, replayed.error);
+      const { snapshot, events } = replayed;
+      process.stdout.write(opts.json ? prettyJson(snapshot) : opts.summary ? prettyJson(paritySummary(snapshot)) : replayReport(snapshot, events));
+    });
+}

@@ -1,0 +1,187 @@
+import { randomBytes } from "node:crypto";
+import { join, resolve } from "node:path";
+import type { Command } from "commander";
+import type { PrpEvent } from "../contract/kinds.js";
+import { bundleFileProblems, writeNativeExecutionBundle } from "../bundle/native-execution.js";
+import { loadScript, resolveScriptPath } from "../harness/script-file.js";
+import { reduceEvents } from "../reducer/index.js";
+import { timelineSummary } from "../reducer/timeline-summary.js";
+import { LocalRunnerClient } from "../runner/local-client.js";
+import type { CommandReceipt } from "../runner/stream.js";
+import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
+import { parseNonNegativeInt } from "./options.js";
+import { Spinner } from "./spinner.js";
+
+interface RunOptions {
+  script: string;
+  answer?: string;
+  json?: boolean;
+  delayMs?: number;
+  runId?: string;
+  out: string;
+  duplicateTurnCommand?: boolean;
+}
+
+const newRunId = () => `run_${new Date().toISOString().replace(/[-:T]/g, "").slice(0, 14)}_${randomBytes(3).toString("hex")}`;
+
+export function registerRun(program: Command): void {
+  program
+    .command("run")
+    .description("run a fake harness script through the local runner, as a controller would, and write its native execution bundle")
+    .requiredOption("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line) or a script file")
+    .option("--answer <file>", "answers to the run's requests: a JSON object from request id to resolution")
+    .option("--json", "print only the PRP events, one JSON per line, on stdout (the summary goes to stderr)")
+    .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
+    .option("--run-id <id>", "the run id (default: a new one)")
+    .option("--out <dir>", "where runs are written: <dir>/runs/<runId>/", ".prp")
+    .option("--duplicate-turn-command", "also send a second turn.start, which the runner must refuse")
+    .addHelpText(
+      "after",
+      `
+Sends run.prepare, session.open and turn.start to prp-runnerd --local and shows each event
+as the runner reports it. Requests are answered from --answer, or asked at the terminal;
+without either, the run is cancelled. Scripts that wait for an interrupt get one after
+their other steps. Ctrl-C sends turn.interrupt; a second Ctrl-C sends run.cancel.
+
+Ends with the terminal states, the reconciliation reason, the result and the reduced
+session, and writes .prp/runs/<runId>/native-execution.json with its transcript and
+artifacts. Exit status: 0 when the run succeeded, 1 when it failed or was cancelled,
+2 on bad usage.
+
+Examples:
+  prp run --script happy-path
+  prp run --script permission-input --answer answers.json
+  prp run --json --script error --delay-ms 0 | prp replay --events -`,
+    )
+    .action(async (opts: RunOptions) => {
+      process.exitCode = await runScenario(program, opts);
+    });
+}
+
+async function runScenario(program: Command, opts: RunOptions): Promise<number> {
+  const fail = (message: string) => program.error(message, { exitCode: 2 });
+  let scriptPath = "";
+  try {
+    scriptPath = resolve(resolveScriptPath(opts.script));
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  const loaded = loadScript(scriptPath);
+  if (!loaded.ok) return fail(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`);
+  let answers = new Map<string, Resolution>();
+  try {
+    if (opts.answer) answers = loadAnswers(opts.answer);
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  const runId = opts.runId ?? newRunId();
+  if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,159}$/.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
+
+  const tty = !opts.json && process.stdout.isTTY === true;
+  const show = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);
+  const spinner = new Spinner(tty ? process.stdout : null);
+  const events: PrpEvent[] = [];
+  const started = Date.now();
+  let interruptSent = false;
+  let cancelSent = false;
+  let sawTerminal = false;
+  let resolveTerminal!: () => void;
+  const terminalSeen = new Promise<void>((r) => (resolveTerminal = r));
+
+  const client: LocalRunnerClient = new LocalRunnerClient({
+    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, scriptPath,
+    ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
+    onEvent: (event) => {
+      events.push(event);
+      spinner.clear();
+      if (opts.json) process.stdout.write(`${JSON.stringify(event)}\n`);
+      else show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);
+      void react(event);
+    },
+    onReceipt: (receipt: CommandReceipt) => {
+      if (receipt.status === "accepted") return;
+      spinner.clear();
+      process.stderr.write(`prp run: ${receipt.type ?? "command"} ${receipt.commandId ?? ""} ${receipt.status}${receipt.code ? `: ${receipt.code}: ${receipt.reason}` : ""}\n`);
+      // A refused answer leaves the harness waiting on its request: end the run instead of hanging.
+      if (receipt.status === "rejected" && receipt.type === "request.resolve") cancel();
+    },
+    onBadLine: (line) => process.stderr.write(`prp run: the runner wrote a line that is not a stream record: ${line.slice(0, 200)}\n`),
+  });
+
+  const react = async (event: PrpEvent) => {
+    const payload = event.payload as Record<string, unknown>;
+    if (event.eventType === "run.terminal") {
+      sawTerminal = true;
+      client.close();
+      resolveTerminal();
+    } else if (event.eventType === "runtime.phase.changed" && payload.phase === "awaiting_interrupt" && !interruptSent) {
+      interruptSent = true;
+      client.send("turn.interrupt", { reason: "operator" });
+    } else if (event.eventType === "runtime_request.created") {
+      const request = payload.request as PendingRequest;
+      const resolution = answers.get(request.requestId) ?? (tty ? await ask(request) : null);
+      if (resolution) client.send("request.resolve", { requestId: request.requestId, turnId: event.turnId, resolution });
+      else {
+        process.stderr.write(`prp run: request ${request.requestId} ("${request.prompt}") needs an answer: pass --answer FILE or run at a terminal; cancelling the run\n`);
+        cancel();
+      }
+    }
+  };
+  const ask = async (request: PendingRequest) => {
+    spinner.stop();
+    const resolution = await promptForResolution(request, process.stdout);
+    spinner.start();
+    return resolution;
+  };
+  const cancel = () => {
+    if (cancelSent || sawTerminal) return;
+    cancelSent = true;
+    client.send("run.cancel", { reason: "operator" });
+  };
+  const onSigint = () => {
+    spinner.clear();
+    if (!interruptSent) {
+      interruptSent = true;
+      show("  ^C  sending turn.interrupt (Ctrl-C again cancels the run)");
+      client.send("turn.interrupt", { reason: "operator" });
+    } else {
+      show("  ^C  sending run.cancel");
+      cancel();
+    }
+  };
+  process.on("SIGINT", onSigint);
+
+  client.send("run.prepare", { workspace: "local" });
+  client.send("session.open", { reuse: "new_per_run" });
+  client.send("turn.start", { text: `Play the ${loaded.value.script.name} script.` });
+  if (opts.duplicateTurnCommand) client.send("turn.start", { text: "a second turn.start: the runner must refuse it" });
+  spinner.start();
+
+  const exit = await Promise.race([client.exited(), terminalSeen.then(() => client.exited())]);
+  spinner.stop();
+  process.off("SIGINT", onSigint);
+  if (!sawTerminal) {
+    process.stderr.write(`prp run: the runner exited (${exit.exitCode ?? exit.signal}) without a run.terminal\n${client.stderrTail().join("\n")}\n`);
+    return 1;
+  }
+
+  const dir = join(opts.out, "runs", runId);
+  const { path, bundle } = writeNativeExecutionBundle(dir, {
+    runId, caseId: loaded.value.script.name, attemptId: "attempt_1", scriptBytes: loaded.value.bytes, events,
+    config: { script: loaded.value.script.name, delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
+    durationMs: Date.now() - started, driverKind: "fake_harness",
+  });
+  const problems = bundleFileProblems(path, bundle);
+  if (problems.length > 0) process.stderr.write(`prp run: the bundle does not match its files:\n${problems.join("\n")}\n`);
+
+  const terminal = bundle.terminal;
+  const snapshot = reduceEvents(null, null, events);
+  const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as { reportedWorkDisposition?: string; summary?: string } | undefined;
+  show("");
+  show(`run ${runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`);
+  show(`  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`);
+  show(`  result          ${result ? `${result.reportedWorkDisposition}: ${result.summary}` : "none proposed"}`);
+  show(`  session         ${snapshot.sessionState}, turn ${snapshot.turnState}, ${snapshot.timeline.length} events, integrity ${snapshot.integrity}`);
+  show(`  bundle          ${path}`);
+  return terminal.runTerminalState === "succeeded" ? 0 : 1;
+}

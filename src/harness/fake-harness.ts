@@ -1,0 +1,149 @@
+import { spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+import type * as T from "../contract/generated/types.js";
+import { MESSAGE_SCHEMA, type HarnessCommand, type HarnessCommandType, type HarnessMessagePayloads, type HarnessMessageType } from "./harness-protocol.js";
+
+export type Script = T.PRPFakeHarnessScript;
+export type Step = T.DelayStep | T.LogStep | T.EventStep | T.RequestStep | T.AwaitResolutionStep | T.StepWithoutFields | T.ResultOrTerminalStep | T.ExitStep;
+
+export interface FakeHarnessIo {
+  /** Writes one protocol line to stdout. */
+  writeStdout(line: string): void;
+  writeStderr(line: string): void;
+  /** Ends the process with this code once output is flushed. */
+  exit(code: number): void;
+}
+
+export interface FakeHarnessOptions {
+  /** Overrides every delay step (`--delay-ms`). */
+  delayMs?: number;
+  /** How long to wait for session.open and turn.start (runtime.md §4.3: 10 s). */
+  commandWaitMs?: number;
+  /** How long to wait for a request.resolve (runtime.md §4.3: 5 min). */
+  resolutionWaitMs?: number;
+}
+
+class WaitTimeout extends Error {}
+
+/**
+ * The harness side of the local stdio protocol, playing a `paperclip.fake_harness.script.v1`:
+ * ready; session.open → session.started and phase executing; turn.start → turn.started; then
+ * the steps in order (wire.md §15.4). Exits 0 after the last step unless a step exits first.
+ */
+export class FakeHarness {
+  private messageSeq = 0;
+  private turnId = "";
+  private readonly inbox: HarnessCommand[] = [];
+  private wake: (() => void) | null = null;
+  private inputClosed = false;
+
+  constructor(
+    private readonly script: Script,
+    private readonly io: FakeHarnessIo,
+    private readonly options: FakeHarnessOptions = {},
+  ) {}
+
+  /** Hands the harness one command the runner sent. */
+  receive(command: HarnessCommand): void {
+    this.inbox.push(command);
+    this.wake?.();
+  }
+
+  /** The runner closed our stdin: nothing more will arrive. */
+  closeInput(): void {
+    this.inputClosed = true;
+    this.wake?.();
+  }
+
+  async run(): Promise<void> {
+    try {
+      this.send("ready", {});
+      const open = await this.next("session.open", this.options.commandWaitMs ?? 10_000);
+      this.emit("session.started", { driverSessionId: open.payload.driverSessionId });
+      this.emit("runtime.phase.changed", { phase: "executing" });
+      const turn = await this.next("turn.start", this.options.commandWaitMs ?? 10_000);
+      this.turnId = turn.payload.turnId;
+      this.emit("turn.started", {});
+      for (const step of this.script.steps as Step[]) {
+        const exitCode = await this.play(step);
+        if (exitCode !== undefined) return this.io.exit(exitCode);
+      }
+      this.io.exit(0);
+    } catch (err) {
+      this.send("diagnostic", { code: err instanceof WaitTimeout ? "harness_wait_timeout" : "harness_error", message: (err as Error).message });
+      this.io.exit(2);
+    }
+  }
+
+  private async play(step: Step): Promise<number | undefined> {
+    switch (step.kind) {
+      case "delay":
+        await sleep(this.options.delayMs ?? (step as T.DelayStep).milliseconds);
+        return undefined;
+      case "log": {
+        const s = step as T.LogStep;
+        if (s.stream === "stdout") this.send("log", { text: s.text });
+        else this.io.writeStderr(s.text);
+        return undefined;
+      }
+      case "event": {
+        const s = step as T.EventStep;
+        this.emit(s.event_type, s.payload, s.item_id, s.turn_id);
+        return undefined;
+      }
+      case "request":
+        this.emit("runtime_request.created", { request: (step as T.RequestStep).request });
+        return undefined;
+      case "await_resolution": {
+        const requestId = (step as T.AwaitResolutionStep).request_id;
+        const resolve = await this.next("request.resolve", this.options.resolutionWaitMs ?? 300_000, (c) => c.payload.requestId === requestId);
+        this.emit("runtime_request.resolved", { requestId, resolution: resolve.payload.resolution });
+        return undefined;
+      }
+      case "await_interrupt": {
+        // Tell the controller the turn now waits for an interrupt, then wait with no deadline:
+        // only turn.interrupt or the runner's cleanup ends this step.
+        this.emit("runtime.phase.changed", { phase: "awaiting_interrupt" });
+        const interrupt = await this.next("turn.interrupt", Number.POSITIVE_INFINITY);
+        this.emit("turn.interrupted", { reason: interrupt.payload.reason });
+        return undefined;
+      }
+      case "spawn_worker":
+        // A grandchild in our process group with a cleared environment, holding no pipe of ours.
+        spawn("/bin/sh", ["-c", "sleep 60"], { env: {}, stdio: "ignore" }).unref();
+        return undefined;
+      case "result":
+      case "terminal":
+        this.send(step.kind, { payload: (step as T.ResultOrTerminalStep).payload });
+        return undefined;
+      case "exit":
+        return (step as T.ExitStep).code;
+    }
+  }
+
+  private emit(eventType: string, payload: Record<string, unknown>, itemId?: string, turnId?: string): void {
+    const turn = turnId ?? (this.turnId || undefined);
+    this.send("event", { eventType, payload, ...(turn ? { turnId: turn } : {}), ...(itemId ? { itemId } : {}) });
+  }
+
+  private send<K extends HarnessMessageType>(type: K, payload: HarnessMessagePayloads[K]): void {
+    this.io.writeStdout(JSON.stringify({ schema: MESSAGE_SCHEMA, messageSeq: ++this.messageSeq, type, payload }));
+  }
+
+  /** The next command of a type (others wait in the inbox), or a WaitTimeout. */
+  private async next<K extends HarnessCommandType>(type: K, waitMs: number, match: (c: HarnessCommand<K>) => boolean = () => true): Promise<HarnessCommand<K>> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const at = this.inbox.findIndex((c) => c.type === type && match(c as HarnessCommand<K>));
+      if (at >= 0) return this.inbox.splice(at, 1)[0] as HarnessCommand<K>;
+      if (this.inputClosed) throw new WaitTimeout(`stdin closed while waiting for ${type}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new WaitTimeout(`no ${type} within ${waitMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = Number.isFinite(left) ? setTimeout(resolve, left) : undefined;
+        this.wake = () => { clearTimeout(timer); resolve(); };
+      });
+      this.wake = null;
+    }
+  }
+}

@@ -1,0 +1,45 @@
+/** A snapshot of the bounded log tail, as harness.exited reports it. */
+export interface LogTailSnapshot {
+  lines: string[];
+  retainedBytes: number;
+  droppedLines: number;
+}
+
+/**
+ * The last lines a harness logged, bounded by count and bytes (runtime.md §4.7: 32 lines,
+ * 16 KiB). Older lines are dropped first and counted, so a report says how much is missing.
+ */
+export class BoundedLogBuffer {
+  private readonly lines: string[] = [];
+  private bytes = 0;
+  private dropped = 0;
+
+  constructor(
+    private readonly maxLines = 32,
+    private readonly maxBytes = 16_384,
+  ) {}
+
+  push(line: string): void {
+    let text = line;
+    if (Buffer.byteLength(text) > this.maxBytes) text = truncateUtf8(text, this.maxBytes);
+    this.lines.push(text);
+    this.bytes += Buffer.byteLength(text);
+    while (this.lines.length > this.maxLines || this.bytes > this.maxBytes) {
+      this.bytes -= Buffer.byteLength(this.lines.shift()!);
+      this.dropped++;
+    }
+  }
+
+  snapshot(): LogTailSnapshot {
+    return { lines: [...this.lines], retainedBytes: this.bytes, droppedLines: this.dropped };
+  }
+}
+
+/** The longest prefix of `text` that fits in `maxBytes` UTF-8 bytes without splitting a character. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  const buf = Buffer.from(text, "utf8");
+  if (buf.length <= maxBytes) return text;
+  let start = maxBytes; // the cut falls before buf[maxBytes]; back up to the start of that character
+  while (start > 0 && (buf[start]! & 0xc0) === 0x80) start--;
+  return buf.subarray(0, start).toString("utf8");
+}

@@ -1,0 +1,122 @@
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { BoundedLineReader, DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
+import { BoundedLogBuffer } from "./log-tail.js";
+import { groupAlive, registerGroup, releaseGroup, signalGroup } from "./process-groups.js";
+
+/** How a supervised process ended (runtime.md §4.7). */
+export interface ExitFact {
+  exitCode: number | null;
+  signal: string | null;
+  success: boolean;
+}
+
+export interface SuperviseOptions {
+  command: string;
+  args: string[];
+  /** Variables passed on purpose. The child gets these and PATH, nothing else. */
+  env?: Record<string, string>;
+  cwd?: string;
+  maxLineBytes?: number;
+  logMaxLines?: number;
+  logMaxBytes?: number;
+  /** Time between SIGTERM and SIGKILL to the group. Default 100 ms. */
+  graceMs?: number;
+  /** One complete stdout line within the limit. */
+  onLine: (text: string) => void;
+  /** A stdout line over the limit: a protocol violation the caller decides about. */
+  onOversize: (bytes: number) => void;
+}
+
+const POLL_MS = 5;
+
+/**
+ * One harness process in its own process group, with bounded line reading on stdout, a bounded
+ * log tail fed by stderr, and termination that reaches every process of the group.
+ */
+export class SupervisedProcess {
+  readonly pid: number;
+  readonly log: BoundedLogBuffer;
+  /** Resolves when the group leader has exited. */
+  readonly exited: Promise<ExitFact>;
+  /** Resolves when stdout has ended and every line of it was delivered. */
+  readonly stdoutEnded: Promise<void>;
+  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private readonly graceMs: number;
+  private exitFact: ExitFact | null = null;
+
+  constructor(options: SuperviseOptions) {
+    this.graceMs = options.graceMs ?? 100;
+    this.log = new BoundedLogBuffer(options.logMaxLines, options.logMaxBytes);
+    const env: Record<string, string> = { ...(process.env.PATH ? { PATH: process.env.PATH } : {}), ...options.env };
+    this.child = spawn(options.command, options.args, { cwd: options.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    if (this.child.pid === undefined) throw new Error(`cannot start ${options.command}`);
+    this.pid = this.child.pid;
+    registerGroup(this.pid);
+    this.child.stdin.on("error", () => {}); // a harness that exits early closes the pipe; writes then fail harmlessly
+
+    const limit = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    const out = new BoundedLineReader(limit);
+    const deliver = (events: ReturnType<BoundedLineReader["push"]>) => {
+      for (const e of events) if (e.kind === "line") options.onLine(e.text); else options.onOversize(e.bytes);
+    };
+    this.stdoutEnded = new Promise((resolve) => {
+      this.child.stdout.on("data", (chunk: Buffer) => deliver(out.push(chunk)));
+      this.child.stdout.on("end", () => { deliver(out.end()); resolve(); });
+      this.child.stdout.on("error", () => resolve());
+    });
+    const err = new BoundedLineReader(limit);
+    const note = (events: ReturnType<BoundedLineReader["push"]>) => {
+      for (const e of events) this.log.push(e.kind === "line" ? e.text : `[stderr line of ${e.bytes} bytes over the ${limit}-byte limit, dropped]`);
+    };
+    this.child.stderr.on("data", (chunk: Buffer) => note(err.push(chunk)));
+    this.child.stderr.on("end", () => note(err.end()));
+
+    this.exited = new Promise((resolve) => {
+      this.child.on("exit", (code, signal) => {
+        this.exitFact = { exitCode: code, signal, success: code === 0 };
+        resolve(this.exitFact);
+      });
+    });
+  }
+
+  /** Writes one line to the harness's stdin; false if stdin is already closed. */
+  writeLine(line: string): boolean {
+    if (this.child.stdin.destroyed || this.child.stdin.writableEnded) return false;
+    this.child.stdin.write(`${line}\n`);
+    return true;
+  }
+
+  /** Stops reading stdout (the harness blocks once the pipe fills) until resume(): backpressure. */
+  pause(): void {
+    this.child.stdout.pause();
+  }
+
+  resume(): void {
+    this.child.stdout.resume();
+  }
+
+  closeStdin(): void {
+    if (!this.child.stdin.writableEnded) this.child.stdin.end();
+  }
+
+  /**
+   * Ends the whole group: close stdin, SIGTERM the group, poll until the leader exits or the
+   * grace passes, then SIGKILL the group — also after a clean exit, so that workers the harness
+   * left behind are reaped — and wait for the leader's exit fact.
+   */
+  async terminate(): Promise<ExitFact> {
+    this.closeStdin();
+    if (this.exitFact === null) {
+      signalGroup(this.pid, "SIGTERM");
+      const deadline = Date.now() + this.graceMs;
+      while (this.exitFact === null && Date.now() < deadline) await sleep(POLL_MS);
+    }
+    signalGroup(this.pid, "SIGKILL");
+    const fact = await this.exited;
+    for (let i = 0; i < 200 && groupAlive(this.pid); i++) await sleep(POLL_MS); // let the kernel finish the group
+    releaseGroup(this.pid);
+    return fact;
+  }
+}

@@ -1,0 +1,77 @@
+import type { PrpEvent } from "../contract/index.js";
+import { record } from "./payload.js";
+import { projectBeyondV1 } from "./project-beyond-v1.js";
+import { projectV1 } from "./project-v1.js";
+import { MAX_LISTED_MISSING_SEQS, type SequenceGap, type SessionSnapshot } from "./snapshot.js";
+import { freeze, thaw, type ReducerState } from "./state.js";
+import { timelineSummary } from "./timeline-summary.js";
+
+/** Cursors are keyed by source (wire.md §5.3), e.g. `runner:runner_replay`. */
+export const sourceKey = (event: Pick<PrpEvent, "sourceKind" | "sourceInstanceId">): string => `${event.sourceKind}:${event.sourceInstanceId}`;
+
+function gap(key: string, expected: number, received: number): SequenceGap {
+  const listed = Math.min(received - expected, MAX_LISTED_MISSING_SEQS);
+  return { sourceKey: key, expected, received, missing: Array.from({ length: listed }, (_, i) => expected + i) };
+}
+
+/**
+ * One event through the per-event algorithm of runtime.md §3.2. Returns whether the state
+ * changed. A gap is recorded when the cursor jumps; the cursor then moves past it, so the same
+ * gap cannot be recorded twice.
+ */
+function step(state: ReducerState, event: PrpEvent): boolean {
+  const id = event.sourceEventId;
+  if (state.processed.has(id)) return false;
+  const key = sourceKey(event);
+  const cursor = state.cursors.get(key) ?? 0;
+  if (event.sourceSeq <= cursor) {
+    if (state.outOfOrder.has(id)) return false;
+    state.outOfOrder.add(id); // recorded, never applied
+    return true;
+  }
+  if (event.sourceSeq > cursor + 1) state.gaps.push(gap(key, cursor + 1, event.sourceSeq));
+  state.cursors.set(key, event.sourceSeq);
+  state.processed.add(id);
+  state.timeline.push({
+    position: state.timeline.length + 1,
+    sourceEventId: id,
+    sourceSeq: event.sourceSeq,
+    eventType: event.eventType,
+    emittedAt: event.emittedAt,
+    ...(event.itemId === undefined ? {} : { itemId: event.itemId }),
+    summary: timelineSummary(event, state.requests),
+  });
+  const payload = record(event.payload);
+  if (!projectV1(state, event, payload)) projectBeyondV1(state.beyond, event, payload);
+  return true;
+}
+
+/**
+ * Applies a batch of events in delivery order. An id delivered more than once within the batch
+ * is listed in `duplicateEventIds` (noting repeats as they come gives the same set as counting
+ * the batch first, runtime.md §3.3); only its first copy can have an effect. Linear in the batch
+ * plus one copy of the input snapshot. Returns the input snapshot itself when nothing changed,
+ * so re-applying an applied batch is a no-op. Never mutates its inputs.
+ */
+export function applyEvents(snapshot: SessionSnapshot, events: Iterable<PrpEvent>): SessionSnapshot {
+  const state = thaw(snapshot);
+  const inBatch = new Set<string>();
+  let changed = false;
+  for (const event of events) {
+    const id = event.sourceEventId;
+    if (!inBatch.has(id)) inBatch.add(id);
+    else if (!state.duplicates.has(id)) {
+      state.duplicates.add(id);
+      changed = true;
+    }
+    if (step(state, event)) changed = true;
+  }
+  return changed ? freeze(state) : snapshot;
+}
+
+/**
+ * Applies one event: the same snapshot back when it changes nothing (its id was already
+ * processed, or already recorded out of order), otherwise a new snapshot. Costs a copy of the
+ * snapshot, so reduce a stream with `applyEvents`, not event by event.
+ */
+export const applyEvent = (snapshot: SessionSnapshot, event: PrpEvent): SessionSnapshot => applyEvents(snapshot, [event]);

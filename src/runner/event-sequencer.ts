@@ -1,0 +1,52 @@
+import { encode } from "../contract/encode.js";
+import type { PrpEvent } from "../contract/kinds.js";
+import { priorityOf } from "../contract/priority.js";
+
+export interface EventSource {
+  runId: string;
+  normalizedSessionId: string;
+  /** The runner instance: the source of every event this runner emits. */
+  runnerId: string;
+}
+
+/** Local emittedAt is synthesised from the sequence number (runtime.md §4.5), so runs are reproducible. */
+const EPOCH = Date.UTC(2026, 7, 7, 21, 0, 0);
+
+/**
+ * Gives PRP events their envelope: the next sourceSeq, the deterministic id
+ * `event_<runId>_<seq as 3 digits>`, the synthesised timestamp and the priority of the type.
+ * Every event passes the codec before it leaves: the runner never emits what its own contract
+ * rejects (a violation throws ContractViolation, and the caller decides who is at fault).
+ */
+export class EventSequencer {
+  private seq = 0;
+
+  constructor(private readonly source: EventSource) {}
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}): { event: PrpEvent; line: string } {
+    const sourceSeq = this.seq + 1;
+    const event = {
+      schema: "paperclip.prp.event.v1",
+      sourceEventId: `event_${this.source.runId}_${String(sourceSeq).padStart(3, "0")}`,
+      sourceSeq,
+      sourceInstanceId: this.source.runnerId,
+      sourceKind: "runner",
+      runId: this.source.runId,
+      normalizedSessionId: this.source.normalizedSessionId,
+      ...(ids.turnId ? { turnId: ids.turnId } : {}),
+      ...(ids.itemId ? { itemId: ids.itemId } : {}),
+      eventType,
+      schemaVersion: 1,
+      priority: priorityOf(eventType, payload.code),
+      emittedAt: new Date(EPOCH + sourceSeq).toISOString(),
+      payload,
+    } as PrpEvent;
+    const line = encode(event, "event");
+    this.seq = sourceSeq; // only a valid event consumes a sequence number: the stream has no gaps
+    return { event, line };
+  }
+}

@@ -1,0 +1,94 @@
+import { join } from "node:path";
+import type { PrpEvent } from "../contract/kinds.js";
+import { packageRoot } from "../contract/package-root.js";
+import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
+import { parseStreamRecord, type CommandReceipt } from "./stream.js";
+
+export interface LocalClientOptions {
+  runId: string;
+  sessionId: string;
+  runnerId: string;
+  scriptPath: string;
+  delayMs?: number;
+  /** Extra prp-runnerd flags (limits, a different harness). */
+  extraArgs?: string[];
+  onEvent: (event: PrpEvent) => void;
+  onReceipt: (receipt: CommandReceipt) => void;
+  /** A stream line that is not a record of paperclip.runner.stream.v1. */
+  onBadLine: (line: string) => void;
+}
+
+/**
+ * The controller side of the local stdio protocol: starts `prp-runnerd --local` in its own
+ * process group (so a terminal's Ctrl-C reaches only the controller, which decides what it
+ * means), sends PRP v1 commands with contiguous controllerSeq, and hands back every event and
+ * receipt the runner writes.
+ */
+export class LocalRunnerClient {
+  private seq = 0;
+  private readonly runner: SupervisedProcess;
+
+  constructor(private readonly options: LocalClientOptions) {
+    const args = [
+      join(packageRoot(), "bin/prp-runnerd.js"), "--local",
+      "--run-id", options.runId, "--session-id", options.sessionId, "--runner-id", options.runnerId,
+      "--script", options.scriptPath,
+      ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
+      ...(options.extraArgs ?? []),
+    ];
+    this.runner = new SupervisedProcess({
+      command: process.execPath,
+      args,
+      // Runner stream lines carry whole events, up to a frame each.
+      maxLineBytes: 2 * 1024 * 1024,
+      // The runner needs its own grace to end its harness group before it is ended itself.
+      graceMs: 2_000,
+      onLine: (line) => {
+        const record = parseStreamRecord(line);
+        if (record === null) options.onBadLine(line);
+        else if (record.kind === "event") options.onEvent(record.event);
+        else options.onReceipt(record.receipt);
+      },
+      onOversize: (bytes) => options.onBadLine(`[a runner line of ${bytes} bytes]`),
+    });
+  }
+
+  get pid(): number {
+    return this.runner.pid;
+  }
+
+  /** Sends one command; returns its commandId. */
+  send(type: string, payload: Record<string, unknown> = {}, commandId?: string): string {
+    const seq = ++this.seq;
+    const id = commandId ?? `command_${this.options.runId}_${String(seq).padStart(3, "0")}`;
+    this.runner.writeLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: id, controllerSeq: seq, type, issuedAt: new Date().toISOString(), payload }));
+    return id;
+  }
+
+  /** Sends a line as it is (tests of the command rules). */
+  sendRaw(line: string): void {
+    this.runner.writeLine(line);
+  }
+
+  /** Closes the runner's stdin: after run.terminal, or to close the run (controller_closed). */
+  close(): void {
+    this.runner.closeStdin();
+  }
+
+  /** Resolves when the runner has exited and all its output was delivered. */
+  async exited(): Promise<ExitFact> {
+    const fact = await this.runner.exited;
+    await this.runner.stdoutEnded;
+    return fact;
+  }
+
+  /** The runner's stderr tail, for a report when something went wrong. */
+  stderrTail(): string[] {
+    return this.runner.log.snapshot().lines;
+  }
+
+  /** Ends the runner's group (which ends its harness through the runner's own cleanup). */
+  terminate(): Promise<ExitFact> {
+    return this.runner.terminate();
+  }
+}

@@ -1,0 +1,62 @@
+import { decodeValue } from "../contract/decode.js";
+import type * as T from "../contract/generated/types.js";
+import type { ExitFact } from "../harness/supervisor.js";
+
+/** Why the run is ending, as the runner saw it; the first one set wins. */
+export type Intent = "interrupted" | "cancelled" | "controller_closed" | "protocol_violation";
+
+export interface RunFacts {
+  intent: Intent | null;
+  exit: ExitFact | null;
+  /** The first semantic result the harness proposed (already contract-valid), if any. */
+  result: T.PRPStructuredRunResult | null;
+  /** The first terminal the harness proposed, as it wrote it. */
+  proposal: Record<string, unknown> | null;
+}
+
+type Disposition = T.PRPRunTerminal["reportedWorkDisposition"];
+type Reason = NonNullable<T.PRPRunTerminal["reconciliation"]>["reason"];
+
+const BY_INTENT: Record<Intent, [T.PRPRunTerminal["turnTerminalState"], T.PRPRunTerminal["runTerminalState"], Reason]> = {
+  interrupted: ["interrupted", "cancelled", "turn_interrupted"],
+  cancelled: ["cancelled", "cancelled", "run_cancelled"],
+  controller_closed: ["cancelled", "cancelled", "controller_closed"],
+  protocol_violation: ["failed", "failed", "harness_protocol_violation"],
+};
+
+/**
+ * The one run.terminal of a run (runtime.md §4.4). Runner facts win over the harness's
+ * proposal: an intent decides first, then the process exit and whether a result was seen.
+ */
+export function reconcileTerminal(facts: RunFacts): T.PRPRunTerminal {
+  const [turn, run, reason] = facts.intent
+    ? BY_INTENT[facts.intent]
+    : !facts.exit?.success
+      ? (["failed", "failed", "harness_process_failed"] as const)
+      : facts.result
+        ? (["completed", "succeeded", "successful_process_and_result"] as const)
+        : (["failed", "failed", "semantic_result_missing"] as const);
+  const proposal = facts.proposal;
+  const proposalValid = proposal !== null && decodeValue(proposal, { kind: "terminal" }).ok;
+  const proposed = (key: string): unknown => (proposal ? proposal[key] : undefined);
+  const candidates = [facts.result?.reportedWorkDisposition, proposalValid ? proposed("reportedWorkDisposition") : undefined].filter(isDisposition);
+  const disposition: Disposition = run === "succeeded" ? (candidates[0] ?? "done") : (candidates.find((d) => d !== "done") ?? "yielded");
+  return {
+    schema: "paperclip.prp.terminal.v1",
+    turnTerminalState: turn,
+    runTerminalState: run,
+    reportedWorkDisposition: disposition,
+    ...(proposal ? { harnessTerminalProposal: proposal } : {}),
+    reconciliation: {
+      authority: "runner",
+      reason,
+      proposalValid,
+      proposalContradicted: proposal !== null && (proposed("turnTerminalState") !== turn || proposed("runTerminalState") !== run),
+      processExit: facts.exit ? { ...facts.exit } : null,
+      semanticResultObserved: facts.result !== null,
+    },
+  };
+}
+
+const DISPOSITIONS = new Set<unknown>(["done", "blocked", "needs_review", "yielded"]);
+const isDisposition = (d: unknown): d is Disposition => DISPOSITIONS.has(d);
