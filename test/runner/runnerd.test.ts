@@ -30,6 +30,17 @@ function start(script: string) {
   return { client, events, receipts, bad, waitFor };
 }
 
+/** Starts a run of a script that waits for an interrupt; resolves with the harness group once it waits. */
+async function startWaiting(script: string) {
+  const run = start(script);
+  run.client.sendRaw(line(1, "run.prepare"));
+  run.client.sendRaw(line(2, "session.open"));
+  run.client.sendRaw(line(3, "turn.start"));
+  const ready = await run.waitFor((e) => e.eventType === "harness.ready");
+  await run.waitFor((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt");
+  return { ...run, harnessGroup: (ready.payload as any).pid as number };
+}
+
 const line = (seq: number, type: string, payload: Record<string, unknown> = {}, id = `c${seq}`) =>
   JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: id, controllerSeq: seq, type, issuedAt: AT, payload });
 
@@ -62,28 +73,17 @@ describe("prp-runnerd --local", () => {
   });
 
   it("closes the run as controller_closed when its stdin ends, and ends the harness group", async () => {
-    const { client, waitFor } = start("linger");
-    client.sendRaw(line(1, "run.prepare"));
-    client.sendRaw(line(2, "session.open"));
-    client.sendRaw(line(3, "turn.start"));
-    const ready = await waitFor((e) => e.eventType === "harness.ready");
-    await waitFor((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt");
+    const { client, waitFor, harnessGroup } = await startWaiting("linger");
     client.close();
     const terminal = await waitFor((e) => e.eventType === "run.terminal");
     const exit = await client.exited();
     assert.equal(exit.exitCode, 0);
     assert.equal((terminal.payload as any).reconciliation.reason, "controller_closed");
-    assert.deepEqual(liveGroupMembers((ready.payload as any).pid), []);
+    assert.deepEqual(liveGroupMembers(harnessGroup), []);
   });
 
   it("sent SIGTERM mid-run, cancels the run, leaves no orphan and exits 143", async () => {
-    const { client, waitFor } = start("linger");
-    client.sendRaw(line(1, "run.prepare"));
-    client.sendRaw(line(2, "session.open"));
-    client.sendRaw(line(3, "turn.start"));
-    const ready = await waitFor((e) => e.eventType === "harness.ready");
-    await waitFor((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt");
-    const harnessGroup = (ready.payload as any).pid as number;
+    const { client, waitFor, harnessGroup } = await startWaiting("linger");
     assert.ok(liveGroupMembers(harnessGroup).length >= 2, "harness and its worker are running");
     process.kill(client.pid, "SIGTERM");
     const terminal = await waitFor((e) => e.eventType === "run.terminal");
