@@ -97,7 +97,6 @@ const runner = new LocalRunner(
   {
     write: (line) => stdout.write(line),
     onDrain: (resume) => stdout.onDrain(resume),
-    diagnostic: (text) => process.stderr.write(`prp-runnerd: ${text}\n`),
   },
 );
 
