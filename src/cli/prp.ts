@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { packageVersion } from "./package-info.js";
+import { registerDemo } from "./demo.js";
 import { registerFakeHarness } from "./fake-harness.js";
+import { registerFault } from "./fault.js";
 import { registerRun } from "./run.js";
 import { registerReplay } from "./replay.js";
 import { registerValidate } from "./validate.js";
@@ -19,6 +21,8 @@ Examples:
   );
 
 registerValidate(program);
+registerDemo(program);
+registerFault(program);
 registerFakeHarness(program);
 registerRun(program);
 registerReplay(program);

@@ -1,4 +1,9 @@
 #!/usr/bin/env node
+// The bootstrap ticket comes only from the environment, and leaves it before anything else
+// runs: no argument parser, child process or log line ever sees it (runtime.md §5.1).
+const bootstrapTicket = process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET ?? null;
+delete process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET;
+
 import { join } from "node:path";
 import { Command } from "commander";
 import { packageRoot } from "../contract/package-root.js";
@@ -6,12 +11,22 @@ import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions
 import { BatchedLineWriter } from "../harness/batched-writer.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { loadScript, resolveScriptPath } from "../harness/script-file.js";
+import { DurableRunner } from "../runner/durable/durable-runner.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
+import { runnerBuild } from "./runner-build.js";
 
 interface RunnerdOptions {
   local?: boolean;
+  connectUrl?: string;
+  stateDir?: string;
+  environmentLeaseId?: string;
+  turnId?: string;
+  itemId?: string;
+  maxOutboxBytes?: number;
+  p0ReserveBytes?: number;
+  reconnectDelayMs: number;
   buildMetadata?: boolean;
   runId?: string;
   sessionId?: string;
@@ -33,6 +48,14 @@ const program = new Command("prp-runnerd")
   .description("the PRP runner daemon: owns one run's harness process group and reports what really happened")
   .version(packageVersion(), "-V, --version")
   .option("--local", "local (stdio) mode: PRP commands as JSONL on stdin, paperclip.runner.stream.v1 records on stdout")
+  .option("--connect-url <url>", "durable mode: dial the authority at this ws:// URL (loopback only); the ticket comes from PAPERCLIP_RUNNER_BOOTSTRAP_TICKET")
+  .option("--state-dir <dir>", "durable mode: the private directory of the runner's SQLite state (outbox, command journal)")
+  .option("--environment-lease-id <id>", "durable mode: the environment lease of the run identity")
+  .option("--turn-id <id>", "durable mode: the turn of the run identity")
+  .option("--item-id <id>", "durable mode: the item of the run identity")
+  .option("--max-outbox-bytes <n>", "durable mode: the outbox limit (default 16 MiB)", parsePositiveInt)
+  .option("--p0-reserve-bytes <n>", "durable mode: outbox bytes kept for P0 events (default 1 MiB)", parsePositiveInt)
+  .option("--reconnect-delay-ms <n>", "durable mode: wait before redialling after a drop", parseNonNegativeInt, 250)
   .option("--build-metadata", "print this binary's contract versions and transport modes as JSON, then exit")
   .option("--run-id <id>", "the run this runner serves")
   .option("--session-id <id>", "the normalized session id")
@@ -63,15 +86,17 @@ program.parse(process.argv);
 const opts = program.opts<RunnerdOptions>();
 
 if (opts.buildMetadata) {
-  console.log(JSON.stringify({ binaryContractVersion: 2, prp: { min: MIN_PROTOCOL_VERSION, max: MAX_PROTOCOL_VERSION }, transportModes: ["stdio_local"], version: packageVersion() }));
+  console.log(JSON.stringify({ binaryContractVersion: 2, prp: { min: MIN_PROTOCOL_VERSION, max: MAX_PROTOCOL_VERSION }, transportModes: ["stdio_local", "dial_ws_loopback"], version: packageVersion() }));
   process.exit(0);
 }
-if (!opts.local) program.error("choose a mode: --local (durable mode with --connect-url is not part of this build yet)", { exitCode: 2 });
-for (const key of ["runId", "sessionId", "runnerId", "script"] as const) {
-  if (!opts[key]) program.error(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required in --local mode`, { exitCode: 2 });
-}
-for (const key of ["runId", "sessionId", "runnerId"] as const) {
-  if (!ID.test(opts[key]!)) program.error(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must match ${ID.source}`, { exitCode: 2 });
+const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+if (!opts.local === !opts.connectUrl) program.error("choose one mode: --local, or --connect-url for durable mode", { exitCode: 2 });
+const durable = opts.connectUrl !== undefined;
+const required = durable ? (["runId", "sessionId", "runnerId", "script", "stateDir", "environmentLeaseId", "turnId", "itemId"] as const) : (["runId", "sessionId", "runnerId", "script"] as const);
+for (const key of required) if (!opts[key]) program.error(`${flag(key)} is required in ${durable ? "durable" : "--local"} mode`, { exitCode: 2 });
+if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
+for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
+  if (!ID.test(opts[key]!)) program.error(`${flag(key)} must match ${ID.source}`, { exitCode: 2 });
 }
 let scriptPath = "";
 try {
@@ -88,11 +113,42 @@ const harness = opts.fakeHarness
   : { command: process.execPath, args: [join(packageRoot(), "bin/prp.js"), "fake-harness", ...harnessArgs] };
 
 const stdout = new BatchedLineWriter(process.stdout);
+let signalled: NodeJS.Signals | null = null;
+const signalCode = () => (signalled ? 128 + (signalled === "SIGINT" ? 2 : 15) : 0);
+const onSignal = (stop: () => void) => {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      signalled ??= signal;
+      stop();
+    });
+  }
+};
+const limits = {
+  harnessMaxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, shutdownGraceMs: opts.shutdownGraceMs,
+};
+
+if (durable) {
+  const build = runnerBuild();
+  const runner = new DurableRunner({
+    ...limits, harness,
+    identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
+    connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, bootstrapToken: bootstrapTicket,
+    runnerVersion: build.version, runnerDigest: build.digest,
+    ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
+    ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
+    reconnectDelayMs: opts.reconnectDelayMs,
+    log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`),
+  });
+  onSignal(() => runner.cancel());
+  const outcome = await runner.run();
+  if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
+  process.exit(signalled ? signalCode() : outcome.code);
+}
+
 const runner = new LocalRunner(
   {
-    runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!, harness,
-    harnessMaxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes,
-    commandHistoryLimit: opts.commandHistoryLimit, shutdownGraceMs: opts.shutdownGraceMs,
+    ...limits, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!, harness,
+    commandHistoryLimit: opts.commandHistoryLimit,
   },
   {
     write: (line) => stdout.write(line),
@@ -110,15 +166,7 @@ process.stdin.on("end", () => {
   runner.controllerClosed();
 });
 
-let signalled: NodeJS.Signals | null = null;
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.on(signal, () => {
-    signalled ??= signal;
-    runner.cancel();
-  });
-}
-
+onSignal(() => runner.cancel());
 await runner.done;
 process.stdin.pause();
-const code = signalled ? 128 + (signalled === "SIGINT" ? 2 : 15) : 0;
-stdout.flush(() => process.exit(code));
+stdout.flush(() => process.exit(signalCode()));

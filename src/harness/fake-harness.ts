@@ -65,6 +65,8 @@ export class FakeHarness {
       this.turnId = turn.payload.turnId;
       this.emit("turn.started", {});
       for (const step of this.script.steps as Step[]) {
+        // A closed stdin means the runner is gone or ending us: nobody is left to report to.
+        if (this.inputClosed) return this.io.exit(1);
         const exitCode = await this.play(step);
         if (exitCode !== undefined) return this.io.exit(exitCode);
       }

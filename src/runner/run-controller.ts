@@ -256,10 +256,13 @@ export class RunController {
     this.intent ??= intent;
   }
 
-  /** Ends the run for a reason of the runner's own: the controller went away, or a signal. */
-  async stop(intent: Intent): Promise<void> {
+  /**
+   * Ends the run for a reason of the runner's own: the controller went away, or a signal; with
+   * no intent, the run ends on its facts alone (a restarted runner whose harness is gone).
+   */
+  async stop(intent: Intent | null): Promise<void> {
     if (this.terminal) return;
-    this.setIntent(intent);
+    if (intent) this.setIntent(intent);
     if (this.harness) await this.harness.terminate();
     else await this.finish();
   }
@@ -284,6 +287,11 @@ export class RunController {
       this.resolveDone(terminal);
     })();
     return this.finishing;
+  }
+
+  /** An event the runner reports about itself (for example runner.reconciled after a restart). */
+  emitRunnerEvent(eventType: string, payload: Record<string, unknown>): void {
+    this.emit(eventType, payload);
   }
 
   private tell<K extends HarnessCommandType>(type: K, payload: HarnessCommandPayloads[K]): void {

@@ -22,7 +22,7 @@ export interface StateBinding {
 }
 
 export type Lifecycle = "connecting" | "ready" | "backpressure" | "draining" | "revoked" | "stopped" | "recoverable_failure" | "unrecoverable";
-export type CommandStatus = "pending" | "completed" | "failed" | "indeterminate";
+export type CommandStatus = "pending" | "completed" | "failed" | "rejected" | "indeterminate";
 
 export interface StateCounters {
   lifecycle: Lifecycle;
@@ -169,7 +169,7 @@ export class RunnerState {
     const journal = this.db.prepare("SELECT controller_seq, status, fingerprint FROM processed_commands").all() as Array<{ controller_seq: number; status: string; fingerprint: string }>;
     for (const j of journal) {
       if (j.controller_seq <= c.compactedThroughControllerSeq || j.controller_seq > c.lastControllerCommandSeq) fail("state_journal_range", `journal seq ${j.controller_seq} is outside (${c.compactedThroughControllerSeq}, ${c.lastControllerCommandSeq}]`);
-      if (!["pending", "completed", "failed", "indeterminate"].includes(j.status)) fail("state_journal_status", `journal status ${j.status} is unknown`);
+      if (!["pending", "completed", "failed", "rejected", "indeterminate"].includes(j.status)) fail("state_journal_status", `journal status ${j.status} is unknown`);
       if (!/^[a-f0-9]{64}$/.test(j.fingerprint)) fail("state_journal_fingerprint", `journal seq ${j.controller_seq} has no valid fingerprint`);
     }
   }
@@ -267,7 +267,7 @@ export class RunnerState {
   }
 
   /** Records a command's outcome (committed before its result is sent) and compacts the journal to the newest 128. */
-  finishCommand(commandId: string, status: "completed" | "failed", result: unknown): void {
+  finishCommand(commandId: string, status: "completed" | "failed" | "rejected", result: unknown): void {
     let text = JSON.stringify(result ?? null);
     if (Buffer.byteLength(text) > MAX_RESULT_BYTES) text = JSON.stringify({ truncated: true, reason: `the result was over ${MAX_RESULT_BYTES} bytes` });
     this.db.transaction(() => {
@@ -279,6 +279,11 @@ export class RunnerState {
         this.db.prepare("UPDATE runner_state SET compacted_through_controller_seq = ? WHERE id = 1").run(cut.controller_seq);
       }
     })();
+  }
+
+  /** Whether a command of this type was ever journaled (its effect may have happened). */
+  journaled(type: string): boolean {
+    return this.db.prepare("SELECT 1 FROM processed_commands WHERE command_type = ? LIMIT 1").get(type) !== undefined || this.counters().compactedThroughControllerSeq > 0;
   }
 
   setLifecycle(lifecycle: Lifecycle): void {

@@ -1,0 +1,191 @@
+import { canonicalJson } from "../contract/canonical-json.js";
+import { decodeValue } from "../contract/decode.js";
+import { sha256Hex } from "../contract/digest.js";
+import type { PrpCommand } from "../contract/kinds.js";
+import { fail, ok, type Refusal, type Result } from "./errors.js";
+import { MAX_COMMAND_BYTES, RESULT_STATUSES, type ResultStatus } from "./limits.js";
+import { PerRunSerial } from "./serial.js";
+import type { AuthorityStore, CommandRow } from "./store.js";
+
+export interface CommandQueueOptions {
+  store: AuthorityStore;
+  now?: () => number;
+}
+
+export interface QueuedCommand {
+  commandId: string;
+  controllerSeq: number;
+  type: string;
+  command: PrpCommand;
+  /** False when an identical command was already queued under this id (idempotent re-queue). */
+  created: boolean;
+}
+
+export interface CommandDelivery {
+  /** The envelope exactly as queued: every delivery of one command is byte-identical. */
+  command: PrpCommand;
+  deliveryCount: number;
+}
+
+export interface AcceptedResult {
+  commandId: string;
+  status: ResultStatus;
+  /** A repeat of the stored result (counted in duplicateCommandResults). */
+  duplicate: boolean;
+  /** `runner.suspend` and `runner.shutdown` results get a `command_result_ack` (§5.5). */
+  needsResultAck: boolean;
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const RESULT_ACKED = new Set(["runner.suspend", "runner.shutdown"]);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The default command id: `command_prp_<controllerSeq padded to 8>` (§5.8). */
+export const defaultCommandId = (controllerSeq: number): string => `command_prp_${String(controllerSeq).padStart(8, "0")}`;
+
+/** The id of the `semantic_tool.result` answering one call: one per (run, call), so it is idempotent (§6.5). */
+export const semanticToolResultCommandId = (runId: string, callId: string): string => `command_tool_${sha256Hex(`${runId}\0${callId}`).slice(0, 32)}`;
+
+/**
+ * The durable command queue of runtime.md §5.8, independent of the socket. Commands are
+ * queued with contiguous controllerSeqs (position + 1), at most 500 per run, each envelope at
+ * most 1 MiB − 4 KiB. Only the lowest command without a result is ever delivered; its result
+ * is persisted before the next one is released. Each refusal of a runner's result means close.
+ */
+export class CommandQueue {
+  private readonly store: AuthorityStore;
+  private readonly now: () => number;
+  private readonly serial = new PerRunSerial();
+
+  constructor(options: CommandQueueOptions) {
+    this.store = options.store;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Queues a command, or finds it again. A new one gets the next controllerSeq and a
+   * `paperclip.prp.command.vN` envelope for the run's protocol version (the version of its
+   * lease, so that the runner's codec accepts it), checked by the codec and frozen: the runner
+   * fingerprints the whole command, so every delivery must be the same bytes. An existing id
+   * must come with the same type and canonical payload, and then returns the stored command.
+   */
+  queueCommand(runId: string, type: string, payload: unknown, id?: string): Promise<Result<QueuedCommand>> {
+    return this.serial.run(runId, () => this.queueNow(runId, type, payload, id));
+  }
+
+  private async queueNow(runId: string, type: string, payload: unknown, id: string | undefined): Promise<Result<QueuedCommand>> {
+    if (typeof type !== "string" || type === "") return fail("invalid_command", "/type", "the command type must be a non-empty string");
+    if (!isPlainObject(payload)) return fail("invalid_command", "/payload", "the payload must be a JSON object");
+    if (id !== undefined && (typeof id !== "string" || id.length < 1 || id.length > 160 || CONTROL.test(id))) {
+      return fail("invalid_command", "/commandId", "a command id must be 1–160 characters without control characters");
+    }
+    let canonicalPayload: string;
+    try {
+      canonicalPayload = canonicalJson(payload);
+    } catch (err) {
+      return fail("invalid_command", "/payload", `the payload is not canonical JSON data: ${(err as Error).message}`);
+    }
+    if (id !== undefined) {
+      const existing = await this.store.command(runId, id);
+      if (existing) return sameCommand(existing, type, canonicalPayload);
+    }
+    // Normally one pass; a second only if another instance appended in between.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const run = await this.store.run(runId);
+      if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
+      const controllerSeq = run.commandCount + 1;
+      const commandId = id ?? defaultCommandId(controllerSeq);
+      const envelope = {
+        schema: `paperclip.prp.command.v${run.protocolVersion}`,
+        commandId,
+        controllerSeq,
+        type,
+        issuedAt: new Date(this.now()).toISOString(),
+        payload,
+      };
+      const decoded = decodeValue(envelope, { kind: "command" });
+      if (!decoded.ok) return fail("invalid_command", decoded.error.path, `${decoded.error.code}: ${decoded.error.message}`);
+      const text = canonicalJson(envelope);
+      const bytes = Buffer.byteLength(text);
+      if (bytes > MAX_COMMAND_BYTES) return fail("command_too_large", "", `the command is ${bytes} bytes; the limit is ${MAX_COMMAND_BYTES}`);
+      const appended = await this.store.appendCommand(runId, { commandId, controllerSeq, type, payload: canonicalPayload, envelope: text }, this.now());
+      if (appended.ok) return ok(queued(appended.value, true));
+      if (appended.error.code === "controller_seq_moved") continue;
+      if (appended.error.code === "command_conflict") {
+        // The id appeared meanwhile (another instance), or a caller-chosen id took the default one.
+        const existing = await this.store.command(runId, commandId);
+        if (existing && id !== undefined) return sameCommand(existing, type, canonicalPayload);
+      }
+      return appended;
+    }
+    return fail("controller_seq_moved", "/controllerSeq", "the queue kept moving under concurrent writers");
+  }
+
+  /**
+   * The lowest command without a result, for the welcome's `pendingCommands` or right after a
+   * result; its delivery is counted. Null when nothing is pending, or when the lowest was
+   * already sent on this connection and awaits its result (pass `repeat` to send it again).
+   */
+  async nextCommandToDeliver(runId: string, connectionId: string, options: { repeat?: boolean } = {}): Promise<Result<CommandDelivery | null>> {
+    const delivered = await this.store.deliverNextCommand(runId, connectionId, options.repeat === true, this.now());
+    if (!delivered.ok) return delivered;
+    const row = delivered.value;
+    return ok(row === null ? null : { command: JSON.parse(row.envelope) as PrpCommand, deliveryCount: row.deliveryCount });
+  }
+
+  /**
+   * A runner's `command_result` payload: `{commandId, status, result, …}`. The status must be
+   * completed, failed, rejected or indeterminate (each terminal: `indeterminate` is what a
+   * restarted runner reports for a command it may have run, and refusing it loops forever,
+   * PR #12646). `controllerSeq` and `type`, when present, must be the command's. The result is
+   * persisted before this returns, so the next command is released only after it. A repeat must
+   * be canonically equal to the stored `{commandId, status, result}`.
+   */
+  async acceptCommandResult(runId: string, connectionId: string, value: unknown): Promise<Result<AcceptedResult>> {
+    const parsed = parseResult(value);
+    if (!parsed.ok) return this.refuse(runId, parsed);
+    const { commandId, status, canonical } = parsed.value;
+    const known = await this.store.command(runId, commandId);
+    if (known) {
+      const r = value as Record<string, unknown>;
+      if (r.controllerSeq !== undefined && r.controllerSeq !== known.controllerSeq) return this.refuse(runId, fail("command_result_mismatch", "/controllerSeq", `${commandId} has controllerSeq ${known.controllerSeq}`));
+      if (r.type !== undefined && r.type !== known.type) return this.refuse(runId, fail("command_result_mismatch", "/type", `${commandId} is a ${known.type} command`));
+    }
+    const recorded = await this.store.recordCommandResult(runId, connectionId, { commandId, status, result: canonical }, this.now());
+    if (!recorded.ok) return this.refuse(runId, recorded);
+    return ok({ commandId, status, duplicate: recorded.value.duplicate, needsResultAck: RESULT_ACKED.has(recorded.value.command.type) });
+  }
+
+  async commands(runId: string): Promise<CommandRow[]> {
+    return this.store.commands(runId);
+  }
+
+  private async refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
+    const { code, path, message } = refusal.error;
+    await this.store.recordDiagnostic(runId, { code, message: `${path || "/"}: ${message}` }, this.now());
+    return refusal;
+  }
+}
+
+function queued(row: CommandRow, created: boolean): QueuedCommand {
+  return { commandId: row.commandId, controllerSeq: row.controllerSeq, type: row.type, command: JSON.parse(row.envelope) as PrpCommand, created };
+}
+
+function sameCommand(existing: CommandRow, type: string, canonicalPayload: string): Result<QueuedCommand> {
+  if (existing.type !== type || existing.payload !== canonicalPayload) {
+    return fail("command_conflict", "/commandId", `${existing.commandId} is already queued with another type or payload`);
+  }
+  return ok(queued(existing, false));
+}
+
+function parseResult(value: unknown): Result<{ commandId: string; status: ResultStatus; canonical: string }> {
+  if (!isPlainObject(value)) return fail("invalid_command_result", "", "a command result must be a JSON object");
+  const { commandId, status } = value;
+  if (typeof commandId !== "string" || commandId === "") return fail("invalid_command_result", "/commandId", "commandId must be a non-empty string");
+  if (!(RESULT_STATUSES as readonly unknown[]).includes(status)) return fail("invalid_command_result", "/status", `status must be one of ${RESULT_STATUSES.join(", ")}`);
+  try {
+    return ok({ commandId, status: status as ResultStatus, canonical: canonicalJson({ commandId, status, result: value.result ?? null }) });
+  } catch (err) {
+    return fail("invalid_command_result", "/result", `the result is not canonical JSON data: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Why the authority refused something. Every refusal in src/authority is one of these codes,
+ * returned as a value. On an open runner connection every refusal of ingest or of a command
+ * result means: close the connection (runtime.md §5.6, §5.8); the runner resends on reconnect
+ * and nothing durable was changed by the refused message. Messages name fields, never a token.
+ */
+export type AuthorityErrorCode =
+  // runs and configuration (§6.1)
+  | "invalid_identity"
+  | "run_identity_mismatch"
+  | "unknown_run"
+  | "ttl_out_of_range"
+  | "invalid_protocol_version"
+  // credentials (§5.3 steps 2 and 6, §5.9); the names match src/transport's handshake codes
+  | "unknown_credential"
+  | "credential_kind_mismatch"
+  | "credential_used"
+  | "credential_revoked"
+  | "credential_expired"
+  | "credential_changed"
+  | "proof_not_verified"
+  | "version_mismatch"
+  | "revocation_epoch_not_greater"
+  // ingest (§5.6, §6.5)
+  | "invalid_event"
+  | "identity_mismatch"
+  | "semantic_correlation_mismatch"
+  | "duplicate_mismatch"
+  | "sequence_gap"
+  | "sequence_stale"
+  | "callback_failed"
+  | "connection_superseded"
+  | "store_full"
+  // commands (§5.8)
+  | "invalid_command"
+  | "controller_seq_moved"
+  | "command_conflict"
+  | "command_too_large"
+  | "command_queue_full"
+  | "invalid_command_result"
+  | "unknown_command"
+  | "command_not_delivered"
+  | "command_result_mismatch";
+
+export interface AuthorityError {
+  code: AuthorityErrorCode;
+  /** JSON Pointer into the refused value ("" for the whole value or for no value). */
+  path: string;
+  message: string;
+}
+
+/** A refusal is assignable to every Result, so one value can be passed on whatever the caller returns. */
+export type Refusal = { ok: false; error: AuthorityError };
+export type Result<T> = { ok: true; value: T } | Refusal;
+
+export const authorityError = (code: AuthorityErrorCode, path: string, message: string): AuthorityError => ({ code, path, message });
+export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+export const fail = (code: AuthorityErrorCode, path: string, message: string): Refusal => ({ ok: false, error: authorityError(code, path, message) });

@@ -1,0 +1,15 @@
+/**
+ * The control-plane authority's durable, transport-independent core (runtime.md §5.3 steps 2
+ * and 6, §5.6, §5.8, §5.9, §6): tickets and leases, ingest and ACK, the command queue, on a
+ * store keyed by runId. The WebSocket glue drives it through these calls.
+ */
+export * from "./errors.js";
+export * from "./limits.js";
+export { checkIdentity, identityDifference } from "./identity.js";
+export type * from "./store.js";
+export { SqliteAuthorityStore, type SqliteStoreOptions } from "./sqlite-store.js";
+export * from "./runs.js";
+export * from "./credentials.js";
+export * from "./ingest.js";
+export * from "./commands.js";
+export * from "./handshake-hooks.js";

@@ -1,0 +1,170 @@
+import { canonicalJson } from "../contract/canonical-json.js";
+import { decodeValue } from "../contract/decode.js";
+import type { PrpEvent } from "../contract/kinds.js";
+import { fail, ok, type AuthorityError, type Refusal, type Result } from "./errors.js";
+import type { RunIdentity } from "./identity.js";
+import { PerRunSerial } from "./serial.js";
+import type { AuthorityStore, RunSnapshot } from "./store.js";
+
+/**
+ * The caller's durable commit of one event (§5.6 step 5): the ACK authority. It runs before the
+ * cursor moves, so it must itself be idempotent by (runId, sourceEventId): after a crash between
+ * it and the cursor, the redelivered event reaches it again. If it throws, nothing is persisted
+ * and no ACK is sent.
+ */
+export type OnCommittedEvent = (event: PrpEvent, context: { runId: string; sourceSeq: number }) => Promise<void> | void;
+
+export interface EventIngestOptions {
+  store: AuthorityStore;
+  onCommittedEvent?: OnCommittedEvent;
+  now?: () => number;
+}
+
+/** What to do after one event: send `ack` (cumulative), which is the same for a redelivery. */
+export interface Ingested {
+  outcome: "committed" | "duplicate";
+  sourceSeq: number;
+  sourceEventId: string;
+  ack: { ackedSourceSeq: number };
+}
+
+/** Events whose receipt names the run it belongs to (§6.5, wire.md §7.4). */
+const CORRELATED_INPUTS = new Set(["semantic_tool.input", "mcp_app.tool_input"]);
+const CORRELATION_FIELDS = ["runId", "normalizedSessionId", "turnId", "itemId"] as const;
+
+/**
+ * The server ingest order of runtime.md §5.6 and §6.2, independent of the socket:
+ *   1. validate the PRP event with the codec;
+ *   2. sourceInstanceId, runId and normalizedSessionId (and turnId, itemId when present) equal
+ *      the run identity; a semantic-tool or MCP-app input's correlation too;
+ *   3. an id already in the committed window must be canonically identical: its delivery is
+ *      counted and the current cursor is acknowledged again, nothing new committed;
+ *   4. otherwise sourceSeq must be ackedSourceSeq + 1;
+ *   5. await onCommittedEvent;
+ *   6. in one transaction insert the window row and advance the cursor (re-checking 4 and the
+ *      connection), then return the cumulative ACK for the caller to send.
+ * Every refusal means: close the connection. A refusal changes no cursor or window; it leaves
+ * a diagnostic, and a refused event (step 1) also counts as a malformed frame.
+ *
+ * Calls for one run are serialised in this process, in call order; the caller passes the
+ * connectionId its `reauthorize` returned, and a superseded connection is refused.
+ */
+export class EventIngest {
+  private readonly store: AuthorityStore;
+  private readonly onCommittedEvent: OnCommittedEvent;
+  private readonly now: () => number;
+  private readonly serial = new PerRunSerial();
+
+  constructor(options: EventIngestOptions) {
+    this.store = options.store;
+    this.onCommittedEvent = options.onCommittedEvent ?? (() => undefined);
+    this.now = options.now ?? Date.now;
+  }
+
+  ingest(runId: string, connectionId: string, value: unknown): Promise<Result<Ingested>> {
+    return this.serial.run(runId, () => this.ingestNow(runId, connectionId, value));
+  }
+
+  /** For the glue: a frame that was not JSON or not an envelope, counted like a refused event. */
+  async recordMalformedFrame(runId: string, code: string, message: string): Promise<void> {
+    await this.store.recordMalformedFrame(runId, { code, message }, this.now());
+  }
+
+  private async ingestNow(runId: string, connectionId: string, value: unknown): Promise<Result<Ingested>> {
+    const run = await this.store.run(runId);
+    if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
+    if (run.currentConnectionId !== connectionId) return this.refuse(runId, fail("connection_superseded", "/connectionId", `${connectionId} is not the current connection of run ${runId}`));
+
+    const decoded = decodeValue(value, { kind: "event" });
+    let envelope: string | null = null;
+    if (decoded.ok) {
+      try {
+        envelope = canonicalJson(decoded.value);
+      } catch {
+        envelope = null; // the codec bounds depth and size; this only guards a value it let through
+      }
+    }
+    if (!decoded.ok || envelope === null) {
+      const error = decoded.ok
+        ? { code: "invalid_event" as const, path: "", message: "the event has no canonical JSON form" }
+        : { code: "invalid_event" as const, path: decoded.error.path, message: `${decoded.error.code}: ${decoded.error.message}` };
+      await this.store.recordMalformedFrame(runId, { code: error.code, message: `${error.path || "/"}: ${error.message}` }, this.now());
+      return { ok: false, error };
+    }
+    const event = decoded.value;
+
+    const mismatch = identityMismatch(event, run.identity) ?? correlationMismatch(event, run.identity);
+    if (mismatch) return this.refuse(runId, { ok: false, error: mismatch });
+
+    const seen = await this.store.committedEvent(runId, event.sourceEventId);
+    if (seen) {
+      if (seen.envelope !== envelope) return this.refuse(runId, fail("duplicate_mismatch", "", `${event.sourceEventId} was committed with other content`));
+      const counted = await this.store.countRedelivery(runId, connectionId, event.sourceEventId, envelope);
+      if (!counted.ok) return this.refuse(runId, counted);
+      return ok({ outcome: "duplicate", sourceSeq: seen.sourceSeq, sourceEventId: event.sourceEventId, ack: { ackedSourceSeq: counted.value.ackedSourceSeq } });
+    }
+
+    const order = sequenceError(event.sourceSeq, run);
+    if (order) return this.refuse(runId, { ok: false, error: order });
+
+    try {
+      await this.onCommittedEvent(event, { runId, sourceSeq: event.sourceSeq });
+    } catch (err) {
+      // The caller's own failure: no diagnostic is written, so nothing at all is persisted.
+      return fail("callback_failed", "", `onCommittedEvent failed for ${event.sourceEventId}: ${(err as Error)?.message ?? String(err)}`);
+    }
+
+    const committed = await this.store.commitEvent(
+      runId,
+      connectionId,
+      { sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, eventType: event.eventType, priority: event.priority, envelope },
+      this.now(),
+    );
+    if (!committed.ok) return this.refuse(runId, committed);
+    return ok({ outcome: "committed", sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, ack: { ackedSourceSeq: committed.value.ackedSourceSeq } });
+  }
+
+  /** Leaves the refusal's diagnostic (§ quality bar: nothing refused silently) and returns it. */
+  private async refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
+    const { code, path, message } = refusal.error;
+    await this.store.recordDiagnostic(runId, { code, message: `${path || "/"}: ${message}` }, this.now());
+    return refusal;
+  }
+}
+
+/** §5.6 step 2. The event's own identity fields against the run's; absent turn and item pass. */
+function identityMismatch(event: PrpEvent, identity: RunIdentity): AuthorityError | null {
+  const e = event as unknown as Record<string, unknown>;
+  const required: Array<[string, string]> = [
+    ["sourceInstanceId", identity.runnerInstanceId],
+    ["runId", identity.runId],
+    ["normalizedSessionId", identity.normalizedSessionId],
+  ];
+  for (const [field, expected] of required) {
+    if (e[field] !== expected) return { code: "identity_mismatch", path: `/${field}`, message: `${field} is not this run's` };
+  }
+  for (const field of ["turnId", "itemId"] as const) {
+    if (e[field] !== undefined && e[field] !== identity[field]) return { code: "identity_mismatch", path: `/${field}`, message: `${field} is not this run's` };
+  }
+  return null;
+}
+
+/** §6.5: a semantic-tool or MCP-app input receipt must be correlated to this run. */
+function correlationMismatch(event: PrpEvent, identity: RunIdentity): AuthorityError | null {
+  if (!CORRELATED_INPUTS.has(event.eventType)) return null;
+  const receipt = (event.payload as Record<string, unknown> | undefined)?.semantic_tool as Record<string, unknown> | undefined;
+  const correlation = receipt?.correlation as Record<string, unknown> | undefined;
+  for (const field of CORRELATION_FIELDS) {
+    if (correlation?.[field] !== identity[field]) {
+      return { code: "semantic_correlation_mismatch", path: `/payload/semantic_tool/correlation/${field}`, message: `the receipt's correlation ${field} is not this run's` };
+    }
+  }
+  return null;
+}
+
+/** §5.6 step 4: strictly contiguous. */
+function sequenceError(sourceSeq: number, run: RunSnapshot): AuthorityError | null {
+  if (sourceSeq <= run.ackedSourceSeq) return { code: "sequence_stale", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is at or before the committed ${run.ackedSourceSeq} and not in the window` };
+  if (sourceSeq !== run.ackedSourceSeq + 1) return { code: "sequence_gap", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is not the next one (${run.ackedSourceSeq + 1})` };
+  return null;
+}

@@ -1,0 +1,183 @@
+import type { WebSocket } from "ws";
+import { LOCAL_RANGE } from "../contract/negotiate.js";
+import { acceptCoreChannel, createRunnerUpgradeServer, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type RunIdentity, type RunnerUpgradeServer, type SecureChannel } from "../transport/index.js";
+import { CommandQueue } from "./commands.js";
+import { Credentials, type IssuedTicket } from "./credentials.js";
+import type { Result } from "./errors.js";
+import { coreChannelHooks } from "./handshake-hooks.js";
+import { EventIngest, type OnCommittedEvent } from "./ingest.js";
+import { registerRun } from "./runs.js";
+import { SqliteAuthorityStore } from "./sqlite-store.js";
+import type { RunSnapshot } from "./store.js";
+
+export interface AuthorityServerOptions {
+  stateDir: string;
+  /** The runner build every run expects (§5.3 step 2). */
+  runnerVersion: string;
+  runnerDigest: string;
+  /** The caller's durable commit: the authority acknowledges an event only after it returns. */
+  onCommittedEvent?: OnCommittedEvent;
+  leaseTtlMs?: number;
+  /** Diagnostics for a person; never a secret. */
+  log?: (text: string) => void;
+}
+
+type CoreChannel = SecureChannel<Exclude<CoreToRunnerKind, "welcome">>;
+
+/**
+ * The control-plane authority as a server (runtime.md §6): takes runner upgrades on
+ * 127.0.0.1, authenticates them against its tickets and leases, keeps one live connection per
+ * run, ingests events in order and acknowledges them after the caller's commit, and delivers
+ * the command queue one command at a time.
+ */
+export class AuthorityServer {
+  private upgrade: RunnerUpgradeServer | null = null;
+  private baseUrl = "";
+  private readonly live = new Map<string, CoreChannel>();
+
+  private constructor(
+    private readonly options: AuthorityServerOptions,
+    private readonly store: SqliteAuthorityStore,
+    readonly credentials: Credentials,
+    readonly commands: CommandQueue,
+    private readonly ingest: EventIngest,
+  ) {}
+
+  /** Opens the store under `stateDir`; throws StateError on a store it must refuse, Error on a bad option. */
+  static open(options: AuthorityServerOptions): AuthorityServer {
+    const store = SqliteAuthorityStore.open(options.stateDir);
+    const credentials = Credentials.create({ store, ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}) });
+    if (!credentials.ok) {
+      void store.close();
+      throw new Error(`${credentials.error.code}: ${credentials.error.message}`);
+    }
+    return new AuthorityServer(
+      options,
+      store,
+      credentials.value,
+      new CommandQueue({ store }),
+      new EventIngest({ store, ...(options.onCommittedEvent ? { onCommittedEvent: options.onCommittedEvent } : {}) }),
+    );
+  }
+
+  registerRun(identity: RunIdentity): Promise<Result<RunSnapshot>> {
+    return registerRun(this.store, identity);
+  }
+
+  issueBootstrapTicket(runId: string, ttlMs?: number): Promise<Result<IssuedTicket>> {
+    return this.credentials.issueBootstrapTicket(runId, ttlMs);
+  }
+
+  /** Queues a command and, when its run has a live connection idle for commands, delivers it. */
+  async queueCommand(runId: string, type: string, payload: Record<string, unknown>, id?: string) {
+    const queued = await this.commands.queueCommand(runId, type, payload, id);
+    if (queued.ok) await this.deliverNext(runId);
+    return queued;
+  }
+
+  run(runId: string): Promise<RunSnapshot | undefined> {
+    return this.store.run(runId);
+  }
+
+  /** Listens on 127.0.0.1 (port 0: any free port); returns the base URL. */
+  async listen(port = 0): Promise<string> {
+    this.upgrade = createRunnerUpgradeServer({
+      onRunner: (ws, runId) => void this.accept(ws, runId),
+      onRefused: (error) => this.options.log?.(`refused an upgrade: ${error.code}: ${error.message}`),
+    });
+    const address = await this.upgrade.listen(port, "127.0.0.1");
+    this.baseUrl = `ws://127.0.0.1:${address.port}`;
+    return this.baseUrl;
+  }
+
+  connectUrl(runId: string): string {
+    return `${this.baseUrl}${RUNNER_CONNECT_PATH_PREFIX}${runId}`;
+  }
+
+  /** Drops a run's live connection (fault injection, or an operator's disconnect). */
+  disconnectRunner(runId: string): void {
+    this.live.get(runId)?.close();
+  }
+
+  /** Sends the lowest pending command again on the live connection (the duplicate-command fault). */
+  async redeliverPendingCommand(runId: string): Promise<boolean> {
+    const channel = this.live.get(runId);
+    const run = await this.store.run(runId);
+    if (!channel || !run?.currentConnectionId) return false;
+    const next = await this.commands.nextCommandToDeliver(runId, run.currentConnectionId, { repeat: true });
+    if (!next.ok || !next.value) return false;
+    return channel.send("command", { command: next.value.command as unknown as Record<string, unknown> }).ok;
+  }
+
+  /** Sends a command envelope carrying anything at all (the malformed-input fault). */
+  sendRawCommand(runId: string, value: unknown): boolean {
+    return this.live.get(runId)?.send("command", { command: value as Record<string, unknown> }).ok ?? false;
+  }
+
+  activeRunnerConnectionCount(runId: string): number {
+    return this.live.has(runId) ? 1 : 0;
+  }
+
+  async close(): Promise<void> {
+    for (const channel of this.live.values()) channel.close();
+    this.live.clear();
+    await this.upgrade?.close();
+    await this.store.close();
+  }
+
+  private async accept(ws: WebSocket, runId: string): Promise<void> {
+    const run = await this.store.run(runId);
+    if (!run) {
+      this.options.log?.(`a runner dialled unknown run ${runId}`);
+      ws.close(1008, "unknown_run");
+      return;
+    }
+    let connectionId = "";
+    let channel: CoreChannel | null = null;
+    const accepted = await acceptCoreChannel(ws, {
+      expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: LOCAL_RANGE },
+      ...coreChannelHooks(this.credentials, this.commands),
+      handlers: {
+        onEnvelope: (envelope) => this.onEnvelope(runId, connectionId, channel!, envelope),
+        onClose: (diagnostic) => {
+          if (this.live.get(runId) === channel) this.live.delete(runId);
+          if (diagnostic && diagnostic.code !== "socket_closed") {
+            this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`);
+            void this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now());
+          }
+        },
+      },
+    });
+    if (!accepted.ok) {
+      this.options.log?.(`run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`);
+      await this.store.recordDiagnostic(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());
+      return;
+    }
+    connectionId = accepted.value.grant.connectionId;
+    channel = accepted.value.channel;
+    this.live.get(runId)?.close(); // one live runner connection per run (§5.3 step 6)
+    this.live.set(runId, channel);
+  }
+
+  private async onEnvelope(runId: string, connectionId: string, channel: CoreChannel, envelope: ControlEnvelope): Promise<void> {
+    const payload = envelope.payload as Record<string, unknown>;
+    if (envelope.kind === "event") {
+      const ingested = await this.ingest.ingest(runId, connectionId, payload.event);
+      if (!ingested.ok) throw new Error(`${ingested.error.code}: ${ingested.error.message}`); // closes the connection
+      channel.send("ack", { ...ingested.value.ack });
+    } else if (envelope.kind === "command_result") {
+      const accepted = await this.commands.acceptCommandResult(runId, connectionId, payload);
+      if (!accepted.ok) throw new Error(`${accepted.error.code}: ${accepted.error.message}`);
+      if (accepted.value.needsResultAck) channel.send("command_result_ack", { commandId: accepted.value.commandId });
+      await this.deliverNext(runId);
+    }
+  }
+
+  private async deliverNext(runId: string): Promise<void> {
+    const channel = this.live.get(runId);
+    const run = await this.store.run(runId);
+    if (!channel || !run?.currentConnectionId) return;
+    const next = await this.commands.nextCommandToDeliver(runId, run.currentConnectionId);
+    if (next.ok && next.value) channel.send("command", { command: next.value.command as unknown as Record<string, unknown> });
+  }
+}

@@ -1,0 +1,463 @@
+import { join } from "node:path";
+import type Database from "better-sqlite3";
+import { openPrivateDatabase, StateError } from "../storage/private-sqlite.js";
+import { fail, ok, type Result } from "./errors.js";
+import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
+import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
+import type {
+  AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
+  Reauthorized, ReauthorizeRequest, Revocation, RunInit, RunSnapshot,
+} from "./store.js";
+
+const SCHEMA_SQL = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY,
+  runner_instance_id TEXT NOT NULL, environment_lease_id TEXT NOT NULL, normalized_session_id TEXT NOT NULL,
+  turn_id TEXT NOT NULL, item_id TEXT NOT NULL,
+  protocol_version INTEGER NOT NULL,
+  acked_source_seq INTEGER NOT NULL DEFAULT 0,
+  connection_count INTEGER NOT NULL DEFAULT 0,
+  current_connection_id TEXT,
+  revocation_epoch INTEGER NOT NULL DEFAULT 0,
+  replay_deliveries INTEGER NOT NULL DEFAULT 0,
+  duplicate_command_results INTEGER NOT NULL DEFAULT 0,
+  fresh_bootstraps INTEGER NOT NULL DEFAULT 0,
+  malformed_frames INTEGER NOT NULL DEFAULT 0,
+  last_lease_id TEXT,
+  last_lease_expires_at INTEGER,
+  created_at INTEGER NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS credentials (
+  credential_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  kind TEXT NOT NULL CHECK (kind IN ('bootstrap', 'lease')),
+  auth_key_digest TEXT NOT NULL,
+  issued_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  used_at INTEGER, revoked_at INTEGER,
+  lease_id TEXT UNIQUE,
+  revocation_epoch INTEGER NOT NULL,
+  protocol_version INTEGER) STRICT;
+CREATE INDEX IF NOT EXISTS credentials_by_run ON credentials (run_id);
+CREATE TABLE IF NOT EXISTS commands (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  controller_seq INTEGER NOT NULL, command_id TEXT NOT NULL, command_type TEXT NOT NULL,
+  payload TEXT NOT NULL, envelope TEXT NOT NULL, queued_at INTEGER NOT NULL,
+  delivery_count INTEGER NOT NULL DEFAULT 0, last_delivered_connection_id TEXT, last_delivered_at INTEGER,
+  status TEXT, result TEXT, result_at INTEGER,
+  PRIMARY KEY (run_id, controller_seq), UNIQUE (run_id, command_id)) STRICT;
+CREATE TABLE IF NOT EXISTS committed_events (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  source_seq INTEGER NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+  priority INTEGER NOT NULL, envelope TEXT NOT NULL, delivery_count INTEGER NOT NULL, committed_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, source_seq), UNIQUE (run_id, source_event_id)) STRICT;
+CREATE TABLE IF NOT EXISTS diagnostics (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  code TEXT NOT NULL, message TEXT NOT NULL, at INTEGER NOT NULL) STRICT;
+CREATE INDEX IF NOT EXISTS diagnostics_by_run ON diagnostics (run_id, id);
+`;
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+type Row = Record<string, unknown>;
+
+export interface SqliteStoreOptions {
+  /** The size bound of the main file; 192 MiB (§6.2). Smaller only to test the bound. */
+  maxStoreBytes?: number;
+}
+
+const credentialFrom = (r: Row): CredentialRow => ({
+  credentialId: r.credential_id as string,
+  runId: r.run_id as string,
+  kind: r.kind as CredentialRow["kind"],
+  authKeyDigest: r.auth_key_digest as string,
+  issuedAtUnixMs: r.issued_at as number,
+  expiresAtUnixMs: r.expires_at as number,
+  usedAtUnixMs: r.used_at as number | null,
+  revokedAtUnixMs: r.revoked_at as number | null,
+  leaseId: r.lease_id as string | null,
+  revocationEpoch: r.revocation_epoch as number,
+  protocolVersion: r.protocol_version as number | null,
+});
+
+const commandFrom = (r: Row): CommandRow => ({
+  commandId: r.command_id as string,
+  controllerSeq: r.controller_seq as number,
+  type: r.command_type as string,
+  payload: r.payload as string,
+  envelope: r.envelope as string,
+  queuedAtUnixMs: r.queued_at as number,
+  deliveryCount: r.delivery_count as number,
+  lastDeliveredConnectionId: r.last_delivered_connection_id as string | null,
+  status: r.status as ResultStatus | null,
+  result: r.result as string | null,
+});
+
+const eventFrom = (r: Row): CommittedEventRow => ({
+  sourceSeq: r.source_seq as number,
+  sourceEventId: r.source_event_id as string,
+  eventType: r.event_type as string,
+  priority: r.priority as number,
+  envelope: r.envelope as string,
+  deliveryCount: r.delivery_count as number,
+  logicalEffectCount: 1,
+});
+
+const identityFrom = (r: Row): RunIdentity => ({
+  runnerInstanceId: r.runner_instance_id as string,
+  environmentLeaseId: r.environment_lease_id as string,
+  runId: r.run_id as string,
+  normalizedSessionId: r.normalized_session_id as string,
+  turnId: r.turn_id as string,
+  itemId: r.item_id as string,
+});
+
+/** Every field, so "unchanged" (§5.3 step 6) means unchanged in every respect. */
+const sameCredential = (a: CredentialRow, b: CredentialRow): boolean =>
+  (Object.keys(a) as Array<keyof CredentialRow>).every((k) => a[k] === b[k]) && Object.keys(a).length === Object.keys(b).length;
+
+/**
+ * The authority's durable store on SQLite (runtime.md §6.2, D7): one private database file in
+ * the state directory (0700 directory, 0600 files, symlinks refused, WAL with
+ * synchronous=FULL), ≤192 MiB, one transaction per change. Many runs share the file; every
+ * row is keyed by runId. The database is checked against its invariants whenever it is opened
+ * and refused (StateError) when any fails.
+ */
+export class SqliteAuthorityStore implements AuthorityStore {
+  private readonly pageSize: number;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private constructor(
+    private readonly db: Database.Database,
+    readonly path: string,
+    private readonly maxStoreBytes: number,
+  ) {
+    this.pageSize = db.pragma("page_size", { simple: true }) as number;
+  }
+
+  static open(stateDirectory: string, options: SqliteStoreOptions = {}): SqliteAuthorityStore {
+    const path = join(stateDirectory, STORE_FILE);
+    const maxStoreBytes = options.maxStoreBytes ?? MAX_STORE_BYTES;
+    const db = openPrivateDatabase(path, { maxFileBytes: maxStoreBytes });
+    try {
+      const store = new SqliteAuthorityStore(db, path, maxStoreBytes);
+      // IMMEDIATE: two processes opening one new file must not both write the marker.
+      db.transaction(() => store.initialise()).immediate();
+      return store;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  private initialise(): void {
+    this.db.exec(SCHEMA_SQL);
+    const marker = this.sql("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
+    if (!marker) {
+      this.sql("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(STORE_SCHEMA);
+      return;
+    }
+    if (marker.value !== STORE_SCHEMA) throw new StateError("state_unknown_schema", this.path, `the store records schema ${marker.value}, not ${STORE_SCHEMA}`);
+    this.checkInvariants();
+  }
+
+  /** What must hold of a store written only by this code; anything else is refused at open. */
+  private checkInvariants(): void {
+    const refuse = (code: string, message: string): never => {
+      throw new StateError(code, this.path, message);
+    };
+    for (const r of this.sql("SELECT * FROM runs").all() as Row[]) {
+      const identity = identityFrom(r);
+      const checked = checkIdentity(identity);
+      if (!checked.ok) refuse("state_identity_invalid", `run ${JSON.stringify(r.run_id)}: ${checked.error.message}`);
+      const runId = identity.runId;
+      const acked = r.acked_source_seq as number;
+      if (!(acked >= 0 && (r.revocation_epoch as number) >= 0 && (r.connection_count as number) >= 0)) refuse("state_counters_invalid", `run ${runId}: negative cursor or counter`);
+      const seqs = this.sql("SELECT controller_seq, status, result, length(CAST(envelope AS BLOB)) AS bytes FROM commands WHERE run_id = ? ORDER BY controller_seq").all(runId) as Row[];
+      if (seqs.length > MAX_COMMANDS) refuse("state_commands_invalid", `run ${runId} holds ${seqs.length} commands; the bound is ${MAX_COMMANDS}`);
+      seqs.forEach((c, i) => {
+        if (c.controller_seq !== i + 1) refuse("state_commands_invalid", `run ${runId}: command at position ${i + 1} has controllerSeq ${String(c.controller_seq)}`);
+        if (c.status !== null && !(RESULT_STATUSES as readonly unknown[]).includes(c.status)) refuse("state_commands_invalid", `run ${runId}: command ${i + 1} has status ${String(c.status)}`);
+        if ((c.status === null) !== (c.result === null)) refuse("state_commands_invalid", `run ${runId}: command ${i + 1} has a status without a result or a result without a status`);
+        if ((c.bytes as number) > MAX_COMMAND_BYTES) refuse("state_commands_invalid", `run ${runId}: command ${i + 1} is over ${MAX_COMMAND_BYTES} bytes`);
+      });
+      const window = this.sql("SELECT source_seq FROM committed_events WHERE run_id = ?").all(runId) as Array<{ source_seq: number }>;
+      if (window.length > COMMITTED_WINDOW) refuse("state_window_invalid", `run ${runId} holds ${window.length} committed events; the window is ${COMMITTED_WINDOW}`);
+      for (const w of window) {
+        if (!(w.source_seq <= acked && w.source_seq > acked - COMMITTED_WINDOW)) refuse("state_window_invalid", `run ${runId}: committed event ${w.source_seq} is outside (${acked - COMMITTED_WINDOW}, ${acked}]`);
+      }
+    }
+    for (const c of this.sql("SELECT * FROM credentials").all() as Row[]) {
+      const row = credentialFrom(c);
+      if (!DIGEST.test(row.credentialId) || !DIGEST.test(row.authKeyDigest)) refuse("state_credential_invalid", "a credential record is not a sha256 locator and digest");
+      if (row.kind === "lease" && (row.leaseId === null || !IDENTITY_PATTERN.test(row.leaseId) || row.protocolVersion === null)) refuse("state_credential_invalid", "a lease record has no lease id or protocol version");
+    }
+  }
+
+  /** Prepared once per text: every event commit runs the same few statements. */
+  private sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  /** Growth past the size bound is refused at write time, before it would be refused at open. */
+  private wouldExceed(extraBytes: number): boolean {
+    const pages = this.db.pragma("page_count", { simple: true }) as number;
+    return pages * this.pageSize + extraBytes > this.maxStoreBytes;
+  }
+
+  private write<T>(fn: () => T): T {
+    // IMMEDIATE takes the write lock first, so a read-then-write never upgrades into SQLITE_BUSY.
+    return this.db.transaction(fn).immediate();
+  }
+
+  private runRow(runId: string): Row | undefined {
+    return this.sql("SELECT * FROM runs WHERE run_id = ?").get(runId) as Row | undefined;
+  }
+
+  /** The run row, if `connectionId` is its one current connection. */
+  private currentRun(runId: string, connectionId: string): Result<Row> {
+    const run = this.runRow(runId);
+    if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
+    if (run.current_connection_id !== connectionId) return fail("connection_superseded", "/connectionId", `${connectionId} is not the current connection of run ${runId}`);
+    return ok(run);
+  }
+
+  private snapshot(r: Row): RunSnapshot {
+    const deliveries = this.sql("SELECT command_id, delivery_count FROM commands WHERE run_id = ? ORDER BY controller_seq").all(r.run_id) as Array<{ command_id: string; delivery_count: number }>;
+    return {
+      identity: identityFrom(r),
+      protocolVersion: r.protocol_version as number,
+      ackedSourceSeq: r.acked_source_seq as number,
+      connectionCount: r.connection_count as number,
+      currentConnectionId: r.current_connection_id as string | null,
+      revocationEpoch: r.revocation_epoch as number,
+      replayDeliveries: r.replay_deliveries as number,
+      duplicateCommandResults: r.duplicate_command_results as number,
+      freshBootstraps: r.fresh_bootstraps as number,
+      malformedFrames: r.malformed_frames as number,
+      lastLeaseId: r.last_lease_id as string | null,
+      lastLeaseExpiresAtUnixMs: r.last_lease_expires_at as number | null,
+      commandCount: deliveries.length,
+      commandDeliveryCounts: Object.fromEntries(deliveries.map((d) => [d.command_id, d.delivery_count])),
+    };
+  }
+
+  async registerRun(identity: RunIdentity, init: RunInit): Promise<Result<RunSnapshot>> {
+    const checked = checkIdentity(identity);
+    if (!checked.ok) return checked;
+    const id = checked.value;
+    return this.write(() => {
+      const existing = this.runRow(id.runId);
+      if (existing) {
+        const differs = identityDifference(identityFrom(existing), id);
+        if (differs) return fail("run_identity_mismatch", `/${differs}`, `run ${id.runId} is stored with another ${differs}`);
+        return ok(this.snapshot(existing));
+      }
+      this.sql("INSERT INTO runs (run_id, runner_instance_id, environment_lease_id, normalized_session_id, turn_id, item_id, protocol_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        .run(id.runId, id.runnerInstanceId, id.environmentLeaseId, id.normalizedSessionId, id.turnId, id.itemId, init.protocolVersion, init.nowMs);
+      return ok(this.snapshot(this.runRow(id.runId)!));
+    });
+  }
+
+  async run(runId: string): Promise<RunSnapshot | undefined> {
+    const r = this.runRow(runId);
+    return r ? this.snapshot(r) : undefined;
+  }
+
+  async runIds(): Promise<string[]> {
+    return (this.sql("SELECT run_id FROM runs ORDER BY run_id").all() as Array<{ run_id: string }>).map((r) => r.run_id);
+  }
+
+  async insertTicket(t: NewTicket): Promise<Result<void>> {
+    return this.write(() => {
+      const run = this.runRow(t.runId);
+      if (!run) return fail("unknown_run", "/runId", `no run ${t.runId}`);
+      this.sql("INSERT INTO credentials (credential_id, run_id, kind, auth_key_digest, issued_at, expires_at, revocation_epoch) VALUES (?, ?, 'bootstrap', ?, ?, ?, ?)")
+        .run(t.credentialId, t.runId, t.authKeyDigest, t.issuedAtUnixMs, t.expiresAtUnixMs, run.revocation_epoch);
+      return ok(undefined);
+    });
+  }
+
+  async credential(credentialId: string): Promise<CredentialRow | undefined> {
+    const r = this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(credentialId) as Row | undefined;
+    return r ? credentialFrom(r) : undefined;
+  }
+
+  async reauthorize(req: ReauthorizeRequest): Promise<Result<Reauthorized>> {
+    return this.write((): Result<Reauthorized> => {
+      const stored = this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(req.expected.credentialId) as Row | undefined;
+      if (!stored) return fail("unknown_credential", "/credentialId", "the credential is gone");
+      const current = credentialFrom(stored);
+      if (!sameCredential(current, req.expected)) return fail("credential_changed", "/credentialId", "the credential changed after the challenge");
+      if (current.usedAtUnixMs !== null) return fail("credential_used", "/credentialId", "the bootstrap ticket was already used");
+      if (current.revokedAtUnixMs !== null) return fail("credential_revoked", "/credentialId", "the credential is revoked");
+      if (current.expiresAtUnixMs <= req.nowMs) return fail("credential_expired", "/credentialId", "the credential has expired");
+      const run = this.runRow(current.runId)!;
+      let lease: CredentialRow;
+      if (current.kind === "bootstrap") {
+        if (req.mint === null) return fail("credential_kind_mismatch", "/credentialKind", "a bootstrap needs a minted lease");
+        this.sql("UPDATE credentials SET used_at = ? WHERE credential_id = ?").run(req.nowMs, current.credentialId);
+        this.sql("INSERT INTO credentials (credential_id, run_id, kind, auth_key_digest, issued_at, expires_at, lease_id, revocation_epoch, protocol_version) VALUES (?, ?, 'lease', ?, ?, ?, ?, ?, ?)")
+          .run(req.mint.credentialId, current.runId, req.mint.authKeyDigest, req.nowMs, req.mint.expiresAtUnixMs, req.mint.leaseId, run.revocation_epoch, req.selectedVersion);
+        lease = credentialFrom(this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(req.mint.credentialId) as Row);
+      } else {
+        if (current.protocolVersion !== req.selectedVersion) return fail("version_mismatch", "/selectedVersion", `the lease was issued under protocol version ${current.protocolVersion}`);
+        lease = current;
+      }
+      const n = (run.connection_count as number) + 1;
+      const connectionId = `connection_${n}`;
+      this.sql(
+        `UPDATE runs SET connection_count = ?, current_connection_id = ?, protocol_version = ?, last_lease_id = ?, last_lease_expires_at = ?,
+           fresh_bootstraps = fresh_bootstraps + ? WHERE run_id = ?`,
+      ).run(n, connectionId, req.selectedVersion, lease.leaseId, lease.expiresAtUnixMs, current.kind === "bootstrap" ? 1 : 0, current.runId);
+      return ok({ connectionId, lease, freshBootstrap: current.kind === "bootstrap", ackedSourceSeq: run.acked_source_seq as number });
+    });
+  }
+
+  async revoke(runId: string, epoch: number | undefined, nowMs: number): Promise<Result<Revocation>> {
+    return this.write((): Result<Revocation> => {
+      const run = this.runRow(runId);
+      if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
+      const current = run.revocation_epoch as number;
+      const next = epoch ?? current + 1;
+      if (!Number.isSafeInteger(next) || next <= current) return fail("revocation_epoch_not_greater", "/revocationEpoch", `the revocation epoch must be greater than ${current}`);
+      this.sql("UPDATE runs SET revocation_epoch = ? WHERE run_id = ?").run(next, runId);
+      const revoked = this.sql("UPDATE credentials SET revoked_at = ? WHERE run_id = ? AND revoked_at IS NULL AND used_at IS NULL AND revocation_epoch < ?")
+        .run(nowMs, runId, next).changes;
+      return ok({ revocationEpoch: next, revokedCredentials: revoked });
+    });
+  }
+
+  async prune(nowMs: number): Promise<number> {
+    return this.write(
+      () =>
+        this.sql("DELETE FROM credentials WHERE used_at IS NOT NULL OR revoked_at IS NOT NULL OR expires_at <= ?")
+          .run(nowMs).changes,
+    );
+  }
+
+  async committedEvent(runId: string, sourceEventId: string): Promise<CommittedEventRow | undefined> {
+    const r = this.sql("SELECT * FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, sourceEventId) as Row | undefined;
+    return r ? eventFrom(r) : undefined;
+  }
+
+  async committedWindow(runId: string): Promise<CommittedEventRow[]> {
+    return (this.sql("SELECT * FROM committed_events WHERE run_id = ? ORDER BY source_seq").all(runId) as Row[]).map(eventFrom);
+  }
+
+  async countRedelivery(runId: string, connectionId: string, sourceEventId: string, envelope: string): Promise<Result<{ ackedSourceSeq: number }>> {
+    return this.write((): Result<{ ackedSourceSeq: number }> => {
+      const run = this.currentRun(runId, connectionId);
+      if (!run.ok) return run;
+      const row = this.sql("SELECT envelope FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, sourceEventId) as { envelope: string } | undefined;
+      if (!row) return fail("sequence_stale", "/sourceEventId", `${sourceEventId} has left the committed window`);
+      if (row.envelope !== envelope) return fail("duplicate_mismatch", "", `${sourceEventId} was committed with other content`);
+      this.sql("UPDATE committed_events SET delivery_count = delivery_count + 1 WHERE run_id = ? AND source_event_id = ?").run(runId, sourceEventId);
+      this.sql("UPDATE runs SET replay_deliveries = replay_deliveries + 1 WHERE run_id = ?").run(runId);
+      return ok({ ackedSourceSeq: run.value.acked_source_seq as number });
+    });
+  }
+
+  async commitEvent(runId: string, connectionId: string, e: NewCommittedEvent, nowMs: number): Promise<Result<{ ackedSourceSeq: number }>> {
+    return this.write((): Result<{ ackedSourceSeq: number }> => {
+      const run = this.currentRun(runId, connectionId);
+      if (!run.ok) return run;
+      const acked = run.value.acked_source_seq as number;
+      if (e.sourceSeq <= acked) return fail("sequence_stale", "/sourceSeq", `sourceSeq ${e.sourceSeq} is at or before the committed ${acked}`);
+      if (e.sourceSeq !== acked + 1) return fail("sequence_gap", "/sourceSeq", `sourceSeq ${e.sourceSeq} is not the next one (${acked + 1})`);
+      if (this.sql("SELECT 1 FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, e.sourceEventId)) {
+        return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
+      }
+      if (this.wouldExceed(Buffer.byteLength(e.envelope))) return fail("store_full", "", `the store would pass its ${this.maxStoreBytes}-byte bound`);
+      this.sql("INSERT INTO committed_events (run_id, source_seq, source_event_id, event_type, priority, envelope, delivery_count, committed_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)")
+        .run(runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs);
+      this.sql("UPDATE runs SET acked_source_seq = ? WHERE run_id = ?").run(e.sourceSeq, runId);
+      this.sql("DELETE FROM committed_events WHERE run_id = ? AND source_seq <= ?").run(runId, e.sourceSeq - COMMITTED_WINDOW);
+      return ok({ ackedSourceSeq: e.sourceSeq });
+    });
+  }
+
+  async command(runId: string, commandId: string): Promise<CommandRow | undefined> {
+    const r = this.sql("SELECT * FROM commands WHERE run_id = ? AND command_id = ?").get(runId, commandId) as Row | undefined;
+    return r ? commandFrom(r) : undefined;
+  }
+
+  async commands(runId: string): Promise<CommandRow[]> {
+    return (this.sql("SELECT * FROM commands WHERE run_id = ? ORDER BY controller_seq").all(runId) as Row[]).map(commandFrom);
+  }
+
+  async appendCommand(runId: string, c: NewCommand, nowMs: number): Promise<Result<CommandRow>> {
+    return this.write((): Result<CommandRow> => {
+      if (!this.runRow(runId)) return fail("unknown_run", "/runId", `no run ${runId}`);
+      const count = (this.sql("SELECT COUNT(*) AS n FROM commands WHERE run_id = ?").get(runId) as { n: number }).n;
+      if (count >= MAX_COMMANDS) return fail("command_queue_full", "", `run ${runId} already has ${MAX_COMMANDS} commands`);
+      if (c.controllerSeq !== count + 1) return fail("controller_seq_moved", "/controllerSeq", `the next controllerSeq is ${count + 1}, not ${c.controllerSeq}`);
+      if (this.sql("SELECT 1 FROM commands WHERE run_id = ? AND command_id = ?").get(runId, c.commandId)) return fail("command_conflict", "/commandId", `${c.commandId} is already queued`);
+      if (this.wouldExceed(Buffer.byteLength(c.envelope) + Buffer.byteLength(c.payload))) return fail("store_full", "", `the store would pass its ${this.maxStoreBytes}-byte bound`);
+      this.sql("INSERT INTO commands (run_id, controller_seq, command_id, command_type, payload, envelope, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .run(runId, c.controllerSeq, c.commandId, c.type, c.payload, c.envelope, nowMs);
+      return ok(commandFrom(this.sql("SELECT * FROM commands WHERE run_id = ? AND controller_seq = ?").get(runId, c.controllerSeq) as Row));
+    });
+  }
+
+  async deliverNextCommand(runId: string, connectionId: string, repeat: boolean, nowMs: number): Promise<Result<CommandRow | null>> {
+    return this.write((): Result<CommandRow | null> => {
+      const run = this.currentRun(runId, connectionId);
+      if (!run.ok) return run;
+      const next = this.sql("SELECT * FROM commands WHERE run_id = ? AND status IS NULL ORDER BY controller_seq LIMIT 1").get(runId) as Row | undefined;
+      if (!next) return ok(null);
+      if (next.last_delivered_connection_id === connectionId && !repeat) return ok(null);
+      this.sql("UPDATE commands SET delivery_count = delivery_count + 1, last_delivered_connection_id = ?, last_delivered_at = ? WHERE run_id = ? AND controller_seq = ?")
+        .run(connectionId, nowMs, runId, next.controller_seq);
+      return ok(commandFrom(this.sql("SELECT * FROM commands WHERE run_id = ? AND controller_seq = ?").get(runId, next.controller_seq) as Row));
+    });
+  }
+
+  async recordCommandResult(runId: string, connectionId: string, res: NewCommandResult, nowMs: number): Promise<Result<{ duplicate: boolean; command: CommandRow }>> {
+    return this.write((): Result<{ duplicate: boolean; command: CommandRow }> => {
+      const run = this.currentRun(runId, connectionId);
+      if (!run.ok) return run;
+      const row = this.sql("SELECT * FROM commands WHERE run_id = ? AND command_id = ?").get(runId, res.commandId) as Row | undefined;
+      if (!row) return fail("unknown_command", "/commandId", `no command ${res.commandId} in run ${runId}`);
+      const command = commandFrom(row);
+      if (command.deliveryCount === 0) return fail("command_not_delivered", "/commandId", `${res.commandId} was never delivered`);
+      if (command.result !== null) {
+        if (command.result !== res.result) return fail("command_result_mismatch", "", `${res.commandId} already has a different result`);
+        this.sql("UPDATE runs SET duplicate_command_results = duplicate_command_results + 1 WHERE run_id = ?").run(runId);
+        return ok({ duplicate: true, command });
+      }
+      this.sql("UPDATE commands SET status = ?, result = ?, result_at = ? WHERE run_id = ? AND command_id = ?").run(res.status, res.result, nowMs, runId, res.commandId);
+      return ok({ duplicate: false, command: { ...command, status: res.status, result: res.result } });
+    });
+  }
+
+  async recordMalformedFrame(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void> {
+    this.write(() => {
+      if (this.sql("UPDATE runs SET malformed_frames = malformed_frames + 1 WHERE run_id = ?").run(runId).changes === 1) this.insertDiagnostic(runId, diagnostic, nowMs);
+    });
+  }
+
+  async recordDiagnostic(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void> {
+    this.write(() => {
+      if (this.runRow(runId)) this.insertDiagnostic(runId, diagnostic, nowMs);
+    });
+  }
+
+  private insertDiagnostic(runId: string, d: Diagnostic, nowMs: number): void {
+    this.sql("INSERT INTO diagnostics (run_id, code, message, at) VALUES (?, ?, ?, ?)").run(runId, d.code.slice(0, 160), d.message.slice(0, MAX_DIAGNOSTIC_MESSAGE), nowMs);
+    this.sql("DELETE FROM diagnostics WHERE run_id = ? AND id NOT IN (SELECT id FROM diagnostics WHERE run_id = ? ORDER BY id DESC LIMIT ?)").run(runId, runId, MAX_DIAGNOSTICS);
+  }
+
+  async diagnostics(runId: string): Promise<Diagnostic[]> {
+    return this.sql("SELECT code, message FROM diagnostics WHERE run_id = ? ORDER BY id").all(runId) as Diagnostic[];
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,209 @@
+import type { CredentialKind } from "../transport/handshake-payloads.js";
+import type { Result } from "./errors.js";
+import type { RunIdentity } from "./identity.js";
+import type { ResultStatus } from "./limits.js";
+
+/**
+ * The authority's durable store (runtime.md §6.2), keyed by runId so that one authority
+ * process serves many runs. SQLite implements it by default (sqlite-store.ts); a PostgreSQL
+ * store for multi-instance control planes implements the same interface.
+ *
+ * Every method is one atomic unit: one transaction, all or nothing. The checks a change
+ * depends on (the cursor, the current connection, an unchanged credential, the next
+ * controllerSeq) are re-made inside that transaction, as compare-and-set, because the caller's
+ * earlier read may be stale (another instance, or the await on `onCommittedEvent`). A
+ * PostgreSQL store makes them under `SELECT … FOR UPDATE` of the run or credential row.
+ *
+ * Methods are async so that a networked store fits; refusals are values, I/O failures reject.
+ * The store never sees a raw ticket or lease token: only credential ids and auth-key digests.
+ */
+export interface AuthorityStore {
+  /**
+   * Registers a run, or finds it again after a restart. The identity must be exactly the one
+   * stored for that runId (`run_identity_mismatch` otherwise).
+   */
+  registerRun(identity: RunIdentity, init: RunInit): Promise<Result<RunSnapshot>>;
+  run(runId: string): Promise<RunSnapshot | undefined>;
+  runIds(): Promise<string[]>;
+
+  /** Stores a new bootstrap ticket (digest only) for a registered run. */
+  insertTicket(ticket: NewTicket): Promise<Result<void>>;
+  credential(credentialId: string): Promise<CredentialRow | undefined>;
+  /** §5.3 step 6, atomically: see ReauthorizeRequest. */
+  reauthorize(request: ReauthorizeRequest): Promise<Result<Reauthorized>>;
+  /**
+   * Raises the run's revocation epoch (to `epoch`, which must be greater, or by one) and
+   * revokes every live lease and unused ticket issued under a lower epoch.
+   */
+  revoke(runId: string, epoch: number | undefined, nowMs: number): Promise<Result<Revocation>>;
+  /** Deletes used or expired tickets and revoked or expired leases (§6.2). */
+  prune(nowMs: number): Promise<number>;
+
+  committedEvent(runId: string, sourceEventId: string): Promise<CommittedEventRow | undefined>;
+  committedWindow(runId: string): Promise<CommittedEventRow[]>;
+  /**
+   * A redelivery of a committed event: if the window still holds `sourceEventId` with exactly
+   * `envelope`, its deliveryCount and the run's replayDeliveries go up by one.
+   */
+  countRedelivery(runId: string, connectionId: string, sourceEventId: string, envelope: string): Promise<Result<{ ackedSourceSeq: number }>>;
+  /**
+   * §5.6 steps 5–6 after the callback: inserts the window row and advances ackedSourceSeq to
+   * `event.sourceSeq`, only if that is ackedSourceSeq + 1 and `connectionId` is the run's
+   * current connection; trims the window to its newest 64 rows.
+   */
+  commitEvent(runId: string, connectionId: string, event: NewCommittedEvent, nowMs: number): Promise<Result<{ ackedSourceSeq: number }>>;
+
+  command(runId: string, commandId: string): Promise<CommandRow | undefined>;
+  commands(runId: string): Promise<CommandRow[]>;
+  /** Appends a command, only if `command.controllerSeq` is the run's count + 1 and the id is new. */
+  appendCommand(runId: string, command: NewCommand, nowMs: number): Promise<Result<CommandRow>>;
+  /**
+   * The lowest command without a result, its delivery counted, for `connectionId`. Null when
+   * there is none, or when it was already delivered on this connection and `repeat` is not set
+   * (it is in flight: the runner answers it before anything else is sent).
+   */
+  deliverNextCommand(runId: string, connectionId: string, repeat: boolean, nowMs: number): Promise<Result<CommandRow | null>>;
+  /**
+   * Persists a delivered command's result; a repeat must carry exactly the stored result
+   * (then duplicateCommandResults goes up by one and `duplicate` is true).
+   */
+  recordCommandResult(runId: string, connectionId: string, result: NewCommandResult, nowMs: number): Promise<Result<{ duplicate: boolean; command: CommandRow }>>;
+
+  /** A frame or event refused for its content: counted, with a diagnostic. */
+  recordMalformedFrame(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
+  /** Keeps the newest 32 per run. */
+  recordDiagnostic(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
+  diagnostics(runId: string): Promise<Diagnostic[]>;
+
+  close(): Promise<void>;
+}
+
+export interface RunInit {
+  /** The protocol version commands are built for until a lease pins one. */
+  protocolVersion: number;
+  nowMs: number;
+}
+
+/** One run's cursor and counters (§6.2). */
+export interface RunSnapshot {
+  identity: RunIdentity;
+  /** The version of the most recent lease, or the registered default before any. */
+  protocolVersion: number;
+  ackedSourceSeq: number;
+  connectionCount: number;
+  /** `connection_<n>` of the one live runner connection; null before the first. */
+  currentConnectionId: string | null;
+  revocationEpoch: number;
+  replayDeliveries: number;
+  duplicateCommandResults: number;
+  freshBootstraps: number;
+  malformedFrames: number;
+  lastLeaseId: string | null;
+  lastLeaseExpiresAtUnixMs: number | null;
+  commandCount: number;
+  commandDeliveryCounts: Record<string, number>;
+}
+
+/** A ticket or lease as stored: a locator and a digest, never the token (§5.2). */
+export interface CredentialRow {
+  credentialId: string;
+  runId: string;
+  kind: CredentialKind;
+  /** `sha256:<hex(authKey)>`. */
+  authKeyDigest: string;
+  issuedAtUnixMs: number;
+  expiresAtUnixMs: number;
+  usedAtUnixMs: number | null;
+  revokedAtUnixMs: number | null;
+  /** null for a ticket. */
+  leaseId: string | null;
+  /** The run's epoch when issued; a ticket's is 0 in the challenge (§5.3 step 3). */
+  revocationEpoch: number;
+  /** The version a lease was issued under; null for a ticket. */
+  protocolVersion: number | null;
+}
+
+export interface NewTicket {
+  runId: string;
+  credentialId: string;
+  authKeyDigest: string;
+  issuedAtUnixMs: number;
+  expiresAtUnixMs: number;
+}
+
+/** A lease minted by the caller (token derived and dropped outside the store). */
+export interface MintedLease {
+  credentialId: string;
+  authKeyDigest: string;
+  leaseId: string;
+  expiresAtUnixMs: number;
+}
+
+/**
+ * §5.3 step 6, one transaction: the credential is re-read and must equal `expected` (what the
+ * challenge was built from) and be unused, unrevoked and unexpired at `nowMs`; a lease must be
+ * on `selectedVersion`. A bootstrap is marked used and `mint` stored as its lease (required
+ * for a bootstrap, ignored for a lease). Then connectionCount goes up and `connection_<n>`
+ * becomes the run's only current connection.
+ */
+export interface ReauthorizeRequest {
+  expected: CredentialRow;
+  selectedVersion: number;
+  mint: MintedLease | null;
+  nowMs: number;
+}
+
+export interface Reauthorized {
+  connectionId: string;
+  lease: CredentialRow;
+  /** True when a bootstrap was consumed and `lease` is new. */
+  freshBootstrap: boolean;
+  ackedSourceSeq: number;
+}
+
+export interface Revocation {
+  revocationEpoch: number;
+  revokedCredentials: number;
+}
+
+/** A row of the committed window (§6.2); `envelope` is the event's canonical JSON. */
+export interface CommittedEventRow {
+  sourceSeq: number;
+  sourceEventId: string;
+  eventType: string;
+  priority: number;
+  envelope: string;
+  deliveryCount: number;
+  logicalEffectCount: 1;
+}
+
+export type NewCommittedEvent = Omit<CommittedEventRow, "deliveryCount" | "logicalEffectCount">;
+
+export interface CommandRow {
+  commandId: string;
+  controllerSeq: number;
+  type: string;
+  /** The payload's canonical JSON: what an idempotent re-queue is compared with. */
+  payload: string;
+  /** The envelope's canonical JSON: the exact command every delivery sends. */
+  envelope: string;
+  queuedAtUnixMs: number;
+  deliveryCount: number;
+  lastDeliveredConnectionId: string | null;
+  status: ResultStatus | null;
+  /** Canonical JSON of `{commandId, status, result}`: what a repeated result must equal. */
+  result: string | null;
+}
+
+export type NewCommand = Pick<CommandRow, "commandId" | "controllerSeq" | "type" | "payload" | "envelope">;
+
+export interface NewCommandResult {
+  commandId: string;
+  status: ResultStatus;
+  result: string;
+}
+
+export interface Diagnostic {
+  code: string;
+  message: string;
+}

@@ -1,0 +1,98 @@
+import { join, resolve } from "node:path";
+import type { Command } from "commander";
+import { writeNativeExecutionBundle } from "../bundle/native-execution.js";
+import { loadScript, resolveScriptPath, type LoadedScript } from "../harness/script-file.js";
+import { reduceEvents } from "../reducer/index.js";
+import { timelineSummary } from "../reducer/timeline-summary.js";
+import { runDurable, type DurableRunFacts } from "./durable-run.js";
+import { runFault } from "./fault.js";
+import { parseNonNegativeInt } from "./options.js";
+
+interface DemoOptions {
+  script: string;
+  fault?: string;
+  json?: boolean;
+  delayMs?: number;
+  out: string;
+}
+
+export function registerDemo(program: Command): void {
+  program
+    .command("demo")
+    .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness, over the encrypted WebSocket")
+    .option("--script <name|file>", "the fake harness script", "happy-path")
+    .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
+    .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle}")
+    .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
+    .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
+    .addHelpText(
+      "after",
+      `
+Opens a control-plane authority (SQLite under .prp/demo/<runId>/authority) on 127.0.0.1,
+issues a bootstrap ticket, queues run.prepare, session.open and turn.start, and starts
+prp-runnerd --connect-url with the ticket in its environment. Each event is shown when the
+authority has committed it. Ends with the reduced session, the reconciliation, the result
+and the native execution bundle.
+
+Examples:
+  npm start
+  prp demo --script error
+  prp demo --fault socket-drop
+  prp demo --json`,
+    )
+    .action(async (opts: DemoOptions) => {
+      process.exitCode = opts.fault ? await runFault(program, opts.fault, opts, true) : await runDemo(program, opts);
+    });
+}
+
+async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
+  let scriptPath = "";
+  try {
+    scriptPath = resolve(resolveScriptPath(opts.script));
+  } catch (err) {
+    program.error((err as Error).message, { exitCode: 2 });
+  }
+  const loaded = loadScript(scriptPath);
+  if (!loaded.ok) return program.error(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`, { exitCode: 2 });
+  const show = (line: string) => {
+    if (!opts.json) console.log(line);
+  };
+  show("starting an authority on 127.0.0.1 and prp-runnerd with a one-use ticket; events appear as the authority commits them");
+  const facts = await runDurable({
+    script: loaded.value,
+    dir: resolve(opts.out, "demo"),
+    ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
+    onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
+    note: (text) => process.stderr.write(`${text}\n`),
+  });
+  return reportDurableRun(facts, loaded.value, opts.json === true, show);
+}
+
+/** The closing report of a durable run: states, result, session, transport counters, bundle. */
+export function reportDurableRun(facts: DurableRunFacts, script: LoadedScript, json: boolean, show: (line: string) => void): number {
+  const { events } = facts;
+  if (!events.some((e) => e.eventType === "run.terminal")) {
+    process.stderr.write(`prp: the runner exited (${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")}) before the run's terminal was committed\n${facts.runnerLogs.flat().join("\n")}\n`);
+    return 1;
+  }
+  const snapshot = reduceEvents(null, null, events);
+  const { path, bundle } = writeNativeExecutionBundle(join(facts.dir, "bundle"), {
+    runId: facts.runId, caseId: script.script.name, attemptId: "attempt_1", scriptBytes: script.bytes, events,
+    config: { script: script.script.name, transport: "durable" }, durationMs: 0, driverKind: "fake_harness",
+  });
+  const terminal = bundle.terminal;
+  const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as { reportedWorkDisposition?: string; summary?: string } | undefined;
+  const deliveries = events.length + (facts.run?.replayDeliveries ?? 0);
+  if (json) {
+    console.log(JSON.stringify({ runId: facts.runId, runTerminalState: terminal.runTerminalState, committedEvents: events.length, deliveries, bundle: path }));
+  } else {
+    show("");
+    show(`run ${facts.runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`);
+    show(`  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`);
+    show(`  result          ${result ? `${result.reportedWorkDisposition}: ${result.summary}` : "none proposed"}`);
+    show(`  session         ${snapshot.sessionState}, turn ${snapshot.turnState}, ${snapshot.timeline.length} events, integrity ${snapshot.integrity}`);
+    show(`  transport       ${events.length} events committed once, ${deliveries} deliveries, ${facts.run?.connectionCount ?? 0} connection(s), runner exit ${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")}`);
+    show(`  bundle          ${path}`);
+  }
+  return terminal.runTerminalState === "succeeded" ? 0 : 1;
+}

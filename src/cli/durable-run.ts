@@ -1,0 +1,145 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { AuthorityServer } from "../authority/server.js";
+import type { RunSnapshot } from "../authority/store.js";
+import type { PrpEvent } from "../contract/kinds.js";
+import { packageRoot } from "../contract/package-root.js";
+import type { LoadedScript } from "../harness/script-file.js";
+import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
+import { runnerBuild } from "./runner-build.js";
+
+/** Something a fault does to a run once the authority has committed a given number of events. */
+export interface FaultStep {
+  afterEvents: number;
+  act(ctx: FaultContext): Promise<void>;
+}
+
+export interface FaultContext {
+  authority: AuthorityServer;
+  runId: string;
+  /** The live runner process (replaced by `restartRunner`). */
+  runner(): SupervisedProcess;
+  /** SIGKILLs the runner and starts a new one on the same state with a fresh ticket. */
+  restartRunner(): Promise<void>;
+  note(text: string): void;
+}
+
+export interface DurableRunOptions {
+  script: LoadedScript;
+  delayMs?: number;
+  /** The demo's folder: authority/ and runner-state/ go under <dir>/<runId>/. */
+  dir: string;
+  faults?: FaultStep[];
+  onCommitted?: (event: PrpEvent) => void;
+  note?: (text: string) => void;
+}
+
+export interface DurableRunFacts {
+  runId: string;
+  dir: string;
+  /** Events as the authority committed them, in order. */
+  events: PrpEvent[];
+  run: RunSnapshot | undefined;
+  runnerExits: ExitFact[];
+  /** Runner stderr tails, one per runner process, for reports and secret scans. */
+  runnerLogs: string[][];
+  tickets: string[];
+}
+
+/**
+ * One durable run on this machine: an authority on 127.0.0.1 with SQLite state, a bootstrap
+ * ticket, the three opening commands, and prp-runnerd dialling in with the ticket in its
+ * environment. Faults act between commits. Returns when the run's terminal is committed and
+ * the runner has exited (or when the runner gave up).
+ */
+export async function runDurable(options: DurableRunOptions): Promise<DurableRunFacts> {
+  const suffix = `${new Date().toISOString().replace(/[-:T]/g, "").slice(0, 14)}_${randomBytes(3).toString("hex")}`;
+  const identity = {
+    runnerInstanceId: `runner_${suffix}`, environmentLeaseId: `env_${suffix}`, runId: `run_${suffix}`,
+    normalizedSessionId: `session_${suffix}`, turnId: `turn_${suffix}`, itemId: `item_${suffix}`,
+  };
+  const dir = join(options.dir, identity.runId);
+  const build = runnerBuild();
+  const facts: DurableRunFacts = { runId: identity.runId, dir, events: [], run: undefined, runnerExits: [], runnerLogs: [], tickets: [] };
+  const note = options.note ?? (() => {});
+  const pendingFaults = [...(options.faults ?? [])];
+  let chain: Promise<void> = Promise.resolve();
+  let resolveTerminal!: () => void;
+  const terminalCommitted = new Promise<void>((r) => (resolveTerminal = r));
+  const authority = AuthorityServer.open({
+    stateDir: join(dir, "authority"),
+    runnerVersion: build.version,
+    runnerDigest: build.digest,
+    onCommittedEvent: (event) => {
+      facts.events.push(event);
+      options.onCommitted?.(event);
+      if (event.eventType === "run.terminal") resolveTerminal();
+      while (pendingFaults.length > 0 && facts.events.length >= pendingFaults[0]!.afterEvents) {
+        const step = pendingFaults.shift()!;
+        chain = chain.then(() => step.act(ctx)); // faults run outside the commit, in order
+      }
+    },
+    log: (text) => note(`authority: ${text}`),
+  });
+  let runner: SupervisedProcess | null = null;
+  const startRunner = async () => {
+    const ticket = await authority.issueBootstrapTicket(identity.runId, 5_000);
+    if (!ticket.ok) throw new Error(`${ticket.error.code}: ${ticket.error.message}`);
+    facts.tickets.push(ticket.value.token);
+    runner = new SupervisedProcess({
+      command: process.execPath,
+      args: [
+        join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
+        "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
+        "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
+        "--script", options.script.path, ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
+      ],
+      env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token },
+      graceMs: 2_000,
+      onLine: () => {},
+      onOversize: () => {},
+    });
+  };
+  const finishRunner = async (r: SupervisedProcess) => {
+    facts.runnerExits.push(await r.terminate());
+    facts.runnerLogs.push(r.log.snapshot().lines);
+  };
+  const ctx: FaultContext = {
+    authority,
+    runId: identity.runId,
+    runner: () => runner!,
+    restartRunner: async () => {
+      const old = runner!;
+      old.pause();
+      await finishRunnerKilled(old);
+      await startRunner();
+    },
+    note,
+  };
+  const finishRunnerKilled = async (r: SupervisedProcess) => {
+    process.kill(-r.pid, "SIGKILL");
+    await finishRunner(r);
+  };
+  try {
+    await authority.listen(0);
+    const registered = await authority.registerRun(identity);
+    if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
+    await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo" });
+    await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });
+    await authority.queueCommand(identity.runId, "turn.start", { text: `Play the ${options.script.script.name} script.`, turnId: identity.turnId });
+    await startRunner();
+    // The run ends when its terminal is committed and the current runner has exited.
+    for (;;) {
+      const current: SupervisedProcess = runner!;
+      await current.exited;
+      await chain;
+      if (runner === current) break; // not replaced by a fault while we waited
+    }
+    await Promise.race([terminalCommitted, new Promise((r) => setTimeout(r, 200))]);
+    facts.run = await authority.run(identity.runId);
+    return facts;
+  } finally {
+    if (runner) await finishRunner(runner);
+    await authority.close();
+  }
+}

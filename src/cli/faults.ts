@@ -1,0 +1,78 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { DurableRunFacts, FaultStep } from "./durable-run.js";
+
+/** The faults `prp fault` and `prp demo --fault` can inject (runtime.md §5.10), and what each does. */
+export const FAULTS: Record<string, { describe: string; steps: () => FaultStep[] }> = {
+  none: { describe: "no fault: the baseline run", steps: () => [] },
+  "socket-drop": {
+    describe: "the authority drops the connection mid-run; the runner redials with its in-memory lease and resends what is unacknowledged",
+    steps: () => [{ afterEvents: 8, act: async (ctx) => ctx.authority.disconnectRunner(ctx.runId) }],
+  },
+  "runner-restart": {
+    describe: "the runner is killed with SIGKILL at a random point and relaunched on the same state with a fresh ticket",
+    steps: () => [{ afterEvents: 4 + Math.floor(Math.random() * 10), act: (ctx) => ctx.restartRunner() }],
+  },
+  "duplicate-command": {
+    describe: "the authority delivers the pending command a second time; the runner replays its result with no second effect",
+    steps: () => [1, 5, 8].map((n) => ({ afterEvents: n, act: async (ctx) => void (await ctx.authority.redeliverPendingCommand(ctx.runId)) })),
+  },
+  "malformed-input": {
+    describe: "the authority sends a command that breaks the contract; the runner refuses it and the run goes on",
+    steps: () => [{ afterEvents: 6, act: async (ctx) => void ctx.authority.sendRawCommand(ctx.runId, { commandId: "command_malformed", controllerSeq: 99, type: "no.such.command" }) }],
+  },
+};
+
+/** What a fault run must show (issue 5): nothing acknowledged lost, nothing twice, one effect per command, bounded, no secret. */
+export interface FaultVerdict {
+  fault: string;
+  passed: boolean;
+  acknowledgedLost: number;
+  duplicateLogicalEvents: number;
+  commandEffects: number;
+  peakOutboxBytes: number;
+  secretsFound: number;
+}
+
+/** Each accepted command's effect shows as exactly one of these events. */
+const EFFECT_EVENTS = ["workspace.ready", "session.starting", "turn.submitted"];
+const ONCE_PER_RUN = new Set([...EFFECT_EVENTS, "harness.starting", "run.terminal"]);
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+export function judgeFault(fault: string, facts: DurableRunFacts): FaultVerdict {
+  const seqs = facts.events.map((e) => e.sourceSeq);
+  const highest = Math.max(0, ...seqs);
+  const acknowledgedLost = highest - new Set(seqs).size;
+  const ids = facts.events.map((e) => e.sourceEventId);
+  const counts = new Map<string, number>();
+  for (const e of facts.events) counts.set(e.eventType, (counts.get(e.eventType) ?? 0) + 1);
+  const duplicateLogicalEvents = ids.length - new Set(ids).size + [...ONCE_PER_RUN].reduce((n, t) => n + Math.max(0, (counts.get(t) ?? 0) - 1), 0);
+  const commandEffects = Math.max(0, ...EFFECT_EVENTS.map((t) => counts.get(t) ?? 0));
+  let peakOutboxBytes = 0;
+  const statePath = join(facts.dir, "runner-state", "runner-state.sqlite");
+  if (existsSync(statePath)) {
+    const db = new Database(statePath, { readonly: true, fileMustExist: true });
+    peakOutboxBytes = (db.prepare("SELECT peak_outbox_bytes AS p FROM runner_state WHERE id = 1").get() as { p: number } | undefined)?.p ?? 0;
+    db.close();
+  }
+  const haystacks = [...filesUnder(facts.dir).map((f) => readFileSync(f).toString("latin1")), facts.runnerLogs.flat().join("\n"), JSON.stringify(facts.events)];
+  const secretsFound = facts.tickets.filter((t) => haystacks.some((h) => h.includes(t))).length;
+  const terminal = facts.events.some((e) => e.eventType === "run.terminal");
+  return {
+    fault,
+    passed: terminal && acknowledgedLost === 0 && duplicateLogicalEvents === 0 && commandEffects <= 1 && peakOutboxBytes <= 16 * 1024 * 1024 && secretsFound === 0,
+    acknowledgedLost,
+    duplicateLogicalEvents,
+    commandEffects,
+    peakOutboxBytes,
+    secretsFound,
+  };
+}

@@ -1,0 +1,245 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { decodeValue } from "../../contract/decode.js";
+import type { PrpCommand } from "../../contract/kinds.js";
+import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, type ControlEnvelope, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type TransportError } from "../../transport/index.js";
+import { RunController, SUPPORTED_COMMANDS, type RunControllerOptions } from "../run-controller.js";
+import { outboxSink } from "./outbox-sink.js";
+import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "./runner-state.js";
+
+export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId" | "sessionId"> {
+  identity: RunIdentity;
+  connectUrl: string;
+  stateDir: string;
+  /** The one-use ticket, from the environment only; discarded after the first welcome. */
+  bootstrapToken: string | null;
+  runnerVersion: string;
+  runnerDigest: string;
+  maxOutboxBytes?: number;
+  p0ReserveBytes?: number;
+  reconnectDelayMs?: number;
+  /** Diagnostics for a person (stderr); never a secret. */
+  log(text: string): void;
+}
+
+/** How a durable runner process ends; the exit code tells its supervisor what to do next. */
+export type DurableOutcome =
+  | { code: 0; reason: "run_delivered" }
+  | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" }
+  | { code: 4; reason: "unrecoverable"; detail: string };
+
+/**
+ * The runner daemon in durable mode (runtime.md §5): one run, its harness, an SQLite outbox
+ * and command journal, and an authenticated, encrypted WebSocket to the authority that is
+ * redialled with the in-memory lease after a drop. Events are committed before they are sent
+ * and resent with identical bytes until acknowledged; each command is journaled before its
+ * effect and has one effect however often it arrives. The process ends once the run's terminal
+ * is acknowledged.
+ */
+export class DurableRunner {
+  private readonly state: RunnerState;
+  private readonly controller: RunController;
+  private channel: SecureChannel<RunnerToCoreKind> | null = null;
+  private credential: RunnerCredential | null;
+  private roomWaiters: Array<() => void> = [];
+  private terminalAdmitted = false;
+  private finished: ((outcome: DurableOutcome) => void) | null = null;
+  private readonly restarted: boolean;
+
+  constructor(private readonly options: DurableRunnerOptions) {
+    const id = options.identity;
+    this.state = RunnerState.open(options.stateDir, {
+      ...id,
+      maxOutboxBytes: options.maxOutboxBytes ?? DEFAULT_MAX_OUTBOX_BYTES,
+      p0ReserveBytes: options.p0ReserveBytes ?? DEFAULT_P0_RESERVE_BYTES,
+    });
+    this.credential = options.bootstrapToken ? { kind: "bootstrap", token: options.bootstrapToken } : null;
+    const c = this.state.counters();
+    this.restarted = c.nextSourceSeq > 1 || c.lastControllerCommandSeq > 0;
+    this.terminalAdmitted = c.lifecycle === "stopped";
+    this.controller = new RunController(
+      { ...options, runId: id.runId, sessionId: id.normalizedSessionId },
+      outboxSink(this.state, id, {
+        send: (envelope) => this.sendEvent(envelope),
+        refused: (eventType, admission) => {
+          options.log(`${eventType} refused by the outbox: ${admission.code}: ${admission.message}`);
+          if (admission.code === "p0_storage_exhausted" || admission.code === "state_unrecoverable") this.end({ code: 4, reason: "unrecoverable", detail: admission.message });
+        },
+        waitForRoom: (resume) => this.roomWaiters.push(resume),
+      }),
+    );
+    void this.controller.done.then(() => {
+      this.terminalAdmitted = true;
+      this.state.setLifecycle("stopped");
+      this.maybeDelivered();
+    });
+  }
+
+  /** Cancels the run (a signal to the runner): the harness group is ended and the terminal delivered. */
+  cancel(): void {
+    void this.controller.stop("cancelled");
+  }
+
+  /** Runs until the run is delivered or the runner must stop; returns how it ended. */
+  async run(): Promise<DurableOutcome> {
+    const done = new Promise<DurableOutcome>((resolve) => (this.finished = resolve));
+    if (this.restarted && !this.terminalAdmitted) this.recoverAfterRestart();
+    const parsed = parseConnectUrl(this.options.connectUrl);
+    if (!parsed.ok) return this.end({ code: 4, reason: "unrecoverable", detail: parsed.error.message });
+    const endpoint = await resolveEndpoint(parsed.value);
+    if (!endpoint.ok) return this.end({ code: 4, reason: "unrecoverable", detail: endpoint.error.message });
+    void this.connectLoop(endpoint.value);
+    const outcome = await done;
+    this.state.close();
+    return outcome;
+  }
+
+  /**
+   * After a restart the harness of the previous process is gone. A run whose prepare was
+   * journaled cannot go on: report the reconciliation and end the run with the runner's own
+   * facts (no harness exit, no result), so the authority gets exactly one terminal.
+   */
+  private recoverAfterRestart(): void {
+    this.controller.emitRunnerEvent("runner.reconciled", { outcome: "same_durable_session_resumed", harness: this.state.journaled("run.prepare") ? "lost" : "not_started" });
+    if (this.state.journaled("run.prepare")) void this.controller.stop(null);
+  }
+
+  private async connectLoop(endpoint: ResolvedEndpoint): Promise<void> {
+    while (this.finished) {
+      if (!this.credential) return void this.end({ code: 3, reason: "lease_expired_requires_bootstrap" });
+      if (this.credential.kind === "lease" && this.credential.expiresAtUnixMs <= Date.now()) {
+        this.credential = null;
+        continue;
+      }
+      const ws = await dial(endpoint);
+      if (ws.ok) {
+        const closed = await this.session(ws.value);
+        if (!this.finished) return;
+        if (closed) this.options.log(`connection closed: ${closed.code}: ${closed.message}`);
+      } else {
+        this.options.log(`dial failed: ${ws.error.message}`);
+      }
+      await sleep(this.options.reconnectDelayMs ?? 250);
+    }
+  }
+
+  /** One connection: handshake, resume, then envelopes until it closes. Resolves with why it closed. */
+  private async session(ws: Parameters<typeof openRunnerChannel>[0]): Promise<TransportError | null> {
+    const c = this.state.counters();
+    let resolveClosed!: (e: TransportError | null) => void;
+    const closed = new Promise<TransportError | null>((r) => (resolveClosed = r));
+    const credential = this.credential!;
+    const opened = await openRunnerChannel(ws, {
+      credential,
+      identity: this.options.identity,
+      runnerVersion: this.options.runnerVersion,
+      runnerDigest: this.options.runnerDigest,
+      resume: { lastControllerCommandSeq: c.lastControllerCommandSeq, nextSourceEventSeq: c.nextSourceSeq, ackedSourceSeq: c.ackedSourceSeq },
+      handlers: {
+        onEnvelope: (envelope) => this.onEnvelope(envelope),
+        onClose: (diagnostic) => {
+          this.channel = null;
+          resolveClosed(diagnostic);
+        },
+      },
+    });
+    if (!opened.ok) {
+      // Once a bootstrap handshake has started, the ticket may have been consumed: never retry it (§5.3).
+      if (credential.kind === "bootstrap") this.end({ code: 3, reason: "bootstrap_possibly_consumed" });
+      else if (opened.error.code === "credential_expired" || opened.error.code === "unauthorized") this.credential = null;
+      return opened.error;
+    }
+    this.credential = opened.value.welcome.lease satisfies RunnerLease; // the ticket is spent: only the lease, in memory
+    this.channel = opened.value.channel;
+    this.state.setLifecycle(this.terminalAdmitted ? "stopped" : "ready");
+    if (!this.applyAck(opened.value.welcome.payload.ackedSourceSeq)) return closed;
+    for (const pending of this.state.pending()) this.sendEvent(pending.envelope);
+    for (const command of opened.value.welcome.payload.pendingCommands) await this.onCommand(command);
+    return closed;
+  }
+
+  private async onEnvelope(envelope: ControlEnvelope): Promise<void> {
+    const payload = envelope.payload as Record<string, unknown>;
+    switch (envelope.kind) {
+      case "ack":
+        this.applyAck(payload.ackedSourceSeq as number);
+        return;
+      case "command":
+        return this.onCommand(payload.command);
+      case "ping":
+        this.channel?.send("pong", { lifecycle: this.state.counters().lifecycle, outboxBytes: this.state.counters().outboxBytes, ackedSourceSeq: this.state.counters().ackedSourceSeq });
+        return;
+      case "revoke":
+        this.state.setLifecycle("revoked");
+        this.end({ code: 3, reason: "revoked" });
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** A cumulative ACK; one that goes backward or past what was produced closes the connection. */
+  private applyAck(n: number): boolean {
+    const applied = this.state.applyAck(n);
+    if (!applied.ok) {
+      this.options.log(`refused ack ${n}: ${applied.message}`);
+      this.channel?.close();
+      return false;
+    }
+    if (!this.state.counters().backpressure) for (const resume of this.roomWaiters.splice(0)) resume();
+    this.maybeDelivered();
+    return true;
+  }
+
+  /** Journal before effect, result committed before it is sent (runtime.md §5.8). */
+  private async onCommand(raw: unknown): Promise<void> {
+    const decoded = decodeValue(raw, { kind: "command" });
+    if (!decoded.ok) {
+      const id = (raw as { commandId?: unknown })?.commandId;
+      if (typeof id === "string") this.sendResult(id, "rejected", { code: decoded.error.code, message: decoded.error.message });
+      return;
+    }
+    const command = decoded.value;
+    const decision = this.state.beginCommand(command as never);
+    if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
+    if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
+    const refusal = SUPPORTED_COMMANDS.has(command.type)
+      ? this.controller.refusal(command as PrpCommand)
+      : { code: "unsupported_command", reason: `this runner does not support ${command.type} commands` };
+    if (refusal) {
+      this.state.finishCommand(command.commandId, "rejected", { code: refusal.code, message: refusal.reason, logicalEffectCount: 0 });
+    } else {
+      try {
+        await this.controller.apply(command as PrpCommand);
+        this.state.finishCommand(command.commandId, "completed", { outcome: "accepted", logicalEffectCount: 1 });
+      } catch (err) {
+        this.state.finishCommand(command.commandId, "failed", { code: "command_failed", message: (err as Error).message });
+      }
+    }
+    const stored = this.state.beginCommand(command as never);
+    if (stored.kind === "replay") this.sendResult(command.commandId, stored.status, stored.result);
+  }
+
+  private sendResult(commandId: string, status: string, result: unknown): void {
+    this.channel?.send("command_result", { commandId, status, result: result ?? null });
+  }
+
+  private sendEvent(envelope: string): void {
+    this.channel?.send("event", { event: JSON.parse(envelope) as unknown as Record<string, unknown> });
+  }
+
+  /** The run is delivered once its terminal is admitted and every event is acknowledged. */
+  private maybeDelivered(): void {
+    const c = this.state.counters();
+    if (this.terminalAdmitted && c.ackedSourceSeq === c.nextSourceSeq - 1) {
+      this.channel?.close();
+      this.end({ code: 0, reason: "run_delivered" });
+    }
+  }
+
+  private end(outcome: DurableOutcome): DurableOutcome {
+    const finish = this.finished;
+    this.finished = null;
+    finish?.(outcome);
+    return outcome;
+  }
+}

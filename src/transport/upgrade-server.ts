@@ -1,0 +1,98 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket } from "ws";
+import { MAX_FRAME_BYTES } from "../contract/versions.js";
+import { IDENTITY_PATTERN } from "./envelope.js";
+import { fail, ok, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
+import { MAX_UPGRADE_HEADER_BYTES } from "./limits.js";
+import { maxSecureFrameBytes } from "./secure-frame.js";
+
+/** The server path of runtime.md §2.4 and §5.1: `/api/runner/v1/connect/<runId>`. */
+export const RUNNER_CONNECT_PATH_PREFIX = "/api/runner/v1/connect/";
+
+/**
+ * What an upgrade request must be before the WebSocket handshake (§5.1, §5.4): no `Origin`
+ * (a runner is never a browser, so any Origin means a page is trying to reach the authority),
+ * no query, no extensions (no compression: frame sizes stay what the limits say), and the connect
+ * path with a run id. ws itself checks the method, `Upgrade`, version 13 and the key.
+ */
+export function checkUpgradeRequest(req: IncomingMessage): Result<{ runId: string }> {
+  if (req.headers.origin !== undefined) return fail("origin_refused", "", "an upgrade request with an Origin header is refused");
+  const target = req.url ?? "";
+  if (target.includes("?")) return fail("query_refused", "", "the connect path takes no query");
+  if (req.headers["sec-websocket-extensions"] !== undefined) return fail("extensions_refused", "", "WebSocket extensions are refused");
+  const runId = target.startsWith(RUNNER_CONNECT_PATH_PREFIX) ? target.slice(RUNNER_CONNECT_PATH_PREFIX.length) : "";
+  if (!IDENTITY_PATTERN.test(runId)) return fail("path_refused", "", `the path must be ${RUNNER_CONNECT_PATH_PREFIX}<runId>`);
+  return ok({ runId });
+}
+
+const REFUSAL_STATUS: Partial<Record<TransportErrorCode, string>> = {
+  origin_refused: "403 Forbidden",
+  path_refused: "404 Not Found",
+};
+
+function refuse(socket: Duplex, error: TransportError): void {
+  const status = REFUSAL_STATUS[error.code] ?? "400 Bad Request";
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  socket.destroy();
+}
+
+export interface RunnerUpgradeServerOptions {
+  /** A guarded, upgraded runner socket; the caller runs `acceptCoreChannel` on it at once. */
+  onRunner: (ws: WebSocket, runId: string) => void;
+  /** A refused upgrade, for the caller's diagnostics. */
+  onRefused?: (error: TransportError) => void;
+  maxFrameBytes?: number;
+}
+
+/** The HTTP server that takes runner upgrades, and the way to stop it with every socket closed. */
+export interface RunnerUpgradeServer {
+  readonly http: Server;
+  listen(port: number, host: string): Promise<AddressInfo>;
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP server (headers capped at 16 KiB: Node answers 431 past it) whose only job is runner
+ * upgrades, through a `ws` server in noServer mode. ws refuses unmasked client frames on its own;
+ * frames are capped at the sealed size of a 1 MiB plaintext.
+ */
+export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): RunnerUpgradeServer {
+  const http = createServer({ maxHeaderSize: MAX_UPGRADE_HEADER_BYTES }, (_req, res) => {
+    res.writeHead(426, { connection: "close" }).end();
+  });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: maxSecureFrameBytes(options.maxFrameBytes ?? MAX_FRAME_BYTES),
+    perMessageDeflate: false,
+    clientTracking: true,
+  });
+  http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const checked = checkUpgradeRequest(req);
+    if (!checked.ok) {
+      options.onRefused?.(checked.error);
+      refuse(socket, checked.error);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => options.onRunner(ws, checked.value.runId));
+  });
+  return {
+    http,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        http.once("error", reject);
+        http.listen(port, host, () => {
+          http.off("error", reject);
+          resolve(http.address() as AddressInfo);
+        });
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const ws of wss.clients) ws.terminate();
+        wss.close();
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  CORE_TO_RUNNER_KINDS,
+  IDENTITY_FIELDS,
+  RUNNER_TO_CORE_KINDS,
+  checkControlEnvelope,
+  checkHandshakeEnvelope,
+  controlEnvelope,
+  handshakeEnvelope,
+  type ControlKind,
+  type EnvelopeBinding,
+} from "../../src/transport/index.js";
+import { IDENTITY } from "./support.js";
+
+const NOW = Date.UTC(2026, 0, 1);
+const BINDING: EnvelopeBinding = { identity: IDENTITY, connectionId: "connection_7", connectionLeaseId: "lease-7", leaseExpiresAtUnixMs: NOW + 60_000 };
+const ack = () => controlEnvelope("ack", BINDING, { ackedSourceSeq: 4 }, "envelope-1", new Date(NOW).toISOString()) as unknown as Record<string, unknown>;
+const refusal = (value: unknown, kinds: readonly ControlKind[] = CORE_TO_RUNNER_KINDS, now = NOW) => {
+  const r = checkControlEnvelope(value, BINDING, kinds, now);
+  return r.ok ? "ok" : `${r.error.code} ${r.error.path}`;
+};
+
+describe("control envelopes", () => {
+  it("carry protocol, version, the six identity fields, connectionId and connectionLeaseId", () => {
+    const env = ack();
+    assert.deepEqual(Object.keys(env), ["protocol", "version", "kind", "envelopeId", ...IDENTITY_FIELDS, "connectionId", "connectionLeaseId", "sentAt", "payload"]);
+    assert.equal(refusal(env), "ok");
+  });
+
+  it("refuse each of the six identity fields changed, naming the field", () => {
+    for (const field of IDENTITY_FIELDS) {
+      assert.equal(refusal({ ...ack(), [field]: `${IDENTITY[field]}x` }), `identity_mismatch /${field}`);
+      const { [field]: _dropped, ...without } = ack();
+      assert.equal(refusal(without), `identity_mismatch /${field}`);
+    }
+  });
+
+  it("refuse a wrong protocol, version, connection, lease or kind", () => {
+    assert.equal(refusal({ ...ack(), protocol: "paperclip.runner.v2" }), "protocol_mismatch /protocol");
+    assert.equal(refusal({ ...ack(), version: 2 }), "version_mismatch /version");
+    assert.equal(refusal({ ...ack(), version: "1" }), "version_mismatch /version");
+    assert.equal(refusal({ ...ack(), connectionId: "connection_8" }), "connection_mismatch /connectionId");
+    assert.equal(refusal({ ...ack(), connectionLeaseId: "lease-8" }), "lease_mismatch /connectionLeaseId");
+    assert.equal(refusal({ ...ack(), kind: "event" }), "unknown_kind /kind", "an event never comes from the core");
+    assert.equal(refusal({ ...ack(), kind: "lease_renewed" }), "unknown_kind /kind");
+    assert.equal(refusal(ack(), RUNNER_TO_CORE_KINDS), "unknown_kind /kind");
+  });
+
+  it("refuse malformed envelopes and ack/revoke numbers", () => {
+    assert.equal(refusal([]), "malformed_envelope ");
+    assert.equal(refusal({ ...ack(), payload: [] }), "malformed_envelope /payload");
+    assert.equal(refusal({ ...ack(), envelopeId: "" }), "malformed_envelope /envelopeId");
+    assert.equal(refusal({ ...ack(), sentAt: 1 }), "malformed_envelope /sentAt");
+    assert.equal(refusal({ ...ack(), payload: { ackedSourceSeq: -1 } }), "malformed_envelope /payload/ackedSourceSeq");
+    assert.equal(refusal({ ...ack(), kind: "revoke", payload: { revocationEpoch: 1.5 } }), "malformed_envelope /payload/revocationEpoch");
+  });
+
+  it("refuse any envelope once the lease has expired", () => {
+    assert.equal(refusal(ack(), CORE_TO_RUNNER_KINDS, NOW + 59_999), "ok");
+    assert.equal(refusal(ack(), CORE_TO_RUNNER_KINDS, NOW + 60_000), "lease_expired /connectionLeaseId");
+  });
+});
+
+describe("handshake envelopes", () => {
+  it("are {protocol, version, kind, payload} and must be the kind expected next", () => {
+    const hello = handshakeEnvelope("auth_hello", { a: 1 });
+    assert.deepEqual(hello, { protocol: "paperclip.runner", version: 1, kind: "auth_hello", payload: { a: 1 } });
+    assert.deepEqual(checkHandshakeEnvelope(hello, "auth_hello"), { ok: true, value: { a: 1 } });
+    const wrong = checkHandshakeEnvelope(hello, "auth_response");
+    assert.equal(wrong.ok ? "" : `${wrong.error.code} ${wrong.error.path}`, "unexpected_message /kind");
+    const bad = checkHandshakeEnvelope({ ...hello, protocol: "x" }, "auth_hello");
+    assert.equal(bad.ok ? "" : bad.error.code, "protocol_mismatch");
+  });
+});
