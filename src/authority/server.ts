@@ -34,6 +34,7 @@ export class AuthorityServer {
   private upgrade: RunnerUpgradeServer | null = null;
   private baseUrl = "";
   private readonly live = new Map<string, CoreChannel>();
+  private readonly ackDrops = new Set<string>();
 
   private constructor(
     private readonly options: AuthorityServerOptions,
@@ -97,6 +98,21 @@ export class AuthorityServer {
   /** Drops a run's live connection (fault injection, or an operator's disconnect). */
   disconnectRunner(runId: string): void {
     this.live.get(runId)?.close();
+  }
+
+  /** Commits the next event but loses its ACK with the connection (the lost-ack fault). */
+  dropNextAck(runId: string): void {
+    this.ackDrops.add(runId);
+  }
+
+  /**
+   * Revokes the run's credentials with a higher epoch and tells the live runner, which flushes
+   * its outbox on this connection and stops (runtime.md §5.9).
+   */
+  async revoke(runId: string): Promise<boolean> {
+    const revoked = await this.credentials.revoke(runId);
+    if (!revoked.ok) return false;
+    return this.live.get(runId)?.send("revoke", { revocationEpoch: revoked.value.revocationEpoch }).ok ?? false;
   }
 
   /** Sends the lowest pending command again on the live connection (the duplicate-command fault). */
@@ -164,6 +180,7 @@ export class AuthorityServer {
     if (envelope.kind === "event") {
       const ingested = await this.ingest.ingest(runId, connectionId, payload.event);
       if (!ingested.ok) throw new Error(`${ingested.error.code}: ${ingested.error.message}`); // closes the connection
+      if (this.ackDrops.delete(runId)) return channel.close();
       channel.send("ack", { ...ingested.value.ack });
     } else if (envelope.kind === "command_result") {
       const accepted = await this.commands.acceptCommandResult(runId, connectionId, payload);

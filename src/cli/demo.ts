@@ -9,7 +9,7 @@ import { runFault } from "./fault.js";
 import { parseNonNegativeInt } from "./options.js";
 
 interface DemoOptions {
-  script: string;
+  script?: string;
   fault?: string;
   json?: boolean;
   delayMs?: number;
@@ -20,7 +20,7 @@ export function registerDemo(program: Command): void {
   program
     .command("demo")
     .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness, over the encrypted WebSocket")
-    .option("--script <name|file>", "the fake harness script", "happy-path")
+    .option("--script <name|file>", "the fake harness script (default happy-path)")
     .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
     .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle}")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
@@ -48,7 +48,7 @@ Examples:
 async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   let scriptPath = "";
   try {
-    scriptPath = resolve(resolveScriptPath(opts.script));
+    scriptPath = resolve(resolveScriptPath(opts.script ?? "happy-path"));
   } catch (err) {
     program.error((err as Error).message, { exitCode: 2 });
   }
@@ -72,7 +72,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
 export function reportDurableRun(facts: DurableRunFacts, script: LoadedScript, json: boolean, show: (line: string) => void): number {
   const { events } = facts;
   if (!events.some((e) => e.eventType === "run.terminal")) {
-    process.stderr.write(`prp: the runner exited (${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")}) before the run's terminal was committed\n${facts.runnerLogs.flat().join("\n")}\n`);
+    process.stderr.write(`prp: no run.terminal was committed; the runner exited (${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")})\n${facts.runnerLogs.flat().join("\n")}\n`);
     return 1;
   }
   const snapshot = reduceEvents(null, null, events);

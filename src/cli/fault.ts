@@ -8,7 +8,7 @@ import { FAULTS, judgeFault } from "./faults.js";
 import { parseNonNegativeInt } from "./options.js";
 
 export interface FaultRunOptions {
-  script: string;
+  script?: string;
   json?: boolean;
   delayMs?: number;
   out: string;
@@ -20,7 +20,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
   if (!fault) return program.error(`unknown fault "${name}"; one of: ${Object.keys(FAULTS).join(", ")}`, { exitCode: 2 });
   let scriptPath = "";
   try {
-    scriptPath = resolve(resolveScriptPath(opts.script));
+    scriptPath = resolve(resolveScriptPath(opts.script ?? fault.script ?? "happy-path"));
   } catch (err) {
     program.error((err as Error).message, { exitCode: 2 });
   }
@@ -57,7 +57,7 @@ export function registerFault(program: Command): void {
     .description("run a durable run with one fault injected and check that nothing acknowledged is lost, nothing happens twice and no secret leaks")
     .argument("<name>", `one of: ${Object.keys(FAULTS).join(", ")}`)
     .option("--json", "print only one closing JSON line: {fault, passed, acknowledgedLost, duplicateLogicalEvents, commandEffects, peakOutboxBytes, secretsFound}")
-    .option("--script <name|file>", "the fake harness script", "happy-path")
+    .option("--script <name|file>", "the fake harness script (default: the fault's own, else happy-path)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where fault runs keep their state: <dir>/faults/<name>/<runId>/", ".prp")
     .addHelpText("after", `\nFaults:\n${Object.entries(FAULTS).map(([n, f]) => `  ${n.padEnd(18)} ${f.describe}`).join("\n")}\n\nExit status: 0 when the checks pass.\n\nExamples:\n  prp fault socket-drop\n  prp fault runner-restart --json`)

@@ -3,8 +3,21 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { DurableRunFacts, FaultStep } from "./durable-run.js";
 
+export interface Fault {
+  describe: string;
+  steps: () => FaultStep[];
+  /** Whether the run still ends with a committed terminal (a revoked runner stops before). */
+  terminal?: boolean;
+  /** Event types the fault must leave in the committed stream. */
+  shows?: string[];
+  /** The last runner process's exit code. */
+  runnerExit?: number;
+  /** The scenario the fault needs, unless --script names another. */
+  script?: string;
+}
+
 /** The faults `prp fault` and `prp demo --fault` can inject (runtime.md §5.10), and what each does. */
-export const FAULTS: Record<string, { describe: string; steps: () => FaultStep[] }> = {
+export const FAULTS: Record<string, Fault> = {
   none: { describe: "no fault: the baseline run", steps: () => [] },
   "socket-drop": {
     describe: "the authority drops the connection mid-run; the runner redials with its in-memory lease and resends what is unacknowledged",
@@ -17,6 +30,26 @@ export const FAULTS: Record<string, { describe: string; steps: () => FaultStep[]
   "duplicate-command": {
     describe: "the authority delivers the pending command a second time; the runner replays its result with no second effect",
     steps: () => [1, 5, 8].map((n) => ({ afterEvents: n, act: async (ctx) => void (await ctx.authority.redeliverPendingCommand(ctx.runId)) })),
+  },
+  "lost-ack": {
+    describe: "the authority commits an event but loses its ACK with the connection; the runner redials, learns the cursor from the welcome and resends only what is unacknowledged",
+    steps: () => [{ afterEvents: 7, act: async (ctx) => ctx.authority.dropNextAck(ctx.runId) }],
+  },
+  drain: {
+    describe: "runner.drain mid-run: the runner reports runner.draining, finishes the turn it has, and refuses a new turn with no effect",
+    steps: () => [{ afterEvents: 9, act: async (ctx) => {
+      await ctx.authority.queueCommand(ctx.runId, "runner.drain", {});
+      await ctx.authority.queueCommand(ctx.runId, "turn.start", { text: "a turn after drain: refused" });
+    } }],
+    shows: ["runner.draining"],
+  },
+  revoke: {
+    describe: "the authority revokes the run's credentials: the runner flushes its outbox on the open connection and stops, exit 3, with its state intact",
+    // linger waits for an interrupt that never comes, so the run is still going when the revoke lands.
+    script: "linger",
+    steps: () => [{ afterEvents: 11, act: async (ctx) => void (await ctx.authority.revoke(ctx.runId)) }],
+    terminal: false,
+    runnerExit: 3,
   },
   "malformed-input": {
     describe: "the authority sends a command that breaks the contract; the runner refuses it and the run goes on",
@@ -48,6 +81,7 @@ function filesUnder(dir: string): string[] {
 }
 
 export function judgeFault(fault: string, facts: DurableRunFacts): FaultVerdict {
+  const expected = FAULTS[fault]!;
   const seqs = facts.events.map((e) => e.sourceSeq);
   const highest = Math.max(0, ...seqs);
   const acknowledgedLost = highest - new Set(seqs).size;
@@ -65,10 +99,12 @@ export function judgeFault(fault: string, facts: DurableRunFacts): FaultVerdict 
   }
   const haystacks = [...filesUnder(facts.dir).map((f) => readFileSync(f).toString("latin1")), facts.runnerLogs.flat().join("\n"), JSON.stringify(facts.events)];
   const secretsFound = facts.tickets.filter((t) => haystacks.some((h) => h.includes(t))).length;
-  const terminal = facts.events.some((e) => e.eventType === "run.terminal");
+  const terminalAsExpected = facts.events.some((e) => e.eventType === "run.terminal") === (expected.terminal ?? true);
+  const shown = (expected.shows ?? []).every((t) => counts.has(t));
+  const exitAsExpected = expected.runnerExit === undefined || facts.runnerExits.at(-1)?.exitCode === expected.runnerExit;
   return {
     fault,
-    passed: terminal && acknowledgedLost === 0 && duplicateLogicalEvents === 0 && commandEffects <= 1 && peakOutboxBytes <= 16 * 1024 * 1024 && secretsFound === 0,
+    passed: terminalAsExpected && shown && exitAsExpected && acknowledgedLost === 0 && duplicateLogicalEvents === 0 && commandEffects <= 1 && peakOutboxBytes <= 16 * 1024 * 1024 && secretsFound === 0,
     acknowledgedLost,
     duplicateLogicalEvents,
     commandEffects,

@@ -6,6 +6,9 @@ import { RunController, SUPPORTED_COMMANDS, type RunControllerOptions } from "..
 import { outboxSink } from "./outbox-sink.js";
 import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "./runner-state.js";
 
+/** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
+const REVOKE_FLUSH_MS = 2_000;
+
 export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId" | "sessionId"> {
   identity: RunIdentity;
   connectUrl: string;
@@ -169,12 +172,24 @@ export class DurableRunner {
         this.channel?.send("pong", { lifecycle: this.state.counters().lifecycle, outboxBytes: this.state.counters().outboxBytes, ackedSourceSeq: this.state.counters().ackedSourceSeq });
         return;
       case "revoke":
-        this.state.setLifecycle("revoked");
-        this.end({ code: 3, reason: "revoked" });
+        // Not awaited: the ACKs that let the outbox drain arrive through this same handler.
+        void this.revoked();
         return;
       default:
         return;
     }
+  }
+
+  /**
+   * Revoked (runtime.md §5.9): persist it, give the outbox a bounded time to be acknowledged on
+   * this connection, then stop. Nothing is lost: what is not acknowledged stays in the state.
+   */
+  private async revoked(): Promise<void> {
+    this.state.setLifecycle("revoked");
+    const deadline = Date.now() + REVOKE_FLUSH_MS;
+    while (this.channel && this.state.pending().length > 0 && Date.now() < deadline) await sleep(20);
+    this.channel?.close();
+    this.end({ code: 3, reason: "revoked" });
   }
 
   /** A cumulative ACK; one that goes backward or past what was produced closes the connection. */
@@ -202,21 +217,41 @@ export class DurableRunner {
     const decision = this.state.beginCommand(command as never);
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
     if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
-    const refusal = SUPPORTED_COMMANDS.has(command.type)
-      ? this.controller.refusal(command as PrpCommand)
-      : { code: "unsupported_command", reason: `this runner does not support ${command.type} commands` };
-    if (refusal) {
-      this.state.finishCommand(command.commandId, "rejected", { code: refusal.code, message: refusal.reason, logicalEffectCount: 0 });
-    } else {
-      try {
-        await this.controller.apply(command as PrpCommand);
-        this.state.finishCommand(command.commandId, "completed", { outcome: "accepted", logicalEffectCount: 1 });
-      } catch (err) {
-        this.state.finishCommand(command.commandId, "failed", { code: "command_failed", message: (err as Error).message });
-      }
-    }
+    const outcome = await this.execute(command as PrpCommand);
+    this.state.finishCommand(command.commandId, outcome.status, outcome.result);
     const stored = this.state.beginCommand(command as never);
     if (stored.kind === "replay") this.sendResult(command.commandId, stored.status, stored.result);
+  }
+
+  /** The effect of one journaled command; a policy refusal has no effect (logicalEffectCount 0). */
+  private async execute(command: PrpCommand): Promise<{ status: "completed" | "failed" | "rejected"; result: Record<string, unknown> }> {
+    const refused = (code: string, message: string) => ({ status: "rejected" as const, result: { code, message, logicalEffectCount: 0 } });
+    const done = { status: "completed" as const, result: { outcome: "accepted", logicalEffectCount: 1 } };
+    const lifecycle = this.state.counters().lifecycle;
+    if (command.type === "runner.drain") {
+      // Stop taking new work, finish what runs, keep flushing the outbox (runtime.md §5.9).
+      if (lifecycle === "draining") return { status: "completed", result: { outcome: "already_draining", logicalEffectCount: 0 } };
+      this.state.setLifecycle("draining");
+      this.controller.emitRunnerEvent("runner.draining", {});
+      return done;
+    }
+    if (command.type === "runner.shutdown") {
+      // The runner stops once its outbox is acknowledged; a run still going is cancelled first.
+      await this.controller.stop("cancelled");
+      return done;
+    }
+    if (command.type === "turn.start" && (lifecycle === "draining" || this.state.counters().backpressure)) {
+      return refused(lifecycle === "draining" ? "runner_draining" : "backpressure", `a new turn is refused while the runner is ${lifecycle === "draining" ? "draining" : "under backpressure"}`);
+    }
+    if (!SUPPORTED_COMMANDS.has(command.type)) return refused("unsupported_command", `this runner does not support ${command.type} commands`);
+    const refusal = this.controller.refusal(command);
+    if (refusal) return refused(refusal.code, refusal.reason);
+    try {
+      await this.controller.apply(command);
+      return done;
+    } catch (err) {
+      return { status: "failed", result: { code: "command_failed", message: (err as Error).message } };
+    }
   }
 
   private sendResult(commandId: string, status: string, result: unknown): void {
