@@ -1,6 +1,6 @@
 import type { WebSocket } from "ws";
 import { LOCAL_RANGE } from "../contract/negotiate.js";
-import { acceptCoreChannel, createRunnerUpgradeServer, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type RunIdentity, type RunnerUpgradeServer, type SecureChannel } from "../transport/index.js";
+import { acceptCoreChannel, createRunnerUpgradeServer, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError } from "../transport/index.js";
 import { CommandQueue } from "./commands.js";
 import { Credentials, type IssuedTicket } from "./credentials.js";
 import type { Result } from "./errors.js";
@@ -8,7 +8,7 @@ import { coreChannelHooks } from "./handshake-hooks.js";
 import { EventIngest, type OnCommittedEvent } from "./ingest.js";
 import { registerRun } from "./runs.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
-import type { RunSnapshot } from "./store.js";
+import type { Diagnostic, RunSnapshot } from "./store.js";
 
 export interface AuthorityServerOptions {
   stateDir: string;
@@ -80,11 +80,16 @@ export class AuthorityServer {
     return this.store.run(runId);
   }
 
+  /** The run's recorded diagnostics, oldest first (the newest 32 are kept); read-only. */
+  diagnostics(runId: string): Promise<Diagnostic[]> {
+    return this.store.diagnostics(runId);
+  }
+
   /** Listens on 127.0.0.1 (port 0: any free port); returns the base URL. */
   async listen(port = 0): Promise<string> {
     this.upgrade = createRunnerUpgradeServer({
       onRunner: (ws, runId) => void this.accept(ws, runId),
-      onRefused: (error) => this.options.log?.(`refused an upgrade: ${error.code}: ${error.message}`),
+      onRefused: (error, req) => void this.refusedUpgrade(error, req.url ?? ""),
     });
     const address = await this.upgrade.listen(port, "127.0.0.1");
     this.baseUrl = `ws://127.0.0.1:${address.port}`;
@@ -139,6 +144,22 @@ export class AuthorityServer {
     this.live.clear();
     await this.upgrade?.close();
     await this.store.close();
+  }
+
+  /**
+   * A refused upgrade (an Origin header, a query, extensions) is logged, and recorded on the run
+   * its path names when that run is registered here, like every other refusal of a connection.
+   */
+  private async refusedUpgrade(error: TransportError, target: string): Promise<void> {
+    this.options.log?.(`refused an upgrade: ${error.code}: ${error.message}`);
+    const path = target.split("?")[0]!;
+    const runId = path.startsWith(RUNNER_CONNECT_PATH_PREFIX) ? path.slice(RUNNER_CONNECT_PATH_PREFIX.length) : "";
+    if (!IDENTITY_PATTERN.test(runId)) return;
+    try {
+      await this.store.recordDiagnostic(runId, { code: error.code, message: error.message }, Date.now()); // a no-op for an unknown run
+    } catch {
+      // the store is closing: the log line above is all there is
+    }
   }
 
   private async accept(ws: WebSocket, runId: string): Promise<void> {

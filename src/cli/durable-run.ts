@@ -30,6 +30,8 @@ export interface DurableRunOptions {
   /** The demo's folder: authority/ and runner-state/ go under <dir>/<runId>/. */
   dir: string;
   faults?: FaultStep[];
+  /** Extra prp-runnerd flags. */
+  runnerArgs?: string[];
   onCommitted?: (event: PrpEvent) => void;
   note?: (text: string) => void;
 }
@@ -92,7 +94,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
         "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
-        "--script", options.script.path, ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
+        "--script", options.script.path, ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
       ],
       env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token },
       graceMs: 2_000,

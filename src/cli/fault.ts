@@ -34,6 +34,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     script: loaded.value,
     dir: resolve(opts.out, "faults", name),
     faults: fault.steps(),
+    ...(fault.runnerArgs ? { runnerArgs: fault.runnerArgs } : {}),
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onCommitted: (event) => {
       if (live) show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);

@@ -14,6 +14,12 @@ export interface Fault {
   runnerExit?: number;
   /** The scenario the fault needs, unless --script names another. */
   script?: string;
+  /** Extra prp-runnerd flags (a smaller outbox). */
+  runnerArgs?: string[];
+  /** The outbox limit the peak is judged against. */
+  maxOutboxBytes?: number;
+  /** A fault's own check of the committed stream: why it fails, or null. */
+  check?: (facts: DurableRunFacts) => string | null;
 }
 
 /** The faults `prp fault` and `prp demo --fault` can inject (runtime.md §5.10), and what each does. */
@@ -50,6 +56,19 @@ export const FAULTS: Record<string, Fault> = {
     steps: () => [{ afterEvents: 11, act: async (ctx) => void (await ctx.authority.revoke(ctx.runId)) }],
     terminal: false,
     runnerExit: 3,
+  },
+  "storage-pressure": {
+    describe: "250 small deltas into a 16 KiB outbox: they are coalesced, and the outbox never passes its limit",
+    script: "storage-pressure",
+    steps: () => [],
+    runnerArgs: ["--max-outbox-bytes", "16384", "--p0-reserve-bytes", "4096"],
+    maxOutboxBytes: 16_384,
+    check: (facts) => {
+      const deltas = facts.events.filter((e) => e.eventType === "item.delta");
+      const carried = deltas.reduce((n, e) => n + ((e.payload as { coalescedDeltas?: number }).coalescedDeltas ?? 1), 0);
+      if (carried !== 250) return `the committed deltas carry ${carried} of the 250 updates`;
+      return deltas.length < 250 ? null : "the deltas were not coalesced";
+    },
   },
   "malformed-input": {
     describe: "the authority sends a command that breaks the contract; the runner refuses it and the run goes on",
@@ -104,7 +123,7 @@ export function judgeFault(fault: string, facts: DurableRunFacts): FaultVerdict 
   const exitAsExpected = expected.runnerExit === undefined || facts.runnerExits.at(-1)?.exitCode === expected.runnerExit;
   return {
     fault,
-    passed: terminalAsExpected && shown && exitAsExpected && acknowledgedLost === 0 && duplicateLogicalEvents === 0 && commandEffects <= 1 && peakOutboxBytes <= 16 * 1024 * 1024 && secretsFound === 0,
+    passed: terminalAsExpected && shown && exitAsExpected && (expected.check?.(facts) ?? null) === null && acknowledgedLost === 0 && duplicateLogicalEvents === 0 && commandEffects <= 1 && peakOutboxBytes <= (expected.maxOutboxBytes ?? 16 * 1024 * 1024) && secretsFound === 0,
     acknowledgedLost,
     duplicateLogicalEvents,
     commandEffects,

@@ -33,6 +33,8 @@ export class FrameReader {
     ws.on("close", (code: number, reason: Buffer) => {
       this.end(transportError("socket_closed", "", `the connection closed (${code}${reason.length > 0 ? ` ${reason.toString("utf8")}` : ""})`));
     });
+    // A socket that closed before this reader listened would otherwise only surface as a timeout.
+    if (ws.readyState !== ws.OPEN) this.end(transportError("socket_closed", "", "the connection was not open"));
   }
 
   /** The next text frame, or why there will be none; with a timeout, waits at most that long. */

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { LOCAL_RANGE, negotiate, type VersionRange } from "../contract/negotiate.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { authKey, authKeyFromDigest, canonicalChallenge, clientProof, credentialId, serverProof, sessionKeys, type ChallengeFields, type SessionKeys } from "./derive.js";
-import { IDENTITY_FIELDS, checkControlEnvelope, pickIdentity, type EnvelopeBinding, type Payload, type RunIdentity } from "./envelope.js";
+import { IDENTITY_FIELDS, checkControlEnvelope, isPlainObject, pickIdentity, type EnvelopeBinding, type Payload, type RunIdentity } from "./envelope.js";
 import { fail, ok, type Result, type TransportError } from "./errors.js";
 import { CHALLENGE_TTL_MS, HEARTBEAT_INTERVAL_MS, MAX_BATCH_EVENTS } from "./limits.js";
 import { parseChallenge, parseResponse, parseWelcome, type AuthChallenge, type AuthHello, type AuthResponse, type CredentialKind, type ResumePoint, type WelcomePayload } from "./handshake-payloads.js";
@@ -110,14 +110,14 @@ export class RunnerHandshake {
 
   /** Step 8, runner side: identity, connection and lease consistency of the opened welcome. */
   acceptWelcome(envelope: unknown, nowMs: number): Result<RunnerWelcome> {
-    const env = envelope as Payload | null;
-    const payload = env !== null && typeof env === "object" && typeof env.payload === "object" && env.payload !== null ? (env.payload as Payload) : {};
-    const parsed = parseWelcome(payload, env?.connectionId);
+    if (!isPlainObject(envelope) || !isPlainObject(envelope.payload)) return fail("invalid_welcome", "", "the welcome is not an envelope with a payload object");
+    const parsed = parseWelcome(envelope.payload, envelope.connectionId);
     if (!parsed.ok) return parsed;
     const welcome = parsed.value;
+    // The connection id and lease come from the welcome itself; everything else is checked against them.
     const binding: EnvelopeBinding = {
       identity: pickIdentity(this.options.identity),
-      connectionId: env!.connectionId as string,
+      connectionId: envelope.connectionId as string,
       connectionLeaseId: welcome.connectionLeaseId,
       leaseExpiresAtUnixMs: welcome.connectionLeaseExpiresAtUnixMs,
     };

@@ -41,8 +41,8 @@ function refuse(socket: Duplex, error: TransportError): void {
 export interface RunnerUpgradeServerOptions {
   /** A guarded, upgraded runner socket; the caller runs `acceptCoreChannel` on it at once. */
   onRunner: (ws: WebSocket, runId: string) => void;
-  /** A refused upgrade, for the caller's diagnostics. */
-  onRefused?: (error: TransportError) => void;
+  /** A refused upgrade, for the caller's diagnostics (with the request, to tell which run its path names). */
+  onRefused?: (error: TransportError, req: IncomingMessage) => void;
   maxFrameBytes?: number;
 }
 
@@ -71,7 +71,7 @@ export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): 
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const checked = checkUpgradeRequest(req);
     if (!checked.ok) {
-      options.onRefused?.(checked.error);
+      options.onRefused?.(checked.error, req);
       refuse(socket, checked.error);
       return;
     }

@@ -3,6 +3,7 @@ import { decodeValue } from "../../contract/decode.js";
 import type { PrpCommand } from "../../contract/kinds.js";
 import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, type ControlEnvelope, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type TransportError } from "../../transport/index.js";
 import { RunController, SUPPORTED_COMMANDS, type RunControllerOptions } from "../run-controller.js";
+import { coalescingSink } from "./delta-coalescer.js";
 import { outboxSink } from "./outbox-sink.js";
 import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "./runner-state.js";
 
@@ -45,6 +46,7 @@ export class DurableRunner {
   private credential: RunnerCredential | null;
   private roomWaiters: Array<() => void> = [];
   private terminalAdmitted = false;
+  private backpressureReported = false;
   private finished: ((outcome: DurableOutcome) => void) | null = null;
   private readonly restarted: boolean;
 
@@ -61,14 +63,20 @@ export class DurableRunner {
     this.terminalAdmitted = c.lifecycle === "stopped";
     this.controller = new RunController(
       { ...options, runId: id.runId, sessionId: id.normalizedSessionId },
-      outboxSink(this.state, id, {
+      coalescingSink(outboxSink(this.state, id, {
         send: (envelope) => this.sendEvent(envelope),
         refused: (eventType, admission) => {
           options.log(`${eventType} refused by the outbox: ${admission.code}: ${admission.message}`);
+          if (admission.code === "backpressure" && !this.backpressureReported) {
+            // Reported once per episode, at P0, which the outbox's reserve admits (wire.md §7.11).
+            this.backpressureReported = true;
+            const c = this.state.counters();
+            this.controller.emitRunnerEvent("runner.backpressure", { code: "backpressure", message: admission.message, outboxBytes: c.outboxBytes, softLimitBytes: this.state.binding.maxOutboxBytes - this.state.binding.p0ReserveBytes });
+          }
           if (admission.code === "p0_storage_exhausted" || admission.code === "state_unrecoverable") this.end({ code: 4, reason: "unrecoverable", detail: admission.message });
         },
         waitForRoom: (resume) => this.roomWaiters.push(resume),
-      }),
+      })),
     );
     void this.controller.done.then(() => {
       this.terminalAdmitted = true;
@@ -200,7 +208,10 @@ export class DurableRunner {
       this.channel?.close();
       return false;
     }
-    if (!this.state.counters().backpressure) for (const resume of this.roomWaiters.splice(0)) resume();
+    if (!this.state.counters().backpressure) {
+      this.backpressureReported = false;
+      for (const resume of this.roomWaiters.splice(0)) resume();
+    }
     this.maybeDelivered();
     return true;
   }
