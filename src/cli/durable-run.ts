@@ -32,6 +32,8 @@ export interface DurableRunOptions {
   faults?: FaultStep[];
   /** Extra prp-runnerd flags. */
   runnerArgs?: string[];
+  /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
+  crashAt?: string;
   onCommitted?: (event: PrpEvent) => void;
   note?: (text: string) => void;
 }
@@ -84,7 +86,9 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     log: (text) => note(`authority: ${text}`),
   });
   let runner: SupervisedProcess | null = null;
+  let runnersStarted = 0;
   const startRunner = async () => {
+    runnersStarted++;
     const ticket = await authority.issueBootstrapTicket(identity.runId, 5_000);
     if (!ticket.ok) throw new Error(`${ticket.error.code}: ${ticket.error.message}`);
     facts.tickets.push(ticket.value.token);
@@ -96,7 +100,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
         "--script", options.script.path, ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
       ],
-      env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token },
+      env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
       graceMs: 2_000,
       onLine: () => {},
       onOversize: () => {},
@@ -133,9 +137,16 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     // The run ends when its terminal is committed and the current runner has exited.
     for (;;) {
       const current: SupervisedProcess = runner!;
-      await current.exited;
+      const exit = await current.exited;
       await chain;
-      if (runner === current) break; // not replaced by a fault while we waited
+      if (runner !== current) continue; // replaced by a fault while we waited
+      if (exit.signal === "SIGKILL" && options.crashAt && runnersStarted === 1) {
+        note(`the runner killed itself at ${options.crashAt}; starting a new one on the same state`);
+        await finishRunner(current);
+        await startRunner();
+        continue;
+      }
+      break;
     }
     await Promise.race([terminalCommitted, new Promise((r) => setTimeout(r, 200))]);
     facts.run = await authority.run(identity.runId);

@@ -35,6 +35,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     dir: resolve(opts.out, "faults", name),
     faults: fault.steps(),
     ...(fault.runnerArgs ? { runnerArgs: fault.runnerArgs } : {}),
+    ...(fault.crashAt ? { crashAt: fault.crashAt() } : {}),
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onCommitted: (event) => {
       if (live) show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);

@@ -14,6 +14,8 @@ export interface Fault {
   runnerExit?: number;
   /** The scenario the fault needs, unless --script names another. */
   script?: string;
+  /** Where the first runner kills itself, for the crash faults. */
+  crashAt?: () => string;
   /** Extra prp-runnerd flags (a smaller outbox). */
   runnerArgs?: string[];
   /** The outbox limit the peak is judged against. */
@@ -30,8 +32,18 @@ export const FAULTS: Record<string, Fault> = {
     steps: () => [{ afterEvents: 8, act: async (ctx) => ctx.authority.disconnectRunner(ctx.runId) }],
   },
   "runner-restart": {
-    describe: "the runner is killed with SIGKILL at a random point and relaunched on the same state with a fresh ticket",
+    describe: "the runner is killed with SIGKILL at a random point — after N commits, between an outbox commit and its send, or between a journal entry and its effect — and relaunched on the same state with a fresh ticket",
     steps: () => [{ afterEvents: 4 + Math.floor(Math.random() * 10), act: (ctx) => ctx.restartRunner() }],
+  },
+  "crash-after-commit": {
+    describe: "the runner SIGKILLs itself between committing an event to its outbox and sending it; the replacement sends it",
+    steps: () => [],
+    crashAt: () => `after-commit:${3 + Math.floor(Math.random() * 12)}`,
+  },
+  "crash-after-journal": {
+    describe: "the runner SIGKILLs itself between journaling a command and its effect; the command becomes indeterminate and never runs",
+    steps: () => [],
+    crashAt: () => `after-journal:${1 + Math.floor(Math.random() * 3)}`,
   },
   "duplicate-command": {
     describe: "the authority delivers the pending command a second time; the runner replays its result with no second effect",

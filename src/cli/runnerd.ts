@@ -3,6 +3,9 @@
 // runs: no argument parser, child process or log line ever sees it (runtime.md §5.1).
 const bootstrapTicket = process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET ?? null;
 delete process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET;
+// Fault injection only (prp fault runner-restart): where this process SIGKILLs itself.
+const crashAtText = process.env.PRP_RUNNER_CRASH_AT;
+delete process.env.PRP_RUNNER_CRASH_AT;
 
 import { join } from "node:path";
 import { Command } from "commander";
@@ -11,7 +14,7 @@ import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions
 import { BatchedLineWriter } from "../harness/batched-writer.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { loadScript, resolveScriptPath } from "../harness/script-file.js";
-import { DurableRunner } from "../runner/durable/durable-runner.js";
+import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
@@ -137,6 +140,7 @@ if (durable) {
     ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
     ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
     reconnectDelayMs: opts.reconnectDelayMs,
+    ...(parseCrashPoint(crashAtText) ? { crashAt: parseCrashPoint(crashAtText)! } : {}),
     log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`),
   });
   onSignal(() => runner.cancel());

@@ -35,7 +35,8 @@ describe("durable runs over the encrypted WebSocket", () => {
       const run = runPrp(["fault", name, "--json", "--delay-ms", "0", "--out", out]);
       const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
       assert.deepEqual(Object.keys(verdict), ["fault", "passed", "acknowledgedLost", "duplicateLogicalEvents", "commandEffects", "peakOutboxBytes", "secretsFound"]);
-      assert.deepEqual(verdict, { ...verdict, fault: name, passed: true, acknowledgedLost: 0, duplicateLogicalEvents: 0, commandEffects: 1, secretsFound: 0 }, run.stderr);
+      assert.deepEqual(verdict, { ...verdict, fault: name, passed: true, acknowledgedLost: 0, duplicateLogicalEvents: 0, secretsFound: 0 }, run.stderr);
+      assert.ok(verdict.commandEffects <= 1, "no command has two effects (a crash right after journaling leaves it with none)");
       assert.equal(run.status, 0);
     });
   }

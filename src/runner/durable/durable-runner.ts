@@ -23,7 +23,29 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
   reconnectDelayMs?: number;
   /** Diagnostics for a person (stderr); never a secret. */
   log(text: string): void;
+  /**
+   * Fault injection for the runner-restart fault: the process kills itself with SIGKILL right
+   * after committing event `at` (before sending it), or right after journaling command `at`
+   * (before its effect) — the two points where a crash must lose and repeat nothing.
+   */
+  crashAt?: CrashPoint;
 }
+
+export interface CrashPoint {
+  point: "after-commit" | "after-journal";
+  at: number;
+}
+
+/** Parses `after-commit:N` or `after-journal:N`; null for anything else. */
+export function parseCrashPoint(text: string | undefined): CrashPoint | null {
+  const m = /^(after-commit|after-journal):([1-9][0-9]*)$/.exec(text ?? "");
+  return m ? { point: m[1] as CrashPoint["point"], at: Number(m[2]) } : null;
+}
+
+const crash = (): never => {
+  process.kill(process.pid, "SIGKILL");
+  throw new Error("unreachable: SIGKILL");
+};
 
 /** How a durable runner process ends; the exit code tells its supervisor what to do next. */
 export type DurableOutcome =
@@ -64,7 +86,10 @@ export class DurableRunner {
     this.controller = new RunController(
       { ...options, runId: id.runId, sessionId: id.normalizedSessionId },
       coalescingSink(outboxSink(this.state, id, {
-        send: (envelope) => this.sendEvent(envelope),
+        send: (envelope, sourceSeq) => {
+          if (options.crashAt?.point === "after-commit" && options.crashAt.at === sourceSeq) crash();
+          this.sendEvent(envelope);
+        },
         refused: (eventType, admission) => {
           options.log(`${eventType} refused by the outbox: ${admission.code}: ${admission.message}`);
           if (admission.code === "backpressure" && !this.backpressureReported) {
@@ -228,6 +253,7 @@ export class DurableRunner {
     const decision = this.state.beginCommand(command as never);
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
     if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
+    if (this.options.crashAt?.point === "after-journal" && this.options.crashAt.at === command.controllerSeq) crash();
     const outcome = await this.execute(command as PrpCommand);
     this.state.finishCommand(command.commandId, outcome.status, outcome.result);
     const stored = this.state.beginCommand(command as never);

@@ -14,7 +14,7 @@ export interface DurableIdentity {
 
 export interface OutboxSinkHooks {
   /** An admitted event's exact bytes, to send now if a connection is up. */
-  send(envelope: string): void;
+  send(envelope: string, sourceSeq: number): void;
   /** An event the outbox refused (backpressure, P0 exhaustion): never silent. */
   refused(eventType: string, admission: Extract<Admission, { ok: false }>): void;
   /** Whether the outbox has room again; `onDrain` waits for that. */
@@ -56,7 +56,7 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
         hooks.refused(eventType, admission);
         return false;
       }
-      hooks.send(admission.envelope);
+      hooks.send(admission.envelope, admission.sourceSeq);
       return !state.counters().backpressure;
     },
     onDrain: (resume) => hooks.waitForRoom(resume),
