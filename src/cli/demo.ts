@@ -1,12 +1,13 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { writeNativeExecutionBundle } from "../bundle/native-execution.js";
-import { loadScript, resolveScriptPath, type LoadedScript } from "../harness/script-file.js";
+import type { LoadedScript } from "../harness/script-file.js";
 import { reduceEvents } from "../reducer/index.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
 import { parseNonNegativeInt } from "./options.js";
+import { scriptFromOption } from "./script-option.js";
 
 interface DemoOptions {
   script?: string;
@@ -46,26 +47,19 @@ Examples:
 }
 
 async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
-  let scriptPath = "";
-  try {
-    scriptPath = resolve(resolveScriptPath(opts.script ?? "happy-path"));
-  } catch (err) {
-    program.error((err as Error).message, { exitCode: 2 });
-  }
-  const loaded = loadScript(scriptPath);
-  if (!loaded.ok) return program.error(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`, { exitCode: 2 });
+  const script = scriptFromOption(program, opts.script ?? "happy-path");
   const show = (line: string) => {
     if (!opts.json) console.log(line);
   };
   show("starting an authority on 127.0.0.1 and prp-runnerd with a one-use ticket; events appear as the authority commits them");
   const facts = await runDurable({
-    script: loaded.value,
+    script,
     dir: resolve(opts.out, "demo"),
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
     note: (text) => process.stderr.write(`${text}\n`),
   });
-  return reportDurableRun(facts, loaded.value, opts.json === true, show);
+  return reportDurableRun(facts, script, opts.json === true, show);
 }
 
 /** The closing report of a durable run: states, result, session, transport counters, bundle. */

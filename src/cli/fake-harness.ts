@@ -3,8 +3,8 @@ import { BatchedLineWriter } from "../harness/batched-writer.js";
 import { parseHarnessCommand } from "../harness/harness-protocol.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { FakeHarness } from "../harness/fake-harness.js";
-import { loadScript, resolveScriptPath } from "../harness/script-file.js";
 import { parseNonNegativeInt } from "./options.js";
+import { scriptFromOption } from "./script-option.js";
 
 export function registerFakeHarness(program: Command): void {
   program
@@ -23,10 +23,9 @@ Example:
   prp fake-harness --script happy-path --delay-ms 0`,
     )
     .action(async (opts: { script: string; delayMs?: number }) => {
-      const loaded = loadScript(resolveScriptPath(opts.script));
-      if (!loaded.ok) program.error(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`, { exitCode: 2 });
+      const script = scriptFromOption(program, opts.script);
       const stdout = new BatchedLineWriter(process.stdout);
-      const harness = new FakeHarness(loaded.value.script, {
+      const harness = new FakeHarness(script.script, {
         writeStdout: (line) => stdout.write(line),
         writeStderr: (line) => process.stderr.write(`${line}\n`),
         exit: (code) => stdout.flush(() => process.exit(code)),

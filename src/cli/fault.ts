@@ -1,11 +1,11 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { loadScript, resolveScriptPath } from "../harness/script-file.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { reportDurableRun } from "./demo.js";
 import { runDurable } from "./durable-run.js";
 import { FAULTS, judgeFault } from "./faults.js";
 import { parseNonNegativeInt } from "./options.js";
+import { scriptFromOption } from "./script-option.js";
 
 export interface FaultRunOptions {
   script?: string;
@@ -18,20 +18,13 @@ export interface FaultRunOptions {
 export async function runFault(program: Command, name: string, opts: FaultRunOptions, live: boolean): Promise<number> {
   const fault = FAULTS[name];
   if (!fault) return program.error(`unknown fault "${name}"; one of: ${Object.keys(FAULTS).join(", ")}`, { exitCode: 2 });
-  let scriptPath = "";
-  try {
-    scriptPath = resolve(resolveScriptPath(opts.script ?? fault.script ?? "happy-path"));
-  } catch (err) {
-    program.error((err as Error).message, { exitCode: 2 });
-  }
-  const loaded = loadScript(scriptPath);
-  if (!loaded.ok) return program.error(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`, { exitCode: 2 });
+  const script = scriptFromOption(program, opts.script ?? fault.script ?? "happy-path");
   const show = (line: string) => {
     if (!opts.json) console.log(line);
   };
   show(`fault ${name}: ${fault.describe}`);
   const facts = await runDurable({
-    script: loaded.value,
+    script,
     dir: resolve(opts.out, "faults", name),
     faults: fault.steps(),
     ...(fault.runnerArgs ? { runnerArgs: fault.runnerArgs } : {}),
@@ -44,7 +37,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
       if (!opts.json) show(`  ! ${text}`);
     },
   });
-  reportDurableRun(facts, loaded.value, false, show);
+  reportDurableRun(facts, script, false, show);
   const verdict = judgeFault(name, facts);
   if (opts.json) console.log(JSON.stringify(verdict));
   else {

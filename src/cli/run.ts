@@ -1,15 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Command } from "commander";
 import type { PrpEvent } from "../contract/kinds.js";
 import { bundleFileProblems, writeNativeExecutionBundle } from "../bundle/native-execution.js";
-import { loadScript, resolveScriptPath } from "../harness/script-file.js";
 import { reduceEvents } from "../reducer/index.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { parseNonNegativeInt } from "./options.js";
+import { scriptFromOption } from "./script-option.js";
 import { Spinner } from "./spinner.js";
 
 interface RunOptions {
@@ -60,14 +60,8 @@ Examples:
 
 async function runScenario(program: Command, opts: RunOptions): Promise<number> {
   const fail = (message: string) => program.error(message, { exitCode: 2 });
-  let scriptPath = "";
-  try {
-    scriptPath = resolve(resolveScriptPath(opts.script));
-  } catch (err) {
-    fail((err as Error).message);
-  }
-  const loaded = loadScript(scriptPath);
-  if (!loaded.ok) return fail(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`);
+  const script = scriptFromOption(program, opts.script);
+  const scriptPath = script.path;
   let answers = new Map<string, Resolution>();
   try {
     if (opts.answer) answers = loadAnswers(opts.answer);
@@ -153,7 +147,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
 
   client.send("run.prepare", { workspace: "local" });
   client.send("session.open", { reuse: "new_per_run" });
-  client.send("turn.start", { text: `Play the ${loaded.value.script.name} script.` });
+  client.send("turn.start", { text: `Play the ${script.script.name} script.` });
   if (opts.duplicateTurnCommand) client.send("turn.start", { text: "a second turn.start: the runner must refuse it" });
   spinner.start();
 
@@ -167,8 +161,8 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
 
   const dir = join(opts.out, "runs", runId);
   const { path, bundle } = writeNativeExecutionBundle(dir, {
-    runId, caseId: loaded.value.script.name, attemptId: "attempt_1", scriptBytes: loaded.value.bytes, events,
-    config: { script: loaded.value.script.name, delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
+    runId, caseId: script.script.name, attemptId: "attempt_1", scriptBytes: script.bytes, events,
+    config: { script: script.script.name, delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
     durationMs: Date.now() - started, driverKind: "fake_harness",
   });
   const problems = bundleFileProblems(path, bundle);

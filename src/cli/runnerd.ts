@@ -13,12 +13,12 @@ import { packageRoot } from "../contract/package-root.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
-import { loadScript, resolveScriptPath } from "../harness/script-file.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
+import { scriptFromOption } from "./script-option.js";
 
 interface RunnerdOptions {
   local?: boolean;
@@ -101,14 +101,7 @@ if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap t
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
   if (!ID.test(opts[key]!)) program.error(`${flag(key)} must match ${ID.source}`, { exitCode: 2 });
 }
-let scriptPath = "";
-try {
-  scriptPath = resolveScriptPath(opts.script!);
-} catch (err) {
-  program.error((err as Error).message, { exitCode: 2 });
-}
-const loaded = loadScript(scriptPath);
-if (!loaded.ok) program.error(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`, { exitCode: 2 });
+const scriptPath = scriptFromOption(program, opts.script!).path;
 
 const harnessArgs = ["--script", scriptPath, ...(opts.delayMs !== undefined ? ["--delay-ms", String(opts.delayMs)] : [])];
 const harness = opts.fakeHarness
