@@ -18,6 +18,8 @@ export interface AuthorityServerOptions {
   /** The caller's durable commit: the authority acknowledges an event only after it returns. */
   onCommittedEvent?: OnCommittedEvent;
   leaseTtlMs?: number;
+  /** The authority's clock (expiry of tickets and leases); tests and the lease-expiry fault move it. */
+  now?: () => number;
   /** Diagnostics for a person; never a secret. */
   log?: (text: string) => void;
 }
@@ -47,7 +49,8 @@ export class AuthorityServer {
   /** Opens the store under `stateDir`; throws StateError on a store it must refuse, Error on a bad option. */
   static open(options: AuthorityServerOptions): AuthorityServer {
     const store = SqliteAuthorityStore.open(options.stateDir);
-    const credentials = Credentials.create({ store, ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}) });
+    const clock = options.now ? { now: options.now } : {};
+    const credentials = Credentials.create({ store, ...clock, ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}) });
     if (!credentials.ok) {
       void store.close();
       throw new Error(`${credentials.error.code}: ${credentials.error.message}`);
@@ -56,8 +59,8 @@ export class AuthorityServer {
       options,
       store,
       credentials.value,
-      new CommandQueue({ store }),
-      new EventIngest({ store, ...(options.onCommittedEvent ? { onCommittedEvent: options.onCommittedEvent } : {}) }),
+      new CommandQueue({ store, ...clock }),
+      new EventIngest({ store, ...clock, ...(options.onCommittedEvent ? { onCommittedEvent: options.onCommittedEvent } : {}) }),
     );
   }
 
@@ -174,6 +177,7 @@ export class AuthorityServer {
     const accepted = await acceptCoreChannel(ws, {
       expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: LOCAL_RANGE },
       ...coreChannelHooks(this.credentials, this.commands),
+      ...(this.options.now ? { now: this.options.now } : {}),
       handlers: {
         onEnvelope: (envelope) => this.onEnvelope(runId, connectionId, channel!, envelope),
         onClose: (diagnostic) => {

@@ -21,6 +21,8 @@ export interface FaultContext {
   runner(): SupervisedProcess;
   /** SIGKILLs the runner and starts a new one on the same state with a fresh ticket. */
   restartRunner(): Promise<void>;
+  /** Moves the authority's clock forward (ticket and lease expiry). */
+  advanceAuthorityClock(ms: number): void;
   note(text: string): void;
 }
 
@@ -34,6 +36,8 @@ export interface DurableRunOptions {
   runnerArgs?: string[];
   /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
   crashAt?: string;
+  /** Relaunch a runner that exits 3 (its lease expired), as a controller does, with a new ticket. */
+  relaunchAfterLeaseExpiry?: boolean;
   onCommitted?: (event: PrpEvent) => void;
   note?: (text: string) => void;
 }
@@ -70,7 +74,9 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   let chain: Promise<void> = Promise.resolve();
   let resolveTerminal!: () => void;
   const terminalCommitted = new Promise<void>((r) => (resolveTerminal = r));
+  let clockOffset = 0;
   const authority = AuthorityServer.open({
+    now: () => Date.now() + clockOffset,
     stateDir: join(dir, "authority"),
     runnerVersion: build.version,
     runnerDigest: build.digest,
@@ -120,6 +126,9 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       await finishRunnerKilled(old);
       await startRunner();
     },
+    advanceAuthorityClock: (ms) => {
+      clockOffset += ms;
+    },
     note,
   };
   const finishRunnerKilled = async (r: SupervisedProcess) => {
@@ -140,8 +149,10 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       const exit = await current.exited;
       await chain;
       if (runner !== current) continue; // replaced by a fault while we waited
-      if (exit.signal === "SIGKILL" && options.crashAt && runnersStarted === 1) {
-        note(`the runner killed itself at ${options.crashAt}; starting a new one on the same state`);
+      const crashed = exit.signal === "SIGKILL" && options.crashAt !== undefined;
+      const expired = exit.exitCode === 3 && options.relaunchAfterLeaseExpiry === true;
+      if ((crashed || expired) && runnersStarted === 1) {
+        note(crashed ? `the runner killed itself at ${options.crashAt}; starting a new one on the same state` : "the runner's lease expired; relaunching it with a new ticket on the same state");
         await finishRunner(current);
         await startRunner();
         continue;

@@ -14,6 +14,8 @@ export interface Fault {
   runnerExit?: number;
   /** The scenario the fault needs, unless --script names another. */
   script?: string;
+  /** Relaunch a runner that exits 3, as a controller does after a lease expiry. */
+  relaunchAfterLeaseExpiry?: boolean;
   /** Where the first runner kills itself, for the crash faults. */
   crashAt?: () => string;
   /** Extra prp-runnerd flags (a smaller outbox). */
@@ -68,6 +70,15 @@ export const FAULTS: Record<string, Fault> = {
     steps: () => [{ afterEvents: 11, act: async (ctx) => void (await ctx.authority.revoke(ctx.runId)) }],
     terminal: false,
     runnerExit: 3,
+  },
+  "lease-expiry": {
+    describe: "the lease expires while the runner is disconnected: it exits 3 with its state intact and is relaunched with a new ticket, which resumes it",
+    steps: () => [{ afterEvents: 9, act: async (ctx) => {
+      ctx.advanceAuthorityClock(24 * 60 * 60 * 1000 + 1000); // past any lease TTL (at most 24 h)
+      ctx.authority.disconnectRunner(ctx.runId);
+    } }],
+    relaunchAfterLeaseExpiry: true,
+    check: (facts) => (facts.runnerExits[0]?.exitCode === 3 && facts.runnerExits.length === 2 ? null : `expected a runner that exits 3 and a relaunched one; exits were ${JSON.stringify(facts.runnerExits)}`),
   },
   "storage-pressure": {
     describe: "250 small deltas into a 16 KiB outbox: they are coalesced, and the outbox never passes its limit",

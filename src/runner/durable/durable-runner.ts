@@ -7,6 +7,9 @@ import { coalescingSink } from "./delta-coalescer.js";
 import { outboxSink } from "./outbox-sink.js";
 import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "./runner-state.js";
 
+/** Refusals after which the in-memory lease is dropped: only a new bootstrap can open a session. */
+const LEASE_REFUSED = /\b(credential_expired|credential_revoked|credential_unknown|credential_used|unauthorized)\b/;
+
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
 
@@ -181,7 +184,8 @@ export class DurableRunner {
     if (!opened.ok) {
       // Once a bootstrap handshake has started, the ticket may have been consumed: never retry it (§5.3).
       if (credential.kind === "bootstrap") this.end({ code: 3, reason: "bootstrap_possibly_consumed" });
-      else if (opened.error.code === "credential_expired" || opened.error.code === "unauthorized") this.credential = null;
+      // The authority's refusal arrives as the close reason; a lease it refuses is worth nothing.
+      else if (LEASE_REFUSED.test(`${opened.error.code} ${opened.error.message}`)) this.credential = null;
       return opened.error;
     }
     this.credential = opened.value.welcome.lease satisfies RunnerLease; // the ticket is spent: only the lease, in memory
