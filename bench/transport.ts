@@ -40,6 +40,14 @@ const BUILD = { version: "bench", digest: `sha256:${"be".repeat(32)}` };
 const memoryFs = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/prp-bench-transport-") : null;
 const disk = mkdtempSync(join(tmpdir(), "prp-bench-transport-"));
 const memory = memoryFs ?? disk;
+const cleanup = () => {
+  if (memoryFs) rmSync(memoryFs, { recursive: true, force: true });
+  rmSync(disk, { recursive: true, force: true });
+};
+process.once("SIGINT", () => {
+  cleanup(); // the memory filesystem is RAM: leave nothing there
+  process.exit(130);
+});
 let dirs = 0;
 const freshDir = (root: string) => join(root, `d${++dirs}`);
 
@@ -67,7 +75,9 @@ interface EndToEnd {
  */
 async function endToEnd(root: string, events: number, n: number): Promise<EndToEnd> {
   const id = identity(n);
-  const authority = AuthorityServer.open({ stateDir: freshDir(root), runnerVersion: BUILD.version, runnerDigest: BUILD.digest });
+  // A connection ends with its lease (no renewal yet), and the default 60 s lease is shorter than
+  // 100,000 events on a busy machine: one hour, well within the allowed 60 s – 24 h.
+  const authority = AuthorityServer.open({ stateDir: freshDir(root), runnerVersion: BUILD.version, runnerDigest: BUILD.digest, leaseTtlMs: 60 * 60 * 1000 });
   const state = RunnerState.open(freshDir(root), binding(id));
   try {
     await authority.listen(0);
@@ -294,41 +304,39 @@ try {
 
   console.log(`measuring ${fmt(EVENTS)} events end to end on the ${memoryFs ? "memory filesystem" : "temporary directory"} (about a minute here)…`);
   const e2e = await endToEnd(memory, EVENTS, 1);
+  const rowBytes = Math.round(e2e.eventBytes);
   const e2eRate = e2e.events / e2e.seconds;
   const wsRate = await rawWs(EVENTS, e2e.frameBytes, e2e.ackFrameBytes);
-  const sqliteRate = bareSqlite(memory, EVENTS, Math.round(e2e.eventBytes));
-  console.log(`\n${memoryName}`);
-  console.log(`  ${fmt(e2e.events)} item.delta events: ${fmt(e2e.eventBytes)} bytes each, a ${fmt(e2e.frameBytes)}-byte sealed frame, a ${fmt(e2e.ackFrameBytes)}-byte sealed ack`);
-  console.log(`  end to end (append, seal, ingest, commit, ack, trim)   ${fmt(e2eRate).padStart(9)} events/s  (${e2e.seconds.toFixed(1)} s)`);
-  console.log(`  raw ws loopback, same frames and acks, ${fmt(EVENTS)}        ${fmt(wsRate).padStart(9)} msgs/s`);
-  console.log(`  bare better-sqlite3 inserts, WAL, FULL, ${fmt(EVENTS)}       ${fmt(sqliteRate).padStart(9)} rows/s`);
-  console.log(`  end to end / raw ws = ${x(e2eRate, wsRate)}; end to end / bare inserts = ${x(e2eRate, sqliteRate)}; / (bare inserts / 3 commits per event) = ${x(e2eRate, sqliteRate / 3)}`);
+  const sqliteRate = bareSqlite(memory, EVENTS, rowBytes);
+  const line = (what: string, rate: number, unit: string, extra = "") => console.log(`  ${what.padEnd(56)} ${fmt(rate).padStart(9)} ${unit}${extra}`);
+  console.log(`\n${memoryName}: ${fmt(e2e.events)} item.delta events of ${fmt(rowBytes)} bytes (a ${fmt(e2e.frameBytes)}-byte sealed frame, a ${fmt(e2e.ackFrameBytes)}-byte sealed ack)`);
+  line("end to end: append, seal, ingest, commit, ack, trim", e2eRate, "events/s", `  (${e2e.seconds.toFixed(1)} s)`);
+  line("raw ws loopback: same sizes, same window, a reply each", wsRate, "msgs/s");
+  line("bare better-sqlite3 inserts, WAL, FULL, one per commit", sqliteRate, "rows/s");
+  console.log(`  end to end / raw ws = ${x(e2eRate, wsRate)}   end to end / bare inserts = ${x(e2eRate, sqliteRate)}   (3 commits per event: / (inserts / 3) = ${x(e2eRate, sqliteRate / 3)})`);
 
   if (memoryFs) {
     // The disk's fsync time wanders with whatever else the machine does: the bare inserts are
     // measured half before and half after the end-to-end run, and their rates averaged.
-    const rowBytes = Math.round(e2e.eventBytes);
     const before = bareSqlite(disk, DISK_EVENTS / 2, rowBytes);
     const onDisk = await endToEnd(disk, DISK_EVENTS, 2);
     const onDiskRate = onDisk.events / onDisk.seconds;
     const diskSqlite = (before + bareSqlite(disk, DISK_EVENTS / 2, rowBytes)) / 2;
-    console.log(`\ndisk (${tmpdir()}: every commit waits for fsync)`);
-    console.log(`  end to end, ${fmt(DISK_EVENTS)} events                                ${fmt(onDiskRate).padStart(9)} events/s  (${onDisk.seconds.toFixed(1)} s)`);
-    console.log(`  bare better-sqlite3 inserts, WAL, FULL, ${fmt(DISK_EVENTS)}        ${fmt(diskSqlite).padStart(9)} rows/s`);
-    console.log(`  end to end / bare inserts = ${x(onDiskRate, diskSqlite)}; / (bare inserts / 3 commits per event) = ${x(onDiskRate, diskSqlite / 3)}`);
+    console.log(`\ndisk (${tmpdir()}: every commit waits for fsync): ${fmt(DISK_EVENTS)} events`);
+    line("end to end: append, seal, ingest, commit, ack, trim", onDiskRate, "events/s", `  (${onDisk.seconds.toFixed(1)} s)`);
+    line("bare better-sqlite3 inserts, WAL, FULL, one per commit", diskSqlite, "rows/s");
+    console.log(`  end to end / bare inserts = ${x(onDiskRate, diskSqlite)}   (3 commits per event: / (inserts / 3) = ${x(onDiskRate, diskSqlite / 3)})`);
   }
 
-  console.log(`\noutbox append (RunnerState.admit, one transaction each), ${fmt(ADMIT_SMALL)} vs ${fmt(ADMIT_LARGE)} events pending (median round, interleaved)`);
-  const rowBytes = Math.round(e2e.eventBytes);
+  console.log(`\noutbox append (RunnerState.admit, one transaction each) with ${fmt(ADMIT_SMALL)} vs ${fmt(ADMIT_LARGE)} events pending (median round, interleaved)`);
   const templates = [templateState(ADMIT_SMALL, rowBytes, 900), templateState(ADMIT_LARGE, rowBytes, 901)];
   const inMemory = admitCost(memory, templates, 2_000, rowBytes);
   console.log(`  ${memoryName}: ${inMemory.small.toFixed(1)} µs vs ${inMemory.large.toFixed(1)} µs per append: ratio ${x(inMemory.large, inMemory.small)} (flat is ~1)`);
   if (memoryFs) {
     const onDisk = admitCost(disk, templates, 100, rowBytes, 9);
-    console.log(`  disk: ${onDisk.small.toFixed(0)} µs vs ${onDisk.large.toFixed(0)} µs per append: ratio ${x(onDisk.large, onDisk.small)} (flat is ~1; the fsync per append dominates, and wanders)`);
+    console.log(`  disk: ${onDisk.small.toFixed(0)} µs vs ${onDisk.large.toFixed(0)} µs per append: ratio ${x(onDisk.large, onDisk.small)} (flat is ~1; the fsync of each append dominates and wanders)`);
   }
   console.log(`\n(${seconds(totalStart).toFixed(0)} s in all)`);
 } finally {
-  if (memoryFs) rmSync(memoryFs, { recursive: true, force: true });
-  rmSync(disk, { recursive: true, force: true });
+  cleanup();
 }

@@ -184,7 +184,10 @@ export class AuthorityServer {
           if (this.live.get(runId) === channel) this.live.delete(runId);
           if (diagnostic && diagnostic.code !== "socket_closed") {
             this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`);
-            void this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now());
+            // A frame the channel refused (not JSON, unsealed, replayed, oversize, a wrong
+            // identity) counts as malformed; a refusal by ingest or the queue is recorded there.
+            if (diagnostic.code === "handler_failed") void this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now());
+            else void this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
           }
         },
       },

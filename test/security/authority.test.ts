@@ -16,6 +16,7 @@ import {
   maxSecureFrameBytes,
   type AuthChallenge,
   type RunIdentity,
+  type RunnerLease,
 } from "../../src/transport/index.js";
 import {
   BUILD,
@@ -48,17 +49,21 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     await authority.close();
   });
 
-  /** Sends a hello for `credentialIdOf`, reads the challenge, answers with `proof(challenge)`. */
-  async function answerWithProof(identity: RunIdentity, helloToken: string, credentialIdOf: string, proof: (challenge: AuthChallenge, canonical: string) => string) {
+  /** A hello for the ticket, then, to its challenge, a response carrying `proof(challenge)`; resolves with the close. */
+  async function answerWithProof(identity: RunIdentity, ticket: string, proof: (challenge: AuthChallenge, canonical: string) => string) {
     const runner = await HandRunner.dial(authority.url(identity.runId), identity);
-    const handshake = new RunnerHandshake({ credential: { kind: "bootstrap", token: helloToken }, identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 } });
-    const hello = { ...handshake.hello, credentialId: credentialIdOf };
-    handshake.destroy();
-    runner.sendJson(handshakeEnvelope("auth_hello", { ...hello }));
-    const challenge = JSON.parse(await runner.messages.next()).payload as AuthChallenge;
-    assert.equal(challenge.credentialId, credentialIdOf, "the ticket was found: the refusal is the proof's");
-    runner.sendJson(handshakeEnvelope("auth_response", { credentialId: credentialIdOf, clientNonce: hello.clientNonce, serverNonce: challenge.serverNonce, clientProof: proof(challenge, canonicalChallenge(challenge)) }));
-    return runner.closed();
+    try {
+      const handshake = new RunnerHandshake({ credential: { kind: "bootstrap", token: ticket }, identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 } });
+      const hello = handshake.hello;
+      handshake.destroy();
+      runner.sendJson(handshakeEnvelope("auth_hello", { ...hello }));
+      const challenge = JSON.parse(await runner.messages.next()).payload as AuthChallenge;
+      assert.equal(challenge.credentialId, credentialId(ticket), "the ticket was found: the refusal is the proof's");
+      runner.sendJson(handshakeEnvelope("auth_response", { credentialId: hello.credentialId, clientNonce: hello.clientNonce, serverNonce: challenge.serverNonce, clientProof: proof(challenge, canonicalChallenge(challenge)) }));
+      return await runner.closed();
+    } finally {
+      runner.close();
+    }
   }
 
   it("a wrong proof (another token's key, a flipped bit) or a tampered token: refused before the ticket is consumed; the same ticket then runs the whole run", async () => {
@@ -68,14 +73,14 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
 
     // 1. The ticket's credential id, but the proof keyed by a token that is not the ticket.
     const otherKey = authKey(`bootstrap_${randomUUID()}`);
-    const foreign = await answerWithProof(run, ticket, credentialId(ticket), (c, canonical) => clientProof(otherKey, canonical, c.serverProof));
+    const foreign = await answerWithProof(run, ticket, (c, canonical) => clientProof(otherKey, canonical, c.serverProof));
     otherKey.fill(0);
     assert.deepEqual(foreign, { code: 1008, reason: "proof_mismatch" });
     await authority.diagnosed(run.runId, "proof_mismatch");
 
     // 2. The ticket's own key, one bit of the proof flipped.
     const key = authKey(ticket);
-    const flipped = await answerWithProof(run, ticket, credentialId(ticket), (c, canonical) => {
+    const flipped = await answerWithProof(run, ticket, (c, canonical) => {
       const proof = Buffer.from(clientProof(key, canonical, c.serverProof), "hex");
       proof[0]! ^= 0x01;
       return proof.toString("hex");
@@ -185,9 +190,13 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     const runA = await authority.newRun();
     const runB = await authority.newRun();
     const b = await HandRunner.dial(authority.url(runB.runId), runB);
-    const { lease: leaseB } = await b.authenticate({ kind: "bootstrap", token: await authority.ticket(runB.runId, 30_000) });
-    b.close();
-    await b.closed();
+    let leaseB: RunnerLease;
+    try {
+      leaseB = (await b.authenticate({ kind: "bootstrap", token: await authority.ticket(runB.runId, 30_000) })).lease;
+    } finally {
+      b.close();
+      await b.closed();
+    }
     const ticketB = await authority.ticket(runB.runId, 30_000);
     const beforeA = await authority.snapshot(runA.runId);
     const beforeB = await authority.snapshot(runB.runId);
@@ -292,6 +301,37 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     } finally {
       client.destroy();
     }
+  });
+
+  it("a secure frame replayed from an earlier session into a new one (at the counter it expects): tag mismatch, closed", async () => {
+    const run = await authority.newRun();
+    const first = await HandRunner.dial(authority.url(run.runId), run);
+    let lease: RunnerLease;
+    let captured: string;
+    try {
+      lease = (await first.authenticate({ kind: "bootstrap", token: await authority.ticket(run.runId, 30_000) })).lease;
+      captured = first.sendEvent(1); // counter 0 of the first session
+      await first.ackOf(1);
+    } finally {
+      first.close();
+      await first.closed();
+    }
+    const before = await authority.snapshot(run.runId);
+    const diagnosed = (await authority.diagnostics(run.runId)).length;
+
+    const second = await HandRunner.dial(authority.url(run.runId), run);
+    try {
+      await second.authenticate(lease);
+      const after = await authority.snapshot(run.runId); // the reconnect itself counts a connection
+      assert.equal(after.connectionCount, before.connectionCount + 1);
+      second.ws.send(captured); // counter 0, which the new session expects, under the old session's key
+      assert.equal((await second.closed()).code, 1008);
+      await authority.diagnosed(run.runId, "tag_mismatch", diagnosed);
+      assertIntact(await authority.snapshot(run.runId), after);
+    } finally {
+      second.close();
+    }
+    await finishWithLease(authority, run, lease, 2);
   });
 
   describe("after welcome, on one connection that already committed event 1", () => {

@@ -95,6 +95,9 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  * transaction; the database is checked against its invariants whenever it is opened.
  */
 export class RunnerState {
+  /** Prepared once per SQL text: preparing costs more than running these small statements. */
+  private readonly statements = new Map<string, Database.Statement>();
+
   private constructor(
     private readonly db: Database.Database,
     readonly binding: StateBinding,
@@ -118,26 +121,26 @@ export class RunnerState {
   }
 
   private initialise(path: string): void {
-    const marker = this.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
+    const marker = this.sql("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
     const b = this.binding;
     if (!marker) {
-      this.db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(STATE_SCHEMA);
-      this.db.prepare("INSERT INTO binding VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)").run(b.runnerInstanceId, b.environmentLeaseId, b.runId, b.normalizedSessionId, b.turnId, b.itemId, b.maxOutboxBytes, b.p0ReserveBytes);
-      this.db.prepare("INSERT INTO runner_state VALUES (1, 'connecting', 1, 0, 0, 0, 0, 0, 0, 0)").run();
+      this.sql("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(STATE_SCHEMA);
+      this.sql("INSERT INTO binding VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)").run(b.runnerInstanceId, b.environmentLeaseId, b.runId, b.normalizedSessionId, b.turnId, b.itemId, b.maxOutboxBytes, b.p0ReserveBytes);
+      this.sql("INSERT INTO runner_state VALUES (1, 'connecting', 1, 0, 0, 0, 0, 0, 0, 0)").run();
       return;
     }
     if (marker.value !== STATE_SCHEMA) throw new StateError("state_unknown_schema", path, `the state records schema ${marker.value}, not ${STATE_SCHEMA}`);
     this.checkInvariants(path);
     // A command journaled but not finished before the restart may or may not have had its
     // effect: it becomes indeterminate and never runs again.
-    this.db.prepare("UPDATE processed_commands SET status = 'indeterminate' WHERE status = 'pending'").run();
+    this.sql("UPDATE processed_commands SET status = 'indeterminate' WHERE status = 'pending'").run();
   }
 
   private checkInvariants(path: string): void {
     const fail = (code: string, message: string): never => {
       throw new StateError(code, path, message);
     };
-    const stored = this.db.prepare("SELECT * FROM binding WHERE id = 1").get() as Record<string, unknown>;
+    const stored = this.sql("SELECT * FROM binding WHERE id = 1").get() as Record<string, unknown>;
     const b = this.binding;
     const expected: Record<string, unknown> = {
       runner_instance_id: b.runnerInstanceId, environment_lease_id: b.environmentLeaseId, run_id: b.runId, normalized_session_id: b.normalizedSessionId,
@@ -147,7 +150,7 @@ export class RunnerState {
       if (stored?.[key] !== value) fail("state_binding_mismatch", `the state belongs to ${key}=${JSON.stringify(stored?.[key])}, not ${JSON.stringify(value)}`);
     }
     const c = this.counters();
-    const rows = this.db.prepare("SELECT source_seq, envelope, byte_size FROM outbox ORDER BY source_seq").all() as Array<{ source_seq: number; envelope: string; byte_size: number }>;
+    const rows = this.sql("SELECT source_seq, envelope, byte_size FROM outbox ORDER BY source_seq").all() as Array<{ source_seq: number; envelope: string; byte_size: number }>;
     let bytes = 0;
     rows.forEach((row, i) => {
       if (row.source_seq !== c.ackedSourceSeq + 1 + i) fail("state_outbox_not_contiguous", `outbox row ${row.source_seq} is not ${c.ackedSourceSeq + 1 + i}`);
@@ -166,7 +169,7 @@ export class RunnerState {
       fail("state_outbox_not_contiguous", `the outbox must run from ack+1 to ${highest} (ack ${c.ackedSourceSeq})`);
     }
     if (bytes !== c.outboxBytes) fail("state_outbox_size", `the outbox holds ${bytes} bytes, the counter says ${c.outboxBytes}`);
-    const journal = this.db.prepare("SELECT controller_seq, status, fingerprint FROM processed_commands").all() as Array<{ controller_seq: number; status: string; fingerprint: string }>;
+    const journal = this.sql("SELECT controller_seq, status, fingerprint FROM processed_commands").all() as Array<{ controller_seq: number; status: string; fingerprint: string }>;
     for (const j of journal) {
       if (j.controller_seq <= c.compactedThroughControllerSeq || j.controller_seq > c.lastControllerCommandSeq) fail("state_journal_range", `journal seq ${j.controller_seq} is outside (${c.compactedThroughControllerSeq}, ${c.lastControllerCommandSeq}]`);
       if (!["pending", "completed", "failed", "rejected", "indeterminate"].includes(j.status)) fail("state_journal_status", `journal status ${j.status} is unknown`);
@@ -175,7 +178,7 @@ export class RunnerState {
   }
 
   counters(): StateCounters {
-    const r = this.db.prepare("SELECT * FROM runner_state WHERE id = 1").get() as Record<string, number | string>;
+    const r = this.sql("SELECT * FROM runner_state WHERE id = 1").get() as Record<string, number | string>;
     return {
       lifecycle: r.lifecycle as Lifecycle,
       nextSourceSeq: r.next_source_seq as number,
@@ -203,24 +206,24 @@ export class RunnerState {
       if (size > MAX_FRAME_BYTES) return { ok: false, code: "frame_too_large", message: `a ${size}-byte ${eventType} event is over the ${MAX_FRAME_BYTES}-byte frame limit` };
       const total = c.outboxBytes + size;
       if (priority !== 0 && total > this.binding.maxOutboxBytes - this.binding.p0ReserveBytes) {
-        this.db.prepare("UPDATE runner_state SET backpressure = 1, lifecycle = CASE WHEN lifecycle = 'ready' THEN 'backpressure' ELSE lifecycle END WHERE id = 1").run();
+        this.sql("UPDATE runner_state SET backpressure = 1, lifecycle = CASE WHEN lifecycle = 'ready' THEN 'backpressure' ELSE lifecycle END WHERE id = 1").run();
         this.noteDiagnostic("backpressure", `refused a ${size}-byte P${priority} ${eventType}: the outbox holds ${c.outboxBytes} of ${this.binding.maxOutboxBytes - this.binding.p0ReserveBytes} bytes before the P0 reserve`);
         return { ok: false, code: "backpressure", message: `the outbox is over its soft limit; ${eventType} was refused, not dropped` };
       }
       if (total > this.binding.maxOutboxBytes) {
-        this.db.prepare("UPDATE runner_state SET lifecycle = 'unrecoverable' WHERE id = 1").run();
+        this.sql("UPDATE runner_state SET lifecycle = 'unrecoverable' WHERE id = 1").run();
         this.noteDiagnostic("p0_storage_exhausted", `a P0 ${eventType} of ${size} bytes does not fit the ${this.binding.maxOutboxBytes}-byte outbox`);
         return { ok: false, code: "p0_storage_exhausted", message: "a P0 event does not fit the outbox: the state is unrecoverable" };
       }
-      this.db.prepare("INSERT INTO outbox (source_seq, priority, event_type, envelope, byte_size) VALUES (?, ?, ?, ?, ?)").run(c.nextSourceSeq, priority, eventType, envelope, size);
-      this.db.prepare("UPDATE runner_state SET next_source_seq = next_source_seq + 1, outbox_bytes = ?, peak_outbox_bytes = MAX(peak_outbox_bytes, ?) WHERE id = 1").run(total, total);
+      this.sql("INSERT INTO outbox (source_seq, priority, event_type, envelope, byte_size) VALUES (?, ?, ?, ?, ?)").run(c.nextSourceSeq, priority, eventType, envelope, size);
+      this.sql("UPDATE runner_state SET next_source_seq = next_source_seq + 1, outbox_bytes = ?, peak_outbox_bytes = MAX(peak_outbox_bytes, ?) WHERE id = 1").run(total, total);
       return { ok: true, sourceSeq: c.nextSourceSeq, envelope };
     })();
   }
 
   /** Every unacknowledged event, in order, as the exact bytes first committed (for resend). */
   pending(): Array<{ sourceSeq: number; envelope: string }> {
-    return (this.db.prepare("SELECT source_seq, envelope FROM outbox ORDER BY source_seq").all() as Array<{ source_seq: number; envelope: string }>).map((r) => ({ sourceSeq: r.source_seq, envelope: r.envelope }));
+    return (this.sql("SELECT source_seq, envelope FROM outbox ORDER BY source_seq").all() as Array<{ source_seq: number; envelope: string }>).map((r) => ({ sourceSeq: r.source_seq, envelope: r.envelope }));
   }
 
   /**
@@ -233,11 +236,11 @@ export class RunnerState {
       const c = this.counters();
       if (!Number.isSafeInteger(n) || n < c.ackedSourceSeq) return { ok: false as const, code: "ack_backward" as const, message: `ack ${n} is behind the acknowledged ${c.ackedSourceSeq}` };
       if (n > c.nextSourceSeq - 1) return { ok: false as const, code: "ack_beyond_produced" as const, message: `ack ${n} is past the highest event produced, ${c.nextSourceSeq - 1}` };
-      const freed = (this.db.prepare("SELECT COALESCE(SUM(byte_size), 0) AS b, COUNT(*) AS n FROM outbox WHERE source_seq <= ?").get(n) as { b: number; n: number });
-      this.db.prepare("DELETE FROM outbox WHERE source_seq <= ?").run(n);
+      const freed = (this.sql("SELECT COALESCE(SUM(byte_size), 0) AS b, COUNT(*) AS n FROM outbox WHERE source_seq <= ?").get(n) as { b: number; n: number });
+      this.sql("DELETE FROM outbox WHERE source_seq <= ?").run(n);
       const remaining = c.outboxBytes - freed.b;
       const clear = remaining <= this.binding.maxOutboxBytes - this.binding.p0ReserveBytes;
-      this.db.prepare(`UPDATE runner_state SET acked_source_seq = ?, outbox_bytes = ?${clear ? ", backpressure = 0, lifecycle = CASE WHEN lifecycle = 'backpressure' THEN 'ready' ELSE lifecycle END" : ""} WHERE id = 1`).run(n, remaining);
+      this.sql(`UPDATE runner_state SET acked_source_seq = ?, outbox_bytes = ?${clear ? ", backpressure = 0, lifecycle = CASE WHEN lifecycle = 'backpressure' THEN 'ready' ELSE lifecycle END" : ""} WHERE id = 1`).run(n, remaining);
       return { ok: true as const, trimmed: freed.n };
     })();
   }
@@ -252,7 +255,7 @@ export class RunnerState {
     if (invalid) return { kind: "rejected", code: "invalid_command", message: invalid };
     const fingerprint = sha256Hex(canonicalJson(command));
     return this.db.transaction((): CommandDecision => {
-      const known = this.db.prepare("SELECT status, result, fingerprint FROM processed_commands WHERE command_id = ?").get(command.commandId) as { status: CommandStatus; result: string | null; fingerprint: string } | undefined;
+      const known = this.sql("SELECT status, result, fingerprint FROM processed_commands WHERE command_id = ?").get(command.commandId) as { status: CommandStatus; result: string | null; fingerprint: string } | undefined;
       if (known) {
         if (known.fingerprint !== fingerprint) return { kind: "rejected", code: "command_fingerprint_mismatch", message: `commandId ${command.commandId} was journaled with different content` };
         return { kind: "replay", status: known.status, result: known.result === null ? null : JSON.parse(known.result) };
@@ -260,8 +263,8 @@ export class RunnerState {
       const c = this.counters();
       if (command.controllerSeq <= c.compactedThroughControllerSeq) return { kind: "rejected", code: "command_history_compacted", message: `controllerSeq ${command.controllerSeq} is at or before the compacted history (${c.compactedThroughControllerSeq})` };
       if (command.controllerSeq !== c.lastControllerCommandSeq + 1) return { kind: "rejected", code: "controller_seq_out_of_order", message: `controllerSeq ${command.controllerSeq} is not the next one (${c.lastControllerCommandSeq + 1})` };
-      this.db.prepare("INSERT INTO processed_commands VALUES (?, ?, ?, 'pending', NULL, ?)").run(command.commandId, command.controllerSeq, command.type, fingerprint);
-      this.db.prepare("UPDATE runner_state SET last_controller_command_seq = ? WHERE id = 1").run(command.controllerSeq);
+      this.sql("INSERT INTO processed_commands VALUES (?, ?, ?, 'pending', NULL, ?)").run(command.commandId, command.controllerSeq, command.type, fingerprint);
+      this.sql("UPDATE runner_state SET last_controller_command_seq = ? WHERE id = 1").run(command.controllerSeq);
       return { kind: "execute" };
     })();
   }
@@ -271,37 +274,46 @@ export class RunnerState {
     let text = JSON.stringify(result ?? null);
     if (Buffer.byteLength(text) > MAX_RESULT_BYTES) text = JSON.stringify({ truncated: true, reason: `the result was over ${MAX_RESULT_BYTES} bytes` });
     this.db.transaction(() => {
-      const changed = this.db.prepare("UPDATE processed_commands SET status = ?, result = ? WHERE command_id = ? AND status = 'pending'").run(status, text, commandId).changes;
+      const changed = this.sql("UPDATE processed_commands SET status = ?, result = ? WHERE command_id = ? AND status = 'pending'").run(status, text, commandId).changes;
       if (changed !== 1) throw new StateError("journal_not_pending", commandId, "only a pending command can be finished");
-      const cut = this.db.prepare("SELECT controller_seq FROM processed_commands ORDER BY controller_seq DESC LIMIT 1 OFFSET ?").get(JOURNAL_KEEP) as { controller_seq: number } | undefined;
+      const cut = this.sql("SELECT controller_seq FROM processed_commands ORDER BY controller_seq DESC LIMIT 1 OFFSET ?").get(JOURNAL_KEEP) as { controller_seq: number } | undefined;
       if (cut) {
-        this.db.prepare("DELETE FROM processed_commands WHERE controller_seq <= ?").run(cut.controller_seq);
-        this.db.prepare("UPDATE runner_state SET compacted_through_controller_seq = ? WHERE id = 1").run(cut.controller_seq);
+        this.sql("DELETE FROM processed_commands WHERE controller_seq <= ?").run(cut.controller_seq);
+        this.sql("UPDATE runner_state SET compacted_through_controller_seq = ? WHERE id = 1").run(cut.controller_seq);
       }
     })();
   }
 
   /** Whether a command of this type was ever journaled (its effect may have happened). */
   journaled(type: string): boolean {
-    return this.db.prepare("SELECT 1 FROM processed_commands WHERE command_type = ? LIMIT 1").get(type) !== undefined || this.counters().compactedThroughControllerSeq > 0;
+    return this.sql("SELECT 1 FROM processed_commands WHERE command_type = ? LIMIT 1").get(type) !== undefined || this.counters().compactedThroughControllerSeq > 0;
   }
 
   setLifecycle(lifecycle: Lifecycle): void {
-    this.db.prepare("UPDATE runner_state SET lifecycle = ? WHERE id = 1").run(lifecycle);
+    this.sql("UPDATE runner_state SET lifecycle = ? WHERE id = 1").run(lifecycle);
   }
 
   /** Keeps the newest 32 diagnostics; older ones go. */
   private noteDiagnostic(code: string, message: string): void {
-    this.db.prepare("INSERT INTO diagnostics (code, message) VALUES (?, ?)").run(code, message.slice(0, 1024));
-    this.db.prepare("DELETE FROM diagnostics WHERE id <= (SELECT MAX(id) FROM diagnostics) - ?").run(MAX_DIAGNOSTICS);
+    this.sql("INSERT INTO diagnostics (code, message) VALUES (?, ?)").run(code, message.slice(0, 1024));
+    this.sql("DELETE FROM diagnostics WHERE id <= (SELECT MAX(id) FROM diagnostics) - ?").run(MAX_DIAGNOSTICS);
   }
 
   diagnostics(): Array<{ code: string; message: string }> {
-    return this.db.prepare("SELECT code, message FROM diagnostics ORDER BY id").all() as Array<{ code: string; message: string }>;
+    return this.sql("SELECT code, message FROM diagnostics ORDER BY id").all() as Array<{ code: string; message: string }>;
   }
 
   close(): void {
     this.db.close();
+  }
+
+  private sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
   }
 }
 
