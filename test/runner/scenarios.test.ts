@@ -147,3 +147,20 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
     assert.equal(r.status, 0);
   });
 });
+
+describe("prp run --json | prp replay --events -", () => {
+  it("the events of a live run replay into a complete session with the run's terminal", () => {
+    const dir = mkdtempSync(join(tmpdir(), "prp-pipe-"));
+    try {
+      const run = runPrp(["run", "--json", "--script", "error", "--delay-ms", "0", "--out", dir]);
+      const summary = runPrp(["replay", "--events", "-", "--summary"], { input: run.stdout });
+      assert.equal(summary.status, 0, summary.stderr);
+      const parsed = JSON.parse(summary.stdout);
+      assert.equal(parsed.integrity, "complete");
+      assert.equal(parsed.timelineCount, run.stdout.trimEnd().split("\n").length);
+      assert.deepEqual([parsed.turnTerminalState, parsed.runTerminalState], ["failed", "failed"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
