@@ -21,6 +21,8 @@ export interface FaultContext {
   runner(): SupervisedProcess;
   /** SIGKILLs the runner and starts a new one on the same state with a fresh ticket. */
   restartRunner(): Promise<void>;
+  /** The events the authority has committed so far. */
+  committed(): PrpEvent[];
   /** Moves the authority's clock forward (ticket and lease expiry). */
   advanceAuthorityClock(ms: number): void;
   note(text: string): void;
@@ -126,6 +128,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       await finishRunnerKilled(old);
       await startRunner();
     },
+    committed: () => facts.events,
     advanceAuthorityClock: (ms) => {
       clockOffset += ms;
     },

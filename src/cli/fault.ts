@@ -30,7 +30,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     ...(fault.runnerArgs ? { runnerArgs: fault.runnerArgs } : {}),
     ...(fault.crashAt ? { crashAt: fault.crashAt() } : {}),
     ...(fault.relaunchAfterLeaseExpiry ? { relaunchAfterLeaseExpiry: true } : {}),
-    ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
+    ...(fault.delayMs !== undefined ? { delayMs: fault.delayMs } : opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onCommitted: (event) => {
       if (live) show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);
     },

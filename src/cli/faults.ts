@@ -14,6 +14,8 @@ export interface Fault {
   runnerExit?: number;
   /** The scenario the fault needs, unless --script names another. */
   script?: string;
+  /** Overrides --delay-ms: the fault needs the run to last. */
+  delayMs?: number;
   /** Relaunch a runner that exits 3, as a controller does after a lease expiry. */
   relaunchAfterLeaseExpiry?: boolean;
   /** Where the first runner kills itself, for the crash faults. */
@@ -70,6 +72,18 @@ export const FAULTS: Record<string, Fault> = {
     steps: () => [{ afterEvents: 11, act: async (ctx) => void (await ctx.authority.revoke(ctx.runId)) }],
     terminal: false,
     runnerExit: 3,
+  },
+  "harness-restart": {
+    describe: "the harness's process group is killed mid-turn: the runner reports its exit, starts a second harness that resumes where the first stopped, and reports harness.ready and session.reconciled",
+    steps: () => [{ afterEvents: 12, act: async (ctx) => {
+      const ready = ctx.committed().find((e) => e.eventType === "harness.ready");
+      const pid = (ready?.payload as { pid?: number } | undefined)?.pid;
+      if (pid) process.kill(-pid, "SIGKILL");
+    } }],
+    // A delay keeps the first harness running until the kill lands.
+    delayMs: 500,
+    shows: ["session.reconciled"],
+    check: (facts) => (facts.events.filter((e) => e.eventType === "harness.ready").length === 2 ? null : "expected a second harness.ready"),
   },
   "lease-expiry": {
     describe: "the lease expires while the runner is disconnected: it exits 3 with its state intact and is relaunched with a new ticket, which resumes it",

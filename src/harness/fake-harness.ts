@@ -36,6 +36,8 @@ export class FakeHarness {
   private readonly inbox: HarnessCommand[] = [];
   private wake: (() => void) | null = null;
   private inputClosed = false;
+  /** After a restart: messages up to this number were delivered by the previous process. */
+  private resumeAfter = 0;
 
   constructor(
     private readonly script: Script,
@@ -59,6 +61,7 @@ export class FakeHarness {
     try {
       this.send("ready", {});
       const open = await this.next("session.open", this.options.commandWaitMs ?? 10_000);
+      this.resumeAfter = open.payload.resumeAfterMessageSeq ?? 0;
       this.emit("session.started", { driverSessionId: open.payload.driverSessionId });
       this.emit("runtime.phase.changed", { phase: "executing" });
       const turn = await this.next("turn.start", this.options.commandWaitMs ?? 10_000);
@@ -80,7 +83,7 @@ export class FakeHarness {
   private async play(step: Step): Promise<number | undefined> {
     switch (step.kind) {
       case "delay":
-        await sleep(this.options.delayMs ?? (step as T.DelayStep).milliseconds);
+        if (!this.replaying(1)) await sleep(this.options.delayMs ?? (step as T.DelayStep).milliseconds);
         return undefined;
       case "log": {
         const s = step as T.LogStep;
@@ -98,6 +101,7 @@ export class FakeHarness {
         return undefined;
       case "await_resolution": {
         const requestId = (step as T.AwaitResolutionStep).request_id;
+        if (this.replaying(1)) return void this.emit("runtime_request.resolved", { requestId }); // answered before the restart
         const resolve = await this.next("request.resolve", this.options.resolutionWaitMs ?? 300_000, (c) => c.payload.requestId === requestId);
         this.emit("runtime_request.resolved", { requestId, resolution: resolve.payload.resolution });
         return undefined;
@@ -106,11 +110,13 @@ export class FakeHarness {
         // Tell the controller the turn now waits for an interrupt, then wait with no deadline:
         // only turn.interrupt or the runner's cleanup ends this step.
         this.emit("runtime.phase.changed", { phase: "awaiting_interrupt" });
+        if (this.replaying(1)) return void this.emit("turn.interrupted", {}); // interrupted before the restart
         const interrupt = await this.next("turn.interrupt", Number.POSITIVE_INFINITY);
         this.emit("turn.interrupted", { reason: interrupt.payload.reason });
         return undefined;
       }
       case "spawn_worker":
+        if (this.replaying(0)) return undefined; // the previous process spawned it
         // A grandchild in our process group with a cleared environment, holding no pipe of ours.
         spawn("/bin/sh", ["-c", "sleep 60"], { env: {}, stdio: "ignore" }).unref();
         return undefined;
@@ -128,7 +134,16 @@ export class FakeHarness {
     this.send("event", { eventType, payload, ...(turn ? { turnId: turn } : {}), ...(itemId ? { itemId } : {}) });
   }
 
+  /** Whether the message `ahead` numbers from now was already delivered before a restart. */
+  private replaying(ahead: number): boolean {
+    return this.messageSeq + ahead <= this.resumeAfter;
+  }
+
   private send<K extends HarnessMessageType>(type: K, payload: HarnessMessagePayloads[K]): void {
+    if (type !== "ready" && this.messageSeq + 1 <= this.resumeAfter) {
+      this.messageSeq++; // replayed silently: the runner already has this message
+      return;
+    }
     this.io.writeStdout(JSON.stringify({ schema: MESSAGE_SCHEMA, messageSeq: ++this.messageSeq, type, payload }));
   }
 

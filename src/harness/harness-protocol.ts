@@ -26,7 +26,8 @@ export interface HarnessMessage<T extends HarnessMessageType = HarnessMessageTyp
 }
 
 export interface HarnessCommandPayloads {
-  "session.open": { normalizedSessionId: string; driverSessionId: string };
+  /** `resumeAfterMessageSeq`: a restarted harness replays its script silently up to this message. */
+  "session.open": { normalizedSessionId: string; driverSessionId: string; resumeAfterMessageSeq?: number };
   "turn.start": { turnId: string; text?: string };
   "request.resolve": { requestId: string; resolution: Record<string, unknown> };
   "turn.interrupt": { reason: string };

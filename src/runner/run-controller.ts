@@ -19,6 +19,8 @@ export interface RunControllerOptions {
   shutdownGraceMs?: number;
   /** How long the harness has to say ready (runtime.md §4.1: 2 s). */
   readyTimeoutMs?: number;
+  /** How often a harness killed by a signal the runner did not send is started again (default 1). */
+  harnessRestartLimit?: number;
 }
 
 /** What the runner keeps of a request it has seen created (the request schema dispatches on schema). */
@@ -43,6 +45,10 @@ export class RunController {
   private harness: SupervisedProcess | null = null;
   private harnessTrusted = true;
   private harnessPaused = false;
+  /** Set once the runner itself ends the harness: its exit is then expected, not a crash. */
+  private terminating = false;
+  private harnessRestarts = 0;
+  private lastHarnessMessageSeq = 0;
   private intent: Intent | null = null;
   private prepared = false;
   private sessionOpened = false;
@@ -136,8 +142,14 @@ export class RunController {
     this.emit("runtime.phase.changed", { phase: "workspace_preparing" });
     this.emit("workspace.ready", {});
     this.emit("harness.starting", { command: this.options.harness.command });
+    await this.startHarness();
+  }
+
+  /** Starts the harness in its own group and waits for its ready; reports harness.ready or a violation. */
+  private async startHarness(): Promise<boolean> {
     const o = this.options;
-    this.harness = new SupervisedProcess({
+    this.harnessReady = false;
+    const h = new SupervisedProcess({
       command: o.harness.command,
       args: o.harness.args,
       ...(o.harnessMaxLineBytes ? { maxLineBytes: o.harnessMaxLineBytes } : {}),
@@ -147,15 +159,38 @@ export class RunController {
       onLine: (text) => this.onHarnessLine(text),
       onOversize: (bytes) => this.violation(`harness wrote a stdout line of ${bytes} bytes, over the ${o.harnessMaxLineBytes ?? 65_536}-byte limit`),
     });
-    void this.harness.exited.then(() => this.finish());
+    this.harness = h;
+    void h.exited.then((exit) => this.onHarnessExit(h, exit));
     const ready = await new Promise<boolean>((resolve) => {
       if (this.harnessReady) return resolve(true);
       const timer = setTimeout(() => resolve(false), o.readyTimeoutMs ?? 2_000);
       this.readyWaiter = () => { clearTimeout(timer); resolve(true); };
-      void this.harness!.exited.then(() => { clearTimeout(timer); resolve(this.harnessReady); });
+      void h.exited.then(() => { clearTimeout(timer); resolve(this.harnessReady); });
     });
-    if (ready) this.emit("harness.ready", { pid: this.harness.pid });
+    if (ready) this.emit("harness.ready", { pid: h.pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}) });
     else if (!this.intent) this.violation(`harness did not say ready within ${o.readyTimeoutMs ?? 2_000} ms`);
+    return ready;
+  }
+
+  /**
+   * A harness killed by a signal the runner did not send (runtime.md §5.10 harness-restart) is
+   * started once more and resumes where it was: the runner reports the exit, the new harness's
+   * ready and session.reconciled, and the new process replays its script silently up to the last
+   * message the runner had. Any other exit ends the run.
+   */
+  private async onHarnessExit(h: SupervisedProcess, exit: ExitFact): Promise<void> {
+    if (h !== this.harness) return;
+    const crashed = !this.terminating && exit.signal !== null && this.sessionOpened && !this.terminal && !this.finishing;
+    if (!crashed || this.harnessRestarts >= (this.options.harnessRestartLimit ?? 1)) return void this.finish();
+    this.harnessRestarts++;
+    await Promise.race([h.stdoutEnded, delay(this.options.shutdownGraceMs ?? 100)]);
+    const resumeAfterMessageSeq = this.lastHarnessMessageSeq;
+    await h.terminate(); // reap the rest of the old group
+    this.emit("harness.exited", { ...exit, semanticResultObserved: this.result !== null, log: h.log.snapshot(), restarting: true });
+    if (!(await this.startHarness())) return;
+    this.tell("session.open", { normalizedSessionId: this.options.sessionId, driverSessionId: `driver_${this.options.sessionId}`, resumeAfterMessageSeq });
+    this.emit("session.reconciled", { resumedAfterMessageSeq: resumeAfterMessageSeq, restart: this.harnessRestarts });
+    if (this.turnId) this.tell("turn.start", { turnId: this.turnId });
   }
 
   /**
@@ -176,6 +211,7 @@ export class RunController {
     if (!this.harnessTrusted || this.terminal) return;
     const message = parseHarnessMessage(text);
     if (typeof message === "string") return this.violation(message);
+    if (message.type !== "ready") this.lastHarnessMessageSeq = message.messageSeq; // every process numbers its ready 1
     this.onHarnessMessage(message);
   }
 
@@ -249,6 +285,7 @@ export class RunController {
     this.harnessTrusted = false;
     this.setIntent("protocol_violation");
     this.emit("harness.diagnostic", { code: "harness_protocol_violation", message });
+    this.terminating = true;
     void this.harness?.terminate();
   }
 
@@ -263,6 +300,7 @@ export class RunController {
   async stop(intent: Intent | null): Promise<void> {
     if (this.terminal) return;
     if (intent) this.setIntent(intent);
+    this.terminating = true;
     if (this.harness) await this.harness.terminate();
     else await this.finish();
   }
