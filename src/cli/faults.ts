@@ -85,6 +85,14 @@ export const FAULTS: Record<string, Fault> = {
     shows: ["session.reconciled"],
     check: (facts) => (facts.events.filter((e) => e.eventType === "harness.ready").length === 2 ? null : "expected a second harness.ready"),
   },
+  suspend: {
+    describe: "runner.suspend mid-turn: runner.suspending, the harness group ended, runner.suspended; once the authority acknowledges the result the runner stops with no terminal, its state kept for a resume",
+    script: "linger",
+    steps: () => [{ afterEvents: 11, act: async (ctx) => void (await ctx.authority.queueCommand(ctx.runId, "runner.suspend", {})) }],
+    terminal: false,
+    shows: ["runner.suspending", "runner.suspended"],
+    runnerExit: 0,
+  },
   "lease-expiry": {
     describe: "the lease expires while the runner is disconnected: it exits 3 with its state intact and is relaunched with a new ticket, which resumes it",
     steps: () => [{ afterEvents: 9, act: async (ctx) => {

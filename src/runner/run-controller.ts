@@ -48,6 +48,7 @@ export class RunController {
   /** Set once the runner itself ends the harness: its exit is then expected, not a crash. */
   private terminating = false;
   private harnessRestarts = 0;
+  private suspended = false;
   private lastHarnessMessageSeq = 0;
   private intent: Intent | null = null;
   private prepared = false;
@@ -179,7 +180,7 @@ export class RunController {
    * message the runner had. Any other exit ends the run.
    */
   private async onHarnessExit(h: SupervisedProcess, exit: ExitFact): Promise<void> {
-    if (h !== this.harness) return;
+    if (h !== this.harness || this.suspended) return;
     const crashed = !this.terminating && exit.signal !== null && this.sessionOpened && !this.terminal && !this.finishing;
     if (!crashed || this.harnessRestarts >= (this.options.harnessRestartLimit ?? 1)) return void this.finish();
     this.harnessRestarts++;
@@ -325,6 +326,20 @@ export class RunController {
       this.resolveDone(terminal);
     })();
     return this.finishing;
+  }
+
+  /**
+   * Suspends the run without ending it (runner.suspend): the harness group is ended and its exit
+   * reported, but no terminal is decided — the session stays for a later resume.
+   */
+  async suspend(): Promise<void> {
+    if (this.terminal || this.finishing) return;
+    this.suspended = true;
+    this.terminating = true;
+    if (!this.harness) return;
+    const h = this.harness;
+    const exit = await h.terminate();
+    this.emit("harness.exited", { ...exit, semanticResultObserved: this.result !== null, log: h.log.snapshot(), suspended: true });
   }
 
   /** An event the runner reports about itself (for example runner.reconciled after a restart). */

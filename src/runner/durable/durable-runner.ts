@@ -52,7 +52,7 @@ const crash = (): never => {
 
 /** How a durable runner process ends; the exit code tells its supervisor what to do next. */
 export type DurableOutcome =
-  | { code: 0; reason: "run_delivered" }
+  | { code: 0; reason: "run_delivered" | "suspended" }
   | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" }
   | { code: 4; reason: "unrecoverable"; detail: string };
 
@@ -72,6 +72,9 @@ export class DurableRunner {
   private roomWaiters: Array<() => void> = [];
   private terminalAdmitted = false;
   private backpressureReported = false;
+  /** The runner.suspend command whose result the authority must acknowledge before this runner stops. */
+  private suspendCommandId: string | null = null;
+  private suspendAcked = false;
   private finished: ((outcome: DurableOutcome) => void) | null = null;
   private readonly restarted: boolean;
 
@@ -205,6 +208,12 @@ export class DurableRunner {
         return;
       case "command":
         return this.onCommand(payload.command);
+      case "command_result_ack":
+        if (payload.commandId === this.suspendCommandId) {
+          this.suspendAcked = true;
+          this.maybeDelivered();
+        }
+        return;
       case "ping":
         this.channel?.send("pong", { lifecycle: this.state.counters().lifecycle, outboxBytes: this.state.counters().outboxBytes, ackedSourceSeq: this.state.counters().ackedSourceSeq });
         return;
@@ -276,6 +285,15 @@ export class DurableRunner {
       this.controller.emitRunnerEvent("runner.draining", {});
       return done;
     }
+    if (command.type === "runner.suspend") {
+      // Suspend keeps the session for a later resume: no terminal now (runtime.md §5.5, §7.4).
+      if (this.terminalAdmitted) return { status: "completed", result: { outcome: "already_terminal", logicalEffectCount: 0 } };
+      this.controller.emitRunnerEvent("runner.suspending", {});
+      await this.controller.suspend();
+      this.controller.emitRunnerEvent("runner.suspended", {});
+      this.suspendCommandId = command.commandId;
+      return done;
+    }
     if (command.type === "runner.shutdown") {
       // The runner stops once its outbox is acknowledged; a run still going is cancelled first.
       await this.controller.stop("cancelled");
@@ -306,9 +324,10 @@ export class DurableRunner {
   /** The run is delivered once its terminal is admitted and every event is acknowledged. */
   private maybeDelivered(): void {
     const c = this.state.counters();
-    if (this.terminalAdmitted && c.ackedSourceSeq === c.nextSourceSeq - 1) {
+    if (c.ackedSourceSeq !== c.nextSourceSeq - 1) return;
+    if (this.terminalAdmitted || this.suspendAcked) {
       this.channel?.close();
-      this.end({ code: 0, reason: "run_delivered" });
+      this.end({ code: 0, reason: this.terminalAdmitted ? "run_delivered" : "suspended" });
     }
   }
 
