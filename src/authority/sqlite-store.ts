@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { openPrivateDatabase, StateError } from "../storage/private-sqlite.js";
+import { openPrivateDatabase, statementCache, StateError } from "../storage/private-sqlite.js";
 import { fail, ok, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
@@ -125,13 +125,15 @@ const sameCredential = (a: CredentialRow, b: CredentialRow): boolean =>
  */
 export class SqliteAuthorityStore implements AuthorityStore {
   private readonly pageSize: number;
-  private readonly statements = new Map<string, Database.Statement>();
+
+  private readonly sql: (text: string) => Database.Statement;
 
   private constructor(
     private readonly db: Database.Database,
     readonly path: string,
     private readonly maxStoreBytes: number,
   ) {
+    this.sql = statementCache(db);
     this.pageSize = db.pragma("page_size", { simple: true }) as number;
   }
 
@@ -194,15 +196,6 @@ export class SqliteAuthorityStore implements AuthorityStore {
     }
   }
 
-  /** Prepared once per text: every event commit runs the same few statements. */
-  private sql(text: string): Database.Statement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
-  }
 
   /** Growth past the size bound is refused at write time, before it would be refused at open. */
   private wouldExceed(extraBytes: number): boolean {

@@ -68,3 +68,19 @@ export function openPrivateDatabase(path: string, options: PrivateDatabaseOption
     process.umask(previous);
   }
 }
+
+/**
+ * A statement prepared once per SQL text: the durable stores run the same few small statements
+ * for every event, and preparing them costs more than running them.
+ */
+export function statementCache(db: Database.Database): (text: string) => Database.Statement {
+  const statements = new Map<string, Database.Statement>();
+  return (text) => {
+    let statement = statements.get(text);
+    if (!statement) {
+      statement = db.prepare(text);
+      statements.set(text, statement);
+    }
+    return statement;
+  };
+}

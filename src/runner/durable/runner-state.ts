@@ -4,7 +4,7 @@ import { canonicalJson } from "../../contract/canonical-json.js";
 import { sha256Hex } from "../../contract/digest.js";
 import type { Priority } from "../../contract/priority.js";
 import { MAX_FRAME_BYTES } from "../../contract/versions.js";
-import { openPrivateDatabase, StateError } from "../../storage/private-sqlite.js";
+import { openPrivateDatabase, statementCache, StateError } from "../../storage/private-sqlite.js";
 
 export const STATE_SCHEMA = "paperclip.runner.durable.state.v1";
 export const STATE_FILE = "runner-state.sqlite";
@@ -95,13 +95,15 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  * transaction; the database is checked against its invariants whenever it is opened.
  */
 export class RunnerState {
-  /** Prepared once per SQL text: preparing costs more than running these small statements. */
-  private readonly statements = new Map<string, Database.Statement>();
+
+  private readonly sql: (text: string) => Database.Statement;
 
   private constructor(
     private readonly db: Database.Database,
     readonly binding: StateBinding,
-  ) {}
+  ) {
+    this.sql = statementCache(db);
+  }
 
   static open(dir: string, binding: StateBinding): RunnerState {
     if (!(binding.p0ReserveBytes > 0 && binding.p0ReserveBytes < binding.maxOutboxBytes)) {
@@ -307,14 +309,7 @@ export class RunnerState {
     this.db.close();
   }
 
-  private sql(text: string): Database.Statement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
-  }
+
 }
 
 /** The command-boundary limits of runtime.md §5.8 step 1; a reason, or null when the command is acceptable. */
