@@ -9,6 +9,7 @@ import { registerRun } from "../../src/authority/runs.js";
 import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import type { AuthorityStore } from "../../src/authority/store.js";
 import type { RunIdentity } from "../../src/transport/envelope.js";
+import { event as sampleEvent } from "../contract/samples.js";
 
 export const identity = (n = 1, overrides: Partial<RunIdentity> = {}): RunIdentity => ({
   runnerInstanceId: `runner_${n}`,
@@ -30,23 +31,18 @@ export class Clock {
 }
 
 /** A v1 PRP event of run n, the way its runner would send it. */
-export const event = (seq: number, n = 1, overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
-  schema: "paperclip.prp.event.v1",
-  sourceEventId: `event_runner_${n}_${String(seq).padStart(16, "0")}`,
-  sourceSeq: seq,
-  sourceInstanceId: `runner_${n}`,
-  sourceKind: "runner",
-  runId: `run_${n}`,
-  normalizedSessionId: `session_${n}`,
-  turnId: `turn_${n}`,
-  itemId: `item_${n}`,
-  eventType: "item.delta",
-  schemaVersion: 1,
-  priority: 2,
-  emittedAt: "2026-08-07T12:00:00.000Z",
-  payload: { text: `delta ${seq}` },
-  ...overrides,
-});
+export const event = (seq: number, n = 1, overrides: Record<string, unknown> = {}): Record<string, unknown> =>
+  sampleEvent(1, {
+    sourceEventId: `event_runner_${n}_${String(seq).padStart(16, "0")}`,
+    sourceSeq: seq,
+    sourceInstanceId: `runner_${n}`,
+    runId: `run_${n}`,
+    normalizedSessionId: `session_${n}`,
+    turnId: `turn_${n}`,
+    itemId: `item_${n}`,
+    payload: { text: `delta ${seq}` },
+    ...overrides,
+  });
 
 export const unwrap = <T>(result: Result<T>): T => {
   if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);

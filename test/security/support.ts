@@ -18,11 +18,7 @@ import {
   Sealer,
   controlEnvelope,
   credentialId,
-  dial,
   handshakeEnvelope,
-  openRunnerChannel,
-  parseConnectUrl,
-  resolveEndpoint,
   type ControlEnvelope,
   type EnvelopeBinding,
   type Result,
@@ -33,11 +29,11 @@ import {
   type TransportError,
   type WelcomePayload,
 } from "../../src/transport/index.js";
-import { upgradeRequest } from "../transport/support.js";
+import { event as sampleEvent } from "../contract/samples.js";
+import { connectRunner, RESUME, upgradeRequest } from "../transport/support.js";
 
 /** The runner build the authority of these tests expects; every runner here reports it. */
 export const BUILD = { version: "0.1.0-security", digest: `sha256:${"5e".repeat(32)}` };
-const RESUME = { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 };
 
 /** Polls a condition (the test runner's timeout bounds a condition that never holds). */
 export async function until(condition: () => boolean | Promise<boolean>, what = "condition", timeoutMs = 10_000): Promise<void> {
@@ -155,25 +151,18 @@ export function assertIntact(after: RunSnapshot, before: RunSnapshot): void {
 }
 
 /** A v1 PRP event of the run, as its runner would send it (an item.delta, P2). */
-export function prpEvent(identity: RunIdentity, seq: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    schema: "paperclip.prp.event.v1",
+export const prpEvent = (identity: RunIdentity, seq: number, overrides: Record<string, unknown> = {}): Record<string, unknown> =>
+  sampleEvent(1, {
     sourceEventId: `event_${identity.runnerInstanceId}_${String(seq).padStart(16, "0")}`,
     sourceSeq: seq,
     sourceInstanceId: identity.runnerInstanceId,
-    sourceKind: "runner",
     runId: identity.runId,
     normalizedSessionId: identity.normalizedSessionId,
     turnId: identity.turnId,
     itemId: identity.itemId,
-    eventType: "item.delta",
-    schemaVersion: 1,
-    priority: 2,
-    emittedAt: "2026-08-07T12:00:00.000Z",
     payload: { text: `delta ${seq}` },
     ...overrides,
-  };
-}
+  });
 
 /** Text messages and the close of a plain `ws` client, none lost between awaits. */
 class Messages {
@@ -307,16 +296,7 @@ export class HandRunner {
 
 /** The real runner's way in (URL rules, loopback resolution, dial, handshake), for refusals. */
 export async function realRunner(url: string, identity: RunIdentity, credential: RunnerCredential): Promise<Result<{ close(): void; lease: RunnerLease }>> {
-  const endpoint = parseConnectUrl(url);
-  if (!endpoint.ok) return endpoint;
-  const resolved = await resolveEndpoint(endpoint.value);
-  if (!resolved.ok) return resolved;
-  const ws = await dial(resolved.value);
-  if (!ws.ok) return ws;
-  const opened = await openRunnerChannel(ws.value, {
-    credential, identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: RESUME,
-    handlers: { onEnvelope: () => {}, onClose: () => {} },
-  });
+  const opened = await connectRunner(url, credential, { onEnvelope: () => {}, onClose: () => {} }, { identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest });
   if (!opened.ok) return opened;
   return { ok: true, value: { close: () => opened.value.channel.close(), lease: opened.value.welcome.lease } };
 }
