@@ -47,7 +47,7 @@ export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed 
  * every decoded frame, so the common case allocates nothing but the stack; the pointer is only
  * built for the rare refusal.
  */
-export function depthExceeds(value: unknown, limit: number): string | null {
+function depthExceeds(value: unknown, limit: number): string | null {
   if (value === null || typeof value !== "object") return null;
   const nodes: object[] = [value];
   const depths: number[] = [1];

@@ -33,6 +33,3 @@ export function registerGroup(pgid: number): void {
 export function releaseGroup(pgid: number): void {
   live.delete(pgid);
 }
-
-/** Process groups still registered (for the runner's signal handlers and for tests). */
-export const liveGroups = (): number[] => [...live];
