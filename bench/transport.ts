@@ -130,7 +130,8 @@ async function endToEnd(root: string, events: number, n: number): Promise<EndToE
         const sent = channel.send("event", { event: JSON.parse(envelope) as Record<string, unknown> });
         if (!sent.ok) stop(new Error(sent.error.message));
       },
-      refused: (eventType, admission) => stop(new Error(`${eventType} refused: ${admission.code}`)),
+      unrecoverable: (admission) => stop(new Error(`outbox unrecoverable: ${admission.code}`)),
+      backpressure: (message) => stop(new Error(`backpressure: ${message}`)),
       waitForRoom: () => {},
     });
 
@@ -139,7 +140,7 @@ async function endToEnd(root: string, events: number, n: number): Promise<EndToE
     while (acked < events && failure === null) {
       while (produced < events && produced - acked < WINDOW) {
         produced++;
-        sink.emit("item.delta", { text: `token ${produced} ` }, { turnId: id.turnId, itemId: id.itemId });
+        sink.offer({ eventType: "item.delta", payload: { text: `token ${produced} ` }, turnId: id.turnId, itemId: id.itemId });
       }
       if (acked < events) await new Promise<void>((resolve) => (wake = resolve));
     }

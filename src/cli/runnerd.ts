@@ -7,11 +7,10 @@ delete process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET;
 const crashAtText = process.env.PRP_RUNNER_CRASH_AT;
 delete process.env.PRP_RUNNER_CRASH_AT;
 
-import { join } from "node:path";
-import { Command } from "commander";
-import { packageRoot } from "../contract/package-root.js";
+import { Command, Option } from "commander";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
+import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { LocalRunner } from "../runner/local-runner.js";
@@ -34,6 +33,7 @@ interface RunnerdOptions {
   runId?: string;
   sessionId?: string;
   runnerId?: string;
+  harness: "fake";
   script?: string;
   fakeHarness?: string;
   delayMs?: number;
@@ -63,8 +63,9 @@ const program = new Command("prp-runnerd")
   .option("--run-id <id>", "the run this runner serves")
   .option("--session-id <id>", "the normalized session id")
   .option("--runner-id <id>", "this runner instance: the source of its events")
-  .option("--script <name|file>", "the fake harness script (a file, or a scenario name)")
-  .option("--fake-harness <path>", "an executable harness to start with --script FILE (default: this package's fake harness)")
+  .addOption(new Option("--harness <driver>", "the harness driver: fake (a scripted fake harness)").choices(["fake"]).default("fake"))
+  .option("--script <name|file>", "--harness fake: the script to play (a file, or a scenario name)")
+  .option("--fake-harness <path>", "--harness fake: another executable speaking the fake-harness protocol, given --script FILE (default: this package's fake harness)")
   .option("--delay-ms <n>", "passed to the harness: every delay step takes this long", parseNonNegativeInt)
   .option("--log-max-lines <n>", "lines kept in the harness log tail", parsePositiveInt, 32)
   .option("--log-max-bytes <n>", "bytes kept in the harness log tail", parsePositiveInt, 16_384)
@@ -95,18 +96,21 @@ if (opts.buildMetadata) {
 const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 if (!opts.local === !opts.connectUrl) program.error("choose one mode: --local, or --connect-url for durable mode", { exitCode: 2 });
 const durable = opts.connectUrl !== undefined;
-const required = durable ? (["runId", "sessionId", "runnerId", "script", "stateDir", "environmentLeaseId", "turnId", "itemId"] as const) : (["runId", "sessionId", "runnerId", "script"] as const);
+const required = durable ? (["runId", "sessionId", "runnerId", "stateDir", "environmentLeaseId", "turnId", "itemId"] as const) : (["runId", "sessionId", "runnerId"] as const);
 for (const key of required) if (!opts[key]) program.error(`${flag(key)} is required in ${durable ? "durable" : "--local"} mode`, { exitCode: 2 });
+if (opts.harness === "fake" && !opts.script) program.error("--harness fake needs --script <name|file>", { exitCode: 2 });
 if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
   if (!ID.test(opts[key]!)) program.error(`${flag(key)} must match ${ID.source}`, { exitCode: 2 });
 }
 const scriptPath = scriptFromOption(program, opts.script!).path;
 
-const harnessArgs = ["--script", scriptPath, ...(opts.delayMs !== undefined ? ["--delay-ms", String(opts.delayMs)] : [])];
-const harness = opts.fakeHarness
-  ? { command: opts.fakeHarness, args: harnessArgs }
-  : { command: process.execPath, args: [join(packageRoot(), "bin/prp.js"), "fake-harness", ...harnessArgs] };
+const driver = new FakeHarnessDriver({
+  scriptPath,
+  ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
+  ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
+  maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs,
+});
 
 const stdout = new BatchedLineWriter(process.stdout);
 let signalled: NodeJS.Signals | null = null;
@@ -119,14 +123,11 @@ const onSignal = (stop: () => void) => {
     });
   }
 };
-const limits = {
-  harnessMaxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, shutdownGraceMs: opts.shutdownGraceMs,
-};
 
 if (durable) {
   const build = runnerBuild();
   const runner = new DurableRunner({
-    ...limits, harness,
+    driver,
     identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
     connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, bootstrapToken: bootstrapTicket,
     runnerVersion: build.version, runnerDigest: build.digest,
@@ -144,7 +145,7 @@ if (durable) {
 
 const runner = new LocalRunner(
   {
-    ...limits, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!, harness,
+    driver, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
     commandHistoryLimit: opts.commandHistoryLimit,
   },
   {

@@ -30,6 +30,8 @@ export interface SuperviseOptions {
 }
 
 const POLL_MS = 5;
+/** Time between SIGTERM and SIGKILL to a group (runtime.md §4.7). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 100;
 
 /**
  * One harness process in its own process group, with bounded line reading on stdout, a bounded
@@ -47,7 +49,7 @@ export class SupervisedProcess {
   private exitFact: ExitFact | null = null;
 
   constructor(options: SuperviseOptions) {
-    this.graceMs = options.graceMs ?? 100;
+    this.graceMs = options.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.log = new BoundedLogBuffer(options.logMaxLines, options.logMaxBytes);
     const env: Record<string, string> = { ...(process.env.PATH ? { PATH: process.env.PATH } : {}), ...options.env };
     this.child = spawn(options.command, options.args, { cwd: options.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });

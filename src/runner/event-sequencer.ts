@@ -27,7 +27,8 @@ export class EventSequencer {
     return this.seq;
   }
 
-  next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}): { event: PrpEvent; line: string } {
+  /** The next event, or its size when it is over `maxBytes` (then no sequence number is used). */
+  next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}, maxBytes = Infinity): { event: PrpEvent; line: string } | { tooLarge: number } {
     const sourceSeq = this.seq + 1;
     const event = {
       schema: "paperclip.prp.event.v1",
@@ -46,6 +47,7 @@ export class EventSequencer {
       payload,
     } as PrpEvent;
     const line = encode(event, "event");
+    if (line.length > maxBytes / 3 && Buffer.byteLength(line) > maxBytes) return { tooLarge: Buffer.byteLength(line) };
     this.seq = sourceSeq; // only a valid event consumes a sequence number: the stream has no gaps
     return { event, line };
   }

@@ -1,14 +1,32 @@
+import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { EventSequencer, type EventSource } from "./event-sequencer.js";
 import { eventRecordLine } from "./stream.js";
 
+/** An event as the run reports it, before the sink gives it its envelope. */
+export interface PendingEvent {
+  eventType: string;
+  payload: Record<string, unknown>;
+  turnId?: string;
+  itemId?: string;
+}
+
+/** What a sink did with an event. */
+export type Offer =
+  /** Taken; `congested` asks the caller to send nothing more until `onRoom`. */
+  | { kind: "admitted"; congested: boolean }
+  /** Not taken now: offer it again after `onRoom`. */
+  | { kind: "full" }
+  /** Never takeable (larger than the sink can ever hold). */
+  | { kind: "refused"; code: string; message: string };
+
 /**
- * Where a run's events go. `emit` gives the event its envelope, checks it against the contract
- * (throwing ContractViolation when it breaks it) and hands it on; it returns false when the
- * far side is behind, and `onDrain` calls back once it has caught up.
+ * Where a run's events go. `offer` gives the event its envelope and checks it against the
+ * contract (throwing ContractViolation when it breaks it); `onRoom` calls back once when a
+ * congested or full sink can take events again.
  */
 export interface EventSink {
-  emit(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string }): boolean;
-  onDrain(resume: () => void): void;
+  offer(event: PendingEvent): Offer;
+  onRoom(resume: () => void): void;
 }
 
 export interface LineOutput {
@@ -21,7 +39,11 @@ export interface LineOutput {
 export function streamSink(source: EventSource, out: LineOutput): EventSink {
   const sequencer = new EventSequencer(source);
   return {
-    emit: (eventType, payload, ids) => out.write(eventRecordLine(sequencer.next(eventType, payload, ids).line)),
-    onDrain: (resume) => out.onDrain(resume),
+    offer: (e) => {
+      const next = sequencer.next(e.eventType, e.payload, e, MAX_FRAME_BYTES);
+      if ("tooLarge" in next) return { kind: "refused", code: "frame_too_large", message: `a ${next.tooLarge}-byte event is over the ${MAX_FRAME_BYTES}-byte frame limit` };
+      return { kind: "admitted", congested: !out.write(eventRecordLine(next.line)) };
+    },
+    onRoom: (resume) => out.onDrain(resume),
   };
 }

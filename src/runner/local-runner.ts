@@ -1,10 +1,11 @@
 import type * as T from "../contract/generated/types.js";
 import { CommandIntake } from "./command-intake.js";
 import { streamSink, type LineOutput } from "./event-sink.js";
-import { RunController, SUPPORTED_COMMANDS, type RunControllerOptions } from "./run-controller.js";
+import { RunController, type RunControllerOptions } from "./run-controller.js";
+import { SUPPORTED_COMMANDS } from "./run-machine.js";
 import { receiptRecordLine, type CommandReceipt } from "./stream.js";
 
-export interface LocalRunnerOptions extends RunControllerOptions {
+export interface LocalRunnerOptions extends Omit<RunControllerOptions, "coalesce"> {
   runnerId: string;
   commandHistoryLimit?: number;
 }

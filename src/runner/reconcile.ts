@@ -3,7 +3,14 @@ import type * as T from "../contract/generated/types.js";
 import type { ExitFact } from "../harness/supervisor.js";
 
 /** Why the run is ending, as the runner saw it; the first one set wins. */
-export type Intent = "interrupted" | "cancelled" | "controller_closed" | "protocol_violation";
+export type Intent = "interrupted" | "cancelled" | "controller_closed" | "protocol_violation" | "event_refused";
+
+/** Why the runner stopped a run of its own accord, when the reason alone does not say it (terminal.stopReason). */
+export interface StopCause {
+  receiptId: string;
+  code: string;
+  message: string;
+}
 
 export interface RunFacts {
   intent: Intent | null;
@@ -12,6 +19,7 @@ export interface RunFacts {
   result: T.PRPStructuredRunResult | null;
   /** The first terminal the harness proposed, as it wrote it. */
   proposal: Record<string, unknown> | null;
+  stopCause?: StopCause | null;
 }
 
 type Disposition = T.PRPRunTerminal["reportedWorkDisposition"];
@@ -22,6 +30,8 @@ const BY_INTENT: Record<Intent, [T.PRPRunTerminal["turnTerminalState"], T.PRPRun
   cancelled: ["cancelled", "cancelled", "run_cancelled"],
   controller_closed: ["cancelled", "cancelled", "controller_closed"],
   protocol_violation: ["failed", "failed", "harness_protocol_violation"],
+  // An event that can never be carried is a report the protocol cannot hold; stopReason names it.
+  event_refused: ["failed", "failed", "harness_protocol_violation"],
 };
 
 /**
@@ -47,6 +57,7 @@ export function reconcileTerminal(facts: RunFacts): T.PRPRunTerminal {
     runTerminalState: run,
     reportedWorkDisposition: disposition,
     ...(proposal ? { harnessTerminalProposal: proposal } : {}),
+    ...(facts.stopCause ? { stopReason: { schema: "paperclip.prp.stop_reason.v1", schemaVersion: 1, receiptId: facts.stopCause.receiptId, kind: "runner", code: facts.stopCause.code, retryable: false, message: facts.stopCause.message } } : {}),
     reconciliation: {
       authority: "runner",
       reason,

@@ -58,6 +58,8 @@ export type TransportErrorCode =
 
 export interface TransportError {
   code: TransportErrorCode;
+  /** For `socket_closed`: the reason the peer gave in its close frame (a refusal code), if any. */
+  peerCode?: string;
   /** JSON Pointer into the refused message ("" for the whole message or for no message). */
   path: string;
   message: string;

@@ -31,7 +31,8 @@ export class FrameReader {
       this.end(transportError(code, "", `the WebSocket failed: ${err.message}`));
     });
     ws.on("close", (code: number, reason: Buffer) => {
-      this.end(transportError("socket_closed", "", `the connection closed (${code}${reason.length > 0 ? ` ${reason.toString("utf8")}` : ""})`));
+      const peer = reason.toString("utf8");
+      this.end({ ...transportError("socket_closed", "", `the connection closed (${code}${peer ? ` ${peer}` : ""})`), ...(peer ? { peerCode: peer } : {}) });
     });
     // A socket that closed before this reader listened would otherwise only surface as a timeout.
     if (ws.readyState !== ws.OPEN) this.end(transportError("socket_closed", "", "the connection was not open"));

@@ -96,6 +96,22 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     return ok(envelope);
   }
 
+  /**
+   * Sends an envelope whose payload is `{<member>: <json>}`, with `json` already serialised
+   * (an outbox row): it is spliced in as it is, so an event is serialised once, when it is
+   * committed, and its bytes on the wire are the committed bytes.
+   */
+  sendSerialized(kind: Send, member: string, json: string): Result<void> {
+    if (this.closed) return fail("socket_closed", "", "the channel is closed");
+    if (!this.sendKinds.includes(kind)) return fail("unknown_kind", "/kind", `this side does not send ${kind}`);
+    const head = JSON.stringify(controlEnvelope(kind, this.binding, {}, randomUUID(), new Date(this.now()).toISOString()));
+    // controlEnvelope puts payload last: `…"payload":{}}` becomes `…"payload":{"member":json}}`.
+    const sealed = this.sealer.seal(`${head.slice(0, -2)}${JSON.stringify(member)}:${json}}}`);
+    if (!sealed.ok) return sealed;
+    this.ws.send(sealed.value, (err) => err && this.end(transportError("socket_closed", "", err.message)));
+    return ok(undefined);
+  }
+
   /** A normal close (1000); onClose gets null. */
   close(): void {
     if (this.closed) return;

@@ -8,9 +8,9 @@ import { WebSocket } from "ws";
 import { AuthorityServer } from "../../src/authority/server.js";
 import type { Diagnostic, RunSnapshot } from "../../src/authority/store.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
-import { packageRoot } from "../../src/contract/package-root.js";
 import { MAX_FRAME_BYTES } from "../../src/contract/versions.js";
 import { resolveScriptPath } from "../../src/harness/script-file.js";
+import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
 import { DurableRunner, type DurableOutcome } from "../../src/runner/durable/durable-runner.js";
 import {
   Opener,
@@ -345,7 +345,7 @@ export async function completeRun(authority: SecureAuthority, identity: RunIdent
     runnerVersion: BUILD.version,
     runnerDigest: BUILD.digest,
     reconnectDelayMs: 50,
-    harness: { command: process.execPath, args: [join(packageRoot(), "bin/prp.js"), "fake-harness", "--script", resolveScriptPath("happy-path"), "--delay-ms", "0"] },
+    driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 }),
     log: (text) => log.push(text),
   });
   const outcome = await runner.run();

@@ -1,55 +1,50 @@
-import type { EventSink } from "../event-sink.js";
+import type { GatedEvent } from "../emit-gate.js";
 
 /** Flush rules of wire.md §5.4 for P2 deltas: after 20–40 ms or 4–16 KiB, or before any other event. */
 export const COALESCE_WINDOW_MS = 30;
 export const COALESCE_MAX_BYTES = 16 * 1024;
 
 interface Pending {
-  payload: Record<string, unknown>;
+  event: GatedEvent;
   text: string;
-  ids: { turnId?: string; itemId?: string };
   count: number;
 }
 
 /**
  * Merges consecutive `item.delta` events of one item into one event whose text is their texts
- * in order, before they reach the outbox (P2 events may be coalesced; P0 and P1 never are).
+ * in order, before they reach the emit gate (P2 events may be coalesced; P0 and P1 never are).
  * Any other event, another item, the size bound or the time window flushes first, so order is
- * kept and nothing is dropped. A merged event says how many deltas it carries in
- * `coalescedDeltas`.
+ * kept; the gate never turns an event away, so nothing merged is lost. A merged event says how
+ * many deltas it carries in `coalescedDeltas`.
  */
-export function coalescingSink(inner: EventSink): EventSink & { flush(): void } {
+export function deltaCoalescer(next: (event: GatedEvent) => void): { emit(event: GatedEvent): void; flush(): void } {
   let pending: Pending | null = null;
   let timer: NodeJS.Timeout | null = null;
-  let flowing = true;
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = null;
     if (!pending) return;
     const p = pending;
     pending = null;
-    const payload = p.count === 1 ? p.payload : { ...p.payload, text: p.text, coalescedDeltas: p.count };
-    flowing = inner.emit("item.delta", payload, p.ids);
+    next(p.count === 1 ? p.event : { ...p.event, payload: { ...p.event.payload, text: p.text, coalescedDeltas: p.count } });
   };
-  const mergeable = (payload: Record<string, unknown>) => typeof payload.text === "string" && Object.keys(payload).every((k) => k === "text");
+  const mergeable = (e: GatedEvent) => e.eventType === "item.delta" && typeof e.payload.text === "string" && Object.keys(e.payload).every((k) => k === "text");
   return {
-    emit(eventType, payload, ids) {
-      if (eventType !== "item.delta" || !mergeable(payload)) {
+    emit(event) {
+      if (!mergeable(event)) {
         flush();
-        return inner.emit(eventType, payload, ids);
+        return next(event);
       }
-      if (pending && (pending.ids.itemId !== ids.itemId || pending.ids.turnId !== ids.turnId)) flush();
+      if (pending && (pending.event.itemId !== event.itemId || pending.event.turnId !== event.turnId)) flush();
       if (pending) {
-        pending.text += payload.text as string;
+        pending.text += event.payload.text as string;
         pending.count++;
       } else {
-        pending = { payload, text: payload.text as string, ids, count: 1 };
+        pending = { event, text: event.payload.text as string, count: 1 };
         timer = setTimeout(flush, COALESCE_WINDOW_MS);
       }
       if (Buffer.byteLength(pending.text) >= COALESCE_MAX_BYTES) flush();
-      return flowing;
     },
-    onDrain: (resume) => inner.onDrain(resume),
     flush,
   };
 }

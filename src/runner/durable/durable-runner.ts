@@ -2,18 +2,18 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { decodeValue } from "../../contract/decode.js";
 import type { PrpCommand } from "../../contract/kinds.js";
 import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, type ControlEnvelope, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type TransportError } from "../../transport/index.js";
-import { RunController, SUPPORTED_COMMANDS, type RunControllerOptions } from "../run-controller.js";
-import { coalescingSink } from "./delta-coalescer.js";
+import { RunController, type RunControllerOptions } from "../run-controller.js";
+import { deltaCoalescer } from "./delta-coalescer.js";
 import { outboxSink } from "./outbox-sink.js";
 import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "./runner-state.js";
 
-/** Refusals after which the in-memory lease is dropped: only a new bootstrap can open a session. */
-const LEASE_REFUSED = /\b(credential_expired|credential_revoked|credential_unknown|credential_used|unauthorized)\b/;
+/** The authority's refusals after which the in-memory lease is dropped: only a new bootstrap can open a session. */
+const LEASE_REFUSED: ReadonlySet<string> = new Set(["credential_expired", "credential_revoked", "unknown_credential", "credential_used", "unauthorized"]);
 
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
 
-export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId" | "sessionId"> {
+export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId" | "sessionId" | "coalesce"> {
   identity: RunIdentity;
   connectUrl: string;
   stateDir: string;
@@ -71,7 +71,13 @@ export class DurableRunner {
   private credential: RunnerCredential | null;
   private roomWaiters: Array<() => void> = [];
   private terminalAdmitted = false;
-  private backpressureReported = false;
+  /** The highest event sent on the current connection: at most maxBatchEvents run ahead of the ACK. */
+  private sentThrough = 0;
+  private maxBatchEvents = 1;
+  /** Commands run one at a time, apart from the envelope pump, so ACKs never wait behind an effect. */
+  private commands: Promise<void> = Promise.resolve();
+  /** The command whose effect is under way; a redelivery of it is answered when it finishes. */
+  private running: string | null = null;
   /** The runner.suspend command whose result the authority must acknowledge before this runner stops. */
   private suspendCommandId: string | null = null;
   private suspendAcked = false;
@@ -90,24 +96,16 @@ export class DurableRunner {
     this.restarted = c.nextSourceSeq > 1 || c.lastControllerCommandSeq > 0;
     this.terminalAdmitted = c.lifecycle === "stopped";
     this.controller = new RunController(
-      { ...options, runId: id.runId, sessionId: id.normalizedSessionId },
-      coalescingSink(outboxSink(this.state, id, {
-        send: (envelope, sourceSeq) => {
+      { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer },
+      outboxSink(this.state, id, {
+        send: (_envelope, sourceSeq) => {
           if (options.crashAt?.point === "after-commit" && options.crashAt.at === sourceSeq) crash();
-          this.sendEvent(envelope);
+          this.sendWindow();
         },
-        refused: (eventType, admission) => {
-          options.log(`${eventType} refused by the outbox: ${admission.code}: ${admission.message}`);
-          if (admission.code === "backpressure" && !this.backpressureReported) {
-            // Reported once per episode, at P0, which the outbox's reserve admits (wire.md §7.11).
-            this.backpressureReported = true;
-            const c = this.state.counters();
-            this.controller.emitRunnerEvent("runner.backpressure", { code: "backpressure", message: admission.message, outboxBytes: c.outboxBytes, softLimitBytes: this.state.binding.maxOutboxBytes - this.state.binding.p0ReserveBytes });
-          }
-          if (admission.code === "p0_storage_exhausted" || admission.code === "state_unrecoverable") this.end({ code: 4, reason: "unrecoverable", detail: admission.message });
-        },
+        unrecoverable: (admission) => this.end({ code: 4, reason: "unrecoverable", detail: `${admission.code}: ${admission.message}` }),
+        backpressure: (message) => options.log(`backpressure: ${message}; the harness waits until ACKs free room`),
         waitForRoom: (resume) => this.roomWaiters.push(resume),
-      })),
+      }),
     );
     void this.controller.done.then(() => {
       this.terminalAdmitted = true;
@@ -188,26 +186,28 @@ export class DurableRunner {
       // Once a bootstrap handshake has started, the ticket may have been consumed: never retry it (§5.3).
       if (credential.kind === "bootstrap") this.end({ code: 3, reason: "bootstrap_possibly_consumed" });
       // The authority's refusal arrives as the close reason; a lease it refuses is worth nothing.
-      else if (LEASE_REFUSED.test(`${opened.error.code} ${opened.error.message}`)) this.credential = null;
+      else if (LEASE_REFUSED.has(opened.error.peerCode ?? opened.error.code)) this.credential = null;
       return opened.error;
     }
     this.credential = opened.value.welcome.lease satisfies RunnerLease; // the ticket is spent: only the lease, in memory
     this.channel = opened.value.channel;
+    this.maxBatchEvents = opened.value.welcome.payload.maxBatchEvents;
     this.state.setLifecycle(this.terminalAdmitted ? "stopped" : "ready");
+    this.sentThrough = opened.value.welcome.payload.ackedSourceSeq;
     if (!this.applyAck(opened.value.welcome.payload.ackedSourceSeq)) return closed;
-    for (const pending of this.state.pending()) this.sendEvent(pending.envelope);
-    for (const command of opened.value.welcome.payload.pendingCommands) await this.onCommand(command);
+    for (const command of opened.value.welcome.payload.pendingCommands) this.enqueueCommand(command);
     return closed;
   }
 
-  private async onEnvelope(envelope: ControlEnvelope): Promise<void> {
+  /** Never waits on a command's effect: ACKs, pings and revokes are applied while one runs. */
+  private onEnvelope(envelope: ControlEnvelope): void {
     const payload = envelope.payload as Record<string, unknown>;
     switch (envelope.kind) {
       case "ack":
         this.applyAck(payload.ackedSourceSeq as number);
         return;
       case "command":
-        return this.onCommand(payload.command);
+        return this.enqueueCommand(payload.command);
       case "command_result_ack":
         if (payload.commandId === this.suspendCommandId) {
           this.suspendAcked = true;
@@ -246,12 +246,14 @@ export class DurableRunner {
       this.channel?.close();
       return false;
     }
-    if (!this.state.counters().backpressure) {
-      this.backpressureReported = false;
-      for (const resume of this.roomWaiters.splice(0)) resume();
-    }
+    this.sendWindow();
+    if (!this.state.counters().backpressure) for (const resume of this.roomWaiters.splice(0)) resume();
     this.maybeDelivered();
     return true;
+  }
+
+  private enqueueCommand(raw: unknown): void {
+    this.commands = this.commands.then(() => this.onCommand(raw));
   }
 
   /** Journal before effect, result committed before it is sent (runtime.md §5.8). */
@@ -264,10 +266,14 @@ export class DurableRunner {
     }
     const command = decoded.value;
     const decision = this.state.beginCommand(command as never);
+    // Redelivered on a new connection while its effect is still under way: answered when it finishes.
+    if (decision.kind === "replay" && decision.status === "pending" && this.running === command.commandId) return;
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
     if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
     if (this.options.crashAt?.point === "after-journal" && this.options.crashAt.at === command.controllerSeq) crash();
+    this.running = command.commandId;
     const outcome = await this.execute(command as PrpCommand);
+    this.running = null;
     this.state.finishCommand(command.commandId, outcome.status, outcome.result);
     const stored = this.state.beginCommand(command as never);
     if (stored.kind === "replay") this.sendResult(command.commandId, stored.status, stored.result);
@@ -302,7 +308,6 @@ export class DurableRunner {
     if (command.type === "turn.start" && (lifecycle === "draining" || this.state.counters().backpressure)) {
       return refused(lifecycle === "draining" ? "runner_draining" : "backpressure", `a new turn is refused while the runner is ${lifecycle === "draining" ? "draining" : "under backpressure"}`);
     }
-    if (!SUPPORTED_COMMANDS.has(command.type)) return refused("unsupported_command", `this runner does not support ${command.type} commands`);
     const refusal = this.controller.refusal(command);
     if (refusal) return refused(refusal.code, refusal.reason);
     try {
@@ -317,8 +322,20 @@ export class DurableRunner {
     this.channel?.send("command_result", { commandId, status, result: result ?? null });
   }
 
-  private sendEvent(envelope: string): void {
-    this.channel?.send("event", { event: JSON.parse(envelope) as unknown as Record<string, unknown> });
+  /**
+   * Sends committed events past what this connection has sent, keeping at most
+   * `maxBatchEvents` (from the welcome) ahead of the ACK: each is sent once per connection, as
+   * its committed bytes.
+   */
+  private sendWindow(): void {
+    const channel = this.channel;
+    if (!channel) return;
+    const room = this.state.counters().ackedSourceSeq + this.maxBatchEvents - this.sentThrough;
+    if (room <= 0) return;
+    for (const pending of this.state.pendingAfter(this.sentThrough, room)) {
+      if (!channel.sendSerialized("event", "event", pending.envelope).ok) return;
+      this.sentThrough = pending.sourceSeq;
+    }
   }
 
   /** The run is delivered once its terminal is admitted and every event is acknowledged. */

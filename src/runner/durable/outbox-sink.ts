@@ -1,7 +1,7 @@
 import { encode } from "../../contract/encode.js";
 import type { PrpEvent } from "../../contract/kinds.js";
 import { priorityOf } from "../../contract/priority.js";
-import type { EventSink } from "../event-sink.js";
+import type { EventSink, PendingEvent } from "../event-sink.js";
 import type { Admission, RunnerState } from "./runner-state.js";
 
 export interface DurableIdentity {
@@ -15,9 +15,11 @@ export interface DurableIdentity {
 export interface OutboxSinkHooks {
   /** An admitted event's exact bytes, to send now if a connection is up. */
   send(envelope: string, sourceSeq: number): void;
-  /** An event the outbox refused (backpressure, P0 exhaustion): never silent. */
-  refused(eventType: string, admission: Extract<Admission, { ok: false }>): void;
-  /** Whether the outbox has room again; `onDrain` waits for that. */
+  /** The outbox cannot take the state's events any more (it is unrecoverable): the runner must stop. */
+  unrecoverable(admission: Extract<Admission, { ok: false }>): void;
+  /** A backpressure episode began; the P0 runner.backpressure report of it is already admitted. */
+  backpressure(message: string): void;
+  /** Calls `resume` once when ACKs have brought the outbox back under its soft limit. */
   waitForRoom(resume: () => void): void;
 }
 
@@ -26,39 +28,60 @@ export interface OutboxSinkHooks {
  * under `event_<runnerInstanceId>_<seq, 16 digits>` (runtime.md §5.6). The authority checks that
  * an event's turn and item are the run's, so a harness's own item id travels in the payload as
  * `providerItemId` and the envelope carries the run's turn and item.
+ *
+ * Over the soft limit an event is `full`, not lost: the gate in front keeps it and offers it
+ * again when ACKs free room. Each such episode is reported once, at P0, which the reserve
+ * admits (wire.md §7.11).
  */
 export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks: OutboxSinkHooks): EventSink {
+  let reported = false;
+  const admit = (e: PendingEvent): Admission => {
+    const body = e.itemId && e.itemId !== identity.itemId ? { ...e.payload, providerItemId: e.itemId } : e.payload;
+    const priority = priorityOf(e.eventType, e.payload.code);
+    const admission = state.admit(priority, e.eventType, (sourceSeq) =>
+      encode(
+        {
+          schema: "paperclip.prp.event.v1",
+          sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
+          sourceSeq,
+          sourceInstanceId: identity.runnerInstanceId,
+          sourceKind: "runner",
+          runId: identity.runId,
+          normalizedSessionId: identity.normalizedSessionId,
+          ...(e.turnId ? { turnId: identity.turnId } : {}),
+          ...(e.itemId ? { itemId: identity.itemId } : {}),
+          eventType: e.eventType,
+          schemaVersion: 1,
+          priority,
+          emittedAt: new Date().toISOString(),
+          payload: body,
+        } as PrpEvent,
+        "event",
+      ),
+    );
+    if (admission.ok) hooks.send(admission.envelope, admission.sourceSeq);
+    return admission;
+  };
   return {
-    emit(eventType, payload, ids) {
-      const body = ids.itemId && ids.itemId !== identity.itemId ? { ...payload, providerItemId: ids.itemId } : payload;
-      const admission = state.admit(priorityOf(eventType, payload.code), eventType, (sourceSeq) =>
-        encode(
-          {
-            schema: "paperclip.prp.event.v1",
-            sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
-            sourceSeq,
-            sourceInstanceId: identity.runnerInstanceId,
-            sourceKind: "runner",
-            runId: identity.runId,
-            normalizedSessionId: identity.normalizedSessionId,
-            ...(ids.turnId ? { turnId: identity.turnId } : {}),
-            ...(ids.itemId ? { itemId: identity.itemId } : {}),
-            eventType,
-            schemaVersion: 1,
-            priority: priorityOf(eventType, payload.code),
-            emittedAt: new Date().toISOString(),
-            payload: body,
-          } as PrpEvent,
-          "event",
-        ),
-      );
-      if (!admission.ok) {
-        hooks.refused(eventType, admission);
-        return false;
+    offer(e) {
+      const admission = admit(e);
+      if (admission.ok) return { kind: "admitted", congested: state.counters().backpressure };
+      if (admission.code === "backpressure") {
+        if (!reported) {
+          reported = true;
+          const c = state.counters();
+          admit({ eventType: "runner.backpressure", payload: { code: "backpressure", message: admission.message, outboxBytes: c.outboxBytes, softLimitBytes: state.binding.maxOutboxBytes - state.binding.p0ReserveBytes } });
+          hooks.backpressure(admission.message);
+        }
+        return { kind: "full" };
       }
-      hooks.send(admission.envelope, admission.sourceSeq);
-      return !state.counters().backpressure;
+      if (admission.code === "p0_storage_exhausted" || admission.code === "state_unrecoverable") hooks.unrecoverable(admission);
+      return { kind: "refused", code: admission.code, message: admission.message };
     },
-    onDrain: (resume) => hooks.waitForRoom(resume),
+    onRoom: (resume) =>
+      hooks.waitForRoom(() => {
+        reported = false;
+        resume();
+      }),
   };
 }

@@ -37,7 +37,7 @@ export interface StateCounters {
 
 export type Admission =
   | { ok: true; sourceSeq: number; envelope: string }
-  | { ok: false; code: "backpressure" | "p0_storage_exhausted" | "frame_too_large" | "state_unrecoverable"; message: string };
+  | { ok: false; code: "backpressure" | "p0_storage_exhausted" | "frame_too_large" | "event_too_large" | "state_unrecoverable"; message: string };
 
 /** What to do with a command, decided and journaled before any effect (runtime.md §5.8). */
 export type CommandDecision =
@@ -196,8 +196,9 @@ export class RunnerState {
   /**
    * Commits one event to the outbox under the next sourceSeq, before anything is sent.
    * `build(sourceSeq)` returns the exact bytes that will go on the wire. A non-P0 event past
-   * the soft limit (outbox − P0 reserve) is refused and turns backpressure on; a P0 event past
-   * the whole outbox leaves the state unrecoverable (runtime.md §5.7).
+   * the soft limit (outbox − P0 reserve) is refused and turns backpressure on, to be offered
+   * again once ACKs free room; a P0 event past the whole outbox leaves the state unrecoverable
+   * (runtime.md §5.7). An event larger than its whole class limit can never fit: event_too_large.
    */
   admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string): Admission {
     return this.db.transaction((): Admission => {
@@ -206,6 +207,8 @@ export class RunnerState {
       const envelope = build(c.nextSourceSeq);
       const size = Buffer.byteLength(envelope);
       if (size > MAX_FRAME_BYTES) return { ok: false, code: "frame_too_large", message: `a ${size}-byte ${eventType} event is over the ${MAX_FRAME_BYTES}-byte frame limit` };
+      const limit = priority === 0 ? this.binding.maxOutboxBytes : this.binding.maxOutboxBytes - this.binding.p0ReserveBytes;
+      if (size > limit) return { ok: false, code: "event_too_large", message: `a ${size}-byte P${priority} ${eventType} can never fit: the outbox takes ${limit} bytes of P${priority} events` };
       const total = c.outboxBytes + size;
       if (priority !== 0 && total > this.binding.maxOutboxBytes - this.binding.p0ReserveBytes) {
         this.sql("UPDATE runner_state SET backpressure = 1, lifecycle = CASE WHEN lifecycle = 'ready' THEN 'backpressure' ELSE lifecycle END WHERE id = 1").run();
@@ -221,6 +224,11 @@ export class RunnerState {
       this.sql("UPDATE runner_state SET next_source_seq = next_source_seq + 1, outbox_bytes = ?, peak_outbox_bytes = MAX(peak_outbox_bytes, ?) WHERE id = 1").run(total, total);
       return { ok: true, sourceSeq: c.nextSourceSeq, envelope };
     })();
+  }
+
+  /** Up to `limit` unacknowledged events after `sourceSeq`, in order, as their committed bytes. */
+  pendingAfter(sourceSeq: number, limit: number): Array<{ sourceSeq: number; envelope: string }> {
+    return (this.sql("SELECT source_seq, envelope FROM outbox WHERE source_seq > ? ORDER BY source_seq LIMIT ?").all(sourceSeq, limit) as Array<{ source_seq: number; envelope: string }>).map((r) => ({ sourceSeq: r.source_seq, envelope: r.envelope }));
   }
 
   /** Every unacknowledged event, in order, as the exact bytes first committed (for resend). */

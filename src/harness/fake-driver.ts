@@ -1,0 +1,140 @@
+import { join } from "node:path";
+import { packageRoot } from "../contract/package-root.js";
+import type { HarnessDriver, HarnessListener, SessionOpen } from "./harness-driver.js";
+import { COMMAND_SCHEMA, parseHarnessMessage, type HarnessCommandPayloads, type HarnessCommandType, type HarnessMessage } from "./harness-protocol.js";
+import { DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
+import { whenGone } from "./gone.js";
+import { SupervisedProcess } from "./supervisor.js";
+
+export interface FakeDriverOptions {
+  /** The fake harness script (a file path). */
+  scriptPath: string;
+  /** Passed to the harness: every delay step takes this long. */
+  delayMs?: number;
+  /** Another executable speaking the fake-harness protocol (tests of misbehaving harnesses). */
+  executable?: string;
+  maxLineBytes?: number;
+  logMaxLines?: number;
+  logMaxBytes?: number;
+  graceMs?: number;
+}
+
+/**
+ * The fake harness as a driver (runtime.md §4.3): `prp fake-harness --script X` in its own
+ * process group, speaking `paperclip.fake_harness.*` JSON lines. A replacement harness is told
+ * how many messages its predecessor delivered and replays its script silently up to there.
+ */
+export class FakeHarnessDriver implements HarnessDriver {
+  readonly kind = "fake";
+  readonly command: string;
+  private readonly args: string[];
+  private harness: SupervisedProcess | null = null;
+  private commandSeq = 0;
+  /** The last message the runner received, from any process of this driver. */
+  private lastMessageSeq = 0;
+  private readySeen = false;
+
+  constructor(private readonly options: FakeDriverOptions) {
+    const scriptArgs = ["--script", options.scriptPath, ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : [])];
+    if (options.executable) {
+      this.command = options.executable;
+      this.args = scriptArgs;
+    } else {
+      this.command = process.execPath;
+      this.args = [join(packageRoot(), "bin/prp.js"), "fake-harness", ...scriptArgs];
+    }
+  }
+
+  start(listener: HarnessListener): void {
+    const o = this.options;
+    const limit = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.readySeen = false;
+    this.commandSeq = 0;
+    let trusted = true;
+    const violation = (message: string) => {
+      if (!trusted) return;
+      trusted = false; // a harness that broke its protocol is not read any further
+      listener.fact({ kind: "violation", message });
+    };
+    const h = new SupervisedProcess({
+      command: this.command,
+      args: this.args,
+      maxLineBytes: limit,
+      ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
+      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
+      ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
+      onLine: (text) => {
+        if (!trusted) return;
+        const message = parseHarnessMessage(text);
+        if (typeof message === "string") return violation(message);
+        this.onMessage(message, listener, h);
+      },
+      onOversize: (bytes) => violation(`harness wrote a stdout line of ${bytes} bytes, over the ${limit}-byte limit`),
+    });
+    this.harness = h;
+    void whenGone(h, o.graceMs).then((gone) => {
+      if (this.harness === h) this.harness = null;
+      listener.gone(gone);
+    });
+  }
+
+  private onMessage(message: HarnessMessage, listener: HarnessListener, h: SupervisedProcess): void {
+    if (message.type !== "ready") this.lastMessageSeq = message.messageSeq; // every process numbers its ready 1
+    switch (message.type) {
+      case "ready":
+        if (this.readySeen) return listener.fact({ kind: "event", eventType: "harness.diagnostic", payload: { code: "duplicate_ready", message: `harness said ready again (message ${message.messageSeq})` } });
+        this.readySeen = true;
+        return listener.fact({ kind: "ready", pid: h.pid, resumePoint: { resumedAfterMessageSeq: this.lastMessageSeq } });
+      case "log":
+        return h.log.push((message as HarnessMessage<"log">).payload.text);
+      case "diagnostic": {
+        const { code, message: text } = (message as HarnessMessage<"diagnostic">).payload;
+        return h.log.push(`[${code}] ${text}`);
+      }
+      case "event": {
+        const e = (message as HarnessMessage<"event">).payload;
+        return listener.fact({ kind: "event", eventType: e.eventType, payload: e.payload, ...(e.turnId ? { turnId: e.turnId } : {}), ...(e.itemId ? { itemId: e.itemId } : {}) });
+      }
+      case "result":
+        return listener.fact({ kind: "result", payload: (message as HarnessMessage<"result">).payload.payload });
+      case "terminal":
+        return listener.fact({ kind: "terminal_proposal", payload: (message as HarnessMessage<"terminal">).payload.payload });
+    }
+  }
+
+  openSession(open: SessionOpen): void {
+    this.tell("session.open", {
+      normalizedSessionId: open.normalizedSessionId,
+      driverSessionId: open.driverSessionId,
+      ...(open.resume ? { resumeAfterMessageSeq: this.lastMessageSeq } : {}),
+    });
+  }
+
+  startTurn(turn: { turnId: string; text?: string }): void {
+    this.tell("turn.start", { turnId: turn.turnId, ...(turn.text !== undefined ? { text: turn.text } : {}) });
+  }
+
+  interrupt(reason: string): void {
+    this.tell("turn.interrupt", { reason });
+  }
+
+  resolveRequest(requestId: string, resolution: Record<string, unknown>): void {
+    this.tell("request.resolve", { requestId, resolution });
+  }
+
+  stop(): void {
+    void this.harness?.terminate();
+  }
+
+  pause(): void {
+    this.harness?.pause();
+  }
+
+  resume(): void {
+    this.harness?.resume();
+  }
+
+  private tell<K extends HarnessCommandType>(type: K, payload: HarnessCommandPayloads[K]): void {
+    this.harness?.writeLine(JSON.stringify({ schema: COMMAND_SCHEMA, commandSeq: ++this.commandSeq, type, payload }));
+  }
+}

@@ -1,0 +1,70 @@
+import type { ExitFact } from "./supervisor.js";
+import type { LogTailSnapshot } from "./log-tail.js";
+
+/**
+ * What a harness reports, whatever it speaks (the fake harness's JSONL, an ACP agent's
+ * JSON-RPC, …). The driver translates its harness into these facts; the run machine decides
+ * what they mean for the run and which PRP events follow.
+ */
+export type HarnessFact =
+  /**
+   * The harness is up and accepts a session; `pid` is its process group. `resumePoint` says
+   * where a replacement harness resumes its predecessor's session (session.reconciled).
+   */
+  | { kind: "ready"; pid: number; resumePoint: Record<string, unknown> }
+  /** A PRP event the harness reports (never a runner-owned family: the machine refuses those). */
+  | { kind: "event"; eventType: string; payload: Record<string, unknown>; turnId?: string; itemId?: string }
+  /** A semantic run result the harness proposes (becomes run.result.proposed). */
+  | { kind: "result"; payload: Record<string, unknown> }
+  /** A terminal the harness proposes: only a proposal, the runner decides (runtime.md §4.4). */
+  | { kind: "terminal_proposal"; payload: Record<string, unknown> }
+  /** Something the harness did that its protocol forbids: the harness is not believed again. */
+  | { kind: "violation"; message: string };
+
+/**
+ * The harness is gone: its process group ended and every line it wrote was delivered. `log`
+ * is the bounded tail of what it wrote to stderr and as log messages.
+ */
+export interface HarnessGone {
+  exit: ExitFact;
+  log: LogTailSnapshot;
+}
+
+/** Where a driver sends what its harness reports. */
+export interface HarnessListener {
+  fact(fact: HarnessFact): void;
+  gone(gone: HarnessGone): void;
+}
+
+/** What the runner needs to open or reopen a harness session. */
+export interface SessionOpen {
+  normalizedSessionId: string;
+  driverSessionId: string;
+  /** True when a replacement harness resumes the session of one that crashed. */
+  resume: boolean;
+}
+
+/**
+ * The seam between a runner and the harness it drives (runtime.md §4.3). One driver owns one
+ * harness at a time; `start` may be called again after the previous harness is gone (a
+ * restart). Calls never wait on the harness: answers come back as facts, in order.
+ * Requests the harness makes (permissions, questions) are correlated by `requestId`: the
+ * driver remembers how to answer each one and `resolveRequest` answers it.
+ */
+export interface HarnessDriver {
+  /** Which driver this is, for harness.starting (e.g. `fake`, `acp`). */
+  readonly kind: string;
+  /** The command line harness.starting reports. */
+  readonly command: string;
+  /** Starts a harness in its own process group; `ready` or `gone` follows. */
+  start(listener: HarnessListener): void;
+  openSession(open: SessionOpen): void;
+  startTurn(turn: { turnId: string; text?: string }): void;
+  interrupt(reason: string): void;
+  resolveRequest(requestId: string, resolution: Record<string, unknown>): void;
+  /** Ends the harness's whole group; `gone` follows once it has exited and its output is read. */
+  stop(): void;
+  /** Stops reading the harness's output (its pipe fills and it blocks) until `resume`. */
+  pause(): void;
+  resume(): void;
+}

@@ -1,0 +1,389 @@
+import { decodeValue } from "../contract/decode.js";
+import type * as T from "../contract/generated/types.js";
+import type { PrpCommand } from "../contract/kinds.js";
+import { responseMismatch } from "../contract/question-rules.js";
+import type { HarnessFact, HarnessGone } from "../harness/harness-driver.js";
+import { reconcileTerminal, type Intent, type StopCause } from "./reconcile.js";
+
+/** The PRP command types a run acts on. */
+export const SUPPORTED_COMMANDS: ReadonlySet<string> = new Set(["run.prepare", "session.open", "turn.start", "turn.interrupt", "turn.stop", "request.resolve", "run.cancel"]);
+/** Event families only the runner may report; a harness that sends one is not believed. */
+const RUNNER_OWNED = /^(run|harness|runner)\./;
+const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
+
+export type Timer = "ready" | "session_started";
+
+/** What the machine asks its shell to do, in order. */
+export type RunEffect =
+  | { kind: "emit"; eventType: string; payload: Record<string, unknown>; turnId?: string; itemId?: string; fromHarness: boolean }
+  | { kind: "start_harness" }
+  | { kind: "open_session"; resume: boolean }
+  | { kind: "start_turn"; turnId: string; text?: string }
+  | { kind: "interrupt"; reason: string }
+  | { kind: "resolve_request"; requestId: string; resolution: Record<string, unknown> }
+  | { kind: "stop_harness" }
+  | { kind: "arm_timer"; timer: Timer; ms: number }
+  | { kind: "disarm_timer"; timer: Timer }
+  /** The command being applied has taken its effect (the durable runner then sends its result). */
+  | { kind: "command_done" }
+  /** The run's one terminal was emitted: nothing follows. */
+  | { kind: "ended" };
+
+export interface RunMachineOptions {
+  runId: string;
+  sessionId: string;
+  /** The harness's command line, as harness.starting reports it. */
+  harnessCommand: string;
+  /** How long the harness has to say ready (runtime.md §4.1: 2 s). */
+  readyTimeoutMs?: number;
+  /** How long session.open waits for the session to start before the next command (§4.3: 10 s). */
+  commandWaitMs?: number;
+  /** How often a harness killed by a signal the runner did not send is started again (default 1). */
+  harnessRestartLimit?: number;
+}
+
+/** What the runner keeps of a request it has seen created (the request schema dispatches on schema). */
+interface PendingRequest {
+  schema: string;
+  requestId: string;
+  input?: T.PRPQuestionSet;
+}
+
+type Refusal = { code: string; reason: string } | null;
+
+/**
+ * One run as a pure state machine (runtime.md §4): admitted commands, harness facts and timer
+ * expiries go in; PRP events to emit and things to do to the harness come out as effects. It
+ * owns every decision — what a command means now, which harness report is believed, when the
+ * run ends and with which one terminal — and touches no process, clock or socket, so a run can
+ * be replayed from its inputs alone.
+ */
+export class RunMachine {
+  private harnessUp = false;
+  private harnessReady = false;
+  private harnessTrusted = true;
+  /** Set once the runner itself ends the harness: its exit is then expected, not a crash. */
+  private terminating = false;
+  private restarting = false;
+  private harnessRestarts = 0;
+  private suspended = false;
+  private intent: Intent | null = null;
+  private stopCause: StopCause | null = null;
+  private prepared = false;
+  private sessionOpened = false;
+  private turnId: string | null = null;
+  private turnEnded = false;
+  private readonly pendingRequests = new Map<string, PendingRequest>();
+  private result: T.PRPStructuredRunResult | null = null;
+  private proposal: Record<string, unknown> | null = null;
+  /** The command whose effect waits on the harness: the harness's ready, or its session start. */
+  private waitingFor: Timer | "gone" | null = null;
+  private ended = false;
+  private out: RunEffect[] = [];
+
+  constructor(private readonly options: RunMachineOptions) {}
+
+  get terminated(): boolean {
+    return this.ended;
+  }
+
+  /** Why an admitted command cannot take effect now, or null. Its sequence number stays used. */
+  refusal(command: PrpCommand): Refusal {
+    const no = (code: string, reason: string) => ({ code, reason });
+    if (this.ended) return no("run_terminal", "the run has ended");
+    switch (command.type) {
+      case "run.prepare":
+        return this.prepared ? no("already_prepared", "the run is already prepared") : null;
+      case "session.open":
+        if (!this.prepared) return no("not_prepared", "session.open needs run.prepare first");
+        return this.sessionOpened ? no("session_already_open", "the session is already open") : null;
+      case "turn.start":
+        if (!this.sessionOpened) return no("session_not_open", "turn.start needs session.open first");
+        return this.turnId ? no("turn_already_started", `turn ${this.turnId} is already started; a run has one turn`) : null;
+      case "turn.interrupt":
+      case "turn.stop":
+        return this.turnId && !this.turnEnded ? null : no("no_active_turn", "there is no active turn to interrupt");
+      case "request.resolve":
+        return this.resolutionRefusal(command.payload as Record<string, unknown>);
+      default:
+        return SUPPORTED_COMMANDS.has(command.type) ? null : no("unsupported_command", `this runner does not support ${command.type} commands`);
+    }
+  }
+
+  private resolutionRefusal(payload: Record<string, unknown>): Refusal {
+    const request = this.pendingRequests.get(String(payload.requestId));
+    if (!request) return { code: "unknown_request", reason: `no pending request ${JSON.stringify(payload.requestId)}` };
+    const resolution = payload.resolution as Record<string, unknown> | undefined;
+    if (!resolution || typeof resolution.action !== "string") return { code: "invalid_resolution", reason: "resolution.action is required" };
+    if (request.input && resolution.action === "submit") {
+      const response = decodeValue(resolution.response, { kind: "question-response" });
+      if (!response.ok) return { code: response.error.code, reason: `resolution.response${response.error.path}: ${response.error.message}` };
+      const mismatch = responseMismatch(request.input, response.value, "/resolution/response");
+      if (mismatch) return { code: mismatch.code, reason: `${mismatch.path}: ${mismatch.message}` };
+    }
+    return null;
+  }
+
+  /** Carries out a command `refusal` accepted; `command_done` says when its effect has happened. */
+  apply(command: PrpCommand): RunEffect[] {
+    const payload = command.payload as Record<string, unknown>;
+    switch (command.type) {
+      case "run.prepare":
+        this.prepared = true;
+        this.emit("runtime.phase.changed", { phase: "workspace_preparing" });
+        this.emit("workspace.ready", {});
+        this.emit("harness.starting", { command: this.options.harnessCommand });
+        this.startHarness();
+        break;
+      case "session.open":
+        this.sessionOpened = true;
+        this.emit("session.starting", {});
+        this.do({ kind: "open_session", resume: false });
+        if (this.harnessUp) {
+          // Hold the next command until the harness answers: session.started, then the phase
+          // `executing` (§4.3). Otherwise turn.submitted could land between the two.
+          this.waitingFor = "session_started";
+          this.do({ kind: "arm_timer", timer: "session_started", ms: this.options.commandWaitMs ?? 10_000 });
+        } else this.do({ kind: "command_done" });
+        break;
+      case "turn.start": {
+        const turnId = typeof payload.turnId === "string" && payload.turnId ? payload.turnId : `turn_${this.options.runId}_1`;
+        this.turnId = turnId;
+        this.emit("turn.submitted", {}, { turnId });
+        this.do({ kind: "start_turn", turnId, ...(typeof payload.text === "string" ? { text: payload.text } : {}) });
+        this.do({ kind: "command_done" });
+        break;
+      }
+      case "turn.interrupt":
+      case "turn.stop":
+        this.setIntent("interrupted");
+        this.do({ kind: "interrupt", reason: typeof payload.reason === "string" ? payload.reason : "operator" });
+        this.do({ kind: "command_done" });
+        break;
+      case "request.resolve":
+        this.do({ kind: "resolve_request", requestId: String(payload.requestId), resolution: payload.resolution as Record<string, unknown> });
+        this.do({ kind: "command_done" });
+        break;
+      case "run.cancel":
+        this.stopRun("cancelled");
+        this.do({ kind: "command_done" });
+        break;
+    }
+    return this.flush();
+  }
+
+  /** What the harness reported. */
+  onFact(fact: HarnessFact): RunEffect[] {
+    if (this.ended || !this.harnessTrusted) return this.flush();
+    switch (fact.kind) {
+      case "ready":
+        this.onReady(fact.pid, fact.resumePoint);
+        break;
+      case "event":
+        this.onHarnessEvent(fact);
+        break;
+      case "result":
+        this.onResult(fact.payload);
+        break;
+      case "terminal_proposal":
+        if (this.proposal) this.emit("harness.diagnostic", { code: "duplicate_terminal_ignored", message: "the harness proposed a second terminal; the first one stands" });
+        else this.proposal = fact.payload;
+        break;
+      case "violation":
+        this.violation(fact.message);
+        break;
+    }
+    return this.flush();
+  }
+
+  private onReady(pid: number, resumePoint: Record<string, unknown>): void {
+    this.harnessReady = true;
+    this.do({ kind: "disarm_timer", timer: "ready" });
+    this.emit("harness.ready", { pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}) });
+    if (this.restarting) {
+      // The replacement resumes the session where its predecessor stopped (§5.10 harness-restart).
+      this.restarting = false;
+      this.do({ kind: "open_session", resume: true });
+      this.emit("session.reconciled", { ...resumePoint, restart: this.harnessRestarts });
+      if (this.turnId) this.do({ kind: "start_turn", turnId: this.turnId });
+    }
+    if (this.waitingFor === "ready") this.commandDone();
+  }
+
+  private onHarnessEvent(e: Extract<HarnessFact, { kind: "event" }>): void {
+    if (e.eventType === "harness.diagnostic") return this.emit(e.eventType, e.payload); // the driver's own note on its harness
+    if (RUNNER_OWNED.test(e.eventType)) return this.violation(`harness may not report ${e.eventType}: the runner reports run, harness and runner events`);
+    if (e.eventType === "runtime_request.created") {
+      const request = decodeValue(e.payload.request, { kind: "request" });
+      if (!request.ok) return this.violation(`harness request is not a valid request: ${request.error.path || "/"}: ${request.error.message}`);
+      const r = e.payload.request as PendingRequest;
+      this.pendingRequests.set(r.requestId, r);
+    } else if (e.eventType === "runtime_request.resolved") {
+      this.pendingRequests.delete(String(e.payload.requestId));
+    } else if (TURN_ENDS.has(e.eventType)) {
+      this.turnEnded = true;
+    }
+    this.out.push({ kind: "emit", eventType: e.eventType, payload: e.payload, ...(e.turnId ? { turnId: e.turnId } : this.turnId ? { turnId: this.turnId } : {}), ...(e.itemId ? { itemId: e.itemId } : {}), fromHarness: true });
+    if ((e.eventType === "runtime.phase.changed" && e.payload.phase === "executing") || e.eventType === "session.failed") {
+      if (this.waitingFor === "session_started") this.commandDone();
+    }
+  }
+
+  private onResult(payload: Record<string, unknown>): void {
+    if (this.result) return this.emit("harness.diagnostic", { code: "duplicate_semantic_result_ignored", message: "the harness proposed a second result; the first one stands" });
+    // Checked here, not only at emission: the reconciliation relies on a valid result.
+    const checked = decodeValue(payload, { kind: "result" });
+    if (!checked.ok) return this.violation(`harness result is not a valid run result: ${checked.error.path || "/"}: ${checked.error.message}`);
+    this.result = checked.value;
+    this.out.push({ kind: "emit", eventType: "run.result.proposed", payload, ...(this.turnId ? { turnId: this.turnId } : {}), fromHarness: true });
+  }
+
+  /** An event the harness reported broke the contract when it was emitted: the harness's fault. */
+  onHarnessEventInvalid(eventType: string, path: string, message: string): RunEffect[] {
+    this.violation(`harness ${eventType} event breaks the contract: ${path || "/"}: ${message}`);
+    return this.flush();
+  }
+
+  /**
+   * An event that can never be carried (larger than the outbox or a frame): the run fails
+   * closed, with a P0 diagnostic that says which event and why (runtime.md §5.7: never silent).
+   */
+  onEventRefused(eventType: string, code: string, message: string): RunEffect[] {
+    if (this.ended || this.stopCause) return this.flush(); // the first refusal already ends the run
+    this.emit("runner.diagnostic", { code: "event_refused", message: `${eventType} was refused (${code}): ${message}` });
+    this.stopCause ??= { receiptId: `stop_${this.options.runId}`, code: "event_refused", message: `${eventType}: ${message}` };
+    this.stopRun("event_refused");
+    return this.flush();
+  }
+
+  /** The harness is gone: restart it after a crash, report a suspension, or end the run. */
+  onGone(gone: HarnessGone): RunEffect[] {
+    this.harnessUp = false;
+    this.do({ kind: "disarm_timer", timer: "ready" });
+    if (this.ended) return this.flush();
+    if (this.suspended) {
+      this.emit("harness.exited", { ...gone.exit, semanticResultObserved: this.result !== null, log: gone.log, suspended: true });
+      if (this.waitingFor === "gone") this.commandDone();
+      return this.flush();
+    }
+    if (!this.harnessReady && !this.intent && this.harnessTrusted) {
+      this.violation(`harness did not say ready: it exited (${JSON.stringify(gone.exit)}) first`);
+    }
+    const crashed = !this.terminating && gone.exit.signal !== null && this.sessionOpened;
+    if (crashed && this.harnessRestarts < (this.options.harnessRestartLimit ?? 1)) {
+      this.harnessRestarts++;
+      this.emit("harness.exited", { ...gone.exit, semanticResultObserved: this.result !== null, log: gone.log, restarting: true });
+      this.restarting = true;
+      this.startHarness();
+      return this.flush();
+    }
+    this.emit("harness.exited", { ...gone.exit, semanticResultObserved: this.result !== null, log: gone.log });
+    this.finish(gone);
+    return this.flush();
+  }
+
+  onTimer(timer: Timer): RunEffect[] {
+    if (this.ended) return this.flush();
+    if (timer === "ready" && !this.harnessReady) {
+      if (!this.intent) this.violation(`harness did not say ready within ${this.options.readyTimeoutMs ?? 2_000} ms`);
+      if (this.waitingFor === "ready") this.commandDone();
+    } else if (timer === "session_started" && this.waitingFor === "session_started") {
+      this.commandDone();
+    }
+    return this.flush();
+  }
+
+  /**
+   * Ends the run for a reason of the runner's own: the controller went away, a signal, a
+   * cancel; with no intent, the run ends on its facts alone (a restarted runner whose harness
+   * is gone).
+   */
+  stop(intent: Intent | null): RunEffect[] {
+    if (!this.ended) this.stopRun(intent);
+    return this.flush();
+  }
+
+  /**
+   * Suspends the run without ending it (runner.suspend): the harness group is ended and its
+   * exit reported, but no terminal is decided — the session stays for a later resume.
+   * `command_done` follows once the harness is gone.
+   */
+  suspend(): RunEffect[] {
+    if (this.ended || this.suspended) {
+      this.do({ kind: "command_done" });
+      return this.flush();
+    }
+    this.suspended = true;
+    this.terminating = true;
+    if (this.harnessUp) {
+      this.waitingFor = "gone";
+      this.do({ kind: "stop_harness" });
+    } else this.do({ kind: "command_done" });
+    return this.flush();
+  }
+
+  /** An event the runner reports about itself (runner.reconciled, runner.draining, …). */
+  runnerEvent(eventType: string, payload: Record<string, unknown>): RunEffect[] {
+    this.emit(eventType, payload);
+    return this.flush();
+  }
+
+  private stopRun(intent: Intent | null): void {
+    if (intent) this.setIntent(intent);
+    this.terminating = true;
+    if (this.harnessUp) this.do({ kind: "stop_harness" });
+    else this.finish(null);
+  }
+
+  private startHarness(): void {
+    this.harnessUp = true;
+    this.harnessReady = false;
+    this.harnessTrusted = true;
+    if (!this.restarting) this.waitingFor = "ready";
+    this.do({ kind: "start_harness" });
+    this.do({ kind: "arm_timer", timer: "ready", ms: this.options.readyTimeoutMs ?? 2_000 });
+  }
+
+  /** A harness that breaks the protocol is not believed again, and its group is ended. */
+  private violation(message: string): void {
+    if (!this.harnessTrusted) return;
+    this.harnessTrusted = false;
+    this.setIntent("protocol_violation");
+    this.emit("harness.diagnostic", { code: "harness_protocol_violation", message });
+    this.terminating = true;
+    if (this.harnessUp) this.do({ kind: "stop_harness" });
+  }
+
+  private setIntent(intent: Intent): void {
+    this.intent ??= intent;
+  }
+
+  private finish(gone: HarnessGone | null): void {
+    const terminal = reconcileTerminal({ intent: this.intent, exit: gone?.exit ?? null, result: this.result, proposal: this.proposal, stopCause: this.stopCause });
+    this.emit("run.terminal", terminal as unknown as Record<string, unknown>, this.turnId ? { turnId: this.turnId } : {});
+    this.ended = true;
+    if (this.waitingFor) this.commandDone();
+    this.do({ kind: "ended" });
+  }
+
+  private commandDone(): void {
+    if (this.waitingFor === "session_started") this.do({ kind: "disarm_timer", timer: "session_started" });
+    this.waitingFor = null;
+    this.do({ kind: "command_done" });
+  }
+
+  private emit(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}): void {
+    if (this.ended) return; // nothing follows run.terminal
+    this.out.push({ kind: "emit", eventType, payload, ...ids, fromHarness: false });
+  }
+
+  private do(effect: RunEffect): void {
+    this.out.push(effect);
+  }
+
+  private flush(): RunEffect[] {
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+}
