@@ -38,8 +38,9 @@ export class OrphanGuard {
 
   /**
    * Starts a guard before the group it will watch exists, so that arming it right after the
-   * group's spawn is one pipe write: a SIGKILL between the group's fork and that write (a few
-   * microseconds of synchronous code) is the one window in which the group is not guarded.
+   * group's spawn is one pipe write (libuv writes at once to an empty pipe). The one window in
+   * which the group is not guarded is a SIGKILL during that spawn call (from the fork to the
+   * exec it waits for) or before the write that follows it.
    */
   static start(): OrphanGuard {
     const child = spawn("/bin/sh", ["-c", SCRIPT, ORPHAN_GUARD_NAME], { cwd: "/", env: {}, detached: true, stdio: ["pipe", "ignore", "ignore"] });
