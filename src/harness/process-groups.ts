@@ -2,7 +2,8 @@
  * Every live process group this process started. Whatever way this process ends — normal exit,
  * an uncaught exception, process.exit() — the groups still registered are sent SIGKILL from the
  * 'exit' hook, so no harness or worker outlives its runner. (Signals are handled by the runner,
- * which terminates gracefully and then exits through this same hook.)
+ * which terminates gracefully and then exits through this same hook. SIGKILL runs no hook: the
+ * orphan guard of each group covers that, see orphan-guard.ts.)
  */
 const live = new Set<number>();
 let hooked = false;

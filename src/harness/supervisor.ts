@@ -3,6 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { BoundedLineReader, DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
 import { BoundedLogBuffer } from "./log-tail.js";
+import { OrphanGuard } from "./orphan-guard.js";
 import { groupAlive, registerGroup, releaseGroup, signalGroup } from "./process-groups.js";
 
 /** How a supervised process ended (runtime.md §4.7). */
@@ -35,7 +36,9 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 100;
 
 /**
  * One harness process in its own process group, with bounded line reading on stdout, a bounded
- * log tail fed by stderr, and termination that reaches every process of the group.
+ * log tail fed by stderr, and termination that reaches every process of the group. The group
+ * is ended when this process exits (the 'exit' hook of process-groups.ts) and, by an orphan
+ * guard, when it is killed without running any hook.
  */
 export class SupervisedProcess {
   readonly pid: number;
@@ -46,15 +49,21 @@ export class SupervisedProcess {
   readonly stdoutEnded: Promise<void>;
   private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
   private readonly graceMs: number;
+  private readonly guard: OrphanGuard;
   private exitFact: ExitFact | null = null;
 
   constructor(options: SuperviseOptions) {
     this.graceMs = options.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.log = new BoundedLogBuffer(options.logMaxLines, options.logMaxBytes);
     const env: Record<string, string> = { ...(process.env.PATH ? { PATH: process.env.PATH } : {}), ...options.env };
+    this.guard = OrphanGuard.start();
     this.child = spawn(options.command, options.args, { cwd: options.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
-    if (this.child.pid === undefined) throw new Error(`cannot start ${options.command}`);
+    if (this.child.pid === undefined) {
+      this.guard.release();
+      throw new Error(`cannot start ${options.command}`);
+    }
     this.pid = this.child.pid;
+    this.guard.arm(this.pid); // detached: the child leads a group whose id is its pid
     registerGroup(this.pid);
     this.child.stdin.on("error", () => {}); // a harness that exits early closes the pipe; writes then fail harmlessly
 
@@ -78,6 +87,9 @@ export class SupervisedProcess {
     this.exited = new Promise((resolve) => {
       this.child.on("exit", (code, signal) => {
         this.exitFact = { exitCode: code, signal, success: code === 0 };
+        // The leader was the group's last process: release the guard now, as the group's id is
+        // free for reuse. With workers left, it stays armed until terminate() ends them.
+        if (!groupAlive(this.pid)) this.guard.release();
         resolve(this.exitFact);
       });
     });
@@ -106,7 +118,7 @@ export class SupervisedProcess {
   /**
    * Ends the whole group: close stdin, SIGTERM the group, poll until the leader exits or the
    * grace passes, then SIGKILL the group — also after a clean exit, so that workers the harness
-   * left behind are reaped — and wait for the leader's exit fact.
+   * left behind are reaped — wait for the leader's exit fact, and release the orphan guard.
    */
   async terminate(): Promise<ExitFact> {
     this.closeStdin();
@@ -119,6 +131,7 @@ export class SupervisedProcess {
     const fact = await this.exited;
     for (let i = 0; i < 200 && groupAlive(this.pid); i++) await sleep(POLL_MS); // let the kernel finish the group
     releaseGroup(this.pid);
+    this.guard.release(); // what survives a SIGKILL is stuck in the kernel and dies on its way out
     return fact;
   }
 }

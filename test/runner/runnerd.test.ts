@@ -8,7 +8,8 @@ import { scenariosDir } from "../../src/harness/script-file.js";
 import { LocalRunnerClient } from "../../src/runner/local-client.js";
 import type { CommandReceipt } from "../../src/runner/stream.js";
 import { AT } from "../contract/samples.js";
-import { liveGroupMembers } from "../support/processes.js";
+import { describeProcesses, liveGroupMembers } from "../support/processes.js";
+import { until } from "../support/until.js";
 
 function start(script: string) {
   const events: PrpEvent[] = [];
@@ -92,6 +93,19 @@ describe("prp-runnerd --local", () => {
     assert.equal((terminal.payload as any).reconciliation.reason, "run_cancelled");
     assert.deepEqual(liveGroupMembers(harnessGroup), []);
     assert.deepEqual(liveGroupMembers(client.pid), []);
+  });
+
+  it("SIGKILLed mid-run (the runner alone, not its group), leaves no harness process: its orphan guard ends the group within 2 s", async () => {
+    const { client, harnessGroup } = await startWaiting("linger");
+    try {
+      assert.ok(liveGroupMembers(harnessGroup).length >= 2, "harness and its worker are running");
+      process.kill(client.pid, "SIGKILL");
+      await until(() => liveGroupMembers(harnessGroup).length === 0, () => `the harness group to end; survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`, 2_000);
+      assert.equal((await client.exited()).signal, "SIGKILL");
+    } finally {
+      if (liveGroupMembers(harnessGroup).length > 0) process.kill(-harnessGroup, "SIGKILL");
+      await client.terminate();
+    }
   });
 
   it("refuses to start without its required flags, saying which", () => {

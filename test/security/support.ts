@@ -31,18 +31,12 @@ import {
 } from "../../src/transport/index.js";
 import { event as sampleEvent } from "../contract/samples.js";
 import { connectRunner, RESUME, upgradeRequest } from "../transport/support.js";
+import { until } from "../support/until.js";
 
 /** The runner build the authority of these tests expects; every runner here reports it. */
 export const BUILD = { version: "0.1.0-security", digest: `sha256:${"5e".repeat(32)}` };
 
-/** Polls a condition (the test runner's timeout bounds a condition that never holds). */
-export async function until(condition: () => boolean | Promise<boolean>, what = "condition", timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+export { until };
 
 /**
  * A real `AuthorityServer` on 127.0.0.1 with its SQLite store in a private temporary

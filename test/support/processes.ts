@@ -1,11 +1,17 @@
 import { readdirSync, readFileSync } from "node:fs";
 
+interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+}
+
 /**
- * Live processes of a process group, read from /proc: a zombie (state Z) has ended and only
- * waits to be reaped, so it does not count as a survivor.
+ * Live processes, read from /proc: a zombie (state Z) has ended and only waits to be reaped,
+ * so it does not count.
  */
-export function liveGroupMembers(pgid: number): number[] {
-  const members: number[] = [];
+function liveProcesses(): ProcessEntry[] {
+  const found: ProcessEntry[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -15,8 +21,38 @@ export function liveGroupMembers(pgid: number): number[] {
       continue; // the process ended while we looked
     }
     // Fields after the parenthesised command name: state ppid pgrp …
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(pgrp) === pgid && state !== "Z") members.push(Number(entry));
+    const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (state !== "Z") found.push({ pid: Number(entry), ppid: Number(ppid), pgrp: Number(pgrp) });
   }
-  return members;
+  return found;
+}
+
+/** Live processes of a process group. */
+export function liveGroupMembers(pgid: number): number[] {
+  return liveProcesses().filter((p) => p.pgrp === pgid).map((p) => p.pid);
+}
+
+export function isLive(pid: number): boolean {
+  return liveProcesses().some((p) => p.pid === pid);
+}
+
+/** A process's argv from /proc, or [] once it is gone. */
+export function argvOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, -1);
+  } catch {
+    return [];
+  }
+}
+
+/** Live children of `ppid` whose argv contains `word`. */
+export function liveChildrenNamed(ppid: number, word: string): { pid: number; pgrp: number }[] {
+  return liveProcesses()
+    .filter((p) => p.ppid === ppid && argvOf(p.pid).includes(word))
+    .map(({ pid, pgrp }) => ({ pid, pgrp }));
+}
+
+/** "pid argv" of each process, for a failure message. */
+export function describeProcesses(pids: number[]): string {
+  return pids.map((pid) => `${pid} ${argvOf(pid).join(" ")}`).join("; ") || "none";
 }
