@@ -28,6 +28,7 @@ export interface EmitGateHooks {
 export class EmitGate {
   private readonly queue: GatedEvent[] = [];
   private blocked = false;
+  private paused = false;
   private draining = false;
 
   constructor(
@@ -77,11 +78,16 @@ export class EmitGate {
 
   private block(): void {
     this.blocked = true;
-    this.hooks.pauseHarness();
+    if (!this.paused) {
+      this.paused = true;
+      this.hooks.pauseHarness();
+    }
     this.sink.onRoom(() => {
       this.blocked = false;
       this.drain();
-      if (!this.blocked) this.hooks.resumeHarness();
+      if (this.blocked) return;
+      this.paused = false;
+      this.hooks.resumeHarness();
     });
   }
 }

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { PrpCommand } from "../../src/contract/kinds.js";
+import type { HarnessGone } from "../../src/harness/harness-driver.js";
+import { RunMachine, type RunEffect } from "../../src/runner/run-machine.js";
+import { AT, result } from "../contract/samples.js";
+
+let seq = 0;
+const command = (type: string, payload: Record<string, unknown> = {}): PrpCommand =>
+  ({ schema: "paperclip.prp.command.v1", commandId: `c${++seq}`, controllerSeq: seq, type, issuedAt: AT, payload }) as PrpCommand;
+const machine = () => new RunMachine({ runId: "run_1", sessionId: "session_1", harnessCommand: "fake" });
+const emitted = (effects: RunEffect[]) => effects.flatMap((e) => (e.kind === "emit" ? [e.eventType] : []));
+const kinds = (effects: RunEffect[]) => effects.map((e) => (e.kind === "emit" ? `emit:${e.eventType}` : e.kind));
+const gone = (exitCode: number | null, signal: string | null = null): HarnessGone => ({ exit: { exitCode, signal, success: exitCode === 0 }, log: { lines: [], retainedBytes: 0, droppedLines: 0 } });
+const terminalOf = (effects: RunEffect[]) => (effects.find((e) => e.kind === "emit" && e.eventType === "run.terminal") as Extract<RunEffect, { kind: "emit" }>).payload as any;
+
+/** Drives a machine through prepare, open and turn with a harness that answers at once. */
+function started(m = machine()): { m: RunMachine; log: RunEffect[] } {
+  const log: RunEffect[] = [];
+  log.push(...m.apply(command("run.prepare")));
+  log.push(...m.onFact({ kind: "ready", pid: 42, resumePoint: {} }));
+  log.push(...m.apply(command("session.open")));
+  log.push(...m.onFact({ kind: "event", eventType: "session.started", payload: { driverSessionId: "d" } }));
+  log.push(...m.onFact({ kind: "event", eventType: "runtime.phase.changed", payload: { phase: "executing" } }));
+  log.push(...m.apply(command("turn.start", { turnId: "turn_1" })));
+  return { m, log };
+}
+
+describe("the run machine, replayed from its inputs (no process, clock or socket)", () => {
+  it("turns the happy path into the runner's events and the driver's calls, in order", () => {
+    const { m, log } = started();
+    assert.deepEqual(kinds(log), [
+      "emit:runtime.phase.changed", "emit:workspace.ready", "emit:harness.starting", "start_harness", "arm_timer",
+      "disarm_timer", "emit:harness.ready", "command_done",
+      "emit:session.starting", "open_session", "arm_timer",
+      "emit:session.started", "emit:runtime.phase.changed", "disarm_timer", "command_done",
+      "emit:turn.submitted", "start_turn", "command_done",
+    ]);
+    const end = [...m.onFact({ kind: "result", payload: result() }), ...m.onGone(gone(0))];
+    assert.deepEqual(emitted(end), ["run.result.proposed", "harness.exited", "run.terminal"]);
+    assert.equal(terminalOf(end).runTerminalState, "succeeded");
+    assert.ok(m.terminated);
+    assert.deepEqual(m.onFact({ kind: "event", eventType: "item.started", payload: {} }), [], "nothing follows the terminal");
+  });
+
+  it("is deterministic: the same inputs give the same effects", () => {
+    assert.deepEqual(started().log, (seq = 0, started()).log.map((e) => e));
+  });
+
+  it("does not believe a harness that reports a runner-owned event, and ends its group", () => {
+    const { m } = started();
+    const out = m.onFact({ kind: "event", eventType: "run.terminal", payload: {} });
+    assert.deepEqual(kinds(out), ["emit:harness.diagnostic", "stop_harness"]);
+    assert.deepEqual(m.onFact({ kind: "event", eventType: "item.started", payload: {} }), [], "an untrusted harness is not read any further");
+    assert.equal(terminalOf(m.onGone(gone(0))).reconciliation.reason, "harness_protocol_violation");
+  });
+
+  it("restarts a harness killed by a signal it did not send, once, and resumes the session", () => {
+    const { m } = started();
+    const crash = m.onGone(gone(null, "SIGKILL"));
+    assert.deepEqual(kinds(crash), ["disarm_timer", "emit:harness.exited", "start_harness", "arm_timer"]);
+    const ready = m.onFact({ kind: "ready", pid: 43, resumePoint: { resumedAfterMessageSeq: 7 } });
+    assert.deepEqual(kinds(ready), ["disarm_timer", "emit:harness.ready", "open_session", "emit:session.reconciled", "start_turn"]);
+    assert.deepEqual((ready[3] as any).payload, { resumedAfterMessageSeq: 7, restart: 1 });
+    const second = m.onGone(gone(null, "SIGKILL"));
+    assert.equal(terminalOf(second).reconciliation.reason, "harness_process_failed", "the second crash ends the run");
+  });
+
+  it("fails closed on a harness that does not say ready in time", () => {
+    const m = machine();
+    m.apply(command("run.prepare"));
+    const out = m.onTimer("ready");
+    assert.deepEqual(kinds(out), ["emit:harness.diagnostic", "stop_harness", "command_done"]);
+    assert.match((out[0] as any).payload.message, /did not say ready/);
+  });
+
+  it("fails closed on an event that can never be carried: a P0 diagnostic, then a failed terminal that says why", () => {
+    const { m } = started();
+    const out = [...m.onEventRefused("item.completed", "event_too_large", "a 20000-byte P1 item.completed can never fit"), ...m.onGone(gone(null, "SIGKILL"))];
+    const diagnostic = out.find((e) => e.kind === "emit" && e.eventType === "runner.diagnostic") as any;
+    assert.equal(diagnostic.payload.code, "event_refused");
+    const terminal = terminalOf(out);
+    assert.equal(terminal.runTerminalState, "failed");
+    assert.equal(terminal.stopReason.code, "event_refused");
+    assert.match(terminal.stopReason.message, /item\.completed/);
+    assert.deepEqual(m.onEventRefused("x", "y", "z"), [], "a second refusal adds nothing");
+  });
+
+  it("cancels, and refuses every command after the terminal", () => {
+    const { m } = started();
+    const out = m.apply(command("run.cancel"));
+    assert.deepEqual(kinds(out), ["stop_harness", "command_done"]);
+    const end = m.onGone(gone(null, "SIGTERM"));
+    assert.equal(terminalOf(end).reconciliation.reason, "run_cancelled");
+    assert.equal(m.refusal(command("turn.interrupt"))?.code, "run_terminal");
+  });
+
+  it("suspends with no terminal: the harness is ended, its exit reported, the command done once it is gone", () => {
+    const { m } = started();
+    assert.deepEqual(kinds(m.suspend()), ["stop_harness"]);
+    const out = m.onGone(gone(null, "SIGTERM"));
+    assert.deepEqual(kinds(out), ["disarm_timer", "emit:harness.exited", "command_done"]);
+    assert.equal((out[1] as any).payload.suspended, true);
+    assert.ok(!m.terminated);
+  });
+});
