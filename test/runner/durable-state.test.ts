@@ -111,6 +111,31 @@ describe("runner durable state (SQLite)", () => {
     s.close();
   });
 
+  it("keeps backpressure on until a quarter of the soft limit is free (hysteresis), then clears it", () => {
+    const s = RunnerState.open(dir(), binding({ maxOutboxBytes: 4000, p0ReserveBytes: 1000 }));
+    while (s.admit(2, "item.delta", envelope(200)).ok);
+    const held = s.pending();
+    // Acknowledge one event at a time: backpressure holds while more than 2250 bytes (3/4 of 3000) remain.
+    for (const p of held) {
+      s.applyAck(p.sourceSeq);
+      const c = s.counters();
+      assert.equal(c.backpressure, c.outboxBytes > 2250, `at ${c.outboxBytes} bytes held`);
+    }
+    s.close();
+  });
+
+  it("refuses an event that can never fit its class as event_too_large, without turning backpressure on", () => {
+    const s = RunnerState.open(dir(), binding({ maxOutboxBytes: 4000, p0ReserveBytes: 1000 }));
+    const p1 = s.admit(1, "item.completed", envelope(3100));
+    assert.equal(!p1.ok && p1.code, "event_too_large");
+    assert.equal(s.counters().backpressure, false);
+    assert.ok(s.admit(0, "run.terminal", envelope(3100)).ok, "the same size fits as P0, which may use the whole outbox");
+    const p0 = s.admit(0, "run.terminal", envelope(4100));
+    assert.equal(!p0.ok && p0.code, "event_too_large");
+    assert.equal(s.counters().lifecycle !== "unrecoverable", true);
+    s.close();
+  });
+
   it("journals a command before its effect and replays its outcome on redelivery", () => {
     const s = RunnerState.open(dir(), binding());
     assert.deepEqual(s.beginCommand(command(1)), { kind: "execute" });

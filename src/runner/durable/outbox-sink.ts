@@ -17,7 +17,7 @@ export interface OutboxSinkHooks {
   send(envelope: string, sourceSeq: number): void;
   /** The outbox cannot take the state's events any more (it is unrecoverable): the runner must stop. */
   unrecoverable(admission: Extract<Admission, { ok: false }>): void;
-  /** A backpressure episode began; the P0 runner.backpressure report of it is already admitted. */
+  /** A backpressure episode began; its P0 runner.backpressure report is already admitted. */
   backpressure(message: string): void;
   /** Calls `resume` once when ACKs have brought the outbox back under its soft limit. */
   waitForRoom(resume: () => void): void;
@@ -30,8 +30,9 @@ export interface OutboxSinkHooks {
  * `providerItemId` and the envelope carries the run's turn and item.
  *
  * Over the soft limit an event is `full`, not lost: the gate in front keeps it and offers it
- * again when ACKs free room. Each such episode is reported once, at P0, which the reserve
- * admits (wire.md §7.11).
+ * again when ACKs free room. Each episode — from the first `full` until that event is in — is
+ * reported once, at P0, which the reserve admits (wire.md §7.11); reporting it again on every
+ * retry would fill the room the ACKs freed and never let the event in.
  */
 export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks: OutboxSinkHooks): EventSink {
   let reported = false;
@@ -65,7 +66,10 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
   return {
     offer(e) {
       const admission = admit(e);
-      if (admission.ok) return { kind: "admitted", congested: state.counters().backpressure };
+      if (admission.ok) {
+        reported = false; // the episode ends when the event that waited is in
+        return { kind: "admitted", congested: state.counters().backpressure };
+      }
       if (admission.code === "backpressure") {
         if (!reported) {
           reported = true;
@@ -78,10 +82,6 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
       if (admission.code === "p0_storage_exhausted" || admission.code === "state_unrecoverable") hooks.unrecoverable(admission);
       return { kind: "refused", code: admission.code, message: admission.message };
     },
-    onRoom: (resume) =>
-      hooks.waitForRoom(() => {
-        reported = false;
-        resume();
-      }),
+    onRoom: (resume) => hooks.waitForRoom(resume),
   };
 }

@@ -239,7 +239,7 @@ export class RunnerState {
   /**
    * Applies a cumulative ACK: every event ≤ n is committed at the authority. Refused when it
    * goes backward or past the highest event produced. Trims the outbox and clears
-   * backpressure once under the soft limit, in one transaction.
+   * backpressure once three quarters of the soft limit or less are held, in one transaction.
    */
   applyAck(n: number): { ok: true; trimmed: number } | { ok: false; code: "ack_backward" | "ack_beyond_produced"; message: string } {
     return this.db.transaction(() => {
@@ -249,7 +249,9 @@ export class RunnerState {
       const freed = (this.sql("SELECT COALESCE(SUM(byte_size), 0) AS b, COUNT(*) AS n FROM outbox WHERE source_seq <= ?").get(n) as { b: number; n: number });
       this.sql("DELETE FROM outbox WHERE source_seq <= ?").run(n);
       const remaining = c.outboxBytes - freed.b;
-      const clear = remaining <= this.binding.maxOutboxBytes - this.binding.p0ReserveBytes;
+      // Hysteresis: clearing right under the soft limit would let one event in and refuse the
+      // next, an episode per event; a quarter of the soft limit must be free first.
+      const clear = remaining <= ((this.binding.maxOutboxBytes - this.binding.p0ReserveBytes) * 3) / 4;
       this.sql(`UPDATE runner_state SET acked_source_seq = ?, outbox_bytes = ?${clear ? ", backpressure = 0, lifecycle = CASE WHEN lifecycle = 'backpressure' THEN 'ready' ELSE lifecycle END" : ""} WHERE id = 1`).run(n, remaining);
       return { ok: true as const, trimmed: freed.n };
     })();
