@@ -74,10 +74,12 @@ export class DurableRunner {
   /** The highest event sent on the current connection: at most maxBatchEvents run ahead of the ACK. */
   private sentThrough = 0;
   private maxBatchEvents = 1;
-  /** Commands run one at a time, apart from the envelope pump, so ACKs never wait behind an effect. */
+  /**
+   * Commands run one at a time, apart from the envelope pump, so ACKs never wait behind an
+   * effect. A command redelivered on a new connection while its effect is under way queues
+   * behind it and then replays its finished result: never the journal's `pending`.
+   */
   private commands: Promise<void> = Promise.resolve();
-  /** The command whose effect is under way; a redelivery of it is answered when it finishes. */
-  private running: string | null = null;
   /** The runner.suspend command whose result the authority must acknowledge before this runner stops. */
   private suspendCommandId: string | null = null;
   private suspendAcked = false;
@@ -266,14 +268,10 @@ export class DurableRunner {
     }
     const command = decoded.value;
     const decision = this.state.beginCommand(command as never);
-    // Redelivered on a new connection while its effect is still under way: answered when it finishes.
-    if (decision.kind === "replay" && decision.status === "pending" && this.running === command.commandId) return;
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
     if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
     if (this.options.crashAt?.point === "after-journal" && this.options.crashAt.at === command.controllerSeq) crash();
-    this.running = command.commandId;
     const outcome = await this.execute(command as PrpCommand);
-    this.running = null;
     this.state.finishCommand(command.commandId, outcome.status, outcome.result);
     const stored = this.state.beginCommand(command as never);
     if (stored.kind === "replay") this.sendResult(command.commandId, stored.status, stored.result);
