@@ -1,12 +1,3 @@
-#!/usr/bin/env node
-// The bootstrap ticket comes only from the environment, and leaves it before anything else
-// runs: no argument parser, child process or log line ever sees it (runtime.md §5.1).
-const bootstrapTicket = process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET ?? null;
-delete process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET;
-// Fault injection only (prp fault runner-restart): where this process SIGKILLs itself.
-const crashAtText = process.env.PRP_RUNNER_CRASH_AT;
-delete process.env.PRP_RUNNER_CRASH_AT;
-
 import { Command, Option } from "commander";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
@@ -17,7 +8,11 @@ import { LocalRunner } from "../runner/local-runner.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
+import { handoff } from "./runnerd-handoff.js";
 import { scriptFromOption } from "./script-option.js";
+
+// Taken out of the environment by bin/prp-runnerd.js before this module was loaded.
+const { bootstrapTicket, crashAt: crashAtText } = handoff;
 
 interface RunnerdOptions {
   local?: boolean;
