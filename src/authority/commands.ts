@@ -2,6 +2,7 @@ import { canonicalJson } from "../contract/canonical-json.js";
 import { decodeValue } from "../contract/decode.js";
 import { sha256Hex } from "../contract/digest.js";
 import type { PrpCommand } from "../contract/kinds.js";
+import { isPlainObject } from "../contract/plain-object.js";
 import { fail, ok, type Refusal, type Result } from "./errors.js";
 import { MAX_COMMAND_BYTES, RESULT_STATUSES, type ResultStatus } from "./limits.js";
 import { PerRunSerial } from "./serial.js";
@@ -38,7 +39,6 @@ export interface AcceptedResult {
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const RESULT_ACKED = new Set(["runner.suspend", "runner.shutdown"]);
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The default command id: `command_prp_<controllerSeq padded to 8>` (§5.8). */
 export const defaultCommandId = (controllerSeq: number): string => `command_prp_${String(controllerSeq).padStart(8, "0")}`;

@@ -1,5 +1,6 @@
 import { contractError, pointer, type ContractError } from "./errors.js";
 import { SCHEMA_DISCRIMINATORS, SCHEMA_VERSION_DISCRIMINATORS, type Kind, type KindBinding } from "./kinds.js";
+import { isPlainObject } from "./plain-object.js";
 import { isSupportedProtocolVersion, SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_RANGE_TEXT } from "./versions.js";
 
 /**
@@ -8,14 +9,12 @@ import { isSupportedProtocolVersion, SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_RANGE
  * unknown future document fails closed with its own code rather than a generic schema error.
  */
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-
 export type Resolution = { ok: true; binding: KindBinding } | { ok: false; error: ContractError };
 
 /** Finds the kind of a document from its discriminator, checked against the kind the caller expects. */
 export function resolveKind(value: unknown, expected: Kind | undefined, path = ""): Resolution {
   const what = expected ?? "document";
-  if (!isObject(value)) {
+  if (!isPlainObject(value)) {
     return { ok: false, error: contractError("unsupported_required_schema", path, `expected a ${what} object, found ${describe(value)}`) };
   }
   let binding: KindBinding | undefined;
@@ -51,7 +50,7 @@ function checkVersion(obj: Record<string, unknown>, field: string, path: string,
 
 /** Nested receipts whose own `schemaVersion` must be 1 (wire.md D2). */
 function checkReceiptVersion(container: unknown, key: string, path: string): ContractError | null {
-  if (!isObject(container) || !isObject(container[key])) return null;
+  if (!isPlainObject(container) || !isPlainObject(container[key])) return null;
   return checkVersion(container[key] as Record<string, unknown>, "schemaVersion", pointer(path, key), [1], "1");
 }
 
@@ -89,7 +88,7 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
   if (top) return top;
   const protocolVersion = isSupportedProtocolVersion(fixture.protocolVersion) ? fixture.protocolVersion : undefined;
   const ceiling = protocolVersion === undefined ? undefined : { max: protocolVersion, why: `protocolVersion=${protocolVersion}` };
-  if (isObject(fixture.capabilities)) {
+  if (isPlainObject(fixture.capabilities)) {
     const caps = resolveKind(fixture.capabilities, "capabilities", "/capabilities");
     if (!caps.ok) return caps.error;
     if (ceiling && caps.binding.version! > ceiling.max) return versionError("/capabilities/schema", "capabilitiesVersion", caps.binding.version, `1-${ceiling.max} (${ceiling.why})`);
