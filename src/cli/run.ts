@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { bundleFileProblems, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import { reduceEvents } from "../reducer/index.js";
@@ -69,7 +70,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     fail((err as Error).message);
   }
   const runId = opts.runId ?? newRunId();
-  if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,159}$/.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
+  if (!RUNNER_ID_PATTERN.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
 
   const tty = !opts.json && process.stdout.isTTY === true;
   const show = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);

@@ -9,6 +9,7 @@ delete process.env.PRP_RUNNER_CRASH_AT;
 
 import { join } from "node:path";
 import { Command } from "commander";
+import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import { packageRoot } from "../contract/package-root.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
@@ -44,8 +45,6 @@ interface RunnerdOptions {
   commandHistoryLimit: number;
   shutdownGraceMs: number;
 }
-
-const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,159}$/;
 
 const program = new Command("prp-runnerd")
   .description("the PRP runner daemon: owns one run's harness process group and reports what really happened")
@@ -99,7 +98,7 @@ const required = durable ? (["runId", "sessionId", "runnerId", "script", "stateD
 for (const key of required) if (!opts[key]) program.error(`${flag(key)} is required in ${durable ? "durable" : "--local"} mode`, { exitCode: 2 });
 if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
-  if (!ID.test(opts[key]!)) program.error(`${flag(key)} must match ${ID.source}`, { exitCode: 2 });
+  if (!RUNNER_ID_PATTERN.test(opts[key]!)) program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
 }
 const scriptPath = scriptFromOption(program, opts.script!).path;
 
