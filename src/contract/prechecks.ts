@@ -114,14 +114,18 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
   return null;
 }
 
+/** A PRP event inside a document that carries v1 events only gets the event prechecks. */
+function precheckV1Event(event: unknown, path: string, why: string): ContractError | null {
+  const resolved = resolveKind(event, "event", path);
+  if (!resolved.ok) return resolved.error;
+  return precheckEvent(event as Record<string, unknown>, path, { max: 1, why });
+}
+
 /** Every event of a native execution bundle is a PRP event and gets the event prechecks. */
 export function precheckBundle(bundle: Record<string, unknown>): ContractError | null {
   if (Array.isArray(bundle.events)) {
     for (let i = 0; i < bundle.events.length; i++) {
-      const path = `/events/${i}`;
-      const resolved = resolveKind(bundle.events[i], "event", path);
-      if (!resolved.ok) return resolved.error;
-      const err = precheckEvent(bundle.events[i] as Record<string, unknown>, path, { max: 1, why: "native execution bundles carry v1 events only, wire.md O10" });
+      const err = precheckV1Event(bundle.events[i], `/events/${i}`, "native execution bundles carry v1 events only, wire.md O10");
       if (err) return err;
     }
   }
@@ -141,6 +145,8 @@ export function precheck(kind: Kind, value: Record<string, unknown>): ContractEr
       return precheckCapabilities(value, "");
     case "native-execution":
       return precheckBundle(value);
+    case "runner-stream-record":
+      return value.kind === "event" && value.event !== undefined ? precheckV1Event(value.event, "/event", "the local runner stream carries v1 events") : null;
     case "question-adapter-fixture":
       return checkVersion(value, "fixtureVersion", "", SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_FIXTURE_VERSIONS.join(","));
     case "semantic-tool":
