@@ -1,6 +1,6 @@
 import { encode } from "../contract/encode.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { priorityOf } from "../contract/priority.js";
+import { buildEvent } from "./event-envelope.js";
 
 export interface EventSource {
   runId: string;
@@ -29,22 +29,18 @@ export class EventSequencer {
 
   next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}): { event: PrpEvent; line: string } {
     const sourceSeq = this.seq + 1;
-    const event = {
-      schema: "paperclip.prp.event.v1",
-      sourceEventId: `event_${this.source.runId}_${String(sourceSeq).padStart(3, "0")}`,
+    const event = buildEvent({
       sourceSeq,
+      sourceEventId: `event_${this.source.runId}_${String(sourceSeq).padStart(3, "0")}`,
+      emittedAt: new Date(EPOCH + sourceSeq).toISOString(),
       sourceInstanceId: this.source.runnerId,
-      sourceKind: "runner",
       runId: this.source.runId,
       normalizedSessionId: this.source.normalizedSessionId,
-      ...(ids.turnId ? { turnId: ids.turnId } : {}),
-      ...(ids.itemId ? { itemId: ids.itemId } : {}),
       eventType,
-      schemaVersion: 1,
-      priority: priorityOf(eventType, payload.code),
-      emittedAt: new Date(EPOCH + sourceSeq).toISOString(),
       payload,
-    } as PrpEvent;
+      turnId: ids.turnId,
+      itemId: ids.itemId,
+    });
     const line = encode(event, "event");
     this.seq = sourceSeq; // only a valid event consumes a sequence number: the stream has no gaps
     return { event, line };

@@ -1,6 +1,6 @@
 import { encode } from "../../contract/encode.js";
-import type { PrpEvent } from "../../contract/kinds.js";
 import { priorityOf } from "../../contract/priority.js";
+import { buildEvent } from "../event-envelope.js";
 import type { EventSink } from "../event-sink.js";
 import type { Admission, RunnerState } from "./runner-state.js";
 
@@ -33,22 +33,18 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
       const body = ids.itemId && ids.itemId !== identity.itemId ? { ...payload, providerItemId: ids.itemId } : payload;
       const admission = state.admit(priorityOf(eventType, payload.code), eventType, (sourceSeq) =>
         encode(
-          {
-            schema: "paperclip.prp.event.v1",
-            sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
+          buildEvent({
             sourceSeq,
+            sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
+            emittedAt: new Date().toISOString(),
             sourceInstanceId: identity.runnerInstanceId,
-            sourceKind: "runner",
             runId: identity.runId,
             normalizedSessionId: identity.normalizedSessionId,
-            ...(ids.turnId ? { turnId: identity.turnId } : {}),
-            ...(ids.itemId ? { itemId: identity.itemId } : {}),
             eventType,
-            schemaVersion: 1,
-            priority: priorityOf(eventType, payload.code),
-            emittedAt: new Date().toISOString(),
             payload: body,
-          } as PrpEvent,
+            turnId: ids.turnId ? identity.turnId : undefined,
+            itemId: ids.itemId ? identity.itemId : undefined,
+          }),
           "event",
         ),
       );
