@@ -14,6 +14,7 @@ import { packageRoot } from "../contract/package-root.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
+import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
@@ -70,7 +71,7 @@ const program = new Command("prp-runnerd")
   .option("--harness-max-line-bytes <n>", "longest harness stdout line; a longer one is a protocol violation", parsePositiveInt, 65_536)
   .option("--controller-max-line-bytes <n>", "longest command line on stdin; a longer one is refused", parsePositiveInt, 65_536)
   .option("--command-history-limit <n>", "command fingerprints kept for duplicate detection", parsePositiveInt, 4096)
-  .option("--shutdown-grace-ms <n>", "time between SIGTERM and SIGKILL to the harness group", parseNonNegativeInt, 100)
+  .option("--shutdown-grace-ms <n>", "time between SIGTERM and SIGKILL to the harness group", parseNonNegativeInt, DEFAULT_SHUTDOWN_GRACE_MS)
   .addHelpText(
     "after",
     `

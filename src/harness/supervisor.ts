@@ -21,7 +21,7 @@ export interface SuperviseOptions {
   maxLineBytes?: number;
   logMaxLines?: number;
   logMaxBytes?: number;
-  /** Time between SIGTERM and SIGKILL to the group. Default 100 ms. */
+  /** Time between SIGTERM and SIGKILL to the group. Default DEFAULT_SHUTDOWN_GRACE_MS. */
   graceMs?: number;
   /** One complete stdout line within the limit. */
   onLine: (text: string) => void;
@@ -29,6 +29,8 @@ export interface SuperviseOptions {
   onOversize: (bytes: number) => void;
 }
 
+/** The grace between SIGTERM and SIGKILL to a harness group (runtime.md §4.7, §4.8). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 100;
 const POLL_MS = 5;
 
 /**
@@ -47,7 +49,7 @@ export class SupervisedProcess {
   private exitFact: ExitFact | null = null;
 
   constructor(options: SuperviseOptions) {
-    this.graceMs = options.graceMs ?? 100;
+    this.graceMs = options.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.log = new BoundedLogBuffer(options.logMaxLines, options.logMaxBytes);
     const env: Record<string, string> = { ...(process.env.PATH ? { PATH: process.env.PATH } : {}), ...options.env };
     this.child = spawn(options.command, options.args, { cwd: options.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });

@@ -4,7 +4,7 @@ import type * as T from "../contract/generated/types.js";
 import type { PrpCommand } from "../contract/kinds.js";
 import { responseMismatch } from "../contract/question-rules.js";
 import { COMMAND_SCHEMA, parseHarnessMessage, type HarnessCommandPayloads, type HarnessCommandType, type HarnessMessage } from "../harness/harness-protocol.js";
-import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
+import { DEFAULT_SHUTDOWN_GRACE_MS, SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
 import type { EventSink } from "./event-sink.js";
 import { reconcileTerminal, type Intent } from "./reconcile.js";
 
@@ -184,7 +184,7 @@ export class RunController {
     const crashed = !this.terminating && exit.signal !== null && this.sessionOpened && !this.terminal && !this.finishing;
     if (!crashed || this.harnessRestarts >= (this.options.harnessRestartLimit ?? 1)) return void this.finish();
     this.harnessRestarts++;
-    await Promise.race([h.stdoutEnded, delay(this.options.shutdownGraceMs ?? 100)]);
+    await Promise.race([h.stdoutEnded, delay(this.options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS)]);
     const resumeAfterMessageSeq = this.lastHarnessMessageSeq;
     await h.terminate(); // reap the rest of the old group
     this.emit("harness.exited", { ...exit, semanticResultObserved: this.result !== null, log: h.log.snapshot(), restarting: true });
@@ -315,7 +315,7 @@ export class RunController {
       let exit: ExitFact | null = null;
       if (this.harness) {
         const h = this.harness;
-        const drained = await Promise.race([h.stdoutEnded.then(() => true), delay(this.options.shutdownGraceMs ?? 100).then(() => false)]);
+        const drained = await Promise.race([h.stdoutEnded.then(() => true), delay(this.options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS).then(() => false)]);
         exit = await h.terminate(); // SIGKILL to the group even after a clean exit: reaps workers (runtime.md §4.7)
         if (!drained) await h.stdoutEnded; // a worker held stdout open; it is gone now
         this.emit("harness.exited", { ...exit, semanticResultObserved: this.result !== null, log: h.log.snapshot() });
