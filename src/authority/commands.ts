@@ -5,6 +5,7 @@ import type { PrpCommand } from "../contract/kinds.js";
 import { isPlainObject } from "../contract/plain-object.js";
 import { fail, ok, type Refusal, type Result } from "./errors.js";
 import { MAX_COMMAND_BYTES, RESULT_STATUSES, type ResultStatus } from "./limits.js";
+import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
 import type { AuthorityStore, CommandRow } from "./store.js";
 
@@ -160,10 +161,8 @@ export class CommandQueue {
     return this.store.commands(runId);
   }
 
-  private async refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
-    const { code, path, message } = refusal.error;
-    await this.store.recordDiagnostic(runId, { code, message: `${path || "/"}: ${message}` }, this.now());
-    return refusal;
+  private refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
+    return recordRefusal(this.store, runId, refusal, this.now());
   }
 }
 
