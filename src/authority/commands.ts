@@ -2,8 +2,10 @@ import { canonicalJson } from "../contract/canonical-json.js";
 import { decodeValue } from "../contract/decode.js";
 import { sha256Hex } from "../contract/digest.js";
 import type { PrpCommand } from "../contract/kinds.js";
+import { isPlainObject } from "../contract/plain-object.js";
 import { fail, ok, type Refusal, type Result } from "./errors.js";
 import { MAX_COMMAND_BYTES, RESULT_STATUSES, type ResultStatus } from "./limits.js";
+import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
 import type { AuthorityStore, CommandRow } from "./store.js";
 
@@ -38,7 +40,6 @@ export interface AcceptedResult {
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const RESULT_ACKED = new Set(["runner.suspend", "runner.shutdown"]);
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The default command id: `command_prp_<controllerSeq padded to 8>` (§5.8). */
 export const defaultCommandId = (controllerSeq: number): string => `command_prp_${String(controllerSeq).padStart(8, "0")}`;
@@ -160,10 +161,8 @@ export class CommandQueue {
     return this.store.commands(runId);
   }
 
-  private async refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
-    const { code, path, message } = refusal.error;
-    await this.store.recordDiagnostic(runId, { code, message: `${path || "/"}: ${message}` }, this.now());
-    return refusal;
+  private refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
+    return recordRefusal(this.store, runId, refusal, this.now());
   }
 }
 

@@ -5,7 +5,7 @@ export { IDENTITY_FIELDS, IDENTITY_PATTERN, type RunIdentity };
 
 /**
  * A run identity as the authority is configured with it (§6.1): exactly the six fields, each
- * matching `^[A-Za-z0-9][A-Za-z0-9._:-]{0,239}$`. The copy holds only those six, so nothing
+ * matching IDENTITY_PATTERN (≤240 characters). The copy holds only those six, so nothing
  * else a caller's object carries is stored or compared.
  */
 export function checkIdentity(value: unknown): Result<RunIdentity> {

@@ -3,6 +3,7 @@ import { decodeValue } from "../contract/decode.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { fail, ok, type AuthorityError, type Refusal, type Result } from "./errors.js";
 import type { RunIdentity } from "./identity.js";
+import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
 import type { AuthorityStore, RunSnapshot } from "./store.js";
 
@@ -125,10 +126,8 @@ export class EventIngest {
   }
 
   /** Leaves the refusal's diagnostic (§ quality bar: nothing refused silently) and returns it. */
-  private async refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
-    const { code, path, message } = refusal.error;
-    await this.store.recordDiagnostic(runId, { code, message: `${path || "/"}: ${message}` }, this.now());
-    return refusal;
+  private refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
+    return recordRefusal(this.store, runId, refusal, this.now());
   }
 }
 

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { AuthorityServer } from "../authority/server.js";
 import type { RunSnapshot } from "../authority/store.js";
@@ -6,6 +5,7 @@ import type { PrpEvent } from "../contract/kinds.js";
 import { packageRoot } from "../contract/package-root.js";
 import type { LoadedScript } from "../harness/script-file.js";
 import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
+import { newIdSuffix } from "./id-suffix.js";
 import { runnerBuild } from "./runner-build.js";
 
 /** Something a fault does to a run once the authority has committed a given number of events. */
@@ -63,7 +63,7 @@ export interface DurableRunFacts {
  * the runner has exited (or when the runner gave up).
  */
 export async function runDurable(options: DurableRunOptions): Promise<DurableRunFacts> {
-  const suffix = `${new Date().toISOString().replace(/[-:T]/g, "").slice(0, 14)}_${randomBytes(3).toString("hex")}`;
+  const suffix = newIdSuffix();
   const identity = {
     runnerInstanceId: `runner_${suffix}`, environmentLeaseId: `env_${suffix}`, runId: `run_${suffix}`,
     normalizedSessionId: `session_${suffix}`, turnId: `turn_${suffix}`, itemId: `item_${suffix}`,

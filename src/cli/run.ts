@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { bundleFileProblems, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import { reduceEvents } from "../reducer/index.js";
@@ -8,6 +8,7 @@ import { timelineSummary } from "../reducer/timeline-summary.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
+import { newIdSuffix } from "./id-suffix.js";
 import { parseNonNegativeInt } from "./options.js";
 import { scriptFromOption } from "./script-option.js";
 import { Spinner } from "./spinner.js";
@@ -21,8 +22,6 @@ interface RunOptions {
   out: string;
   duplicateTurnCommand?: boolean;
 }
-
-const newRunId = () => `run_${new Date().toISOString().replace(/[-:T]/g, "").slice(0, 14)}_${randomBytes(3).toString("hex")}`;
 
 export function registerRun(program: Command): void {
   program
@@ -68,8 +67,8 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   } catch (err) {
     fail((err as Error).message);
   }
-  const runId = opts.runId ?? newRunId();
-  if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,159}$/.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
+  const runId = opts.runId ?? `run_${newIdSuffix()}`;
+  if (!RUNNER_ID_PATTERN.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
 
   const tty = !opts.json && process.stdout.isTTY === true;
   const show = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);

@@ -1,8 +1,10 @@
 import { Command, Option } from "commander";
+import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
 import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
+import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
@@ -40,8 +42,6 @@ interface RunnerdOptions {
   shutdownGraceMs: number;
 }
 
-const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,159}$/;
-
 const program = new Command("prp-runnerd")
   .description("the PRP runner daemon: owns one run's harness process group and reports what really happened")
   .version(packageVersion(), "-V, --version")
@@ -67,7 +67,7 @@ const program = new Command("prp-runnerd")
   .option("--harness-max-line-bytes <n>", "longest harness stdout line; a longer one is a protocol violation", parsePositiveInt, 65_536)
   .option("--controller-max-line-bytes <n>", "longest command line on stdin; a longer one is refused", parsePositiveInt, 65_536)
   .option("--command-history-limit <n>", "command fingerprints kept for duplicate detection", parsePositiveInt, 4096)
-  .option("--shutdown-grace-ms <n>", "time between SIGTERM and SIGKILL to the harness group", parseNonNegativeInt, 100)
+  .option("--shutdown-grace-ms <n>", "time between SIGTERM and SIGKILL to the harness group", parseNonNegativeInt, DEFAULT_SHUTDOWN_GRACE_MS)
   .addHelpText(
     "after",
     `
@@ -96,7 +96,7 @@ for (const key of required) if (!opts[key]) program.error(`${flag(key)} is requi
 if (opts.harness === "fake" && !opts.script) program.error("--harness fake needs --script <name|file>", { exitCode: 2 });
 if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
-  if (!ID.test(opts[key]!)) program.error(`${flag(key)} must match ${ID.source}`, { exitCode: 2 });
+  if (!RUNNER_ID_PATTERN.test(opts[key]!)) program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
 }
 const scriptPath = scriptFromOption(program, opts.script!).path;
 

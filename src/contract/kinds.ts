@@ -32,6 +32,9 @@ export interface KindValues {
   "question-adapter-fixture": T.PRPQuestionAdapterFixture;
   "acpx-sidecar-message": T.ACPXSidecarMessage;
   "fake-harness-script": T.PRPFakeHarnessScript;
+  "fake-harness-message": T.PRPFakeHarnessMessage;
+  "fake-harness-command": T.PRPFakeHarnessCommand;
+  "runner-stream-record": T.RunnerStreamEventRecord | T.RunnerStreamReceiptRecord;
 }
 export type Kind = keyof KindValues;
 export type PrpEvent = KindValues["event"];
@@ -62,7 +65,7 @@ const PROVIDER_EVENT_CONSTS = [
   "paperclip.wait.v1", "paperclip.provider.notice.v1",
 ];
 
-/** The `schema` discriminator registry (wire.md §4), for the kinds the codec decodes. */
+/** The `schema` discriminator registry (wire.md §4, §14.5), for the kinds the codec decodes. */
 export const SCHEMA_DISCRIMINATORS: ReadonlyMap<string, KindBinding> = new Map<string, KindBinding>([
   ["paperclip.prp.event.v1", { kind: "event", validator: "event_v1", version: 1 }],
   ["paperclip.prp.event.v2", { kind: "event", validator: "event_v2", version: 2 }],
@@ -91,6 +94,9 @@ export const SCHEMA_DISCRIMINATORS: ReadonlyMap<string, KindBinding> = new Map<s
   ["paperclip-runner/native-execution/v1", { kind: "native-execution", validator: "native_execution" }],
   ["paperclip.prp.question_adapter_fixture.v1", { kind: "question-adapter-fixture", validator: "question_adapter_fixture" }],
   ["paperclip.fake_harness.script.v1", { kind: "fake-harness-script", validator: "fake_harness_script" }],
+  ["paperclip.fake_harness.message.v1", { kind: "fake-harness-message", validator: "fake_harness_message" }],
+  ["paperclip.fake_harness.command.v1", { kind: "fake-harness-command", validator: "fake_harness_command" }],
+  ["paperclip.runner.stream.v1", { kind: "runner-stream-record", validator: "runner_stream_record" }],
   ...PROVIDER_EVENT_CONSTS.map((c): [string, KindBinding] => [c, { kind: "provider-event", validator: "provider_event" }]),
 ]);
 

@@ -1,7 +1,7 @@
 import { contractError, pointer, type ContractError, type ContractWarning } from "./errors.js";
 import { fixtureBindingError } from "./fixture-bindings.js";
 import type * as T from "./generated/types.js";
-import type { Kind, PrpCommand, PrpEvent } from "./kinds.js";
+import type { Kind, KindValues, PrpCommand, PrpEvent } from "./kinds.js";
 import { questionSetRuleError, responseMismatch } from "./question-rules.js";
 
 /**
@@ -85,6 +85,10 @@ export function postcheck(kind: Kind, value: unknown): ContractError | null {
       return activityError(value as Record<string, unknown>, "");
     case "native-execution":
       return eventsError((value as T.PaperclipRunnerNativeExecutionBundle).events, "/events");
+    case "runner-stream-record": {
+      const record = value as KindValues["runner-stream-record"];
+      return record.kind === "event" ? eventError(record.event, "/event") : null;
+    }
     case "command":
       return commandError(value as PrpCommand, "");
     case "fixture":

@@ -1,5 +1,6 @@
 import { contractError, pointer, type ContractError } from "./errors.js";
 import { SCHEMA_DISCRIMINATORS, SCHEMA_VERSION_DISCRIMINATORS, type Kind, type KindBinding } from "./kinds.js";
+import { isPlainObject } from "./plain-object.js";
 import { isSupportedProtocolVersion, SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_RANGE_TEXT } from "./versions.js";
 
 /**
@@ -8,14 +9,12 @@ import { isSupportedProtocolVersion, SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_RANGE
  * unknown future document fails closed with its own code rather than a generic schema error.
  */
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-
 export type Resolution = { ok: true; binding: KindBinding } | { ok: false; error: ContractError };
 
 /** Finds the kind of a document from its discriminator, checked against the kind the caller expects. */
 export function resolveKind(value: unknown, expected: Kind | undefined, path = ""): Resolution {
   const what = expected ?? "document";
-  if (!isObject(value)) {
+  if (!isPlainObject(value)) {
     return { ok: false, error: contractError("unsupported_required_schema", path, `expected a ${what} object, found ${describe(value)}`) };
   }
   let binding: KindBinding | undefined;
@@ -51,7 +50,7 @@ function checkVersion(obj: Record<string, unknown>, field: string, path: string,
 
 /** Nested receipts whose own `schemaVersion` must be 1 (wire.md D2). */
 function checkReceiptVersion(container: unknown, key: string, path: string): ContractError | null {
-  if (!isObject(container) || !isObject(container[key])) return null;
+  if (!isPlainObject(container) || !isPlainObject(container[key])) return null;
   return checkVersion(container[key] as Record<string, unknown>, "schemaVersion", pointer(path, key), [1], "1");
 }
 
@@ -89,7 +88,7 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
   if (top) return top;
   const protocolVersion = isSupportedProtocolVersion(fixture.protocolVersion) ? fixture.protocolVersion : undefined;
   const ceiling = protocolVersion === undefined ? undefined : { max: protocolVersion, why: `protocolVersion=${protocolVersion}` };
-  if (isObject(fixture.capabilities)) {
+  if (isPlainObject(fixture.capabilities)) {
     const caps = resolveKind(fixture.capabilities, "capabilities", "/capabilities");
     if (!caps.ok) return caps.error;
     if (ceiling && caps.binding.version! > ceiling.max) return versionError("/capabilities/schema", "capabilitiesVersion", caps.binding.version, `1-${ceiling.max} (${ceiling.why})`);
@@ -115,14 +114,18 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
   return null;
 }
 
+/** A PRP event inside a document that carries v1 events only gets the event prechecks. */
+function precheckV1Event(event: unknown, path: string, why: string): ContractError | null {
+  const resolved = resolveKind(event, "event", path);
+  if (!resolved.ok) return resolved.error;
+  return precheckEvent(event as Record<string, unknown>, path, { max: 1, why });
+}
+
 /** Every event of a native execution bundle is a PRP event and gets the event prechecks. */
 export function precheckBundle(bundle: Record<string, unknown>): ContractError | null {
   if (Array.isArray(bundle.events)) {
     for (let i = 0; i < bundle.events.length; i++) {
-      const path = `/events/${i}`;
-      const resolved = resolveKind(bundle.events[i], "event", path);
-      if (!resolved.ok) return resolved.error;
-      const err = precheckEvent(bundle.events[i] as Record<string, unknown>, path, { max: 1, why: "native execution bundles carry v1 events only, wire.md O10" });
+      const err = precheckV1Event(bundle.events[i], `/events/${i}`, "native execution bundles carry v1 events only, wire.md O10");
       if (err) return err;
     }
   }
@@ -142,6 +145,8 @@ export function precheck(kind: Kind, value: Record<string, unknown>): ContractEr
       return precheckCapabilities(value, "");
     case "native-execution":
       return precheckBundle(value);
+    case "runner-stream-record":
+      return value.kind === "event" && value.event !== undefined ? precheckV1Event(value.event, "/event", "the local runner stream carries v1 events") : null;
     case "question-adapter-fixture":
       return checkVersion(value, "fixtureVersion", "", SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_FIXTURE_VERSIONS.join(","));
     case "semantic-tool":

@@ -40,6 +40,9 @@ export const VALIDATOR_REFS = {
   conformance_output: `${V1}/conformance-output.schema.json`,
   question_adapter_fixture: `${V1}/question-adapter-fixture.schema.json`,
   fake_harness_script: `${V1}/fake-harness-script.schema.json`,
+  fake_harness_message: `${V1}/fake-harness-message.schema.json`,
+  fake_harness_command: `${V1}/fake-harness-command.schema.json`,
+  runner_stream_record: `${V1}/runner-stream.schema.json`,
   acpx_sidecar_message: "https://paperclip.dev/schemas/acpx-sidecar/v2/message.schema.json",
 } as const;
 

@@ -22,7 +22,7 @@ export interface SuperviseOptions {
   maxLineBytes?: number;
   logMaxLines?: number;
   logMaxBytes?: number;
-  /** Time between SIGTERM and SIGKILL to the group. Default 100 ms. */
+  /** Time between SIGTERM and SIGKILL to the group. Default DEFAULT_SHUTDOWN_GRACE_MS. */
   graceMs?: number;
   /** One complete stdout line within the limit. */
   onLine: (text: string) => void;
@@ -30,9 +30,9 @@ export interface SuperviseOptions {
   onOversize: (bytes: number) => void;
 }
 
-const POLL_MS = 5;
-/** Time between SIGTERM and SIGKILL to a group (runtime.md §4.7). */
+/** The grace between SIGTERM and SIGKILL to a harness group (runtime.md §4.7, §4.8). */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 100;
+const POLL_MS = 5;
 
 /**
  * One harness process in its own process group, with bounded line reading on stdout, a bounded

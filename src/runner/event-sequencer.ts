@@ -1,6 +1,6 @@
 import { encode } from "../contract/encode.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { priorityOf } from "../contract/priority.js";
+import { buildEvent } from "./event-envelope.js";
 
 export interface EventSource {
   runId: string;
@@ -30,22 +30,18 @@ export class EventSequencer {
   /** The next event, or its size when it is over `maxBytes` (then no sequence number is used). */
   next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}, maxBytes = Infinity): { event: PrpEvent; line: string } | { tooLarge: number } {
     const sourceSeq = this.seq + 1;
-    const event = {
-      schema: "paperclip.prp.event.v1",
-      sourceEventId: `event_${this.source.runId}_${String(sourceSeq).padStart(3, "0")}`,
+    const event = buildEvent({
       sourceSeq,
+      sourceEventId: `event_${this.source.runId}_${String(sourceSeq).padStart(3, "0")}`,
+      emittedAt: new Date(EPOCH + sourceSeq).toISOString(),
       sourceInstanceId: this.source.runnerId,
-      sourceKind: "runner",
       runId: this.source.runId,
       normalizedSessionId: this.source.normalizedSessionId,
-      ...(ids.turnId ? { turnId: ids.turnId } : {}),
-      ...(ids.itemId ? { itemId: ids.itemId } : {}),
       eventType,
-      schemaVersion: 1,
-      priority: priorityOf(eventType, payload.code),
-      emittedAt: new Date(EPOCH + sourceSeq).toISOString(),
       payload,
-    } as PrpEvent;
+      turnId: ids.turnId,
+      itemId: ids.itemId,
+    });
     const line = encode(event, "event");
     if (line.length > maxBytes / 3 && Buffer.byteLength(line) > maxBytes) return { tooLarge: Buffer.byteLength(line) };
     this.seq = sourceSeq; // only a valid event consumes a sequence number: the stream has no gaps

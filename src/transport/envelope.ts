@@ -1,4 +1,5 @@
 import { parseJson } from "../contract/json-input.js";
+import { isPlainObject } from "../contract/plain-object.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { fail, ok, type Result, type TransportErrorCode } from "./errors.js";
 
@@ -12,7 +13,7 @@ export type IdentityField = (typeof IDENTITY_FIELDS)[number];
 export type RunIdentity = Record<IdentityField, string>;
 
 /** Identity values (runtime.md §6.1, §15.3). */
-export const IDENTITY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,239}$/;
+export { AUTHORITY_ID_PATTERN as IDENTITY_PATTERN } from "../contract/ids.js";
 
 export const HANDSHAKE_KINDS = ["auth_hello", "auth_challenge", "auth_response"] as const;
 export type HandshakeKind = (typeof HANDSHAKE_KINDS)[number];
@@ -56,7 +57,7 @@ export interface EnvelopeBinding {
   leaseExpiresAtUnixMs: number;
 }
 
-export const isPlainObject = (v: unknown): v is Payload => typeof v === "object" && v !== null && !Array.isArray(v);
+export { isPlainObject };
 export const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
 export const handshakeEnvelope = (kind: HandshakeKind, payload: Payload): HandshakeEnvelope => ({ protocol: ENVELOPE_PROTOCOL, version: ENVELOPE_VERSION, kind, payload });

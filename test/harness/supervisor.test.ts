@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { SupervisedProcess } from "../../src/harness/supervisor.js";
+import { DEFAULT_SHUTDOWN_GRACE_MS, SupervisedProcess } from "../../src/harness/supervisor.js";
 import { liveGroupMembers } from "../support/processes.js";
 
 const node = (code: string, extra: Partial<ConstructorParameters<typeof SupervisedProcess>[0]> = {}) => {
@@ -39,6 +39,16 @@ describe("process supervisor", () => {
     const fact = await proc.terminate();
     assert.equal(fact.signal, "SIGKILL");
     assert.deepEqual(liveGroupMembers(proc.pid), []);
+  });
+
+  it("gives a leader that ignores SIGTERM the default grace of 100 ms before SIGKILL (runtime.md §4.7)", async () => {
+    assert.equal(DEFAULT_SHUTDOWN_GRACE_MS, 100);
+    const { proc, lines } = node("process.on('SIGTERM',()=>{});console.log('up');setInterval(()=>{},1000)");
+    while (lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const start = Date.now();
+    const fact = await proc.terminate();
+    assert.ok(Date.now() - start >= DEFAULT_SHUTDOWN_GRACE_MS, `ended after ${Date.now() - start} ms`);
+    assert.equal(fact.signal, "SIGKILL");
   });
 
   it("kills workers left behind even after a clean exit", async () => {

@@ -810,6 +810,34 @@ export type FakeHarnessStep = {
     | "exit";
 };
 /**
+ * One JSON line a fake harness writes on stdout to its runner (wire.md §14.5, runtime.md §4.3). The payload's shape follows from type.
+ */
+export type PRPFakeHarnessMessage = {
+  schema: "paperclip.fake_harness.message.v1";
+  /**
+   * Numbers the harness process's messages from 1 (its ready).
+   */
+  messageSeq: number;
+  type: "ready" | "event" | "result" | "terminal" | "log" | "diagnostic";
+  payload: {};
+};
+/**
+ * One JSON line a runner writes on a fake harness's stdin (wire.md §14.5, runtime.md §4.3). The payload's shape follows from type.
+ */
+export type PRPFakeHarnessCommand = {
+  schema: "paperclip.fake_harness.command.v1";
+  commandSeq: number;
+  type: "session.open" | "turn.start" | "request.resolve" | "turn.interrupt";
+  payload: {};
+};
+/**
+ * One JSON line a runner in local mode writes on stdout (wire.md §14.5): a PRP v1 event, or the receipt of one command line.
+ */
+export type PRPRunnerStreamRecord = {
+  schema: "paperclip.runner.stream.v1";
+  kind: "event" | "receipt";
+};
+/**
  * One message between the runner and its ACPX sidecar: a request, a response or an event. Not PRP proper; closed. The message type follows from its key: command (request), ok (response) or eventType (event); the three are mutually exclusive because each shape is closed.
  */
 export type ACPXSidecarMessage = {
@@ -853,6 +881,9 @@ export interface PrpContract {
   conformance_output: PRPCrossLanguageConformanceOutput;
   question_adapter_fixture: PRPQuestionAdapterFixture;
   fake_harness_script: PRPFakeHarnessScript;
+  fake_harness_message: PRPFakeHarnessMessage;
+  fake_harness_command: PRPFakeHarnessCommand;
+  runner_stream_record: PRPRunnerStreamRecord;
   acpx_sidecar_message: ACPXSidecarMessage;
 }
 /**
@@ -2072,4 +2103,120 @@ export interface ResultOrTerminalStep {
 export interface ExitStep {
   kind: "exit";
   code: number;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "readyPayload".
+ */
+export interface HarnessReadyPayload {}
+/**
+ * A PRP event the runner gives its envelope and checks against the contract. turnId defaults to the current turn.
+ *
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "eventPayload".
+ */
+export interface HarnessEventPayload {
+  eventType: string;
+  turnId?: string;
+  itemId?: string;
+  payload: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * result: a paperclip.run_result.v1, which the runner checks; terminal: a terminal proposal, which the runner records as it is (runtime.md §4.4).
+ *
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "proposalPayload".
+ */
+export interface HarnessProposalPayload {
+  payload: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "logPayload".
+ */
+export interface HarnessLogPayload {
+  text: string;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "diagnosticPayload".
+ */
+export interface HarnessDiagnosticPayload {
+  code: string;
+  message: string;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "sessionOpenPayload".
+ */
+export interface HarnessSessionOpenPayload {
+  normalizedSessionId: string;
+  driverSessionId: string;
+  /**
+   * A restarted harness replays its script silently up to this message.
+   */
+  resumeAfterMessageSeq?: number;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "turnStartPayload".
+ */
+export interface HarnessTurnStartPayload {
+  turnId: string;
+  text?: string;
+}
+/**
+ * The resolution as the controller's request.resolve command carried it.
+ *
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "requestResolvePayload".
+ */
+export interface HarnessRequestResolvePayload {
+  requestId: string;
+  resolution: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "turnInterruptPayload".
+ */
+export interface HarnessTurnInterruptPayload {
+  reason: string;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "eventRecord".
+ */
+export interface RunnerStreamEventRecord {
+  schema: "paperclip.runner.stream.v1";
+  kind: "event";
+  event: PRPV1RunEventEnvelope;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "receiptRecord".
+ */
+export interface RunnerStreamReceiptRecord {
+  schema: "paperclip.runner.stream.v1";
+  kind: "receipt";
+  receipt: RunnerCommandReceipt;
+}
+/**
+ * What the runner did with one command line (runtime.md §4.2). commandId, controllerSeq and type echo the line, or are null when it did not carry them; a rejection says why in code and reason, and only a rejection has them.
+ *
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "receipt".
+ */
+export interface RunnerCommandReceipt {
+  commandId: string | null;
+  controllerSeq: number | null;
+  type: string | null;
+  status: "accepted" | "duplicate" | "rejected";
+  code?: string;
+  reason?: string;
 }

@@ -33,4 +33,7 @@ export declare const conformance_fixture: ValidateFunction;
 export declare const conformance_output: ValidateFunction;
 export declare const question_adapter_fixture: ValidateFunction;
 export declare const fake_harness_script: ValidateFunction;
+export declare const fake_harness_message: ValidateFunction;
+export declare const fake_harness_command: ValidateFunction;
+export declare const runner_stream_record: ValidateFunction;
 export declare const acpx_sidecar_message: ValidateFunction;

@@ -1,6 +1,6 @@
 import { encode } from "../../contract/encode.js";
-import type { PrpEvent } from "../../contract/kinds.js";
 import { priorityOf } from "../../contract/priority.js";
+import { buildEvent } from "../event-envelope.js";
 import type { EventSink, PendingEvent } from "../event-sink.js";
 import type { Admission, RunnerState } from "./runner-state.js";
 
@@ -41,22 +41,18 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
     const priority = priorityOf(e.eventType, e.payload.code);
     const admission = state.admit(priority, e.eventType, (sourceSeq) =>
       encode(
-        {
-          schema: "paperclip.prp.event.v1",
-          sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
+        buildEvent({
           sourceSeq,
+          sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
+          emittedAt: new Date().toISOString(),
           sourceInstanceId: identity.runnerInstanceId,
-          sourceKind: "runner",
           runId: identity.runId,
           normalizedSessionId: identity.normalizedSessionId,
-          ...(e.turnId ? { turnId: identity.turnId } : {}),
-          ...(e.itemId ? { itemId: identity.itemId } : {}),
           eventType: e.eventType,
-          schemaVersion: 1,
-          priority,
-          emittedAt: new Date().toISOString(),
           payload: body,
-        } as PrpEvent,
+          turnId: e.turnId ? identity.turnId : undefined,
+          itemId: e.itemId ? identity.itemId : undefined,
+        }),
         "event",
       ),
     );

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { canonicalJson } from "../../contract/canonical-json.js";
 import { sha256Hex } from "../../contract/digest.js";
+import { isPlainObject } from "../../contract/plain-object.js";
 import type { Priority } from "../../contract/priority.js";
 import { MAX_FRAME_BYTES } from "../../contract/versions.js";
 import { openPrivateDatabase, statementCache, StateError } from "../../storage/private-sqlite.js";
@@ -328,8 +329,7 @@ function validateCommand(c: JournalCommand): string | null {
   if (typeof c.issuedAt !== "string" || c.issuedAt.length > 64) return "issuedAt must be a string of at most 64 characters";
   if (c.deadlineAt !== undefined && (typeof c.deadlineAt !== "string" || c.deadlineAt.length > 64)) return "deadlineAt must be a string of at most 64 characters";
   if (!Number.isSafeInteger(c.controllerSeq) || c.controllerSeq < 1) return "controllerSeq must be an integer of at least 1";
-  const isObject = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
-  if (!isObject(c.payload)) return "payload must be an object";
-  if (c.precondition !== undefined && !isObject(c.precondition)) return "precondition must be an object";
+  if (!isPlainObject(c.payload)) return "payload must be an object";
+  if (c.precondition !== undefined && !isPlainObject(c.precondition)) return "precondition must be an object";
   return null;
 }

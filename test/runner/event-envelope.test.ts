@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { decode } from "../../src/contract/decode.js";
+import { outboxSink } from "../../src/runner/durable/outbox-sink.js";
+import { RunnerState } from "../../src/runner/durable/runner-state.js";
+import { buildEvent } from "../../src/runner/event-envelope.js";
+import { EventSequencer } from "../../src/runner/event-sequencer.js";
+
+const facts = { sourceSeq: 7, sourceEventId: "event_7", emittedAt: "2026-08-07T21:00:00.007Z", sourceInstanceId: "runner_1", runId: "run_1", normalizedSessionId: "session_1" };
+const identity = { runnerInstanceId: "runner_1", environmentLeaseId: "env_1", runId: "run_1", normalizedSessionId: "session_1", turnId: "turn_run", itemId: "item_run" };
+
+describe("one envelope builder for both runner modes", () => {
+  it("builds a v1 runner envelope in wire order, with the priority of the type", () => {
+    const event = buildEvent({ ...facts, eventType: "item.delta", payload: { text: "hi" }, turnId: "turn_1", itemId: "item_1" });
+    assert.deepEqual(Object.keys(event), ["schema", "sourceEventId", "sourceSeq", "sourceInstanceId", "sourceKind", "runId", "normalizedSessionId", "turnId", "itemId", "eventType", "schemaVersion", "priority", "emittedAt", "payload"]);
+    assert.equal(event.sourceKind, "runner");
+    assert.equal(event.priority, 2);
+    assert.ok(decode(JSON.stringify(event)).ok);
+  });
+
+  it("leaves out an absent or empty turn and item, and takes a diagnostic's priority from its code", () => {
+    const event = buildEvent({ ...facts, eventType: "runner.diagnostic", payload: { code: "backpressure", message: "outbox full" }, turnId: "", itemId: undefined });
+    assert.equal("turnId" in event || "itemId" in event, false);
+    assert.equal(event.priority, 0);
+  });
+
+  it("local mode: event_<runId>_<seq, 3 digits> and a timestamp synthesised from the seq", () => {
+    const sequencer = new EventSequencer({ runId: "run_1", normalizedSessionId: "session_1", runnerId: "runner_1" });
+    sequencer.next("session.started", {});
+    const next = sequencer.next("item.started", { kind: "agent_message" }, { turnId: "turn_1", itemId: "item_harness" });
+    assert.ok("event" in next);
+    const { event } = next;
+    assert.equal(event.sourceEventId, "event_run_1_002");
+    assert.equal(event.emittedAt, "2026-08-07T21:00:00.002Z");
+    assert.equal(event.sourceInstanceId, "runner_1");
+    assert.deepEqual([event.turnId, event.itemId], ["turn_1", "item_harness"]);
+  });
+
+  describe("durable mode", () => {
+    let dir: string;
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), "prp-envelope-"));
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("event_<runnerInstanceId>_<seq, 16 digits>, the wall clock, and the run's turn and item with the harness's item in the payload", () => {
+      const state = RunnerState.open(join(dir, "state"), { ...identity, maxOutboxBytes: 1024 * 1024, p0ReserveBytes: 64 * 1024 });
+      const sent: string[] = [];
+      const sink = outboxSink(state, identity, { send: (envelope) => sent.push(envelope), unrecoverable: () => assert.fail("unrecoverable"), backpressure: () => assert.fail("backpressure"), waitForRoom: () => {} });
+      const start = Date.now();
+      sink.offer({ eventType: "item.started", payload: { kind: "agent_message" }, turnId: "turn_harness", itemId: "item_harness" });
+      sink.offer({ eventType: "session.started", payload: {} });
+      state.close();
+      const [item, session] = sent.map((line) => JSON.parse(line));
+      assert.equal(item.sourceEventId, "event_runner_1_0000000000000001");
+      assert.deepEqual([item.turnId, item.itemId, item.payload.providerItemId], ["turn_run", "item_run", "item_harness"]);
+      assert.ok(Date.parse(item.emittedAt) >= start && Date.parse(item.emittedAt) <= Date.now());
+      assert.equal(session.sourceEventId, "event_runner_1_0000000000000002");
+      assert.equal("turnId" in session || "itemId" in session || "providerItemId" in session.payload, false);
+    });
+  });
+});
