@@ -15,10 +15,15 @@ const P0 = new Set([
   "runner.backpressure", "runner.draining", "runner.reconciled", "auth.credentials.updated",
 ]);
 const P2 = new Set(["item.delta", "harness.diagnostic", "runner.diagnostic"]);
+/**
+ * Runner diagnostics that are P0: the v2/v3 backpressure report (wire.md §7.11), and this
+ * project's `event_refused`, which says why a run failed closed and so must never be dropped.
+ */
+const P0_DIAGNOSTICS = new Set<unknown>(["backpressure", "event_refused"]);
 
-/** `payloadCode` is the payload's `code`: the v2/v3 backpressure diagnostic is P0 (wire.md §7.11). */
+/** `payloadCode` is the payload's `code`: some runner diagnostics are P0 (see P0_DIAGNOSTICS). */
 export function priorityOf(eventType: string, payloadCode?: unknown): Priority {
   if (P0.has(eventType)) return 0;
-  if (eventType === "runner.diagnostic" && payloadCode === "backpressure") return 0;
+  if (eventType === "runner.diagnostic" && P0_DIAGNOSTICS.has(payloadCode)) return 0;
   return P2.has(eventType) ? 2 : 1;
 }
