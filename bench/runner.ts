@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode } from "../src/contract/decode.js";
 import { LocalRunnerClient } from "../src/runner/local-client.js";
-import { compare, fmt } from "./measure.js";
+import { writeScript } from "./fake-script.js";
+import { compare, fmt, median } from "./measure.js";
 
 const EVENTS = 50_000;
 const ROUNDS = 3;
@@ -21,14 +22,7 @@ const TARGET = 0.3;
 const AT = "2026-08-07T12:00:00.000Z";
 const dir = mkdtempSync(join(tmpdir(), "prp-bench-runner-"));
 const scriptPath = join(dir, "deltas.json");
-const result = { schema: "paperclip.run_result.v1", reportedWorkDisposition: "done", summary: "streamed", completionClaim: { contractRevision: "bench", objectiveSatisfied: true, criteria: [], remainingWork: [] }, evidence: [], verification: [], attentionRequests: [], artifacts: [] };
-writeFileSync(scriptPath, JSON.stringify({
-  schema: "paperclip.fake_harness.script.v1", name: "bench-deltas",
-  steps: [
-    ...Array.from({ length: EVENTS }, (_, i) => ({ kind: "event", event_type: "item.delta", item_id: "item_1", payload: { text: `token ${i} ` } })),
-    { kind: "result", payload: result }, { kind: "event", event_type: "turn.completed", payload: {} }, { kind: "exit", code: 0 },
-  ],
-}));
+writeScript(scriptPath, "bench-deltas", Array.from({ length: EVENTS }, (_, i) => ({ kind: "event", event_type: "item.delta", item_id: "item_1", payload: { text: `token ${i} ` } })));
 
 /** Seconds from the first command to run.terminal, the stream bytes seen, and the JSON of the first item.delta events. */
 async function throughRunner(): Promise<{ seconds: number; lines: number; bytes: number; deltas: string[] }> {
@@ -80,7 +74,6 @@ async function throughCat(lines: number, bytes: number): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1e9;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
   const runner: number[] = [];
   const cat: number[] = [];
