@@ -29,8 +29,9 @@ async function throughRunner(): Promise<{ seconds: number; lines: number; bytes:
   let lines = 0;
   let bytes = 0;
   const deltas: string[] = [];
+  let terminal = "";
   let resolveTerminal!: () => void;
-  const terminal = new Promise<void>((r) => (resolveTerminal = r));
+  const ended = new Promise<void>((r) => (resolveTerminal = r));
   const client = new LocalRunnerClient({
     runId: "run_bench", sessionId: "session_bench", runnerId: "runner_bench", scriptPath,
     onEvent: (e) => {
@@ -38,7 +39,10 @@ async function throughRunner(): Promise<{ seconds: number; lines: number; bytes:
       lines++;
       bytes += json.length + 60;
       if (e.eventType === "item.delta" && deltas.length < DECODE_SAMPLE) deltas.push(json);
-      if (e.eventType === "run.terminal") resolveTerminal();
+      if (e.eventType === "run.terminal") {
+        terminal = JSON.stringify(e.payload);
+        resolveTerminal();
+      }
     },
     onReceipt: () => {},
     onBadLine: (l) => { throw new Error(`bad stream line: ${l.slice(0, 200)}`); },
@@ -47,10 +51,12 @@ async function throughRunner(): Promise<{ seconds: number; lines: number; bytes:
   for (const [seq, type] of [[1, "run.prepare"], [2, "session.open"], [3, "turn.start"]] as const) {
     client.sendRaw(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `c${seq}`, controllerSeq: seq, type, issuedAt: AT, payload: {} }));
   }
-  await terminal;
+  await ended;
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   client.close();
   await client.exited();
+  // A failed run (on a loaded machine the harness can miss its 2 s ready deadline while it loads the script) measures nothing.
+  if (deltas.length === 0) throw new Error(`the run streamed no item.delta: ${terminal.slice(0, 400)}`);
   return { seconds, lines, bytes, deltas };
 }
 
