@@ -43,7 +43,13 @@ export function compare(cases: Array<Case<any>>, rounds = 7, msPerRound = 300): 
   return cases.map((c, i) => ({ name: c.name, perSecond: median(samples[i]!) }));
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The value below which a fraction `q` (0–1) of the samples lie: nearest rank, no interpolation. */
+export const percentile = (xs: readonly number[], q: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+};
+
+export const median = (xs: readonly number[]): number => percentile(xs, 0.5);
 
 export const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 

@@ -1,41 +1,39 @@
 /**
- * `npm run bench:transport`: committed events per second end to end through the durable
- * transport (runner outbox append → sealed WebSocket frame → authority ingest and commit → ACK →
- * outbox trim) for 100,000 small events, against raw `ws` loopback messages of the same size and
+ * `npm run bench:transport`: committed events per second end to end through the real durable
+ * send path (fake harness → DurableRunner outbox append → sealed WebSocket frame → authority
+ * ingest and commit → ACK → outbox trim) for 15,000 small events, with each event's latency
+ * from outbox commit to ingest and to ACK, against raw `ws` loopback messages of the same size and
  * bare better-sqlite3 inserts with WAL and synchronous=FULL, all measured in this process and
  * printed as ratios; and the cost of one outbox append (`RunnerState.admit`) with 1,000 and with
  * 100,000 events pending, whose ratio must stay near 1 (no whole-state rewrite per event).
  *
- * The runner side runs in this process (a RunnerState, the durable runner's outbox sink and
- * `openRunnerChannel`), so the figure is the transport's, not the fake harness's. Runner and
- * authority share this one thread. Every durable commit waits for fsync, so the storage decides
- * the rate: the 100,000-event run keeps its SQLite files on a memory filesystem (/dev/shm, where
+ * The DurableRunner and the AuthorityServer run in this process and share its one thread; only
+ * the fake harness is a child process. Every durable commit waits for fsync, so the storage
+ * decides the rate: the main run keeps its SQLite files on a memory filesystem (/dev/shm, where
  * fsync costs nothing) and measures what the transport itself costs; a shorter run on the disk
  * under the temporary directory shows the rate when each of the three commits per event (runner
  * admit, authority commit, runner trim) waits for the disk. Nothing here asserts a speed.
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { WebSocket, WebSocketServer } from "ws";
-import { AuthorityServer } from "../src/authority/server.js";
-import { outboxSink } from "../src/runner/durable/outbox-sink.js";
 import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState, STATE_FILE } from "../src/runner/durable/runner-state.js";
-import { MAX_BATCH_EVENTS, Sealer, controlEnvelope, dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, type RunIdentity } from "../src/transport/index.js";
-import { fmt } from "./measure.js";
+import { MAX_BATCH_EVENTS, Sealer, controlEnvelope, type RunIdentity } from "../src/transport/index.js";
+import { benchIdentity, durableSend, type DurableSend } from "./durable-send.js";
+import { fmt, median, percentile } from "./measure.js";
 
-/** `node dist/bench/transport.js N` measures N events instead (a quick look); the figure of record is 100,000. */
-const EVENTS = process.argv[2] ? Number.parseInt(process.argv[2], 10) : 100_000;
+/** `node dist/bench/transport.js N` scripts about N events instead (a quick look); the figure of record is 15,000. */
+const EVENTS = 3 * Math.round((process.argv[2] ? Number.parseInt(process.argv[2], 10) : 15_000) / 3);
 /** Events, inserts and appends measured on the disk, where each commit waits for fsync. */
-const DISK_EVENTS = 2_000;
+const DISK_EVENTS = 900;
 /** Events in flight: the welcome's maxBatchEvents. */
 const WINDOW = MAX_BATCH_EVENTS;
 const ADMIT_SMALL = 1_000;
 const ADMIT_LARGE = 100_000;
 const ADMIT_ROUNDS = 5;
-const BUILD = { version: "bench", digest: `sha256:${"be".repeat(32)}` };
 
 const memoryFs = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/prp-bench-transport-") : null;
 const disk = mkdtempSync(join(tmpdir(), "prp-bench-transport-"));
@@ -51,121 +49,19 @@ process.once("SIGINT", () => {
 let dirs = 0;
 const freshDir = (root: string) => join(root, `d${++dirs}`);
 
-const identity = (n: number): RunIdentity => ({
-  runnerInstanceId: `runner_bench_${n}`, environmentLeaseId: `env_bench_${n}`, runId: `run_bench_${n}`,
-  normalizedSessionId: `session_bench_${n}`, turnId: `turn_bench_${n}`, itemId: `item_bench_${n}`,
-});
 const binding = (id: RunIdentity, maxOutboxBytes = DEFAULT_MAX_OUTBOX_BYTES) => ({ ...id, maxOutboxBytes, p0ReserveBytes: DEFAULT_P0_RESERVE_BYTES });
 const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
 
-interface EndToEnd {
-  events: number;
-  seconds: number;
-  eventBytes: number;
-  frameBytes: number;
-  ackFrameBytes: number;
-}
-
-/**
- * One run through the whole transport: an AuthorityServer on 127.0.0.1 with its SQLite store,
- * a runner that appends each item.delta to its SQLite outbox (the durable runner's sink: encode,
- * admit, then send) and sends it sealed, at most WINDOW unacknowledged; every ACK trims the
- * outbox in its own transaction, as the durable runner does. Timed from the first append to the
- * ACK of the last event applied.
- */
-async function endToEnd(root: string, events: number, n: number): Promise<EndToEnd> {
-  const id = identity(n);
-  // A connection ends with its lease (no renewal yet), and the default 60 s lease is shorter than
-  // 100,000 events on a busy machine: one hour, well within the allowed 60 s – 24 h.
-  const authority = AuthorityServer.open({ stateDir: freshDir(root), runnerVersion: BUILD.version, runnerDigest: BUILD.digest, leaseTtlMs: 60 * 60 * 1000 });
-  const state = RunnerState.open(freshDir(root), binding(id));
-  try {
-    await authority.listen(0);
-    const registered = await authority.registerRun(id);
-    if (!registered.ok) throw new Error(registered.error.message);
-    const ticket = await authority.issueBootstrapTicket(id.runId, 30_000);
-    if (!ticket.ok) throw new Error(ticket.error.message);
-    const endpoint = parseConnectUrl(authority.connectUrl(id.runId));
-    if (!endpoint.ok) throw new Error(endpoint.error.message);
-    const resolved = await resolveEndpoint(endpoint.value);
-    if (!resolved.ok) throw new Error(resolved.error.message);
-    const ws = await dial(resolved.value);
-    if (!ws.ok) throw new Error(ws.error.message);
-
-    let acked = 0;
-    let wake: (() => void) | null = null;
-    let failure: Error | null = null;
-    const stop = (err: Error) => {
-      failure ??= err;
-      wake?.();
-    };
-    const opened = await openRunnerChannel(ws.value, {
-      credential: { kind: "bootstrap", token: ticket.value.token },
-      identity: id, runnerVersion: BUILD.version, runnerDigest: BUILD.digest,
-      resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 },
-      handlers: {
-        onEnvelope: (envelope) => {
-          if (envelope.kind !== "ack") return;
-          const n = envelope.payload.ackedSourceSeq as number;
-          const applied = state.applyAck(n);
-          if (!applied.ok) return stop(new Error(`${applied.code}: ${applied.message}`));
-          acked = n;
-          const w = wake;
-          wake = null;
-          w?.();
-        },
-        onClose: (diagnostic) => {
-          if (diagnostic && acked < events) stop(new Error(`the connection closed: ${diagnostic.code}: ${diagnostic.message}`));
-        },
-      },
-    });
-    if (!opened.ok) throw new Error(opened.error.message);
-    const channel = opened.value.channel;
-    let eventBytes = 0;
-    let sample = "";
-    const sink = outboxSink(state, id, {
-      send: (envelope) => {
-        eventBytes += Buffer.byteLength(envelope);
-        sample ||= envelope;
-        const sent = channel.send("event", { event: JSON.parse(envelope) as Record<string, unknown> });
-        if (!sent.ok) stop(new Error(sent.error.message));
-      },
-      unrecoverable: (admission) => stop(new Error(`outbox unrecoverable: ${admission.code}`)),
-      backpressure: (message) => stop(new Error(`backpressure: ${message}`)),
-      waitForRoom: () => {},
-    });
-
-    let produced = 0;
-    const start = process.hrtime.bigint();
-    while (acked < events && failure === null) {
-      while (produced < events && produced - acked < WINDOW) {
-        produced++;
-        sink.offer({ eventType: "item.delta", payload: { text: `token ${produced} ` }, turnId: id.turnId, itemId: id.itemId });
-      }
-      if (acked < events) await new Promise<void>((resolve) => (wake = resolve));
-    }
-    const elapsed = seconds(start);
-    channel.close();
-    if (failure) throw failure;
-
-    const counters = state.counters();
-    const run = await authority.run(id.runId);
-    if (counters.ackedSourceSeq !== events || counters.outboxBytes !== 0 || run?.ackedSourceSeq !== events) {
-      throw new Error(`the run did not end committed and trimmed: runner ack ${counters.ackedSourceSeq}, outbox ${counters.outboxBytes} bytes, authority cursor ${run?.ackedSourceSeq}`);
-    }
-    // The sizes on the wire: one event's sealed control envelope, and one sealed ack.
-    const sealer = new Sealer(randomBytes(32), `sha256:${"0".repeat(64)}`, "client_to_core");
-    const envelopeOf = (kind: "event" | "ack", payload: Record<string, unknown>) =>
-      JSON.stringify(controlEnvelope(kind, opened.value.welcome.binding, payload, "00000000-0000-4000-8000-000000000000", new Date().toISOString()));
-    const frame = sealer.seal(envelopeOf("event", { event: JSON.parse(sample) }));
-    const ackFrame = sealer.seal(envelopeOf("ack", { ackedSourceSeq: events }));
-    sealer.destroy();
-    if (!frame.ok || !ackFrame.ok) throw new Error("could not seal a sample frame");
-    return { events, seconds: elapsed, eventBytes: eventBytes / events, frameBytes: frame.value.length, ackFrameBytes: ackFrame.value.length };
-  } finally {
-    state.close();
-    await authority.close();
-  }
+/** Sizes on the wire of one event's sealed control envelope and of one sealed ack (the raw-ws baseline sends the same). */
+function frameSizes(sample: Record<string, unknown>, id: RunIdentity): { frameBytes: number; ackFrameBytes: number } {
+  const sealer = new Sealer(randomBytes(32), `sha256:${"0".repeat(64)}`, "client_to_core");
+  const binding = { identity: id, connectionId: "connection_1", connectionLeaseId: `lease_${randomUUID()}`, leaseExpiresAtUnixMs: Date.now() };
+  const envelopeOf = (kind: "event" | "ack", payload: Record<string, unknown>) => JSON.stringify(controlEnvelope(kind, binding, payload, randomUUID(), new Date().toISOString()));
+  const frame = sealer.seal(envelopeOf("event", { event: sample }));
+  const ackFrame = sealer.seal(envelopeOf("ack", { ackedSourceSeq: EVENTS }));
+  sealer.destroy();
+  if (!frame.ok || !ackFrame.ok) throw new Error("could not seal a sample frame");
+  return { frameBytes: frame.value.length, ackFrameBytes: ackFrame.value.length };
 }
 
 /**
@@ -240,7 +136,7 @@ const ADMIT_OUTBOX_BYTES = 256 * 1024 * 1024;
 function templateState(pending: number, rowBytes: number, n: number): { dir: string; n: number } {
   const dir = freshDir(memory);
   const body = admitted(rowBytes);
-  const state = RunnerState.open(dir, binding(identity(n), ADMIT_OUTBOX_BYTES));
+  const state = RunnerState.open(dir, binding(benchIdentity(n), ADMIT_OUTBOX_BYTES));
   if (!state.admit(2, "item.delta", body).ok) throw new Error("admission refused");
   state.close();
   const db = new Database(join(dir, STATE_FILE));
@@ -255,7 +151,7 @@ function templateState(pending: number, rowBytes: number, n: number): { dir: str
     db.prepare("UPDATE runner_state SET next_source_seq = ?, outbox_bytes = ?, peak_outbox_bytes = ?").run(pending + 1, bytes, bytes);
   })();
   db.close();
-  RunnerState.open(dir, binding(identity(n), ADMIT_OUTBOX_BYTES)).close(); // refused here if the fill broke an invariant
+  RunnerState.open(dir, binding(benchIdentity(n), ADMIT_OUTBOX_BYTES)).close(); // refused here if the fill broke an invariant
   return { dir, n };
 }
 
@@ -264,7 +160,7 @@ function openCopy(root: string, template: { dir: string; n: number }): RunnerSta
   const dir = freshDir(root);
   mkdirSync(dir, { mode: 0o700 });
   copyFileSync(join(template.dir, STATE_FILE), join(dir, STATE_FILE));
-  return RunnerState.open(dir, binding(identity(template.n), ADMIT_OUTBOX_BYTES));
+  return RunnerState.open(dir, binding(benchIdentity(template.n), ADMIT_OUTBOX_BYTES));
 }
 
 /**
@@ -289,29 +185,39 @@ function admitCost(root: string, templates: Array<{ dir: string; n: number }>, p
   } finally {
     for (const state of states) state.close();
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   return { small: median(samples[0]!), large: median(samples[1]!) };
 }
 
 const x = (a: number, b: number) => `${(a / b).toFixed(a / b < 0.1 ? 3 : 2)}`;
 
+const ms = (xs: number[]) => `p50 ${percentile(xs, 0.5).toFixed(1)} ms, p99 ${percentile(xs, 0.99).toFixed(1)} ms`;
+
+/** The end-to-end figures of one durable run: rate, sizes, and the two latencies. */
+function describe(run: DurableSend, line: (what: string, rate: number, unit: string, extra?: string) => void): void {
+  line("end to end: harness, admit, send, ingest, commit, ack, trim", run.events / run.seconds, "events/s", `  (${run.seconds.toFixed(1)} s)`);
+  console.log(`  outbox commit -> authority ingest   ${ms(run.ingestMs)}`);
+  console.log(`  outbox commit -> ACK at the runner  ${ms(run.ackMs)}   (the harness outruns the window: mostly queueing)`);
+  console.log(`  sent -> ACK at the runner           ${ms(run.sendAckMs)}   (the window's round trip)`);
+}
+
 try {
   const totalStart = process.hrtime.bigint();
   const memoryName = memoryFs ? "memory filesystem (/dev/shm: fsync is free)" : `${tmpdir()} (no /dev/shm here)`;
-  console.log(`transport: committed events per second end to end, runner and authority in this process (window ${WINDOW} events)`);
+  console.log(`transport: committed events per second end to end, a DurableRunner (fake harness) and an AuthorityServer in this process (window ${WINDOW} events)`);
 
   // Warm-up: a short run so the JIT, the codec and the SQLite statements are settled.
-  await endToEnd(memory, 1_000, 0);
+  await durableSend(freshDir(memory), 300, 0);
 
-  console.log(`measuring ${fmt(EVENTS)} events end to end on the ${memoryFs ? "memory filesystem" : "temporary directory"} (about a minute here)…`);
-  const e2e = await endToEnd(memory, EVENTS, 1);
+  console.log(`measuring ${fmt(EVENTS)} scripted events end to end on the ${memoryFs ? "memory filesystem" : "temporary directory"}…`);
+  const e2e = await durableSend(freshDir(memory), EVENTS / 3, 1);
   const rowBytes = Math.round(e2e.eventBytes);
   const e2eRate = e2e.events / e2e.seconds;
-  const wsRate = await rawWs(EVENTS, e2e.frameBytes, e2e.ackFrameBytes);
-  const sqliteRate = bareSqlite(memory, EVENTS, rowBytes);
-  const line = (what: string, rate: number, unit: string, extra = "") => console.log(`  ${what.padEnd(56)} ${fmt(rate).padStart(9)} ${unit}${extra}`);
-  console.log(`\n${memoryName}: ${fmt(e2e.events)} item.delta events of ${fmt(rowBytes)} bytes (a ${fmt(e2e.frameBytes)}-byte sealed frame, a ${fmt(e2e.ackFrameBytes)}-byte sealed ack)`);
-  line("end to end: append, seal, ingest, commit, ack, trim", e2eRate, "events/s", `  (${e2e.seconds.toFixed(1)} s)`);
+  const { frameBytes, ackFrameBytes } = frameSizes(e2e.sample as unknown as Record<string, unknown>, benchIdentity(1));
+  const wsRate = await rawWs(e2e.events, frameBytes, ackFrameBytes);
+  const sqliteRate = bareSqlite(memory, e2e.events, rowBytes);
+  const line = (what: string, rate: number, unit: string, extra = "") => console.log(`  ${what.padEnd(60)} ${fmt(rate).padStart(9)} ${unit}${extra}`);
+  console.log(`\n${memoryName}: ${fmt(e2e.events)} events of ${fmt(rowBytes)} bytes on average (item.started/delta/completed; a ${fmt(frameBytes)}-byte sealed item.delta frame, a ${fmt(ackFrameBytes)}-byte sealed ack)`);
+  describe(e2e, line);
   line("raw ws loopback: same sizes, same window, a reply each", wsRate, "msgs/s");
   line("bare better-sqlite3 inserts, WAL, FULL, one per commit", sqliteRate, "rows/s");
   console.log(`  end to end / raw ws = ${x(e2eRate, wsRate)}   end to end / bare inserts = ${x(e2eRate, sqliteRate)}   (3 commits per event: / (inserts / 3) = ${x(e2eRate, sqliteRate / 3)})`);
@@ -320,11 +226,11 @@ try {
     // The disk's fsync time wanders with whatever else the machine does: the bare inserts are
     // measured half before and half after the end-to-end run, and their rates averaged.
     const before = bareSqlite(disk, DISK_EVENTS / 2, rowBytes);
-    const onDisk = await endToEnd(disk, DISK_EVENTS, 2);
+    const onDisk = await durableSend(freshDir(disk), DISK_EVENTS / 3, 2);
     const onDiskRate = onDisk.events / onDisk.seconds;
     const diskSqlite = (before + bareSqlite(disk, DISK_EVENTS / 2, rowBytes)) / 2;
-    console.log(`\ndisk (${tmpdir()}: every commit waits for fsync): ${fmt(DISK_EVENTS)} events`);
-    line("end to end: append, seal, ingest, commit, ack, trim", onDiskRate, "events/s", `  (${onDisk.seconds.toFixed(1)} s)`);
+    console.log(`\ndisk (${tmpdir()}: every commit waits for fsync): ${fmt(onDisk.events)} events`);
+    describe(onDisk, line);
     line("bare better-sqlite3 inserts, WAL, FULL, one per commit", diskSqlite, "rows/s");
     console.log(`  end to end / bare inserts = ${x(onDiskRate, diskSqlite)}   (3 commits per event: / (inserts / 3) = ${x(onDiskRate, diskSqlite / 3)})`);
   }
