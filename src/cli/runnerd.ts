@@ -75,10 +75,25 @@ Local mode reads PRP commands (v1-v3) on stdin, one JSON per line, and writes on
 paperclip.runner.stream.v1 record per line on stdout: each PRP event, and a receipt
 (accepted, duplicate or rejected) for each command. Diagnostics go to stderr. The run
 ends with exactly one run.terminal, then the runner exits 0. EOF on stdin closes the
-run (controller_closed); SIGTERM or SIGINT cancels it. No harness process outlives the runner.
+run (controller_closed); SIGTERM or SIGINT cancels it. No harness process outlives the
+runner, even one killed with SIGKILL: an orphan guard ends the harness's process group.
 
-Example:
-  prp-runnerd --local --run-id run_1 --session-id session_1 --runner-id runner_1 --script happy-path`,
+Durable mode (--connect-url) dials the authority with the one-use ticket from
+PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, commits every event to an SQLite outbox in --state-dir
+before sending it, journals every command before its effect, and exits once its terminal is
+acknowledged: 0 delivered or suspended, 3 when it needs a new ticket (lease expired, revoked,
+bootstrap possibly consumed), 4 when its state is unrecoverable.
+
+Nothing the harness reports is dropped. When the output cannot keep up (a full stdout pipe, or
+the outbox over its soft limit) the runner stops reading the harness, which then blocks, and
+goes on when there is room. An event that can never fit fails the run: a P0 runner.diagnostic
+event_refused and a failed terminal with stopReason.code event_refused.
+
+Harness drivers: --harness fake (default) plays --script NAME|FILE.
+
+Examples:
+  prp-runnerd --local --run-id run_1 --session-id session_1 --runner-id runner_1 --script happy-path
+  prp-runnerd --local --run-id run_1 --session-id session_1 --runner-id runner_1 --harness fake --script ./my-script.json`,
   );
 
 program.parse(process.argv);
