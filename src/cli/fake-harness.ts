@@ -1,8 +1,5 @@
 import type { Command } from "commander";
-import { BatchedLineWriter } from "../harness/batched-writer.js";
-import { parseHarnessCommand } from "../harness/harness-protocol.js";
-import { BoundedLineReader } from "../harness/line-reader.js";
-import { FakeHarness } from "../harness/fake-harness.js";
+import { playFakeHarness } from "../harness/play-fake-harness.js";
 import { parseNonNegativeInt } from "./options.js";
 import { scriptFromOption } from "./script-option.js";
 
@@ -23,21 +20,6 @@ Example:
   prp fake-harness --script happy-path --delay-ms 0`,
     )
     .action(async (opts: { script: string; delayMs?: number }) => {
-      const script = scriptFromOption(program, opts.script);
-      const stdout = new BatchedLineWriter(process.stdout);
-      const harness = new FakeHarness(script.script, {
-        writeStdout: (line) => stdout.write(line),
-        writeStderr: (line) => process.stderr.write(`${line}\n`),
-        exit: (code) => stdout.flush(() => process.exit(code)),
-      }, opts.delayMs === undefined ? {} : { delayMs: opts.delayMs });
-      const reader = new BoundedLineReader();
-      process.stdin.on("data", (chunk: Buffer) => {
-        for (const e of reader.push(chunk)) {
-          const command = e.kind === "line" ? parseHarnessCommand(e.text) : null;
-          if (command) harness.receive(command);
-        }
-      });
-      process.stdin.on("end", () => harness.closeInput());
-      await harness.run();
+      await playFakeHarness(scriptFromOption(program, opts.script).script, opts.delayMs);
     });
 }

@@ -41,7 +41,7 @@ export class FakeHarnessDriver implements HarnessDriver {
       this.args = scriptArgs;
     } else {
       this.command = process.execPath;
-      this.args = [join(packageRoot(), "bin/prp.js"), "fake-harness", ...scriptArgs];
+      this.args = [join(packageRoot(), "dist/src/harness/fake-harness-process.js"), ...scriptArgs];
     }
   }
 

@@ -1,0 +1,23 @@
+import { BatchedLineWriter } from "./batched-writer.js";
+import { FakeHarness, type Script } from "./fake-harness.js";
+import { parseHarnessCommand } from "./harness-protocol.js";
+import { BoundedLineReader } from "./line-reader.js";
+
+/** Plays a script as a fake harness over this process's stdio, then exits with the script's code. */
+export async function playFakeHarness(script: Script, delayMs?: number): Promise<void> {
+  const stdout = new BatchedLineWriter(process.stdout);
+  const harness = new FakeHarness(script, {
+    writeStdout: (line) => stdout.write(line),
+    writeStderr: (line) => process.stderr.write(`${line}\n`),
+    exit: (code) => stdout.flush(() => process.exit(code)),
+  }, delayMs === undefined ? {} : { delayMs });
+  const reader = new BoundedLineReader();
+  process.stdin.on("data", (chunk: Buffer) => {
+    for (const e of reader.push(chunk)) {
+      const command = e.kind === "line" ? parseHarnessCommand(e.text) : null;
+      if (command) harness.receive(command);
+    }
+  });
+  process.stdin.on("end", () => harness.closeInput());
+  await harness.run();
+}
