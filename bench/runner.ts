@@ -24,12 +24,17 @@ const dir = mkdtempSync(join(tmpdir(), "prp-bench-runner-"));
 const scriptPath = join(dir, "deltas.json");
 writeScript(scriptPath, "bench-deltas", Array.from({ length: EVENTS }, (_, i) => ({ kind: "event", event_type: "item.delta", item_id: "item_1", payload: { text: `token ${i} ` } })));
 
-/** Seconds from the first command to run.terminal, the stream bytes seen, and the JSON of the first item.delta events. */
-async function throughRunner(): Promise<{ seconds: number; lines: number; bytes: number; deltas: string[] }> {
+/**
+ * Seconds from the first command to run.terminal (startup included), seconds from the first
+ * item.delta to run.terminal (the path alone, once harness and runner are up), the stream bytes
+ * seen, and the JSON of the first item.delta events.
+ */
+async function throughRunner(): Promise<{ seconds: number; steadySeconds: number; lines: number; bytes: number; deltas: string[] }> {
   let lines = 0;
   let bytes = 0;
   const deltas: string[] = [];
   let terminal = "";
+  let firstDelta = 0n;
   let resolveTerminal!: () => void;
   const ended = new Promise<void>((r) => (resolveTerminal = r));
   const client = new LocalRunnerClient({
@@ -38,7 +43,10 @@ async function throughRunner(): Promise<{ seconds: number; lines: number; bytes:
       const json = JSON.stringify(e);
       lines++;
       bytes += json.length + 60;
-      if (e.eventType === "item.delta" && deltas.length < DECODE_SAMPLE) deltas.push(json);
+      if (e.eventType === "item.delta" && deltas.length < DECODE_SAMPLE) {
+        if (deltas.length === 0) firstDelta = process.hrtime.bigint();
+        deltas.push(json);
+      }
       if (e.eventType === "run.terminal") {
         terminal = JSON.stringify(e.payload);
         resolveTerminal();
@@ -52,12 +60,14 @@ async function throughRunner(): Promise<{ seconds: number; lines: number; bytes:
     client.sendRaw(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `c${seq}`, controllerSeq: seq, type, issuedAt: AT, payload: {} }));
   }
   await ended;
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const end = process.hrtime.bigint();
+  const seconds = Number(end - start) / 1e9;
+  const steadySeconds = Number(end - firstDelta) / 1e9;
   client.close();
   await client.exited();
   // A failed run (on a loaded machine the harness can miss its 2 s ready deadline while it loads the script) measures nothing.
   if (deltas.length === 0) throw new Error(`the run streamed no item.delta: ${terminal.slice(0, 400)}`);
-  return { seconds, lines, bytes, deltas };
+  return { seconds, steadySeconds, lines, bytes, deltas };
 }
 
 /** Events per second of `decode` alone (parse, schema, post-checks) on the given event lines: one short interleaved round. */
@@ -82,6 +92,7 @@ async function throughCat(lines: number, bytes: number): Promise<number> {
 
 try {
   const runner: number[] = [];
+  const steady: number[] = [];
   const cat: number[] = [];
   const decoded: number[] = [];
   let shape = { lines: 0, bytes: 0 };
@@ -89,16 +100,18 @@ try {
     const res = await throughRunner();
     shape = res;
     runner.push(res.lines / res.seconds);
+    steady.push(EVENTS / res.steadySeconds);
     cat.push(res.lines / (await throughCat(res.lines, res.bytes)));
     decoded.push(decodeRate(res.deltas));
   }
-  const ratio = median(runner) / median(decoded);
+  const ratio = median(steady) / median(decoded);
   console.log(`runner: ${EVENTS} item.delta events from a fake harness, ${shape.lines} stream records, ${fmt(shape.bytes / shape.lines)} bytes each (median of ${ROUNDS})`);
-  console.log(`  supervisor + runner + codec -> stdout   ${fmt(median(runner)).padStart(12)} events/s`);
+  console.log(`  supervisor + runner + codec -> stdout   ${fmt(median(runner)).padStart(12)} events/s  (from the first command: process startup included)`);
+  console.log(`  the same, once running                  ${fmt(median(steady)).padStart(12)} events/s  (first item.delta to run.terminal)`);
   console.log(`  the same lines through cat              ${fmt(median(cat)).padStart(12)} lines/s`);
   console.log(`  contract decode alone, same events      ${fmt(median(decoded)).padStart(12)} events/s  (${fmt(DECODE_SAMPLE)} of the runner's item.delta lines)`);
   console.log(`cat is ${(median(cat) / median(runner)).toFixed(1)}x the runner's rate (the runner parses, validates and re-frames every event)`);
-  console.log(`runner / decode = ${ratio.toFixed(2)}x (target >= ${TARGET}x: ${ratio >= TARGET ? "met" : "not met"})`);
+  console.log(`runner (once running) / decode = ${ratio.toFixed(2)}x (target >= ${TARGET}x: ${ratio >= TARGET ? "met" : "not met"})`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
