@@ -31,15 +31,35 @@ describe("durable runs over the encrypted WebSocket", () => {
   });
 
   for (const name of Object.keys(FAULTS)) {
-    it(`prp fault ${name} --json passes: nothing acknowledged lost, nothing twice, one effect per command, no secret`, () => {
+    it(`prp fault ${name} --json passes the judge: the script's events once and in order, contiguous, one terminal last, no secret`, () => {
       const run = runPrp(["fault", name, "--json", "--delay-ms", "0", "--out", out]);
       const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
-      assert.deepEqual(Object.keys(verdict), ["fault", "passed", "acknowledgedLost", "duplicateLogicalEvents", "commandEffects", "peakOutboxBytes", "secretsFound"]);
-      assert.deepEqual(verdict, { ...verdict, fault: name, passed: true, acknowledgedLost: 0, duplicateLogicalEvents: 0, secretsFound: 0 }, run.stderr);
+      const failed = verdict.checks?.filter((c: { passed: boolean }) => !c.passed);
+      assert.equal(verdict.passed, true, `seed ${verdict.seed}: ${JSON.stringify(failed)}\n${run.stderr}`);
+      assert.equal(verdict.fault, name);
+      assert.ok(Number.isInteger(verdict.seed), "the drawn seed is in the JSON line");
+      assert.deepEqual(verdict.checks.map((c: { check: string }) => c.check), ["script", "sequence", "terminal", "once-per-run", "fault", "outbox", "secrets"]);
+      assert.equal(verdict.secretsFound, 0);
       assert.ok(verdict.commandEffects <= 1, "no command has two effects (a crash right after journaling leaves it with none)");
       assert.equal(run.status, 0);
     });
   }
+
+  it("prp fault crash-after-commit --seed N --at N: the same kill point, printed in the JSON line", () => {
+    const run = runPrp(["fault", "crash-after-commit", "--json", "--seed", "7", "--at", "12", "--delay-ms", "0", "--out", out]);
+    const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+    assert.equal(verdict.seed, 7);
+    assert.equal(verdict.killPoint, "the runner SIGKILLs itself after committing event 12 to its outbox, before sending it");
+    assert.equal(verdict.passed, true, JSON.stringify(verdict.checks));
+  });
+
+  it("prp fault prints the seed it drew, and --at is refused for a fault without a kill point", () => {
+    const run = runPrp(["fault", "none", "--delay-ms", "0", "--out", out]);
+    assert.match(run.stdout, /seed \d+ \(repeat this run with --seed \d+\)/);
+    const refused = runPrp(["fault", "socket-drop", "--at", "3"]);
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /--at names a kill point: only for crash-after-commit and crash-after-journal/);
+  });
 
   it("prp fault refuses an unknown fault name", () => {
     const run = runPrp(["fault", "meteor-strike"]);
