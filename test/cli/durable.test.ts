@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { bundleFileProblems, type NativeExecutionBundle } from "../../src/bundle/native-execution.js";
 import { decode } from "../../src/contract/index.js";
 import { FAULTS } from "../../src/cli/faults.js";
+import { seededRandom } from "../../src/cli/seeded-random.js";
 import { runPrp } from "./run-cli.js";
 
 describe("durable runs over the encrypted WebSocket", () => {
@@ -45,11 +46,19 @@ describe("durable runs over the encrypted WebSocket", () => {
     });
   }
 
-  it("prp fault crash-after-commit --seed N --at N: the same kill point, printed in the JSON line", () => {
-    const run = runPrp(["fault", "crash-after-commit", "--json", "--seed", "7", "--at", "12", "--delay-ms", "0", "--out", out]);
+  it("prp fault crash-after-commit --at 19: killed right after committing its terminal, the replacement delivers that one terminal and no second", () => {
+    const run = runPrp(["fault", "crash-after-commit", "--json", "--seed", "7", "--at", "19", "--delay-ms", "0", "--out", out]);
     const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
     assert.equal(verdict.seed, 7);
-    assert.equal(verdict.killPoint, "the runner SIGKILLs itself after committing event 12 to its outbox, before sending it");
+    assert.equal(verdict.killPoint, "the runner SIGKILLs itself after committing event 19 to its outbox, before sending it");
+    assert.deepEqual(verdict.checks.filter((c: { passed: boolean }) => !c.passed), []);
+    assert.equal(verdict.committedEvents, 19, "the happy path's 19 events, the terminal last");
+  });
+
+  it("prp fault runner-restart --seed N kills at the point the seed chooses", () => {
+    const run = runPrp(["fault", "runner-restart", "--json", "--seed", "42", "--delay-ms", "0", "--out", out]);
+    const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+    assert.equal(verdict.killPoint, FAULTS["runner-restart"]!.plan({ random: seededRandom(42) }).chosen);
     assert.equal(verdict.passed, true, JSON.stringify(verdict.checks));
   });
 
