@@ -74,7 +74,7 @@ export const FAULTS: Record<string, Fault> = {
     plan: fixed([{ afterEvents: 8, act: async (ctx) => ctx.authority.disconnectRunner(ctx.runId) }]),
   },
   "runner-restart": {
-    describe: "the runner is SIGKILLed at a seeded point — after its outbox commits event N, after it journals command N, or once the authority has committed N events — and relaunched on the same state with a fresh ticket: runner.reconciled, then a failed terminal (its harness died with it)",
+    describe: "the runner is SIGKILLed at a seeded point — after its outbox commits event N, after it journals command N, or once the authority has committed N events — and relaunched on the same state with a fresh ticket: runner.reconciled, then a failed terminal (its harness ended with it)",
     plan: ({ random }) => killAt(drawKillPoint(random, KILL_KINDS[random.int(0, KILL_KINDS.length - 1)]!)),
     cutsHarnessShort: true,
     killsRunner: true,
