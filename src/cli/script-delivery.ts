@@ -7,7 +7,7 @@ const RUNNER_ADDED = ["providerItemId", "coalescedDeltas"];
 /** Events the runner reports about itself, never on a harness's behalf. */
 const RUNNER_EVENTS = new Set(["workspace.ready", "session.starting", "session.reconciled", "turn.submitted", "run.terminal"]);
 
-export function reportedByRunner(event: PrpEvent): boolean {
+function reportedByRunner(event: PrpEvent): boolean {
   if (/^(harness|runner)\./.test(event.eventType) || RUNNER_EVENTS.has(event.eventType)) return true;
   return event.eventType === "runtime.phase.changed" && (event.payload as { phase?: unknown }).phase === "workspace_preparing";
 }
