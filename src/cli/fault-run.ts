@@ -16,6 +16,8 @@ export interface FaultRunRequest {
   dir: string;
   /** --delay-ms; a fault's own delay wins. */
   delayMs?: number;
+  /** prp-runnerd flags besides the fault's own. */
+  runnerArgs?: string[];
   onCommitted?: (event: PrpEvent) => void;
   note?: (text: string) => void;
 }
@@ -36,7 +38,7 @@ export async function runFaultOnce(request: FaultRunRequest): Promise<FaultRun> 
     dir: request.dir,
     faults: plan.steps,
     ...(plan.crashAt ? { crashAt: plan.crashAt } : {}),
-    ...(fault.runnerArgs ? { runnerArgs: fault.runnerArgs } : {}),
+    runnerArgs: [...(fault.runnerArgs ?? []), ...(request.runnerArgs ?? [])],
     ...(fault.relaunchAfterLeaseExpiry ? { relaunchAfterLeaseExpiry: true } : {}),
     ...(delayMs !== undefined ? { delayMs } : {}),
     ...(request.onCommitted ? { onCommitted: request.onCommitted } : {}),

@@ -43,6 +43,7 @@ interface RunnerdOptions {
   controllerMaxLineBytes: number;
   commandHistoryLimit: number;
   shutdownGraceMs: number;
+  harnessReadyMs: number;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,159}$/;
@@ -72,6 +73,7 @@ const program = new Command("prp-runnerd")
   .option("--controller-max-line-bytes <n>", "longest command line on stdin; a longer one is refused", parsePositiveInt, 65_536)
   .option("--command-history-limit <n>", "command fingerprints kept for duplicate detection", parsePositiveInt, 4096)
   .option("--shutdown-grace-ms <n>", "time between SIGTERM and SIGKILL to the harness group", parseNonNegativeInt, 100)
+  .option("--harness-ready-ms <n>", "how long the harness has to say ready (the protocol's 2 s by default; a loaded test machine may need longer)", parsePositiveInt, 2_000)
   .addHelpText(
     "after",
     `
@@ -121,6 +123,7 @@ const onSignal = (stop: () => void) => {
 };
 const limits = {
   harnessMaxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, shutdownGraceMs: opts.shutdownGraceMs,
+  readyTimeoutMs: opts.harnessReadyMs,
 };
 
 if (durable) {
