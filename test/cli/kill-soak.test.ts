@@ -12,10 +12,12 @@ import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harn
 
 /** How many runs, each SIGKILLed once: PRP_SOAK_KILLS (at least 100 in CI). */
 const KILLS = Number(process.env.PRP_SOAK_KILLS ?? 100);
-/** Runs at a time: PRP_SOAK_CONCURRENCY. Each run is mostly process start-up, so two keep two cores busy. */
-const CONCURRENCY = Number(process.env.PRP_SOAK_CONCURRENCY ?? 2);
+/** Runs at a time: PRP_SOAK_CONCURRENCY. A run mostly waits on process start-up and fsync, so four keep two cores busy. */
+const CONCURRENCY = Number(process.env.PRP_SOAK_CONCURRENCY ?? 4);
 /** The whole soak's time bound: PRP_SOAK_TIMEOUT_MS. */
 const TIMEOUT_MS = Number(process.env.PRP_SOAK_TIMEOUT_MS ?? 10 * 60 * 1000);
+/** The soak is about kills, not start-up speed: two runs at a time on a shared machine can start a harness slower than the protocol's 2 s. */
+const PATIENT_HARNESS = ["--harness-ready-ms", "30000"];
 const SEED = process.env.PRP_SOAK_SEED !== undefined ? Number(process.env.PRP_SOAK_SEED) : drawSeed();
 
 /**
@@ -51,10 +53,13 @@ describe(`SIGKILL soak: ${KILLS} runs, one kill each, seed ${SEED} (PRP_SOAK_SEE
       const point = points[i]!;
       const plan = killPlan(point);
       const dir = join(out, String(i));
-      const facts = await runDurable({ script, dir, faults: plan.steps, ...(plan.crashAt ? { crashAt: plan.crashAt } : {}), delayMs: 0 });
+      const facts = await runDurable({ script, dir, faults: plan.steps, ...(plan.crashAt ? { crashAt: plan.crashAt } : {}), delayMs: 0, runnerArgs: PATIENT_HARNESS });
       const where = `run ${i} (seed ${SEED}), ${describeKillPoint(point)}`;
       // The kill point was reached: the first runner died by SIGKILL and a replacement ran.
-      if (facts.runnerExits[0]?.signal !== "SIGKILL" || facts.runnerExits.length !== 2) return void failures.push(`${where}: the kill point was not reached; runner exits ${JSON.stringify(facts.runnerExits)}`);
+      if (facts.runnerExits[0]?.signal !== "SIGKILL" || facts.runnerExits.length !== 2) {
+        const diagnostics = facts.events.filter((e) => e.eventType === "harness.diagnostic").map((e) => (e.payload as { message?: string }).message);
+        return void failures.push(`${where}: the kill point was not reached; runner exits ${JSON.stringify(facts.runnerExits)}; the host got ${facts.events.map((e) => e.eventType).join(", ")}; ${JSON.stringify(diagnostics)}`);
+      }
       killed++;
       const verdict = judgeFault(FAULTS["runner-restart"]!, facts, script.script);
       if (!verdict.passed) failures.push(`${where}: ${verdict.checks.filter((c) => !c.passed).map((c) => `${c.check}: ${c.reasons.join("; ")}`).join(" | ")}`);
