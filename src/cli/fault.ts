@@ -15,6 +15,7 @@ export interface FaultRunOptions {
   delayMs?: number;
   seed?: number;
   at?: number;
+  harnessReadyMs?: number;
   out: string;
 }
 
@@ -38,6 +39,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     ...(opts.at !== undefined ? { at: opts.at } : {}),
     dir: resolve(opts.out, "faults", name),
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
+    ...(opts.harnessReadyMs !== undefined ? { runnerArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
     onCommitted: (event) => {
       if (live) show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);
     },
@@ -93,6 +95,7 @@ export function registerFault(program: Command): void {
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--seed <n>", "seed every random choice (the kill point); without it a seed is drawn and printed", parseSeed)
     .option("--at <n>", "crash-after-commit: the event, crash-after-journal: the command after which the runner kills itself", parsePositiveInt)
+    .option("--harness-ready-ms <n>", "passed to prp-runnerd: how long the harness has to say ready (default the protocol's 2 s)", parsePositiveInt)
     .option("--out <dir>", "where fault runs keep their state: <dir>/faults/<name>/<runId>/", ".prp")
     .addHelpText("after", `\nFaults:\n${Object.entries(FAULTS).map(([n, f]) => `  ${n.padEnd(20)} ${f.describe}`).join("\n")}\n${JUDGE_HELP}\n\nExit status: 0 when every check passes.\n\nExamples:\n  prp fault socket-drop\n  prp fault runner-restart --seed 42 --json\n  prp fault crash-after-commit --at 12\n  prp fault none --script many-items`)
     .action(async (name: string, opts: FaultRunOptions) => {
