@@ -6,7 +6,7 @@ import { reduceEvents } from "../reducer/index.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
-import { parseNonNegativeInt } from "./options.js";
+import { parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
 import { scriptFromOption } from "./script-option.js";
 
 interface DemoOptions {
@@ -14,6 +14,8 @@ interface DemoOptions {
   fault?: string;
   json?: boolean;
   delayMs?: number;
+  seed?: number;
+  at?: number;
   out: string;
 }
 
@@ -23,7 +25,9 @@ export function registerDemo(program: Command): void {
     .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness, over the encrypted WebSocket")
     .option("--script <name|file>", "the fake harness script (default happy-path)")
     .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
-    .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle}")
+    .option("--seed <n>", "with --fault: seed every random choice; without it a seed is drawn and printed", parseSeed)
+    .option("--at <n>", "with --fault crash-after-commit or crash-after-journal: the exact kill point", parsePositiveInt)
+    .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle} (with --fault: the verdict of prp fault --json)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
     .addHelpText(
@@ -39,6 +43,7 @@ Examples:
   npm start
   prp demo --script error
   prp demo --fault socket-drop
+  prp demo --fault runner-restart --seed 7
   prp demo --json`,
     )
     .action(async (opts: DemoOptions) => {
@@ -47,6 +52,7 @@ Examples:
 }
 
 async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
+  if (opts.seed !== undefined || opts.at !== undefined) return program.error("--seed and --at choose a fault's kill point: use them with --fault", { exitCode: 2 });
   const script = scriptFromOption(program, opts.script ?? "happy-path");
   const show = (line: string) => {
     if (!opts.json) console.log(line);

@@ -47,7 +47,10 @@ export interface DurableRunOptions {
 export interface DurableRunFacts {
   runId: string;
   dir: string;
-  /** Events as the authority committed them, in order. */
+  /**
+   * Every event the host's `onCommittedEvent` received, in order, repeats included (a callback
+   * whose commit then failed is called again on redelivery): the record a fault run is judged by.
+   */
   events: PrpEvent[];
   run: RunSnapshot | undefined;
   runnerExits: ExitFact[];

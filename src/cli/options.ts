@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { MAX_SEED } from "./seeded-random.js";
 
 /** commander parsers that refuse bad numbers with a message, instead of passing NaN on. */
 export function parseNonNegativeInt(value: string): number {
@@ -10,5 +11,12 @@ export function parseNonNegativeInt(value: string): number {
 export function parsePositiveInt(value: string): number {
   const n = parseNonNegativeInt(value);
   if (n === 0) throw new InvalidArgumentError("expected a whole number ≥ 1, got 0");
+  return n;
+}
+
+/** A seed is an unsigned 32-bit integer. */
+export function parseSeed(value: string): number {
+  const n = parseNonNegativeInt(value);
+  if (n > MAX_SEED) throw new InvalidArgumentError(`a seed is at most ${MAX_SEED}, got ${value}`);
   return n;
 }

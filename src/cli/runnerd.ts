@@ -40,6 +40,7 @@ interface RunnerdOptions {
   controllerMaxLineBytes: number;
   commandHistoryLimit: number;
   shutdownGraceMs: number;
+  harnessReadyMs: number;
 }
 
 const program = new Command("prp-runnerd")
@@ -68,6 +69,7 @@ const program = new Command("prp-runnerd")
   .option("--controller-max-line-bytes <n>", "longest command line on stdin; a longer one is refused", parsePositiveInt, 65_536)
   .option("--command-history-limit <n>", "command fingerprints kept for duplicate detection", parsePositiveInt, 4096)
   .option("--shutdown-grace-ms <n>", "time between SIGTERM and SIGKILL to the harness group", parseNonNegativeInt, DEFAULT_SHUTDOWN_GRACE_MS)
+  .option("--harness-ready-ms <n>", "how long the harness has to say ready (the protocol's 2 s by default; a loaded test machine may need longer)", parsePositiveInt, 2_000)
   .addHelpText(
     "after",
     `
@@ -137,7 +139,7 @@ const onSignal = (stop: () => void) => {
 if (durable) {
   const build = runnerBuild();
   const runner = new DurableRunner({
-    driver,
+    driver, readyTimeoutMs: opts.harnessReadyMs,
     identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
     connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, bootstrapToken: bootstrapTicket,
     runnerVersion: build.version, runnerDigest: build.digest,
@@ -155,7 +157,7 @@ if (durable) {
 
 const runner = new LocalRunner(
   {
-    driver, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
+    driver, readyTimeoutMs: opts.harnessReadyMs, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
     commandHistoryLimit: opts.commandHistoryLimit,
   },
   {

@@ -77,6 +77,14 @@ describe("what the runner does with a misbehaving harness", () => {
     assert.match(diagnostics(events)[0].message, /did not say ready/);
   });
 
+  it("gives a silent harness --harness-ready-ms to say ready, then fails the run", async () => {
+    const silent = join(dir, "silent-harness.sh");
+    writeFileSync(silent, "#!/bin/sh\nexec sleep 30\n", { mode: 0o700 });
+    const events = await runScript(script("unused", [{ kind: "exit", code: 0 }]), ["--fake-harness", silent, "--harness-ready-ms", "300"]);
+    assert.match(diagnostics(events)[0].message, /did not say ready within 300 ms/);
+    assert.equal(terminalOf(events).reconciliation.reason, "harness_protocol_violation");
+  });
+
   it("gives events deterministic ids, timestamps and priorities", async () => {
     const path = script("ids", [{ kind: "event", event_type: "item.delta", item_id: "i1", payload: { text: "x" } }, { kind: "result", payload: result() }, { kind: "exit", code: 0 }]);
     const first = await runScript(path);

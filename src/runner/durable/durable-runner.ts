@@ -96,7 +96,9 @@ export class DurableRunner {
     this.credential = options.bootstrapToken ? { kind: "bootstrap", token: options.bootstrapToken } : null;
     const c = this.state.counters();
     this.restarted = c.nextSourceSeq > 1 || c.lastControllerCommandSeq > 0;
-    this.terminalAdmitted = c.lifecycle === "stopped";
+    // A crash between committing the terminal and recording "stopped" leaves the terminal unsent
+    // in the outbox: it is the run's one terminal, so the replacement only delivers it.
+    this.terminalAdmitted = c.lifecycle === "stopped" || this.state.pending().some((p) => (JSON.parse(p.envelope) as { eventType?: string }).eventType === "run.terminal");
     this.controller = new RunController(
       { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer },
       outboxSink(this.state, id, {

@@ -1,0 +1,155 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { DurableRunFacts } from "../../src/cli/durable-run.js";
+import { judgeFault, type FaultVerdict } from "../../src/cli/fault-judge.js";
+import { runFaultOnce } from "../../src/cli/fault-run.js";
+import { FAULTS } from "../../src/cli/faults.js";
+import { scriptDelivery } from "../../src/cli/script-delivery.js";
+import type { PrpEvent } from "../../src/contract/kinds.js";
+import { scriptEmissions } from "../../src/harness/script-emissions.js";
+import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harness/script-file.js";
+
+const script = (name: string): LoadedScript => {
+  const loaded = loadScript(resolveScriptPath(name));
+  assert.ok(loaded.ok, name);
+  return loaded.value;
+};
+
+const provider = (e: PrpEvent) => (e.payload as { providerItemId?: string }).providerItemId;
+const indexOf = (events: PrpEvent[], type: string, itemId?: string) => {
+  const i = events.findIndex((e) => e.eventType === type && (itemId === undefined || provider(e) === itemId));
+  assert.ok(i >= 0, `the record has ${type} ${itemId ?? ""}`);
+  return i;
+};
+
+/** The record as a runner that emitted exactly `events` would have left it: seqs and ids 1..N, the cursor at N. */
+function renumbered(facts: DurableRunFacts, events: PrpEvent[]): DurableRunFacts {
+  const runner = facts.events[0]!.sourceInstanceId;
+  const out = events.map((e, i) => ({ ...e, sourceSeq: i + 1, sourceEventId: `event_${runner}_${String(i + 1).padStart(16, "0")}` }));
+  return { ...facts, events: out, run: facts.run ? { ...facts.run, ackedSourceSeq: out.length } : undefined };
+}
+
+const failing = (v: FaultVerdict) => Object.fromEntries(v.checks.filter((c) => !c.passed).map((c) => [c.check, c.reasons]));
+
+describe("the fault judge fails on a record that lost, repeated or changed an event", () => {
+  let out: string;
+  let clean: DurableRunFacts;
+  let crashed: DurableRunFacts;
+  const happy = script("happy-path");
+  before(async () => {
+    out = mkdtempSync(join(tmpdir(), "prp-judge-"));
+    clean = (await runFaultOnce({ fault: FAULTS.none!, script: happy, seed: 1, dir: out, delayMs: 0 })).facts;
+    // The runner kills itself after committing event 12 (item.completed item_command_1), before sending it.
+    crashed = (await runFaultOnce({ fault: FAULTS["crash-after-commit"]!, script: happy, seed: 1, at: 12, dir: out, delayMs: 0 })).facts;
+  });
+  after(() => rmSync(out, { recursive: true, force: true }));
+
+  const judge = (facts: DurableRunFacts, fault = "none") => judgeFault(FAULTS[fault]!, facts, happy.script);
+
+  it("passes the unmodified records of a clean run and of a crashed one", () => {
+    const v = judge(clean);
+    assert.deepEqual(failing(v), {});
+    assert.deepEqual(v.scriptEvents, { expected: 11, delivered: 11 });
+    assert.equal(v.committedEvents, 19);
+    assert.equal(v.commandEffects, 1);
+    assert.equal(crashed.runnerExits[0]?.signal, "SIGKILL", "the crash point was reached");
+    const c = judge(crashed, "crash-after-commit");
+    assert.deepEqual(failing(c), {});
+    assert.ok(c.scriptEvents.delivered >= 6 && c.scriptEvents.delivered < 11, `a prefix reached the host: ${c.scriptEvents.delivered}`);
+  });
+
+  it("fails on a deleted event: missing from the script, a gap in the sequence", () => {
+    const events = [...clean.events];
+    const [gone] = events.splice(indexOf(events, "item.completed", "item_command_1"), 1);
+    const v = judge({ ...clean, events });
+    assert.equal(v.passed, false);
+    assert.deepEqual(failing(v), {
+      script: ["missing: item.completed item_command_1 (expected #6)"],
+      sequence: [`gap at sourceSeq ${gone!.sourceSeq}`],
+    });
+  });
+
+  it("fails on a deleted event even when the sequence was renumbered around it", () => {
+    const events = [...clean.events];
+    events.splice(indexOf(events, "turn.started"), 1);
+    assert.deepEqual(failing(judge(renumbered(clean, events))), { script: ["missing: turn.started (expected #3)"] });
+  });
+
+  it("fails on a duplicated event, under a new sourceSeq", () => {
+    const events = [...clean.events];
+    const at = indexOf(events, "item.started", "item_file_1");
+    events.splice(at + 1, 0, events[at]!);
+    const v = judge(renumbered(clean, events));
+    assert.deepEqual(failing(v), { script: [`duplicate: item.started item_file_1 at sourceSeq ${at + 2} (expected #7, first at sourceSeq ${at + 1})`] });
+  });
+
+  it("fails on an altered event", () => {
+    const events = [...clean.events];
+    const at = indexOf(events, "item.completed", "item_file_1");
+    events[at] = { ...events[at]!, payload: { ...events[at]!.payload, text: "src/greeting.ts: 4 lines changed" } };
+    assert.deepEqual(failing(judge({ ...clean, events })), { script: [`altered: item.completed item_file_1 at sourceSeq ${at + 1} (expected #8): payload text differs`] });
+  });
+
+  it("fails on events out of script order", () => {
+    const events = [...clean.events];
+    const a = indexOf(events, "item.started", "item_file_1");
+    const b = indexOf(events, "item.completed", "item_file_1");
+    [events[a], events[b]] = [events[b]!, events[a]!];
+    assert.deepEqual(failing(judge(renumbered(clean, events))), { script: [`out of order: item.started item_file_1 at sourceSeq ${b + 1} (expected #7, after #8)`] });
+  });
+
+  it("counts a repeated callback with the same content, and fails one with other content", () => {
+    const twelve = clean.events[11]!;
+    const repeated = judge({ ...clean, events: [...clean.events.slice(0, 12), twelve, ...clean.events.slice(12)] });
+    assert.deepEqual(failing(repeated), {});
+    assert.equal(repeated.repeatedCallbacks, 1);
+    const changed = { ...twelve, emittedAt: "2000-01-01T00:00:00.000Z" };
+    const conflict = judge({ ...clean, events: [...clean.events.slice(0, 12), changed, ...clean.events.slice(12)] });
+    assert.deepEqual(failing(conflict), { sequence: [`conflict: ${twelve.sourceEventId} reached the host again with other content (sourceSeq 12, then 12)`] });
+  });
+
+  it("fails on a second terminal, a terminal that is not last, and a second effect of one command", () => {
+    const terminal = clean.events.at(-1)!;
+    assert.equal(terminal.eventType, "run.terminal");
+    const two = judge(renumbered(clean, [...clean.events.slice(0, -1), terminal, terminal]));
+    assert.deepEqual(failing(two), { terminal: ["2 run.terminal events, at sourceSeq 19, 20"] });
+    const early = judge(renumbered(clean, [...clean.events.slice(0, -2), terminal, clean.events.at(-2)!]));
+    assert.deepEqual(failing(early), { terminal: ["terminal not last: run.terminal at sourceSeq 18, then harness.exited (19)"] });
+    const ready = clean.events[indexOf(clean.events, "workspace.ready")]!;
+    const twice = judge(renumbered(clean, [...clean.events.slice(0, 2), ready, ...clean.events.slice(2)]));
+    assert.deepEqual(failing(twice), { "once-per-run": ["duplicate: workspace.ready at sourceSeq 2, 3"] });
+    assert.equal(twice.commandEffects, 2);
+  });
+
+  it("a run cut short passes as a prefix only when the fault cuts the harness short, and never with a hole", () => {
+    const cut = renumbered(clean, [...clean.events.slice(0, indexOf(clean.events, "item.started", "item_file_1")), clean.events.at(-1)!]);
+    assert.deepEqual(failing(judge(cut, "crash-after-commit")), { fault: ["the kill point was not reached: the first runner exited 0"] });
+    assert.deepEqual(failing(judge(cut, "none")).script?.slice(0, 2), ["missing: item.started item_file_1 (expected #7)", "missing: item.completed item_file_1 (expected #8)"]);
+    const events = [...crashed.events];
+    events.splice(indexOf(events, "item.delta", "item_command_1"), 1);
+    assert.deepEqual(failing(judge(renumbered(crashed, events), "crash-after-commit")), { script: ["missing: item.delta item_command_1 (expected #5)"] });
+  });
+});
+
+describe("scriptDelivery takes a coalesced delta as the deltas whose texts it joins", () => {
+  const pressure = script("storage-pressure").script;
+  const expected = scriptEmissions(pressure);
+  const event = (sourceSeq: number, eventType: string, payload: Record<string, unknown>): PrpEvent =>
+    ({ sourceSeq, eventType, payload: { ...payload, providerItemId: "item_stream_1" } }) as unknown as PrpEvent;
+  const opening = expected.slice(0, 3).map((e, i) => ({ sourceSeq: i + 1, eventType: e.eventType, payload: e.payload }) as unknown as PrpEvent);
+  const deltas = expected.filter((e) => e.eventType === "item.delta").map((e) => e.payload.text as string);
+  const started = event(4, "item.started", expected[3]!.payload);
+
+  it("passes 250 deltas carried by three events, and fails when a carried text is wrong", () => {
+    const carried = [deltas.slice(0, 100), deltas.slice(100, 101), deltas.slice(101)].map((texts, i) => event(5 + i, "item.delta", texts.length === 1 ? { text: texts[0] } : { text: texts.join(""), coalescedDeltas: texts.length }));
+    const ok = scriptDelivery(expected, [...opening, started, ...carried], { prefix: true });
+    assert.deepEqual(ok, { delivered: 4 + 250, reasons: [] });
+    const wrong = { ...carried[2]!, payload: { ...carried[2]!.payload, text: deltas.slice(101).reverse().join("") } } as PrpEvent;
+    const rest = expected.slice(4 + 250).map((e, i) => ({ sourceSeq: 8 + i, eventType: e.eventType, payload: { ...e.payload, ...(e.itemId ? { providerItemId: e.itemId } : {}) } }) as unknown as PrpEvent);
+    assert.deepEqual(scriptDelivery(expected, [...opening, started, ...carried, ...rest], { prefix: false }).reasons, []);
+    assert.deepEqual(scriptDelivery(expected, [...opening, started, carried[0]!, carried[1]!, wrong, ...rest], { prefix: false }).reasons, ["altered: item.delta item_stream_1 at sourceSeq 7 (expected #106): payload text differs"]);
+  });
+});
