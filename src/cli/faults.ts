@@ -90,10 +90,13 @@ export const FAULTS: Record<string, Fault> = {
     plan: fixed([{ afterEvents: 7, act: async (ctx) => ctx.authority.dropNextAck(ctx.runId) }]),
   },
   drain: {
-    describe: "runner.drain mid-run: the runner reports runner.draining, finishes the turn it has, and refuses a new turn with no effect",
-    plan: fixed([{ afterEvents: 9, act: async (ctx) => {
+    describe: "runner.drain mid-turn: the runner reports runner.draining and refuses a new turn with no effect; the turn it has goes on until it is interrupted",
+    // linger waits for an interrupt, so the drain always lands mid-turn, however slow the machine.
+    script: "linger",
+    plan: fixed([{ afterEvents: 11, act: async (ctx) => {
       await ctx.authority.queueCommand(ctx.runId, "runner.drain", {});
       await ctx.authority.queueCommand(ctx.runId, "turn.start", { text: "a turn after drain: refused" });
+      await ctx.authority.queueCommand(ctx.runId, "turn.interrupt", { reason: "end the drained turn" });
     } }]),
     shows: ["runner.draining"],
   },
