@@ -42,6 +42,8 @@ export type TransportErrorCode =
   | "connection_mismatch"
   | "lease_mismatch"
   | "lease_expired"
+  // heartbeats (§5.3 step 8)
+  | "peer_silent"
   // handshake (§5.3)
   | "malformed_handshake"
   | "unknown_credential"
