@@ -42,7 +42,8 @@ export type TransportErrorCode =
   | "connection_mismatch"
   | "lease_mismatch"
   | "lease_expired"
-  // heartbeats (§5.3 step 8)
+  // lease renewal and heartbeats (§5.9, §5.3 step 8)
+  | "lease_renewal_refused"
   | "peer_silent"
   // handshake (§5.3)
   | "malformed_handshake"

@@ -11,4 +11,5 @@ export * from "./dial.js";
 export * from "./upgrade-server.js";
 export * from "./timers.js";
 export * from "./heartbeat.js";
+export * from "./lease-renewal.js";
 export * from "./secure-channel.js";

@@ -111,6 +111,19 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     return ok(envelope);
   }
 
+  /**
+   * The lease was renewed (§5.9): envelopes are acted on until the new expiry. An expiry never
+   * moves back, so a late or repeated answer cannot shorten the connection.
+   */
+  renewLease(expiresAtUnixMs: number): void {
+    this.binding.leaseExpiresAtUnixMs = Math.max(this.binding.leaseExpiresAtUnixMs, expiresAtUnixMs);
+  }
+
+  /** Closes for a refusal of this side's own making (a renewal refused); onClose gets it. */
+  abort(error: TransportError): void {
+    this.end(error);
+  }
+
   /** A normal close (1000); onClose gets null. */
   close(): void {
     if (this.closed) return;
@@ -185,9 +198,9 @@ export interface RunnerChannelOptions extends RunnerHandshakeOptions, ChannelOpt
 
 /**
  * The runner's side over an open WebSocket (from `dial`): hello, challenge, response, sealed
- * welcome. On success the channel sends event, command_result and pong, and hands over what the
- * core sends; a core silent past the heartbeat's limit closes it. On failure the socket is
- * closed and the refusal returned.
+ * welcome. On success the channel sends event, command_result, pong and lease_renew, and hands
+ * over what the core sends; a core silent past the heartbeat's limit closes it. On failure the
+ * socket is closed and the refusal returned.
  */
 export async function openRunnerChannel(ws: WebSocket, options: RunnerChannelOptions): Promise<Result<{ channel: SecureChannel<RunnerToCoreKind>; welcome: RunnerWelcome }>> {
   const now = options.now ?? Date.now;
@@ -255,9 +268,9 @@ async function callHook<T>(hook: () => Promise<T> | T): Promise<Result<T>> {
 /**
  * The core's side over an upgraded WebSocket (from the upgrade server): hello checks, challenge,
  * response proof, the authority's authorize hook, sealed welcome. On success the channel sends
- * ack, command, revoke and command_result_ack, and a ping every heartbeat interval; a runner
- * silent past the heartbeat's limit closes it. On failure the socket is closed and the refusal
- * returned, for the authority's diagnostics.
+ * ack, command, revoke, command_result_ack and lease_renewed, and a ping every heartbeat
+ * interval; a runner silent past the heartbeat's limit closes it. On failure the socket is
+ * closed and the refusal returned, for the authority's diagnostics.
  */
 export async function acceptCoreChannel(
   ws: WebSocket,
