@@ -59,10 +59,8 @@ export async function durableSend(dir: string, triples: number, n: number): Prom
   const committed: PrpEvent[] = [];
   const ingestedAt: number[] = [];
   const now = () => Number(process.hrtime.bigint()) / 1e6;
-  // A connection ends with its lease (no renewal yet), and the default 60 s lease could end a long
-  // run on a busy machine: one hour, well within the allowed 60 s – 24 h.
   const authority = AuthorityServer.open({
-    stateDir: join(dir, "authority"), runnerVersion: BUILD.version, runnerDigest: BUILD.digest, leaseTtlMs: 60 * 60 * 1000,
+    stateDir: join(dir, "authority"), runnerVersion: BUILD.version, runnerDigest: BUILD.digest,
     onCommittedEvent: (event) => {
       ingestedAt[event.sourceSeq] = now();
       committed.push(event);

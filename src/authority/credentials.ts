@@ -5,7 +5,7 @@ import { fail, ok, type Result } from "./errors.js";
 import {
   DEFAULT_BOOTSTRAP_TTL_MS, DEFAULT_LEASE_TTL_MS, MAX_BOOTSTRAP_TTL_MS, MAX_LEASE_TTL_MS, MIN_BOOTSTRAP_TTL_MS, MIN_LEASE_TTL_MS,
 } from "./limits.js";
-import type { AuthorityStore, CredentialRow, MintedLease, Revocation, RunSnapshot } from "./store.js";
+import type { AuthorityStore, CredentialRow, LeaseRenewal, MintedLease, Revocation, RunSnapshot } from "./store.js";
 
 export interface CredentialsOptions {
   store: AuthorityStore;
@@ -47,6 +47,17 @@ export interface Authorization {
   connectionLeaseRevocationEpoch: number;
   protocolVersion: number;
   ackedSourceSeq: number;
+}
+
+/** A runner's `lease_renew` on one connection (§5.9): what it holds, and where it came from. */
+export interface RenewLeaseInput {
+  runId: string;
+  connectionId: string;
+  /** The connection's lease (its envelopes' `connectionLeaseId`). */
+  leaseId: string;
+  /** The expiry the runner holds (`currentExpiresAtUnixMs`). */
+  observedExpiresAtUnixMs: number;
+  revocationEpoch: number;
 }
 
 const isMs = (v: unknown): v is number => Number.isSafeInteger(v);
@@ -162,6 +173,16 @@ export class Credentials {
    */
   async revoke(runId: string, epoch?: number): Promise<Result<Revocation>> {
     return this.store.revoke(runId, epoch, this.now());
+  }
+
+  /**
+   * Extends the lease of a run's current connection to now + the lease TTL, persisted before
+   * this returns, so the `lease_renewed` sent after it never promises more than a reconnect gets
+   * (§5.9). A retry of the same observed expiry gets the persisted extension back, not a second
+   * one. An expired, revoked or mismatched lease is refused, never renewed.
+   */
+  async renewLease(input: RenewLeaseInput): Promise<Result<LeaseRenewal>> {
+    return this.store.renewLease({ ...input, ttlMs: this.leaseTtlMs, nowMs: this.now() });
   }
 
   /** Deletes used or expired tickets and revoked or expired leases; the count deleted. */

@@ -21,6 +21,7 @@ export type AuthorityErrorCode =
   | "proof_not_verified"
   | "version_mismatch"
   | "revocation_epoch_not_greater"
+  | "lease_renewal_refused"
   // ingest (§5.6, §6.5)
   | "invalid_event"
   | "identity_mismatch"

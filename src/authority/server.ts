@@ -1,11 +1,12 @@
 import type { WebSocket } from "ws";
 import { LOCAL_RANGE } from "../contract/negotiate.js";
-import { acceptCoreChannel, createRunnerUpgradeServer, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError } from "../transport/index.js";
+import { acceptCoreChannel, createRunnerUpgradeServer, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
 import { CommandQueue } from "./commands.js";
 import { Credentials, type IssuedTicket } from "./credentials.js";
 import type { Result } from "./errors.js";
 import { coreChannelHooks } from "./handshake-hooks.js";
 import { EventIngest, type OnCommittedEvent } from "./ingest.js";
+import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { Diagnostic, RunSnapshot } from "./store.js";
@@ -20,17 +21,23 @@ export interface AuthorityServerOptions {
   leaseTtlMs?: number;
   /** The authority's clock (expiry of tickets and leases); tests and the lease-expiry fault move it. */
   now?: () => number;
+  /** Dead-runner detection on each connection: its timeout, and its own timers (not `now`). */
+  heartbeat?: HeartbeatOptions;
   /** Diagnostics for a person; never a secret. */
   log?: (text: string) => void;
 }
 
 type CoreChannel = SecureChannel<Exclude<CoreToRunnerKind, "welcome">>;
 
+/** Closes that end a connection's life, not refusals of what a frame held: diagnostics, not malformed frames. */
+const LIFECYCLE_CLOSES: ReadonlySet<TransportErrorCode> = new Set(["handler_failed", "peer_silent", "lease_expired", "lease_renewal_refused", "credential_expired", "credential_revoked"]);
+
 /**
  * The control-plane authority as a server (runtime.md §6): takes runner upgrades on
  * 127.0.0.1, authenticates them against its tickets and leases, keeps one live connection per
  * run, ingests events in order and acknowledges them after the caller's commit, and delivers
- * the command queue one command at a time.
+ * the command queue one command at a time. Each connection is pinged every heartbeat interval
+ * and closed when its runner falls silent; its lease is renewed when the runner asks.
  */
 export class AuthorityServer {
   private upgrade: RunnerUpgradeServer | null = null;
@@ -178,6 +185,7 @@ export class AuthorityServer {
       expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: LOCAL_RANGE },
       ...coreChannelHooks(this.credentials, this.commands),
       ...(this.options.now ? { now: this.options.now } : {}),
+      ...(this.options.heartbeat ? { heartbeat: this.options.heartbeat } : {}),
       handlers: {
         onEnvelope: (envelope) => this.onEnvelope(runId, connectionId, channel!, envelope),
         onClose: (diagnostic) => {
@@ -186,7 +194,7 @@ export class AuthorityServer {
             this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`);
             // A frame the channel refused (not JSON, unsealed, replayed, oversize, a wrong
             // identity) counts as malformed; a refusal by ingest or the queue is recorded there.
-            if (diagnostic.code === "handler_failed") void this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now());
+            if (LIFECYCLE_CLOSES.has(diagnostic.code)) void this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now());
             else void this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
           }
         },
@@ -215,6 +223,8 @@ export class AuthorityServer {
       if (!accepted.ok) throw new Error(`${accepted.error.code}: ${accepted.error.message}`);
       if (accepted.value.needsResultAck) channel.send("command_result_ack", { commandId: accepted.value.commandId });
       await this.deliverNext(runId);
+    } else if (envelope.kind === "lease_renew") {
+      await answerLeaseRenew(this.credentials, channel, runId, connectionId, envelope);
     }
   }
 

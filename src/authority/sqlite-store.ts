@@ -5,8 +5,8 @@ import { fail, ok, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
 import type {
-  AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
-  Reauthorized, ReauthorizeRequest, Revocation, RunInit, RunSnapshot,
+  AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
+  Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunInit, RunSnapshot,
 } from "./store.js";
 
 const SCHEMA_SQL = `
@@ -38,6 +38,11 @@ CREATE TABLE IF NOT EXISTS credentials (
   revocation_epoch INTEGER NOT NULL,
   protocol_version INTEGER) STRICT;
 CREATE INDEX IF NOT EXISTS credentials_by_run ON credentials (run_id);
+CREATE TABLE IF NOT EXISTS lease_renewals (
+  credential_id TEXT PRIMARY KEY REFERENCES credentials (credential_id) ON DELETE CASCADE,
+  previous_expires_at INTEGER NOT NULL,
+  renewals INTEGER NOT NULL,
+  renewed_at INTEGER NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS commands (
   run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
   controller_seq INTEGER NOT NULL, command_id TEXT NOT NULL, command_type TEXT NOT NULL,
@@ -194,6 +199,9 @@ export class SqliteAuthorityStore implements AuthorityStore {
       if (!DIGEST.test(row.credentialId) || !DIGEST.test(row.authKeyDigest)) refuse("state_credential_invalid", "a credential record is not a sha256 locator and digest");
       if (row.kind === "lease" && (row.leaseId === null || !IDENTITY_PATTERN.test(row.leaseId) || row.protocolVersion === null)) refuse("state_credential_invalid", "a lease record has no lease id or protocol version");
     }
+    for (const r of this.sql("SELECT r.previous_expires_at, r.renewals, c.kind, c.expires_at FROM lease_renewals r LEFT JOIN credentials c USING (credential_id)").all() as Row[]) {
+      if (r.kind !== "lease" || (r.renewals as number) < 1 || (r.previous_expires_at as number) > (r.expires_at as number)) refuse("state_credential_invalid", "a lease renewal record does not fit a lease");
+    }
   }
 
 
@@ -323,6 +331,35 @@ export class SqliteAuthorityStore implements AuthorityStore {
       const revoked = this.sql("UPDATE credentials SET revoked_at = ? WHERE run_id = ? AND revoked_at IS NULL AND used_at IS NULL AND revocation_epoch < ?")
         .run(nowMs, runId, next).changes;
       return ok({ revocationEpoch: next, revokedCredentials: revoked });
+    });
+  }
+
+  async renewLease(req: RenewLeaseRequest): Promise<Result<LeaseRenewal>> {
+    return this.write((): Result<LeaseRenewal> => {
+      const run = this.runRow(req.runId);
+      if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
+      const stored = this.sql("SELECT * FROM credentials WHERE lease_id = ? AND run_id = ? AND kind = 'lease'").get(req.leaseId, req.runId) as Row | undefined;
+      if (!stored) return fail("lease_renewal_refused", "/connectionLeaseId", `run ${req.runId} has no lease ${req.leaseId}`);
+      const lease = credentialFrom(stored);
+      if (lease.revokedAtUnixMs !== null) return fail("credential_revoked", "/connectionLeaseId", "the lease is revoked");
+      if (lease.expiresAtUnixMs <= req.nowMs) return fail("credential_expired", "/connectionLeaseId", "the lease has expired");
+      if (run.current_connection_id !== req.connectionId) return fail("connection_superseded", "/connectionId", `${req.connectionId} is not the current connection of run ${req.runId}`);
+      if (run.last_lease_id !== req.leaseId) return fail("lease_renewal_refused", "/connectionLeaseId", "the lease is not the one of the run's current connection");
+      const epoch = run.revocation_epoch as number;
+      if (req.revocationEpoch !== epoch || lease.revocationEpoch !== epoch) return fail("lease_renewal_refused", "/revocationEpoch", `the revocation epoch is not the run's current ${epoch}`);
+      const renewal = this.sql("SELECT * FROM lease_renewals WHERE credential_id = ?").get(lease.credentialId) as Row | undefined;
+      if (req.observedExpiresAtUnixMs !== lease.expiresAtUnixMs) {
+        if (renewal?.previous_expires_at !== req.observedExpiresAtUnixMs) return fail("lease_renewal_refused", "/currentExpiresAtUnixMs", "the observed expiry is neither the lease's expiry nor the one its last renewal replaced");
+        return ok({ previousExpiresAtUnixMs: req.observedExpiresAtUnixMs, expiresAtUnixMs: lease.expiresAtUnixMs, revocationEpoch: epoch, replayed: true });
+      }
+      const expiresAtUnixMs = Math.max(lease.expiresAtUnixMs, req.nowMs + req.ttlMs);
+      this.sql("UPDATE credentials SET expires_at = ? WHERE credential_id = ?").run(expiresAtUnixMs, lease.credentialId);
+      this.sql(
+        `INSERT INTO lease_renewals (credential_id, previous_expires_at, renewals, renewed_at) VALUES (?, ?, 1, ?)
+         ON CONFLICT (credential_id) DO UPDATE SET previous_expires_at = excluded.previous_expires_at, renewals = renewals + 1, renewed_at = excluded.renewed_at`,
+      ).run(lease.credentialId, lease.expiresAtUnixMs, req.nowMs);
+      this.sql("UPDATE runs SET last_lease_expires_at = ? WHERE run_id = ?").run(expiresAtUnixMs, req.runId);
+      return ok({ previousExpiresAtUnixMs: lease.expiresAtUnixMs, expiresAtUnixMs, revocationEpoch: epoch, replayed: false });
     });
   }
 

@@ -36,6 +36,8 @@ export interface AuthorityStore {
    * revokes every live lease and unused ticket issued under a lower epoch.
    */
   revoke(runId: string, epoch: number | undefined, nowMs: number): Promise<Result<Revocation>>;
+  /** §5.9 lease renewal, atomically: see RenewLeaseRequest. */
+  renewLease(request: RenewLeaseRequest): Promise<Result<LeaseRenewal>>;
   /** Deletes used or expired tickets and revoked or expired leases (§6.2). */
   prune(nowMs: number): Promise<number>;
 
@@ -159,6 +161,33 @@ export interface Reauthorized {
   /** True when a bootstrap was consumed and `lease` is new. */
   freshBootstrap: boolean;
   ackedSourceSeq: number;
+}
+
+/**
+ * §5.9 "Lease renewal", one transaction. The lease `leaseId` must be this run's, the lease of
+ * its current connection `connectionId`, unrevoked, unexpired at `nowMs`, and issued under the
+ * run's current revocation epoch, which the runner names. `observedExpiresAtUnixMs` is the
+ * expiry the runner holds: equal to the stored expiry, the lease is extended to `nowMs + ttlMs`
+ * (never shortened); equal to the expiry the last renewal replaced, it is a retry, and the
+ * persisted extension is returned again with nothing changed. Anything else is refused.
+ */
+export interface RenewLeaseRequest {
+  runId: string;
+  connectionId: string;
+  leaseId: string;
+  observedExpiresAtUnixMs: number;
+  revocationEpoch: number;
+  ttlMs: number;
+  nowMs: number;
+}
+
+export interface LeaseRenewal {
+  /** The expiry the renewal replaced: what `lease_renewed` echoes. */
+  previousExpiresAtUnixMs: number;
+  expiresAtUnixMs: number;
+  revocationEpoch: number;
+  /** True when a retry got the persisted extension back. */
+  replayed: boolean;
 }
 
 export interface Revocation {

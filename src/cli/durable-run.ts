@@ -82,8 +82,6 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   let clockOffset = 0;
   const authority = AuthorityServer.open({
     now: () => Date.now() + clockOffset,
-    // Without lease renewal a connection lives as long as its lease: an hour covers a demo run.
-    leaseTtlMs: 60 * 60 * 1000,
     stateDir: join(dir, "authority"),
     runnerVersion: build.version,
     runnerDigest: build.digest,

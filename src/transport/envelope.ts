@@ -19,9 +19,9 @@ export const HANDSHAKE_KINDS = ["auth_hello", "auth_challenge", "auth_response"]
 export type HandshakeKind = (typeof HANDSHAKE_KINDS)[number];
 
 /** §5.5: what the core may send (welcome is its first sealed envelope, §5.3 step 8). */
-export const CORE_TO_RUNNER_KINDS = ["welcome", "ack", "command", "revoke", "ping", "command_result_ack"] as const;
+export const CORE_TO_RUNNER_KINDS = ["welcome", "ack", "command", "revoke", "ping", "command_result_ack", "lease_renewed"] as const;
 /** §5.5: what the runner may send. */
-export const RUNNER_TO_CORE_KINDS = ["event", "command_result", "pong"] as const;
+export const RUNNER_TO_CORE_KINDS = ["event", "command_result", "pong", "lease_renew"] as const;
 export type CoreToRunnerKind = (typeof CORE_TO_RUNNER_KINDS)[number];
 export type RunnerToCoreKind = (typeof RUNNER_TO_CORE_KINDS)[number];
 export type ControlKind = CoreToRunnerKind | RunnerToCoreKind;
@@ -131,9 +131,25 @@ export function checkControlEnvelope(value: unknown, binding: EnvelopeBinding, k
   return ok(env as unknown as ControlEnvelope);
 }
 
-/** The numbers a receiver acts on at once; a wrong type there must not reach the state machine. */
+const isUnixMs = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0;
+const COUNT: [(v: unknown) => boolean, string] = [isCount, "a non-negative integer"];
+const UNIX_MS: [(v: unknown) => boolean, string] = [isUnixMs, "a positive integer"];
+
+/** Per kind, the members a receiver acts on at once; a wrong type there must not reach the state machine. */
+const PAYLOAD_MEMBERS: Partial<Record<ControlKind, Record<string, [(v: unknown) => boolean, string]>>> = {
+  ack: { ackedSourceSeq: COUNT },
+  revoke: { revocationEpoch: COUNT },
+  // §5.9: the expiry the runner holds and its epoch; the reply echoes the previous expiry.
+  lease_renew: { currentExpiresAtUnixMs: UNIX_MS, revocationEpoch: COUNT },
+  lease_renewed: { previousExpiresAtUnixMs: UNIX_MS, connectionLeaseExpiresAtUnixMs: UNIX_MS, connectionLeaseExpiresAt: [(v) => typeof v === "string", "an ISO timestamp"], revocationEpoch: COUNT },
+};
+
 function checkPayload(kind: ControlKind, payload: Payload): Result<never> | null {
-  if (kind === "ack" && !isCount(payload.ackedSourceSeq)) return fail("malformed_envelope", "/payload/ackedSourceSeq", "ackedSourceSeq must be a non-negative integer");
-  if (kind === "revoke" && !isCount(payload.revocationEpoch)) return fail("malformed_envelope", "/payload/revocationEpoch", "revocationEpoch must be a non-negative integer");
+  for (const [member, [check, what]] of Object.entries(PAYLOAD_MEMBERS[kind] ?? {})) {
+    if (!check(payload[member])) return fail("malformed_envelope", `/payload/${member}`, `${member} must be ${what}`);
+  }
+  if (kind === "lease_renewed" && Date.parse(payload.connectionLeaseExpiresAt as string) !== payload.connectionLeaseExpiresAtUnixMs) {
+    return fail("malformed_envelope", "/payload/connectionLeaseExpiresAt", "the ISO expiry and the Unix-milliseconds expiry differ");
+  }
   return null;
 }

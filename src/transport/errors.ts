@@ -42,6 +42,9 @@ export type TransportErrorCode =
   | "connection_mismatch"
   | "lease_mismatch"
   | "lease_expired"
+  // lease renewal and heartbeats (§5.9, §5.3 step 8)
+  | "lease_renewal_refused"
+  | "peer_silent"
   // handshake (§5.3)
   | "malformed_handshake"
   | "unknown_credential"

@@ -46,6 +46,8 @@ export interface WelcomePayload {
   connectionLeaseExpiresAt: string;
   connectionLeaseExpiresAtUnixMs: number;
   connectionLeaseRevocationEpoch: number;
+  /** The lease renewal the authority offers (§5.9); absent from an authority without renewal. */
+  connectionLeaseRenewalVersion?: number;
   leaseBinding: string;
   maxFrameBytes: number;
   maxBatchEvents: number;
@@ -126,6 +128,7 @@ const WELCOME_SHAPE: Shape = {
   connectionLeaseExpiresAt: [(v) => typeof v === "string", "an ISO timestamp"],
   connectionLeaseExpiresAtUnixMs: [positive, "a positive integer"],
   connectionLeaseRevocationEpoch: [isCount, "a non-negative integer"],
+  connectionLeaseRenewalVersion: [(v) => v === undefined || positive(v), "absent or a positive integer"],
   leaseBinding: [matches(SHA256_ID), "sha256:<64 hex>"],
   maxFrameBytes: [positive, "a positive integer"],
   maxBatchEvents: [positive, "a positive integer"],

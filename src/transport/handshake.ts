@@ -4,7 +4,7 @@ import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { authKey, authKeyFromDigest, canonicalChallenge, clientProof, credentialId, serverProof, sessionKeys, type ChallengeFields, type SessionKeys } from "./derive.js";
 import { IDENTITY_FIELDS, checkControlEnvelope, isPlainObject, pickIdentity, type EnvelopeBinding, type Payload, type RunIdentity } from "./envelope.js";
 import { fail, ok, type Result, type TransportError } from "./errors.js";
-import { CHALLENGE_TTL_MS, HEARTBEAT_INTERVAL_MS, MAX_BATCH_EVENTS } from "./limits.js";
+import { CHALLENGE_TTL_MS, HEARTBEAT_INTERVAL_MS, LEASE_RENEWAL_VERSION, MAX_BATCH_EVENTS } from "./limits.js";
 import { parseChallenge, parseResponse, parseWelcome, type AuthChallenge, type AuthHello, type AuthResponse, type CredentialKind, type ResumePoint, type WelcomePayload } from "./handshake-payloads.js";
 
 
@@ -17,6 +17,11 @@ export interface RunnerLease {
   revocationEpoch: number;
   /** A lease stays on the protocol version it was issued under (wire.md §14.3). */
   protocolVersion: number;
+  /**
+   * A `lease_renew` of this expiry went out and its answer never came: the authority may have
+   * persisted a later one, which the next challenge then carries (§5.9).
+   */
+  renewalUnanswered?: boolean;
 }
 
 export type RunnerCredential = { kind: "bootstrap"; token: string } | RunnerLease;
@@ -101,7 +106,8 @@ export class RunnerHandshake {
       if (c.credentialLeaseId !== null || c.revocationEpoch !== 0) return fail("lease_mismatch", "/payload/credentialLeaseId", "a bootstrap challenge carries no lease id and epoch 0");
     } else {
       if (c.credentialLeaseId !== held.leaseId) return fail("lease_mismatch", "/payload/credentialLeaseId", "credentialLeaseId is not the lease this runner holds");
-      if (c.credentialExpiresAtUnixMs !== held.expiresAtUnixMs) return fail("lease_mismatch", "/payload/credentialExpiresAtUnixMs", "the lease expiry is not the one this runner holds");
+      const renewedMeanwhile = held.renewalUnanswered === true && c.credentialExpiresAtUnixMs > held.expiresAtUnixMs;
+      if (c.credentialExpiresAtUnixMs !== held.expiresAtUnixMs && !renewedMeanwhile) return fail("lease_mismatch", "/payload/credentialExpiresAtUnixMs", "the lease expiry is not the one this runner holds");
       if (c.revocationEpoch !== held.revocationEpoch) return fail("lease_mismatch", "/payload/revocationEpoch", "the revocation epoch is not the one this runner holds");
       if (c.selectedVersion !== held.protocolVersion) return fail("version_mismatch", "/payload/selectedVersion", `a lease stays on protocol version ${held.protocolVersion}`);
     }
@@ -315,6 +321,7 @@ export class ServerHandshake {
       connectionLeaseExpiresAt: new Date(grant.connectionLeaseExpiresAtUnixMs).toISOString(),
       connectionLeaseExpiresAtUnixMs: grant.connectionLeaseExpiresAtUnixMs,
       connectionLeaseRevocationEpoch: grant.connectionLeaseRevocationEpoch,
+      connectionLeaseRenewalVersion: LEASE_RENEWAL_VERSION,
       leaseBinding: token !== null ? credentialId(token) : this.hello.credentialId,
       maxFrameBytes,
       maxBatchEvents: MAX_BATCH_EVENTS,

@@ -9,4 +9,7 @@ export * from "./handshake.js";
 export * from "./endpoint.js";
 export * from "./dial.js";
 export * from "./upgrade-server.js";
+export * from "./timers.js";
+export * from "./heartbeat.js";
+export * from "./lease-renewal.js";
 export * from "./secure-channel.js";

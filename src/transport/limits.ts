@@ -12,3 +12,11 @@ export const CHALLENGE_TTL_MS = 5_000;
 /** Fixed welcome values (§5.3 step 8). */
 export const HEARTBEAT_INTERVAL_MS = 250;
 export const MAX_BATCH_EVENTS = 100;
+/** The lease renewal the welcome advertises and a runner knows (§5.9 "Lease renewal"). */
+export const LEASE_RENEWAL_VERSION = 1;
+/**
+ * A peer silent for this many heartbeat intervals, and never less than the floor, is taken for
+ * dead: generous, so that a loaded machine does not drop a connection that is merely slow.
+ */
+export const DEAD_PEER_INTERVALS = 20;
+export const DEAD_PEER_FLOOR_MS = 5_000;

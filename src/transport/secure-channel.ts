@@ -20,9 +20,10 @@ import {
 } from "./envelope.js";
 import { fail, ok, transportError, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
 import { FrameReader } from "./frame-reader.js";
+import { Heartbeat, type HeartbeatOptions } from "./heartbeat.js";
 import { parseHello, type AuthChallenge, type AuthHello } from "./handshake-payloads.js";
 import { RunnerHandshake, ServerHandshake, type CredentialRecord, type LeaseGrant, type RunExpectation, type RunnerHandshakeOptions, type RunnerWelcome } from "./handshake.js";
-import { AUTH_MESSAGE_TIMEOUT_MS } from "./limits.js";
+import { AUTH_MESSAGE_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS } from "./limits.js";
 import { Opener, Sealer, maxSecureFrameBytes } from "./secure-frame.js";
 
 export interface ChannelHandlers {
@@ -36,6 +37,8 @@ interface ChannelOptions {
   handlers: ChannelHandlers;
   /** The clock for lease expiry and `sentAt`; tests fix it. */
   now?: () => number;
+  /** Dead-peer detection: its timeout and its own timers (apart from the lease clock). */
+  heartbeat?: HeartbeatOptions;
   authTimeoutMs?: number;
   maxFrameBytes?: number;
 }
@@ -57,13 +60,22 @@ function closeFor(ws: WebSocket, error: TransportError): void {
 /** What already-read frames may hold while the socket is paused: one read plus one whole frame. */
 const queueLimit = (maxFrameBytes: number): number => 2 * maxSecureFrameBytes(maxFrameBytes);
 
+/** The heartbeat of one side: the welcome's interval, and what this side sends on each beat. */
+interface HeartbeatPlan<Send extends ControlKind> {
+  intervalMs: number;
+  beat: ((channel: SecureChannel<Send>) => void) | null;
+  options: HeartbeatOptions;
+}
+
 /**
  * One authenticated connection after welcome: seals what this side sends, opens, checks and
  * hands over what the peer sends, in order. Any refused frame closes the socket and ends the
  * channel with the diagnostic; a plaintext refused before sealing (too large) is only returned.
+ * A peer silent past the heartbeat's limit ends it as `peer_silent`.
  */
 export class SecureChannel<Send extends ControlKind = ControlKind> {
   private closed = false;
+  private readonly heartbeat: Heartbeat;
 
   constructor(
     private readonly ws: WebSocket,
@@ -76,7 +88,10 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     private readonly receiveKinds: readonly ControlKind[],
     private readonly handlers: ChannelHandlers,
     private readonly now: () => number,
+    heartbeat: HeartbeatPlan<Send>,
   ) {
+    const beat = heartbeat.beat;
+    this.heartbeat = new Heartbeat(heartbeat.intervalMs, heartbeat.options, beat && (() => beat(this)), (silent) => this.end(silent));
     void this.pump();
   }
 
@@ -112,6 +127,19 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     return ok(undefined);
   }
 
+  /**
+   * The lease was renewed (§5.9): envelopes are acted on until the new expiry. An expiry never
+   * moves back, so a late or repeated answer cannot shorten the connection.
+   */
+  renewLease(expiresAtUnixMs: number): void {
+    this.binding.leaseExpiresAtUnixMs = Math.max(this.binding.leaseExpiresAtUnixMs, expiresAtUnixMs);
+  }
+
+  /** Closes for a refusal of this side's own making (a renewal refused); onClose gets it. */
+  abort(error: TransportError): void {
+    this.end(error);
+  }
+
   /** A normal close (1000); onClose gets null. */
   close(): void {
     if (this.closed) return;
@@ -129,6 +157,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
 
   private finish(diagnostic: TransportError | null): void {
     this.closed = true;
+    this.heartbeat.stop();
     this.sealer.destroy();
     this.opener.destroy();
     this.handlers.onClose(diagnostic);
@@ -138,6 +167,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     while (!this.closed) {
       const received = await this.reader.next();
       if (!received.ok) return this.end(received.error);
+      this.heartbeat.heard();
       const opened = this.opener.open(received.value);
       if (!opened.ok) return this.end(opened.error);
       const value = parseFrameText(opened.value);
@@ -149,6 +179,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
       } catch (err) {
         return this.end(transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`));
       }
+      this.heartbeat.reading();
     }
   }
 }
@@ -183,8 +214,9 @@ export interface RunnerChannelOptions extends RunnerHandshakeOptions, ChannelOpt
 
 /**
  * The runner's side over an open WebSocket (from `dial`): hello, challenge, response, sealed
- * welcome. On success the channel sends event, command_result and pong, and hands over what the
- * core sends. On failure the socket is closed and the refusal returned.
+ * welcome. On success the channel sends event, command_result, pong and lease_renew, and hands
+ * over what the core sends; a core silent past the heartbeat's limit closes it. On failure the
+ * socket is closed and the refusal returned.
  */
 export async function openRunnerChannel(ws: WebSocket, options: RunnerChannelOptions): Promise<Result<{ channel: SecureChannel<RunnerToCoreKind>; welcome: RunnerWelcome }>> {
   const now = options.now ?? Date.now;
@@ -211,7 +243,8 @@ export async function openRunnerChannel(ws: WebSocket, options: RunnerChannelOpt
     if (!welcome.ok) return abort(ws, reader, welcome.error, keys);
     // Send no frame larger than either side accepts.
     const sealer = new Sealer(keys.clientToCore, keys.sessionId, "client_to_core", Math.min(maxFrameBytes, welcome.value.payload.maxFrameBytes));
-    const channel = new SecureChannel(ws, reader, sealer, opener, keys.sessionId, welcome.value.binding, RUNNER_TO_CORE_KINDS, CORE_TO_RUNNER_KINDS.filter((k) => k !== "welcome"), options.handlers, now);
+    const heartbeat = { intervalMs: welcome.value.payload.heartbeatIntervalMs, beat: null, options: options.heartbeat ?? {} };
+    const channel = new SecureChannel(ws, reader, sealer, opener, keys.sessionId, welcome.value.binding, RUNNER_TO_CORE_KINDS, CORE_TO_RUNNER_KINDS.filter((k) => k !== "welcome"), options.handlers, now, heartbeat);
     return ok({ channel, welcome: welcome.value });
   } finally {
     handshake.destroy();
@@ -251,8 +284,9 @@ async function callHook<T>(hook: () => Promise<T> | T): Promise<Result<T>> {
 /**
  * The core's side over an upgraded WebSocket (from the upgrade server): hello checks, challenge,
  * response proof, the authority's authorize hook, sealed welcome. On success the channel sends
- * ack, command, revoke, ping and command_result_ack. On failure the socket is closed and the
- * refusal returned, for the authority's diagnostics.
+ * ack, command, revoke, command_result_ack and lease_renewed, and a ping every heartbeat
+ * interval; a runner silent past the heartbeat's limit closes it. On failure the socket is
+ * closed and the refusal returned, for the authority's diagnostics.
  */
 export async function acceptCoreChannel(
   ws: WebSocket,
@@ -298,7 +332,8 @@ export async function acceptCoreChannel(
     const sealed = sealer.seal(JSON.stringify(welcome));
     const written = sealed.ok ? await sendText(ws, sealed.value, timeoutMs) : sealed;
     if (!written.ok) return abort(ws, reader, written.error, keys);
-    const channel = new SecureChannel(ws, reader, sealer, opener, sessionId, binding, CORE_TO_RUNNER_KINDS.filter((k): k is Exclude<CoreToRunnerKind, "welcome"> => k !== "welcome"), RUNNER_TO_CORE_KINDS, options.handlers, now);
+    const heartbeat: HeartbeatPlan<Exclude<CoreToRunnerKind, "welcome">> = { intervalMs: HEARTBEAT_INTERVAL_MS, beat: (c) => void c.send("ping", {}), options: options.heartbeat ?? {} };
+    const channel = new SecureChannel(ws, reader, sealer, opener, sessionId, binding, CORE_TO_RUNNER_KINDS.filter((k): k is Exclude<CoreToRunnerKind, "welcome"> => k !== "welcome"), RUNNER_TO_CORE_KINDS, options.handlers, now, heartbeat);
     return ok({ channel, hello: hello.value, grant: grant.value });
   } finally {
     handshake?.destroy();

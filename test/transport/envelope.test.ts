@@ -43,7 +43,8 @@ describe("control envelopes", () => {
     assert.equal(refusal({ ...ack(), connectionId: "connection_8" }), "connection_mismatch /connectionId");
     assert.equal(refusal({ ...ack(), connectionLeaseId: "lease-8" }), "lease_mismatch /connectionLeaseId");
     assert.equal(refusal({ ...ack(), kind: "event" }), "unknown_kind /kind", "an event never comes from the core");
-    assert.equal(refusal({ ...ack(), kind: "lease_renewed" }), "unknown_kind /kind");
+    assert.equal(refusal({ ...ack(), kind: "lease_renew" }), "unknown_kind /kind", "a renewal request never comes from the core");
+    assert.equal(refusal({ ...ack(), kind: "lease_extend" }), "unknown_kind /kind");
     assert.equal(refusal(ack(), RUNNER_TO_CORE_KINDS), "unknown_kind /kind");
   });
 
@@ -54,6 +55,23 @@ describe("control envelopes", () => {
     assert.equal(refusal({ ...ack(), sentAt: 1 }), "malformed_envelope /sentAt");
     assert.equal(refusal({ ...ack(), payload: { ackedSourceSeq: -1 } }), "malformed_envelope /payload/ackedSourceSeq");
     assert.equal(refusal({ ...ack(), kind: "revoke", payload: { revocationEpoch: 1.5 } }), "malformed_envelope /payload/revocationEpoch");
+  });
+
+  it("check the numbers of lease_renew and lease_renewed (§5.9) before anyone acts on them", () => {
+    const renew = (payload: Record<string, unknown>) => ({ ...ack(), kind: "lease_renew", payload });
+    const good = { currentExpiresAtUnixMs: NOW + 60_000, revocationEpoch: 2 };
+    assert.equal(refusal(renew(good), RUNNER_TO_CORE_KINDS), "ok");
+    for (const bad of [0, -1, 1.5, "1", null]) assert.equal(refusal(renew({ ...good, currentExpiresAtUnixMs: bad }), RUNNER_TO_CORE_KINDS), "malformed_envelope /payload/currentExpiresAtUnixMs", String(bad));
+    assert.equal(refusal(renew({ currentExpiresAtUnixMs: NOW }), RUNNER_TO_CORE_KINDS), "malformed_envelope /payload/revocationEpoch");
+
+    const renewed = (payload: Record<string, unknown>) => ({ ...ack(), kind: "lease_renewed", payload });
+    const answer = { previousExpiresAtUnixMs: NOW + 60_000, connectionLeaseExpiresAtUnixMs: NOW + 90_000, connectionLeaseExpiresAt: new Date(NOW + 90_000).toISOString(), revocationEpoch: 2 };
+    assert.equal(refusal(renewed(answer)), "ok");
+    const { previousExpiresAtUnixMs: _dropped, ...noEcho } = answer;
+    assert.equal(refusal(renewed(noEcho)), "malformed_envelope /payload/previousExpiresAtUnixMs");
+    assert.equal(refusal(renewed({ ...answer, connectionLeaseExpiresAtUnixMs: 0 })), "malformed_envelope /payload/connectionLeaseExpiresAtUnixMs");
+    assert.equal(refusal(renewed({ ...answer, connectionLeaseExpiresAt: new Date(NOW + 90_001).toISOString() })), "malformed_envelope /payload/connectionLeaseExpiresAt");
+    assert.equal(refusal(renewed({ ...answer, revocationEpoch: -1 })), "malformed_envelope /payload/revocationEpoch");
   });
 
   it("refuse any envelope once the lease has expired", () => {

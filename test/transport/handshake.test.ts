@@ -78,6 +78,7 @@ describe("handshake", () => {
       const welcome = value(runner.acceptWelcome(welcomeEnvelope(server, grant), NOW));
       assert.equal(welcome.binding.connectionId, grant.connectionId);
       assert.equal(welcome.payload.heartbeatIntervalMs, 250);
+      assert.equal(welcome.payload.connectionLeaseRenewalVersion, 1, "the authority offers lease renewal (§5.9)");
       assert.equal(welcome.payload.maxBatchEvents, 100);
       assert.equal(welcome.payload.maxFrameBytes, 1_048_576);
       assert.equal(welcome.lease.token, credential.kind === "bootstrap" ? "lease_minted" : credential.token);
@@ -161,6 +162,17 @@ describe("handshake", () => {
       assert.equal(answer(LEASE, { selectedVersion: 3 }), "version_mismatch /payload/selectedVersion");
       assert.equal(answer(BOOTSTRAP, { credentialLeaseId: "lease-1" }), "lease_mismatch /payload/credentialLeaseId");
     });
+    it("when its lease renewal went unanswered: only a later expiry, and only one the server signed", () => {
+      const renewing: RunnerCredential = { ...LEASE, renewalUnanswered: true };
+      const renewed = challengeFor(renewing, recordFor(LEASE, { expiresAtUnixMs: NOW + 90_000 }));
+      assert.equal(refusal(renewed.runner.answer({ ...renewed.server.challenge }, NOW)), "ok", "the renewal was persisted after all");
+      const earlier = challengeFor(renewing, recordFor(LEASE, { expiresAtUnixMs: NOW + 30_000 }));
+      assert.equal(refusal(earlier.runner.answer({ ...earlier.server.challenge }, NOW)), "lease_mismatch /payload/credentialExpiresAtUnixMs");
+      const unaware = challengeFor(LEASE, recordFor(LEASE, { expiresAtUnixMs: NOW + 90_000 }));
+      assert.equal(refusal(unaware.runner.answer({ ...unaware.server.challenge }, NOW)), "lease_mismatch /payload/credentialExpiresAtUnixMs", "no renewal outstanding");
+      const later = NOW + 90_000;
+      assert.equal(answer(renewing, { credentialExpiresAtUnixMs: later, credentialExpiresAt: new Date(later).toISOString() }), "proof_mismatch /payload/serverProof");
+    });
     it("and answers only once", () => {
       const { runner, server } = challengeFor(BOOTSTRAP);
       value(runner.answer({ ...server.challenge }, NOW));
@@ -211,6 +223,8 @@ describe("handshake", () => {
       assert.equal(welcome(BOOTSTRAP, {}, { connectionId: "conn-1" }), "invalid_welcome /connectionId");
       assert.equal(welcome(BOOTSTRAP, {}, {}, { ...grantFor(BOOTSTRAP), connectionLeaseExpiresAtUnixMs: NOW }), "lease_expired /connectionLeaseId");
       assert.equal(welcome(BOOTSTRAP, { pendingCommands: [{}, {}] }), "invalid_welcome /payload/pendingCommands");
+      assert.equal(welcome(BOOTSTRAP, { connectionLeaseRenewalVersion: 0 }), "invalid_welcome /payload/connectionLeaseRenewalVersion");
+      assert.equal(welcome(BOOTSTRAP, { connectionLeaseRenewalVersion: undefined }), "ok", "an authority without renewal leaves it out");
     });
   });
 });

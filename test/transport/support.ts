@@ -26,6 +26,7 @@ import {
   type RunnerUpgradeServer,
   type TransportError,
 } from "../../src/transport/index.js";
+import { ManualTimers } from "../support/manual-timers.js";
 
 export const IDENTITY: RunIdentity = {
   runnerInstanceId: "runner-1",
@@ -38,6 +39,12 @@ export const IDENTITY: RunIdentity = {
 
 export const EXPECTED: RunExpectation = { identity: IDENTITY, runnerVersion: "0.1.0", runnerDigest: `sha256:${"cd".repeat(32)}`, range: { min: 1, max: 3 } };
 export const RESUME = { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 };
+
+/**
+ * Heartbeats on a clock that never moves: no ping joins the envelopes a test counts, and no
+ * side is closed as silent while a test takes its time. Heartbeat tests bring their own timers.
+ */
+export const STILL_HEARTBEAT = { timers: new ManualTimers() };
 
 /** The authority's part of the handshake, in memory: records by credential id, and the step-6 hook. */
 export class MemoryAuthority {
@@ -126,7 +133,7 @@ export class TestServer {
   ) {
     this.server = createRunnerUpgradeServer({
       onRunner: (ws) => {
-        const done = acceptCoreChannel(ws, { expected: EXPECTED, lookupCredential: authority.lookup, authorize: authority.authorize, handlers: this.inbox, ...overrides }).then((r) => {
+        const done = acceptCoreChannel(ws, { expected: EXPECTED, lookupCredential: authority.lookup, authorize: authority.authorize, handlers: this.inbox, heartbeat: STILL_HEARTBEAT, ...overrides }).then((r) => {
           this.results.push(r);
         });
         this.pending.add(done);
@@ -166,7 +173,7 @@ export async function connectRunner(url: string, credential: RunnerCredential, h
   if (!resolved.ok) return resolved;
   const ws = await dial(resolved.value);
   if (!ws.ok) return ws;
-  return openRunnerChannel(ws.value, { credential, identity: IDENTITY, runnerVersion: EXPECTED.runnerVersion, runnerDigest: EXPECTED.runnerDigest, resume: RESUME, handlers, ...overrides });
+  return openRunnerChannel(ws.value, { credential, identity: IDENTITY, runnerVersion: EXPECTED.runnerVersion, runnerDigest: EXPECTED.runnerDigest, resume: RESUME, handlers, heartbeat: STILL_HEARTBEAT, ...overrides });
 }
 
 /** A raw TCP socket to 127.0.0.1, for requests and frames a well-behaved client would never send. */

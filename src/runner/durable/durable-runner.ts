@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { decodeValue } from "../../contract/decode.js";
 import type { PrpCommand } from "../../contract/kinds.js";
-import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, type ControlEnvelope, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type TransportError } from "../../transport/index.js";
+import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, systemTimers, type ControlEnvelope, type HeartbeatOptions, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers, type TransportError } from "../../transport/index.js";
 import { RunController, type RunControllerOptions } from "../run-controller.js";
 import { deltaCoalescer } from "./delta-coalescer.js";
+import { LeaseKeeper } from "./lease-keeper.js";
 import { outboxSink } from "./outbox-sink.js";
 import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "./runner-state.js";
 
@@ -24,6 +25,10 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
   maxOutboxBytes?: number;
   p0ReserveBytes?: number;
   reconnectDelayMs?: number;
+  /** The lease clock: lease expiry and when to renew; tests move it instead of waiting. */
+  clock?: Timers;
+  /** Dead-authority detection: its timeout and its own timers (not `clock`). */
+  heartbeat?: HeartbeatOptions;
   /** Diagnostics for a person (stderr); never a secret. */
   log(text: string): void;
   /**
@@ -150,7 +155,7 @@ export class DurableRunner {
   private async connectLoop(endpoint: ResolvedEndpoint): Promise<void> {
     while (this.finished) {
       if (!this.credential) return void this.end({ code: 3, reason: "lease_expired_requires_bootstrap" });
-      if (this.credential.kind === "lease" && this.credential.expiresAtUnixMs <= Date.now()) {
+      if (this.credential.kind === "lease" && this.credential.expiresAtUnixMs <= this.clock.now()) {
         this.credential = null;
         continue;
       }
@@ -172,15 +177,19 @@ export class DurableRunner {
     let resolveClosed!: (e: TransportError | null) => void;
     const closed = new Promise<TransportError | null>((r) => (resolveClosed = r));
     const credential = this.credential!;
+    let keeper: LeaseKeeper | null = null;
     const opened = await openRunnerChannel(ws, {
+      now: this.clock.now,
+      ...(this.options.heartbeat ? { heartbeat: this.options.heartbeat } : {}),
       credential,
       identity: this.options.identity,
       runnerVersion: this.options.runnerVersion,
       runnerDigest: this.options.runnerDigest,
       resume: { lastControllerCommandSeq: c.lastControllerCommandSeq, nextSourceEventSeq: c.nextSourceSeq, ackedSourceSeq: c.ackedSourceSeq },
       handlers: {
-        onEnvelope: (envelope) => this.onEnvelope(envelope),
+        onEnvelope: (envelope) => (envelope.kind === "lease_renewed" ? keeper?.renewed(envelope.payload) : this.onEnvelope(envelope)),
         onClose: (diagnostic) => {
+          keeper?.stop();
           this.channel = null;
           resolveClosed(diagnostic);
         },
@@ -196,11 +205,17 @@ export class DurableRunner {
     this.credential = opened.value.welcome.lease satisfies RunnerLease; // the ticket is spent: only the lease, in memory
     this.channel = opened.value.channel;
     this.maxBatchEvents = opened.value.welcome.payload.maxBatchEvents;
+    // Lease renewal (runtime.md §5.9): the renewed lease is the one to redial with.
+    keeper = new LeaseKeeper({ channel: this.channel, lease: this.credential, renewalVersion: opened.value.welcome.payload.connectionLeaseRenewalVersion, timers: this.clock, onLease: (lease) => (this.credential = lease) });
     this.state.setLifecycle(this.terminalAdmitted ? "stopped" : "ready");
     this.sentThrough = opened.value.welcome.payload.ackedSourceSeq;
     if (!this.applyAck(opened.value.welcome.payload.ackedSourceSeq)) return closed;
     for (const command of opened.value.welcome.payload.pendingCommands) this.enqueueCommand(command);
     return closed;
+  }
+
+  private get clock(): Timers {
+    return this.options.clock ?? systemTimers;
   }
 
   /** Never waits on a command's effect: ACKs, pings and revokes are applied while one runs. */

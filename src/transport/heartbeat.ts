@@ -1,0 +1,76 @@
+import { transportError, type TransportError } from "./errors.js";
+import { DEAD_PEER_FLOOR_MS, DEAD_PEER_INTERVALS } from "./limits.js";
+import { systemTimers, type Timers } from "./timers.js";
+
+/** How one side of a connection notices a dead peer. */
+export interface HeartbeatOptions {
+  /** A peer silent longer than this is taken for dead; default max(20 × interval, 5 s). */
+  deadPeerTimeoutMs?: number;
+  /** Monotonic time for the beat, apart from the lease clock; tests inject their own. */
+  timers?: Timers;
+}
+
+export const defaultDeadPeerTimeoutMs = (intervalMs: number): number => Math.max(DEAD_PEER_INTERVALS * intervalMs, DEAD_PEER_FLOOR_MS);
+
+/**
+ * The heartbeat of one connection (runtime.md §5.3 step 8, §5.5). Every interval it checks how
+ * long the peer has been silent, and beats (the core sends its `ping`). Silence counts only
+ * while this side reads: while its own handler holds the next frame back, nothing can be heard,
+ * and that is not the peer's fault. The limit must be passed at two beats in a row: after a
+ * stall of this process its timers run before the socket reads that waited, and what waited
+ * must be heard first. A half-open TCP connection is noticed here, not by TCP.
+ */
+export class Heartbeat {
+  private readonly timers: Timers;
+  private readonly timeoutMs: number;
+  private lastHeardMs: number;
+  private holding = false;
+  private overdue = false;
+  private cancel: (() => void) | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly intervalMs: number,
+    options: HeartbeatOptions,
+    private readonly beat: (() => void) | null,
+    private readonly onSilent: (error: TransportError) => void,
+  ) {
+    this.timers = options.timers ?? systemTimers;
+    this.timeoutMs = options.deadPeerTimeoutMs ?? defaultDeadPeerTimeoutMs(intervalMs);
+    this.lastHeardMs = this.timers.now();
+    this.schedule();
+  }
+
+  /** A frame arrived; this side's handler now holds the reader. */
+  heard(): void {
+    this.lastHeardMs = this.timers.now();
+    this.holding = true;
+  }
+
+  /** This side reads again: silence counts from now. */
+  reading(): void {
+    this.lastHeardMs = this.timers.now();
+    this.holding = false;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancel?.();
+  }
+
+  private schedule(): void {
+    this.cancel = this.timers.after(this.intervalMs, () => this.tick());
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    const silentMs = this.timers.now() - this.lastHeardMs;
+    const wasOverdue = this.overdue;
+    this.overdue = !this.holding && silentMs > this.timeoutMs;
+    if (this.overdue && wasOverdue) {
+      return this.onSilent(transportError("peer_silent", "", `nothing heard from the peer for ${silentMs} ms (the limit is ${this.timeoutMs} ms)`));
+    }
+    this.beat?.();
+    if (!this.stopped) this.schedule(); // a failed beat may have closed the channel
+  }
+}
