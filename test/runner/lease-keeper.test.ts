@@ -46,8 +46,20 @@ describe("runner lease keeper (runtime.md §5.9)", () => {
     timers.advance(1);
     assert.deepEqual(channel.sent, [["lease_renew", { currentExpiresAtUnixMs: lease.expiresAtUnixMs, revocationEpoch: 2 }]]);
     assert.deepEqual(leases, [{ ...lease, renewalUnanswered: true }], "until answered, a reconnect may find the lease renewed");
-    timers.advance(TTL);
-    assert.equal(channel.sent.length, 1, "one renewal in flight at a time");
+  });
+
+  it("asks again, with the same observed expiry, for a renewal left unanswered, and stops once the lease has run out", () => {
+    const { timers, channel, lease } = keeper();
+    timers.advance(TTL / 2);
+    assert.equal(channel.sent.length, 1);
+    timers.advance(TTL / 4 - 1);
+    assert.equal(channel.sent.length, 1, "not before halfway through what remains");
+    timers.advance(1);
+    assert.equal(channel.sent.length, 2, "asked again");
+    timers.advance(10 * TTL);
+    const request = ["lease_renew", { currentExpiresAtUnixMs: lease.expiresAtUnixMs, revocationEpoch: 2 }];
+    assert.ok(channel.sent.length < 10, `a bounded number of retries (${channel.sent.length})`);
+    assert.deepEqual(channel.sent, channel.sent.map(() => request), "every retry names the same expiry: the authority replays its extension");
   });
 
   it("adopts an answer that echoes what it sent, then renews halfway through the new remaining lease", () => {

@@ -34,6 +34,13 @@ export class ManualTimers implements Timers {
     this.t = end;
   }
 
+  /** When the earliest pending timer fires; undefined with none pending. */
+  get nextDueAt(): number | undefined {
+    let at: number | undefined;
+    for (const timer of this.pending) if (at === undefined || timer.at < at) at = timer.at;
+    return at;
+  }
+
   /** Timers set and not yet fired or cancelled. */
   get waiting(): number {
     return this.pending.size;

@@ -75,6 +75,8 @@ export class DurableRunner {
   private channel: SecureChannel<RunnerToCoreKind> | null = null;
   private credential: RunnerCredential | null;
   private roomWaiters: Array<() => void> = [];
+  /** Renews the current connection's lease; gone with the connection, or once revoked. */
+  private keeper: LeaseKeeper | null = null;
   private terminalAdmitted = false;
   /** The highest event sent on the current connection: at most maxBatchEvents run ahead of the ACK. */
   private sentThrough = 0;
@@ -177,7 +179,6 @@ export class DurableRunner {
     let resolveClosed!: (e: TransportError | null) => void;
     const closed = new Promise<TransportError | null>((r) => (resolveClosed = r));
     const credential = this.credential!;
-    let keeper: LeaseKeeper | null = null;
     const opened = await openRunnerChannel(ws, {
       now: this.clock.now,
       ...(this.options.heartbeat ? { heartbeat: this.options.heartbeat } : {}),
@@ -187,9 +188,10 @@ export class DurableRunner {
       runnerDigest: this.options.runnerDigest,
       resume: { lastControllerCommandSeq: c.lastControllerCommandSeq, nextSourceEventSeq: c.nextSourceSeq, ackedSourceSeq: c.ackedSourceSeq },
       handlers: {
-        onEnvelope: (envelope) => (envelope.kind === "lease_renewed" ? keeper?.renewed(envelope.payload) : this.onEnvelope(envelope)),
+        onEnvelope: (envelope) => (envelope.kind === "lease_renewed" ? this.keeper?.renewed(envelope.payload) : this.onEnvelope(envelope)),
         onClose: (diagnostic) => {
-          keeper?.stop();
+          this.keeper?.stop();
+          this.keeper = null;
           this.channel = null;
           resolveClosed(diagnostic);
         },
@@ -206,7 +208,7 @@ export class DurableRunner {
     this.channel = opened.value.channel;
     this.maxBatchEvents = opened.value.welcome.payload.maxBatchEvents;
     // Lease renewal (runtime.md §5.9): the renewed lease is the one to redial with.
-    keeper = new LeaseKeeper({ channel: this.channel, lease: this.credential, renewalVersion: opened.value.welcome.payload.connectionLeaseRenewalVersion, timers: this.clock, onLease: (lease) => (this.credential = lease) });
+    this.keeper = new LeaseKeeper({ channel: this.channel, lease: this.credential, renewalVersion: opened.value.welcome.payload.connectionLeaseRenewalVersion, timers: this.clock, onLease: (lease) => (this.credential = lease) });
     this.state.setLifecycle(this.terminalAdmitted ? "stopped" : "ready");
     this.sentThrough = opened.value.welcome.payload.ackedSourceSeq;
     if (!this.applyAck(opened.value.welcome.payload.ackedSourceSeq)) return closed;
@@ -251,6 +253,8 @@ export class DurableRunner {
    */
   private async revoked(): Promise<void> {
     this.state.setLifecycle("revoked");
+    // A revoked lease cannot be renewed: asking would only get the flushing connection closed.
+    this.keeper?.stop();
     const deadline = Date.now() + REVOKE_FLUSH_MS;
     while (this.channel && this.state.pending().length > 0 && Date.now() < deadline) await sleep(20);
     this.channel?.close();

@@ -1,5 +1,8 @@
 import { LEASE_RENEWAL_VERSION, transportError, type LeaseRenewPayload, type Payload, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers } from "../../transport/index.js";
 
+/** The shortest wait before asking again for a renewal that went unanswered. */
+const RETRY_FLOOR_MS = 1_000;
+
 type RenewingChannel = Pick<SecureChannel<RunnerToCoreKind>, "send" | "renewLease" | "abort">;
 
 export interface LeaseKeeperOptions {
@@ -18,7 +21,9 @@ export interface LeaseKeeperOptions {
  * Keeps one connection's lease alive (runtime.md §5.9 "Lease renewal"): halfway through the
  * remaining lease it sends `lease_renew` with the expiry and epoch it holds, and adopts the
  * `lease_renewed` answer only when that echoes them and extends the lease; any other answer
- * closes the connection. One renewal is in flight at a time; it lives as long as the connection.
+ * closes the connection. One renewal is in flight at a time; one left unanswered is asked again
+ * with the same observed expiry — halfway through what then remains — which the authority
+ * answers with the extension it already persisted. It lives as long as the connection.
  */
 export class LeaseKeeper {
   private lease: RunnerLease;
@@ -40,6 +45,7 @@ export class LeaseKeeper {
     const expiresAtUnixMs = payload.connectionLeaseExpiresAtUnixMs as number;
     if (expiresAtUnixMs < sent.currentExpiresAtUnixMs) return refuse("/payload/connectionLeaseExpiresAtUnixMs", "the renewed lease would end before the one it renews");
     this.inFlight = null;
+    this.stop(); // the retry of this renewal, if one is pending
     const { renewalUnanswered: _answered, ...lease } = this.lease;
     this.lease = { ...lease, expiresAtUnixMs };
     this.options.channel.renewLease(expiresAtUnixMs);
@@ -57,6 +63,13 @@ export class LeaseKeeper {
     this.cancel = this.options.timers.after(Math.max(0, Math.floor(remainingMs / 2)), () => this.renew());
   }
 
+  /** An unanswered renewal is asked again, no more often than every RETRY_FLOOR_MS, until the lease runs out. */
+  private scheduleRetry(): void {
+    const remainingMs = this.lease.expiresAtUnixMs - this.options.timers.now();
+    if (remainingMs <= 0) return; // expired: the channel refuses what comes next and the connect loop takes over
+    this.cancel = this.options.timers.after(Math.max(RETRY_FLOOR_MS, Math.floor(remainingMs / 2)), () => this.renew());
+  }
+
   private renew(): void {
     this.cancel = null;
     const request: LeaseRenewPayload = { currentExpiresAtUnixMs: this.lease.expiresAtUnixMs, revocationEpoch: this.lease.revocationEpoch };
@@ -64,5 +77,6 @@ export class LeaseKeeper {
     this.inFlight = request;
     this.lease = { ...this.lease, renewalUnanswered: true };
     this.options.onLease(this.lease);
+    this.scheduleRetry();
   }
 }
