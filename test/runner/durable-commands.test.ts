@@ -5,9 +5,8 @@ import Database from "better-sqlite3";
 import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
 import type { HarnessDriver, HarnessFact, HarnessListener } from "../../src/harness/harness-driver.js";
 import { resolveScriptPath } from "../../src/harness/script-file.js";
-import { DurableRunner } from "../../src/runner/durable/durable-runner.js";
 import { STATE_FILE } from "../../src/runner/durable/runner-state.js";
-import { BUILD, SecureAuthority, until } from "../security/support.js";
+import { durableRunner, SecureAuthority, until } from "../security/support.js";
 
 /** The fake harness, with its `ready` held back until the test lets it through. */
 class HeldReadyDriver implements HarnessDriver {
@@ -58,15 +57,8 @@ describe("commands run apart from the envelope pump (a command's effect never ho
 
   it("applies ACKs while run.prepare waits for the harness, and a reconnect mid-command neither loops nor runs it twice", async () => {
     const identity = await authority.newRun();
-    for (const [type, payload] of [["run.prepare", {}], ["session.open", {}], ["turn.start", { turnId: identity.turnId }]] as const) {
-      assert.ok((await authority.server.queueCommand(identity.runId, type, payload)).ok);
-    }
     const driver = new HeldReadyDriver();
-    const stateDir = join(authority.root, "runners", identity.runId);
-    const runner = new DurableRunner({
-      identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
-      runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 10, driver, log: () => {},
-    });
+    const { runner, stateDir } = await durableRunner(authority, identity, { driver, reconnectDelayMs: 10 });
     const outcome = runner.run();
     await until(() => driver.heldReady, "the harness said ready (held back by the test)");
     // run.prepare is under way: its three events are committed and their ACKs applied by the

@@ -5,10 +5,9 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
-import { DurableRunner } from "../../src/runner/durable/durable-runner.js";
 import { LocalRunnerClient } from "../../src/runner/local-client.js";
 import { AT, result } from "../contract/samples.js";
-import { BUILD, SecureAuthority } from "../security/support.js";
+import { durableRunner, SecureAuthority } from "../security/support.js";
 
 /** A script whose one event is `bytes` long: more than the runner can ever carry. */
 function hugeEventScript(dir: string, bytes: number): string {
@@ -71,14 +70,8 @@ describe("an event that can never be carried fails the run closed (never silentl
 
     it("an event larger than the outbox's soft limit", async () => {
       const identity = await authority.newRun();
-      for (const [type, payload] of [["run.prepare", {}], ["session.open", {}], ["turn.start", { turnId: identity.turnId }]] as const) {
-        assert.ok((await authority.server.queueCommand(identity.runId, type, payload)).ok);
-      }
-      const log: string[] = [];
-      const runner = new DurableRunner({
-        identity, connectUrl: authority.url(identity.runId), stateDir: join(authority.root, "runners", identity.runId), bootstrapToken: await authority.ticket(identity.runId),
-        runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 10, maxOutboxBytes: 16_384, p0ReserveBytes: 4_096,
-        driver: new FakeHarnessDriver({ scriptPath: hugeEventScript(dir, 13_000), delayMs: 0 }), log: (t) => log.push(t),
+      const { runner, log } = await durableRunner(authority, identity, {
+        maxOutboxBytes: 16_384, p0ReserveBytes: 4_096, driver: new FakeHarnessDriver({ scriptPath: hugeEventScript(dir, 13_000), delayMs: 0 }),
       });
       assert.deepEqual(await runner.run(), { code: 0, reason: "run_delivered" }, log.join("\n"));
       assertFailedClosed(authority.committed.get(identity.runId) ?? []);

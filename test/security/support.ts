@@ -11,7 +11,7 @@ import type { PrpEvent } from "../../src/contract/kinds.js";
 import { MAX_FRAME_BYTES } from "../../src/contract/versions.js";
 import { resolveScriptPath } from "../../src/harness/script-file.js";
 import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
-import { DurableRunner, type DurableOutcome } from "../../src/runner/durable/durable-runner.js";
+import { DurableRunner, type DurableRunnerOptions, type DurableOutcome } from "../../src/runner/durable/durable-runner.js";
 import {
   Opener,
   RunnerHandshake,
@@ -325,25 +325,37 @@ export async function finishWithLease(authority: SecureAuthority, identity: RunI
  * runner ends once run.terminal is acknowledged. Returns its outcome and the run's events.
  */
 export async function completeRun(authority: SecureAuthority, identity: RunIdentity, ticket: string): Promise<{ outcome: DurableOutcome; events: PrpEvent[]; log: string[] }> {
+  const { runner, log } = await durableRunner(authority, identity, { bootstrapToken: ticket });
+  const outcome = await runner.run();
+  return { outcome, events: authority.committed.get(identity.runId) ?? [], log };
+}
+
+/**
+ * Queues the three opening commands of a run and builds a real durable runner for it (in this
+ * process) with a fresh ticket and the happy-path fake harness, unless `options` says otherwise.
+ * The runner's stderr lines are collected in `log`.
+ */
+export async function durableRunner(authority: SecureAuthority, identity: RunIdentity, options: Partial<DurableRunnerOptions> = {}): Promise<{ runner: DurableRunner; log: string[]; stateDir: string }> {
   const { runId } = identity;
-  for (const [type, payload] of [["run.prepare", { workspace: "security" }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "Play the happy-path script.", turnId: identity.turnId }]] as const) {
+  for (const [type, payload] of [["run.prepare", { workspace: "security" }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "Play the script.", turnId: identity.turnId }]] as const) {
     const queued = await authority.server.queueCommand(runId, type, payload);
     assert.ok(queued.ok, queued.ok ? "" : queued.error.message);
   }
   const log: string[] = [];
+  const stateDir = join(authority.root, "runners", runId);
   const runner = new DurableRunner({
     identity,
     connectUrl: authority.url(runId),
-    stateDir: join(authority.root, "runners", runId),
-    bootstrapToken: ticket,
+    stateDir,
+    bootstrapToken: options.bootstrapToken ?? (await authority.ticket(runId)),
     runnerVersion: BUILD.version,
     runnerDigest: BUILD.digest,
     reconnectDelayMs: 50,
     driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 }),
     log: (text) => log.push(text),
+    ...options,
   });
-  const outcome = await runner.run();
-  return { outcome, events: authority.committed.get(runId) ?? [], log };
+  return { runner, log, stateDir };
 }
 
 /** Asserts a completed run: delivered, every event committed once in order, terminal succeeded. */
