@@ -105,7 +105,7 @@ export class DurableRunner {
     this.restarted = c.nextSourceSeq > 1 || c.lastControllerCommandSeq > 0;
     // A crash between committing the terminal and recording "stopped" leaves the terminal unsent
     // in the outbox: it is the run's one terminal, so the replacement only delivers it.
-    this.terminalAdmitted = c.lifecycle === "stopped" || this.state.pending().some((p) => (JSON.parse(p.envelope) as { eventType?: string }).eventType === "run.terminal");
+    this.terminalAdmitted = c.lifecycle === "stopped" || this.state.pendingHas("run.terminal");
     this.controller = new RunController(
       { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer },
       outboxSink(this.state, id, {

@@ -227,6 +227,11 @@ export class RunnerState {
     })();
   }
 
+  /** Whether an unacknowledged event of this type waits in the outbox. */
+  pendingHas(eventType: string): boolean {
+    return this.sql("SELECT 1 FROM outbox WHERE event_type = ? LIMIT 1").get(eventType) !== undefined;
+  }
+
   /** Up to `limit` unacknowledged events after `sourceSeq`, in order, as their committed bytes. */
   pendingAfter(sourceSeq: number, limit: number): Array<{ sourceSeq: number; envelope: string }> {
     return (this.sql("SELECT source_seq, envelope FROM outbox WHERE source_seq > ? ORDER BY source_seq LIMIT ?").all(sourceSeq, limit) as Array<{ source_seq: number; envelope: string }>).map((r) => ({ sourceSeq: r.source_seq, envelope: r.envelope }));
