@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode } from "../src/contract/decode.js";
-import { LocalRunnerClient } from "../src/runner/local-client.js";
+import { packageRoot } from "../src/contract/package-root.js";
+import { SupervisedProcess } from "../src/harness/supervisor.js";
 import { writeScript } from "./fake-script.js";
 import { compare, fmt, median } from "./measure.js";
 
@@ -24,10 +25,13 @@ const dir = mkdtempSync(join(tmpdir(), "prp-bench-runner-"));
 const scriptPath = join(dir, "deltas.json");
 writeScript(scriptPath, "bench-deltas", Array.from({ length: EVENTS }, (_, i) => ({ kind: "event", event_type: "item.delta", item_id: "item_1", payload: { text: `token ${i} ` } })));
 
+const EVENT_RECORD = '{"schema":"paperclip.runner.stream.v1","kind":"event","event":';
+
 /**
  * Seconds from the first command to run.terminal (startup included), seconds from the first
  * item.delta to run.terminal (the path alone, once harness and runner are up), the stream bytes
- * seen, and the JSON of the first item.delta events.
+ * seen, and the JSON of the first item.delta events. The reader here only counts lines, as the
+ * `cat` baseline does: what is measured is the runner, not a controller's own checks.
  */
 async function throughRunner(): Promise<{ seconds: number; steadySeconds: number; lines: number; bytes: number; deltas: string[] }> {
   let lines = 0;
@@ -37,37 +41,36 @@ async function throughRunner(): Promise<{ seconds: number; steadySeconds: number
   let firstDelta = 0n;
   let resolveTerminal!: () => void;
   const ended = new Promise<void>((r) => (resolveTerminal = r));
-  const client = new LocalRunnerClient({
-    runId: "run_bench", sessionId: "session_bench", runnerId: "runner_bench", scriptPath,
-    onEvent: (e) => {
-      const json = JSON.stringify(e);
+  const runner = new SupervisedProcess({
+    command: process.execPath,
+    args: [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_bench", "--session-id", "session_bench", "--runner-id", "runner_bench", "--script", scriptPath],
+    maxLineBytes: 2 * 1024 * 1024,
+    graceMs: 2_000,
+    onLine: (line) => {
       lines++;
-      bytes += json.length + 60;
-      if (e.eventType === "item.delta" && deltas.length < DECODE_SAMPLE) {
+      bytes += line.length + 1;
+      if (deltas.length < DECODE_SAMPLE && line.startsWith(EVENT_RECORD) && line.includes('"eventType":"item.delta"')) {
         if (deltas.length === 0) firstDelta = process.hrtime.bigint();
-        deltas.push(json);
+        deltas.push(line.slice(EVENT_RECORD.length, -1));
       }
-      if (e.eventType === "run.terminal") {
-        terminal = JSON.stringify(e.payload);
+      if (line.includes('"eventType":"run.terminal"')) {
+        terminal = line;
         resolveTerminal();
       }
     },
-    onReceipt: () => {},
-    onBadLine: (l) => { throw new Error(`bad stream line: ${l.slice(0, 200)}`); },
+    onOversize: (n) => { throw new Error(`a runner line of ${n} bytes`); },
   });
   const start = process.hrtime.bigint();
   for (const [seq, type] of [[1, "run.prepare"], [2, "session.open"], [3, "turn.start"]] as const) {
-    client.sendRaw(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `c${seq}`, controllerSeq: seq, type, issuedAt: AT, payload: {} }));
+    runner.writeLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `c${seq}`, controllerSeq: seq, type, issuedAt: AT, payload: {} }));
   }
   await ended;
   const end = process.hrtime.bigint();
-  const seconds = Number(end - start) / 1e9;
-  const steadySeconds = Number(end - firstDelta) / 1e9;
-  client.close();
-  await client.exited();
+  runner.closeStdin();
+  await runner.exited;
   // A failed run (on a loaded machine the harness can miss its 2 s ready deadline while it loads the script) measures nothing.
   if (deltas.length === 0) throw new Error(`the run streamed no item.delta: ${terminal.slice(0, 400)}`);
-  return { seconds, steadySeconds, lines, bytes, deltas };
+  return { seconds: Number(end - start) / 1e9, steadySeconds: Number(end - firstDelta) / 1e9, lines, bytes, deltas };
 }
 
 /** Events per second of `decode` alone (parse, schema, post-checks) on the given event lines: one short interleaved round. */

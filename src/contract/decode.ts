@@ -48,7 +48,7 @@ export function decodeValue<K extends Kind = Kind>(value: unknown, options: Pick
     const early = precheck(binding.kind, value as Record<string, unknown>);
     if (early) return { ok: false, kind: binding.kind, error: early };
   }
-  const label = binding.version === undefined ? binding.kind : `${binding.kind} v${binding.version}`;
+  const label = () => (binding.version === undefined ? binding.kind : `${binding.kind} v${binding.version}`);
   const error = schemaError(binding.validator, value, label) ?? safely(() => postcheck(binding.kind, value));
   if (error) return { ok: false, kind: binding.kind, error };
   return {

@@ -17,25 +17,19 @@ export function resolveKind(value: unknown, expected: Kind | undefined, path = "
   if (!isPlainObject(value)) {
     return { ok: false, error: contractError("unsupported_required_schema", path, `expected a ${what} object, found ${describe(value)}`) };
   }
-  let binding: KindBinding | undefined;
-  let found: string;
-  if (typeof value.schema === "string") {
-    found = `schema "${value.schema}"`;
-    binding = SCHEMA_DISCRIMINATORS.get(value.schema);
-  } else if (typeof value.schemaVersion === "string") {
-    found = `schemaVersion "${value.schemaVersion}"`;
-    binding = SCHEMA_VERSION_DISCRIMINATORS.get(value.schemaVersion);
-  } else {
+  const bySchema = typeof value.schema === "string";
+  if (!bySchema && typeof value.schemaVersion !== "string") {
     return { ok: false, error: contractError("unsupported_required_schema", pointer(path, "schema"), `the ${what} has no schema discriminator`) };
   }
-  const at = pointer(path, typeof value.schema === "string" ? "schema" : "schemaVersion");
+  const binding = bySchema ? SCHEMA_DISCRIMINATORS.get(value.schema as string) : SCHEMA_VERSION_DISCRIMINATORS.get(value.schemaVersion as string);
+  if (binding !== undefined && (expected === undefined || binding.kind === expected)) return { ok: true, binding };
+  // Every event and command passes here: the words of a refusal are only spelled for one.
+  const found = bySchema ? `schema "${String(value.schema)}"` : `schemaVersion "${String(value.schemaVersion)}"`;
+  const at = pointer(path, bySchema ? "schema" : "schemaVersion");
   if (binding === undefined) {
     return { ok: false, error: contractError("unsupported_required_schema", at, `${found} is not a schema this contract implements`) };
   }
-  if (expected !== undefined && binding.kind !== expected) {
-    return { ok: false, error: contractError("unsupported_required_schema", at, `expected a ${expected}, found ${found} (a ${binding.kind})`) };
-  }
-  return { ok: true, binding };
+  return { ok: false, error: contractError("unsupported_required_schema", at, `expected a ${expected}, found ${found} (a ${binding.kind})`) };
 }
 
 const versionError = (path: string, field: string, value: unknown, supported: string): ContractError =>
@@ -67,9 +61,9 @@ export function precheckEvent(event: Record<string, unknown>, path: string, ceil
   if (ceiling !== undefined && binding?.version !== undefined && binding.version > ceiling.max) {
     return versionError(pointer(path, "schema"), "envelopeVersion", binding.version, `1-${ceiling.max} (${ceiling.why})`);
   }
-  const payloadPath = pointer(path, "payload");
-  if (event.eventType === "run.terminal") return precheckTerminal(event.payload, payloadPath);
-  return checkReceiptVersion(event.payload, "semantic_tool", payloadPath);
+  if (event.eventType === "run.terminal") return precheckTerminal(event.payload, pointer(path, "payload"));
+  if (!isPlainObject(event.payload) || event.payload.semantic_tool === undefined) return null; // most events: nothing to spell a path for
+  return checkReceiptVersion(event.payload, "semantic_tool", pointer(path, "payload"));
 }
 
 export function precheckTerminal(terminal: unknown, path: string): ContractError | null {

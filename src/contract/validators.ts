@@ -7,12 +7,13 @@ import type { ValidatorName } from "./validator-names.js";
 export const validators: Readonly<Record<ValidatorName, ValidateFunction>> = generated;
 
 /** Runs one validator; returns the first violation as a schema_validation error, or null. */
-export function schemaError(name: ValidatorName, value: unknown, label: string, basePath = ""): ContractError | null {
+/** `label` names the document in the message; a function is called only on a refusal. */
+export function schemaError(name: ValidatorName, value: unknown, label: string | (() => string), basePath = ""): ContractError | null {
   const validate = validators[name];
   if (validate(value)) return null;
   const first = pickError(validate.errors ?? []);
   const path = basePath + (first?.instancePath ?? "");
-  return contractError("schema_validation", path, `schema_validation_failed: ${label} must be accepted: ${path || "/"} ${describe(first)}`);
+  return contractError("schema_validation", path, `schema_validation_failed: ${typeof label === "string" ? label : label()} must be accepted: ${path || "/"} ${describe(first)}`);
 }
 
 /**
