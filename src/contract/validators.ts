@@ -8,11 +8,16 @@ export const validators: Readonly<Record<ValidatorName, ValidateFunction>> = gen
 
 /** Runs one validator; returns the first violation as a schema_validation error, or null. */
 export function schemaError(name: ValidatorName, value: unknown, label: string, basePath = ""): ContractError | null {
-  const validate = validators[name];
-  if (validate(value)) return null;
-  const first = pickError(validate.errors ?? []);
+  const first = firstViolation(name, value);
+  if (first === null) return null;
   const path = basePath + (first?.instancePath ?? "");
-  return contractError("schema_validation", path, `schema_validation_failed: ${label} must be accepted: ${path || "/"} ${describe(first)}`);
+  return contractError("schema_validation", path, `schema_validation_failed: ${label} must be accepted: ${path || "/"} ${describeViolation(first)}`);
+}
+
+/** Runs one validator; null when the value is valid, else its most telling violation (undefined if ajv named none). */
+export function firstViolation(name: ValidatorName, value: unknown): ErrorObject | undefined | null {
+  const validate = validators[name];
+  return validate(value) ? null : pickError(validate.errors ?? []);
 }
 
 /**
@@ -30,7 +35,8 @@ function pickError(errors: ErrorObject[]): ErrorObject | undefined {
   return best;
 }
 
-function describe(e: ErrorObject | undefined): string {
+/** The rule a violation broke, in words. */
+export function describeViolation(e: ErrorObject | undefined): string {
   if (e === undefined) return "is invalid";
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
