@@ -126,12 +126,12 @@ export const CONTROL_CODES: CodesByMember = {
 export function checkEnvelopeShape(value: unknown, sender: EnvelopeSender, codes: CodesByMember = CONTROL_CODES): Result<ControlEnvelope> {
   const refused = shapeRefusal(SENDER_SCHEMAS[sender], value, "malformed_envelope", codes);
   if (refused) return refused;
-  const renewed = value as ControlEnvelope;
-  if (renewed.kind === "lease_renewed") {
-    const instant = sameInstant(renewed.payload.connectionLeaseExpiresAt, renewed.payload.connectionLeaseExpiresAtUnixMs, "malformed_envelope", "/payload/connectionLeaseExpiresAt");
+  const env = value as ControlEnvelope;
+  if (env.kind === "lease_renewed") {
+    const instant = sameInstant(env.payload.connectionLeaseExpiresAt, env.payload.connectionLeaseExpiresAtUnixMs, "malformed_envelope", "/payload/connectionLeaseExpiresAt");
     if (instant) return instant;
   }
-  return ok(renewed);
+  return ok(env);
 }
 
 /**

@@ -61,10 +61,9 @@ describe("control envelopes are refused by their schema, with the transport's co
   });
 
   it("refuse a payload member of the wrong shape or missing, at its path", () => {
-    assert.equal(refusal(envelope("command", { command: "run.prepare" }), "core"), "malformed_envelope /payload/command");
-    assert.equal(refusal(envelope("command", {}), "core"), "malformed_envelope /payload/command");
+    assert.equal(refusal(envelope("command", []), "core"), "malformed_envelope /payload");
     assert.equal(refusal(envelope("command_result_ack", { commandId: "" }), "core"), "malformed_envelope /payload/commandId");
-    assert.equal(refusal(envelope("event", { event: [] }), "runner"), "malformed_envelope /payload/event");
+    assert.equal(refusal(envelope("event", "e"), "runner"), "malformed_envelope /payload");
     assert.equal(refusal(envelope("pong", { lifecycle: "ready", outboxBytes: -1, ackedSourceSeq: 0 }), "runner"), "malformed_envelope /payload/outboxBytes");
     assert.equal(refusal(envelope("pong", { lifecycle: "", outboxBytes: 0, ackedSourceSeq: 0 }), "runner"), "malformed_envelope /payload/lifecycle");
     assert.equal(refusal(envelope("ack", { ackedSourceSeq: 2 ** 53 }), "core"), "malformed_envelope /payload/ackedSourceSeq");
