@@ -35,6 +35,8 @@ export interface KindValues {
   "fake-harness-message": T.PRPFakeHarnessMessage;
   "fake-harness-command": T.PRPFakeHarnessCommand;
   "runner-stream-record": T.RunnerStreamEventRecord | T.RunnerStreamReceiptRecord;
+  "runner-handshake": T.PRPRunnerHandshakeEnvelope;
+  "runner-control-envelope": T.PRPRunnerControlEnvelope;
 }
 export type Kind = keyof KindValues;
 export type PrpEvent = KindValues["event"];
@@ -55,6 +57,9 @@ const UNDISCRIMINATED: Partial<Record<Kind, ValidatorName>> = {
   "session-goal-snapshot": "session_goal_snapshot",
   "runtime-activity": "runtime_activity",
   "acpx-sidecar-message": "acpx_sidecar_message",
+  // The durable transport's envelopes are told apart by protocol, version and kind, not `schema`.
+  "runner-handshake": "runner_handshake",
+  "runner-control-envelope": "runner_control_envelope",
 };
 
 const PROVIDER_EVENT_CONSTS = [

@@ -43,6 +43,15 @@ export const VALIDATOR_REFS = {
   fake_harness_message: `${V1}/fake-harness-message.schema.json`,
   fake_harness_command: `${V1}/fake-harness-command.schema.json`,
   runner_stream_record: `${V1}/runner-stream.schema.json`,
+  runner_handshake: `${V1}/runner-handshake.schema.json`,
+  runner_handshake_header: `${V1}/runner-handshake.schema.json#/$defs/header`,
+  runner_auth_hello: `${V1}/runner-handshake.schema.json#/$defs/helloPayload`,
+  runner_auth_challenge: `${V1}/runner-handshake.schema.json#/$defs/challengePayload`,
+  runner_auth_response: `${V1}/runner-handshake.schema.json#/$defs/responsePayload`,
+  runner_control_envelope: `${V1}/runner-control-envelope.schema.json`,
+  runner_control_from_core: `${V1}/runner-control-envelope.schema.json#/$defs/fromCore`,
+  runner_control_from_runner: `${V1}/runner-control-envelope.schema.json#/$defs/fromRunner`,
+  runner_control_welcome: `${V1}/runner-control-envelope.schema.json#/$defs/welcome`,
   acpx_sidecar_message: "https://paperclip.dev/schemas/acpx-sidecar/v2/message.schema.json",
 } as const;
 

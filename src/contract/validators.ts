@@ -9,11 +9,16 @@ export const validators: Readonly<Record<ValidatorName, ValidateFunction>> = gen
 /** Runs one validator; returns the first violation as a schema_validation error, or null. */
 /** `label` names the document in the message; a function is called only on a refusal. */
 export function schemaError(name: ValidatorName, value: unknown, label: string | (() => string), basePath = ""): ContractError | null {
-  const validate = validators[name];
-  if (validate(value)) return null;
-  const first = pickError(validate.errors ?? []);
+  const first = firstViolation(name, value);
+  if (first === null) return null;
   const path = basePath + (first?.instancePath ?? "");
-  return contractError("schema_validation", path, `schema_validation_failed: ${typeof label === "string" ? label : label()} must be accepted: ${path || "/"} ${describe(first)}`);
+  return contractError("schema_validation", path, `schema_validation_failed: ${typeof label === "string" ? label : label()} must be accepted: ${path || "/"} ${describeViolation(first)}`);
+}
+
+/** Runs one validator; null when the value is valid, else its most telling violation (undefined if ajv named none). */
+export function firstViolation(name: ValidatorName, value: unknown): ErrorObject | undefined | null {
+  const validate = validators[name];
+  return validate(value) ? null : pickError(validate.errors ?? []);
 }
 
 /**
@@ -31,7 +36,8 @@ function pickError(errors: ErrorObject[]): ErrorObject | undefined {
   return best;
 }
 
-function describe(e: ErrorObject | undefined): string {
+/** The rule a violation broke, in words. */
+export function describeViolation(e: ErrorObject | undefined): string {
   if (e === undefined) return "is invalid";
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {

@@ -1,6 +1,7 @@
 import { createHash, createHmac } from "node:crypto";
 import { canonicalJson } from "../contract/canonical-json.js";
-import { IDENTITY_FIELDS, type RunIdentity } from "./envelope.js";
+import type { RunnerAuthChallengePayload as AuthChallengePayload } from "../contract/generated/types.js";
+import { IDENTITY_FIELDS } from "./envelope.js";
 
 /** The domain labels of runtime.md §5.2 and §5.3, byte for byte. */
 export const LABELS = {
@@ -73,18 +74,8 @@ const AUTH_KEY_DIGEST = /^sha256:[0-9a-f]{64}$/;
 /** The auth key back from a stored digest, or null when the record is not in that form. Zero it when done. */
 export const authKeyFromDigest = (digest: string): Buffer | null => (AUTH_KEY_DIGEST.test(digest) ? Buffer.from(digest.slice(7), "hex") : null);
 
-/** The members of the signed challenge, in the spec's default list (§5.3 step 3). */
-export interface ChallengeFields extends RunIdentity {
-  credentialId: string;
-  credentialKind: "bootstrap" | "lease";
-  clientNonce: string;
-  serverNonce: string;
-  selectedVersion: number;
-  credentialLeaseId: string | null;
-  credentialExpiresAt: string;
-  credentialExpiresAtUnixMs: number;
-  revocationEpoch: number;
-}
+/** The members of the signed challenge (§5.3 step 3): the challenge payload without its proof. */
+export type ChallengeFields = Omit<AuthChallengePayload, "serverProof">;
 
 export const CHALLENGE_MEMBERS = [
   ...IDENTITY_FIELDS,

@@ -1,7 +1,9 @@
 import { parseJson } from "../contract/json-input.js";
 import { isPlainObject } from "../contract/plain-object.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
+import type { ValidatorName } from "../contract/validator-names.js";
 import { fail, ok, type Result, type TransportErrorCode } from "./errors.js";
+import { shapeRefusal, type CodesByMember } from "./shape.js";
 
 /** The envelope constants of runtime.md §5.3 and §5.5 (wire.md §14.4). */
 export const ENVELOPE_PROTOCOL = "paperclip.runner";
@@ -87,14 +89,8 @@ export function parseFrameText(text: string, maxBytes = MAX_FRAME_BYTES): Result
   return ok(parsed.value);
 }
 
-/** The protocol and version every envelope starts with, in the order a reader reports them. */
-function checkHeader(value: unknown, malformed: TransportErrorCode): Result<Payload> {
-  if (!isPlainObject(value)) return fail(malformed, "", "the envelope is not a JSON object");
-  if (value.protocol !== ENVELOPE_PROTOCOL) return fail("protocol_mismatch", "/protocol", `protocol must be "${ENVELOPE_PROTOCOL}"`);
-  if (value.version !== ENVELOPE_VERSION) return fail("version_mismatch", "/version", `envelope version must be ${ENVELOPE_VERSION}`);
-  if (!isPlainObject(value.payload)) return fail(malformed, "/payload", "payload must be a JSON object");
-  return ok(value);
-}
+/** Refusal codes of a handshake envelope's shape by member; the rest is malformed_handshake. */
+const HANDSHAKE_CODES: CodesByMember = { protocol: "protocol_mismatch", version: "version_mismatch", kind: "unexpected_message" };
 
 /**
  * A plaintext handshake envelope of the one kind the handshake expects next. Members beyond the
@@ -102,54 +98,66 @@ function checkHeader(value: unknown, malformed: TransportErrorCode): Result<Payl
  * payload is checked by the handshake.
  */
 export function checkHandshakeEnvelope(value: unknown, kind: HandshakeKind): Result<Payload> {
-  const header = checkHeader(value, "malformed_handshake");
-  if (!header.ok) return header;
-  if (header.value.kind !== kind) return fail("unexpected_message", "/kind", `expected ${kind}, got ${JSON.stringify(header.value.kind)}`);
-  return ok(header.value.payload as Payload);
+  const refused = shapeRefusal("runner_handshake_header", value, "malformed_handshake", HANDSHAKE_CODES);
+  if (refused) return refused;
+  const envelope = value as Payload;
+  if (envelope.kind !== kind) return fail("unexpected_message", "/kind", `expected ${kind}, got ${JSON.stringify(envelope.kind)}`);
+  return ok(envelope.payload as Payload);
+}
+
+/** Who sent a control envelope, and so which kinds it may carry: the welcome first, then the rest (§5.5). */
+export type EnvelopeSender = "welcome" | "core" | "runner";
+const SENDER_SCHEMAS: Record<EnvelopeSender, ValidatorName> = { welcome: "runner_control_welcome", core: "runner_control_from_core", runner: "runner_control_from_runner" };
+
+/**
+ * Refusal codes of a control envelope's shape by member; the rest is malformed_envelope. An
+ * identity, connection or lease value of the wrong shape cannot be the bound one either.
+ */
+export const CONTROL_CODES: CodesByMember = {
+  protocol: "protocol_mismatch",
+  version: "version_mismatch",
+  kind: "unknown_kind",
+  ...Object.fromEntries(IDENTITY_FIELDS.map((field) => [field, "identity_mismatch"])),
+  connectionId: "connection_mismatch",
+  connectionLeaseId: "lease_mismatch",
+};
+
+/** The shape of a control envelope from this sender (runner-control-envelope.schema.json). */
+export function checkEnvelopeShape(value: unknown, sender: EnvelopeSender, codes: CodesByMember = CONTROL_CODES): Result<ControlEnvelope> {
+  const refused = shapeRefusal(SENDER_SCHEMAS[sender], value, "malformed_envelope", codes);
+  if (refused) return refused;
+  const env = value as ControlEnvelope;
+  if (env.kind === "lease_renewed") {
+    const instant = sameInstant(env.payload.connectionLeaseExpiresAt, env.payload.connectionLeaseExpiresAtUnixMs, "malformed_envelope", "/payload/connectionLeaseExpiresAt");
+    if (instant) return instant;
+  }
+  return ok(env);
 }
 
 /**
- * A sealed control envelope (§5.5): protocol and version, a kind this direction may send, the six
- * identity fields, the connection id and lease id exactly as bound at welcome, and a lease that
- * has not expired. The payload of a PRP event or command is the consumer's to decode.
+ * What a schema cannot know: the six identity fields, the connection id and the lease id are
+ * exactly as bound at welcome, and the lease has not expired.
  */
-export function checkControlEnvelope(value: unknown, binding: EnvelopeBinding, kinds: readonly ControlKind[], nowMs: number): Result<ControlEnvelope> {
-  const header = checkHeader(value, "malformed_envelope");
-  if (!header.ok) return header;
-  const env = header.value;
-  if (!kinds.includes(env.kind as ControlKind)) return fail("unknown_kind", "/kind", `kind ${JSON.stringify(env.kind)} is not one of ${kinds.join(", ")}`);
+export function checkEnvelopeBinding(env: ControlEnvelope, binding: EnvelopeBinding, nowMs: number): Result<ControlEnvelope> {
   for (const field of IDENTITY_FIELDS) {
     if (env[field] !== binding.identity[field]) return fail("identity_mismatch", `/${field}`, `${field} differs from the run identity`);
   }
   if (env.connectionId !== binding.connectionId) return fail("connection_mismatch", "/connectionId", "connectionId differs from this connection");
   if (env.connectionLeaseId !== binding.connectionLeaseId) return fail("lease_mismatch", "/connectionLeaseId", "connectionLeaseId differs from this connection's lease");
-  if (typeof env.envelopeId !== "string" || env.envelopeId === "") return fail("malformed_envelope", "/envelopeId", "envelopeId must be a non-empty string");
-  if (typeof env.sentAt !== "string") return fail("malformed_envelope", "/sentAt", "sentAt must be a string");
   if (nowMs >= binding.leaseExpiresAtUnixMs) return fail("lease_expired", "/connectionLeaseId", "the connection lease has expired");
-  const payloadError = checkPayload(env.kind as ControlKind, env.payload as Payload);
-  if (payloadError) return payloadError;
-  return ok(env as unknown as ControlEnvelope);
+  return ok(env);
 }
 
-const isUnixMs = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0;
-const COUNT: [(v: unknown) => boolean, string] = [isCount, "a non-negative integer"];
-const UNIX_MS: [(v: unknown) => boolean, string] = [isUnixMs, "a positive integer"];
+/**
+ * A sealed control envelope (§5.5): its shape for this sender, then its binding to the
+ * connection. The PRP event or command inside is the consumer's to decode.
+ */
+export function checkControlEnvelope(value: unknown, binding: EnvelopeBinding, sender: Exclude<EnvelopeSender, "welcome">, nowMs: number): Result<ControlEnvelope> {
+  const shaped = checkEnvelopeShape(value, sender);
+  return shaped.ok ? checkEnvelopeBinding(shaped.value, binding, nowMs) : shaped;
+}
 
-/** Per kind, the members a receiver acts on at once; a wrong type there must not reach the state machine. */
-const PAYLOAD_MEMBERS: Partial<Record<ControlKind, Record<string, [(v: unknown) => boolean, string]>>> = {
-  ack: { ackedSourceSeq: COUNT },
-  revoke: { revocationEpoch: COUNT },
-  // §5.9: the expiry the runner holds and its epoch; the reply echoes the previous expiry.
-  lease_renew: { currentExpiresAtUnixMs: UNIX_MS, revocationEpoch: COUNT },
-  lease_renewed: { previousExpiresAtUnixMs: UNIX_MS, connectionLeaseExpiresAtUnixMs: UNIX_MS, connectionLeaseExpiresAt: [(v) => typeof v === "string", "an ISO timestamp"], revocationEpoch: COUNT },
-};
-
-function checkPayload(kind: ControlKind, payload: Payload): Result<never> | null {
-  for (const [member, [check, what]] of Object.entries(PAYLOAD_MEMBERS[kind] ?? {})) {
-    if (!check(payload[member])) return fail("malformed_envelope", `/payload/${member}`, `${member} must be ${what}`);
-  }
-  if (kind === "lease_renewed" && Date.parse(payload.connectionLeaseExpiresAt as string) !== payload.connectionLeaseExpiresAtUnixMs) {
-    return fail("malformed_envelope", "/payload/connectionLeaseExpiresAt", "the ISO expiry and the Unix-milliseconds expiry differ");
-  }
-  return null;
+/** An ISO text and its Unix milliseconds must name the same instant: a rule between two members, which a schema cannot state. */
+export function sameInstant(iso: unknown, unixMs: unknown, code: TransportErrorCode, path: string): Result<never> | null {
+  return Date.parse(iso as string) === unixMs ? null : fail(code, path, "the ISO expiry and the Unix-milliseconds expiry differ");
 }

@@ -2,10 +2,11 @@ import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { LOCAL_RANGE, negotiate, type VersionRange } from "../contract/negotiate.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { authKey, authKeyFromDigest, canonicalChallenge, clientProof, credentialId, serverProof, sessionKeys, type ChallengeFields, type SessionKeys } from "./derive.js";
-import { IDENTITY_FIELDS, checkControlEnvelope, isPlainObject, pickIdentity, type EnvelopeBinding, type Payload, type RunIdentity } from "./envelope.js";
+import { CONTROL_CODES, IDENTITY_FIELDS, checkEnvelopeBinding, checkEnvelopeShape, pickIdentity, sameInstant, type EnvelopeBinding, type Payload, type RunIdentity } from "./envelope.js";
 import { fail, ok, type Result, type TransportError } from "./errors.js";
 import { CHALLENGE_TTL_MS, HEARTBEAT_INTERVAL_MS, LEASE_RENEWAL_VERSION, MAX_BATCH_EVENTS } from "./limits.js";
-import { parseChallenge, parseResponse, parseWelcome, type AuthChallenge, type AuthHello, type AuthResponse, type CredentialKind, type ResumePoint, type WelcomePayload } from "./handshake-payloads.js";
+import type { CodesByMember } from "./shape.js";
+import { parseChallenge, parseResponse, type AuthChallenge, type AuthHello, type AuthResponse, type CredentialKind, type ResumePoint, type WelcomePayload } from "./handshake-payloads.js";
 
 
 /** A lease as the runner holds it, in memory only (§5.9). */
@@ -44,6 +45,9 @@ export interface RunnerWelcome {
   /** The lease to reconnect with: new after a bootstrap, the same one renewed after a lease. */
   lease: RunnerLease;
 }
+
+/** A welcome's connection id and payload are its own to get wrong; the rest is refused as in any envelope. */
+const WELCOME_CODES: CodesByMember = { ...CONTROL_CODES, connectionId: "invalid_welcome", payload: "invalid_welcome" };
 
 const sameHex = (a: string, b: string): boolean => timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
 
@@ -116,18 +120,19 @@ export class RunnerHandshake {
 
   /** Step 8, runner side: identity, connection and lease consistency of the opened welcome. */
   acceptWelcome(envelope: unknown, nowMs: number): Result<RunnerWelcome> {
-    if (!isPlainObject(envelope) || !isPlainObject(envelope.payload)) return fail("invalid_welcome", "", "the welcome is not an envelope with a payload object");
-    const parsed = parseWelcome(envelope.payload, envelope.connectionId);
-    if (!parsed.ok) return parsed;
-    const welcome = parsed.value;
+    const shaped = checkEnvelopeShape(envelope, "welcome", WELCOME_CODES);
+    if (!shaped.ok) return shaped;
+    const welcome = shaped.value.payload as unknown as WelcomePayload;
+    const instant = sameInstant(welcome.connectionLeaseExpiresAt, welcome.connectionLeaseExpiresAtUnixMs, "invalid_welcome", "/payload/connectionLeaseExpiresAt");
+    if (instant) return instant;
     // The connection id and lease come from the welcome itself; everything else is checked against them.
     const binding: EnvelopeBinding = {
       identity: pickIdentity(this.options.identity),
-      connectionId: envelope.connectionId as string,
+      connectionId: shaped.value.connectionId,
       connectionLeaseId: welcome.connectionLeaseId,
       leaseExpiresAtUnixMs: welcome.connectionLeaseExpiresAtUnixMs,
     };
-    const checked = checkControlEnvelope(envelope, binding, ["welcome"], nowMs);
+    const checked = checkEnvelopeBinding(shaped.value, binding, nowMs);
     if (!checked.ok) return checked;
     if (welcome.selectedVersion !== this.selectedVersion) return fail("invalid_welcome", "/payload/selectedVersion", "selectedVersion differs from the challenge");
     const held = this.options.credential;

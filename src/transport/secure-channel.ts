@@ -14,6 +14,7 @@ import {
   type ControlKind,
   type CoreToRunnerKind,
   type EnvelopeBinding,
+  type EnvelopeSender,
   type HandshakeKind,
   type Payload,
   type RunnerToCoreKind,
@@ -85,7 +86,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     readonly sessionId: string,
     readonly binding: EnvelopeBinding,
     private readonly sendKinds: readonly Send[],
-    private readonly receiveKinds: readonly ControlKind[],
+    private readonly receiveFrom: Exclude<EnvelopeSender, "welcome">,
     private readonly handlers: ChannelHandlers,
     private readonly now: () => number,
     heartbeat: HeartbeatPlan<Send>,
@@ -172,7 +173,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
       if (!opened.ok) return this.end(opened.error);
       const value = parseFrameText(opened.value);
       if (!value.ok) return this.end(value.error);
-      const envelope = checkControlEnvelope(value.value, this.binding, this.receiveKinds, this.now());
+      const envelope = checkControlEnvelope(value.value, this.binding, this.receiveFrom, this.now());
       if (!envelope.ok) return this.end(envelope.error);
       try {
         await this.handlers.onEnvelope(envelope.value);
@@ -244,7 +245,7 @@ export async function openRunnerChannel(ws: WebSocket, options: RunnerChannelOpt
     // Send no frame larger than either side accepts.
     const sealer = new Sealer(keys.clientToCore, keys.sessionId, "client_to_core", Math.min(maxFrameBytes, welcome.value.payload.maxFrameBytes));
     const heartbeat = { intervalMs: welcome.value.payload.heartbeatIntervalMs, beat: null, options: options.heartbeat ?? {} };
-    const channel = new SecureChannel(ws, reader, sealer, opener, keys.sessionId, welcome.value.binding, RUNNER_TO_CORE_KINDS, CORE_TO_RUNNER_KINDS.filter((k) => k !== "welcome"), options.handlers, now, heartbeat);
+    const channel = new SecureChannel(ws, reader, sealer, opener, keys.sessionId, welcome.value.binding, RUNNER_TO_CORE_KINDS, "core", options.handlers, now, heartbeat);
     return ok({ channel, welcome: welcome.value });
   } finally {
     handshake.destroy();
@@ -333,7 +334,7 @@ export async function acceptCoreChannel(
     const written = sealed.ok ? await sendText(ws, sealed.value, timeoutMs) : sealed;
     if (!written.ok) return abort(ws, reader, written.error, keys);
     const heartbeat: HeartbeatPlan<Exclude<CoreToRunnerKind, "welcome">> = { intervalMs: HEARTBEAT_INTERVAL_MS, beat: (c) => void c.send("ping", {}), options: options.heartbeat ?? {} };
-    const channel = new SecureChannel(ws, reader, sealer, opener, sessionId, binding, CORE_TO_RUNNER_KINDS.filter((k): k is Exclude<CoreToRunnerKind, "welcome"> => k !== "welcome"), RUNNER_TO_CORE_KINDS, options.handlers, now, heartbeat);
+    const channel = new SecureChannel(ws, reader, sealer, opener, sessionId, binding, CORE_TO_RUNNER_KINDS.filter((k): k is Exclude<CoreToRunnerKind, "welcome"> => k !== "welcome"), "runner", options.handlers, now, heartbeat);
     return ok({ channel, hello: hello.value, grant: grant.value });
   } finally {
     handshake?.destroy();

@@ -127,6 +127,11 @@ describe("handshake", () => {
       assert.equal(refusal(parseHello({ ...good, runId: "bad id" })), "malformed_handshake /payload/runId");
       assert.equal(refusal(parseHello({ ...good, resume: { ...RESUME, ackedSourceSeq: -1 } })), "malformed_handshake /payload/resume/ackedSourceSeq");
       assert.equal(refusal(parseHello({ ...good, protocolMin: 3, protocolMax: 1 })), "malformed_handshake /payload/protocolMin");
+      assert.equal(refusal(parseHello({ ...good, runnerVersion: "v".repeat(241) })), "malformed_handshake /payload/runnerVersion");
+      assert.equal(refusal(parseHello({ ...good, protocolMax: 2.5 })), "malformed_handshake /payload/protocolMax");
+      assert.equal(refusal(parseHello({ ...good, resume: [] })), "malformed_handshake /payload/resume");
+      const { itemId: _dropped, ...noItem } = good;
+      assert.equal(refusal(parseHello(noItem)), "malformed_handshake /payload/itemId");
     });
   });
 
@@ -153,6 +158,9 @@ describe("handshake", () => {
       assert.equal(answer(BOOTSTRAP, { selectedVersion: 4 }), "version_mismatch /payload/selectedVersion");
       assert.equal(answer(BOOTSTRAP, {}, NOW + 5_000), "credential_expired /payload/credentialExpiresAtUnixMs");
       assert.equal(answer(BOOTSTRAP, { credentialExpiresAt: "2030-01-01T00:00:00.000Z" }), "malformed_handshake /payload/credentialExpiresAt");
+      assert.equal(answer(BOOTSTRAP, { serverNonce: "00000000-0000-4000-8000-00000000000A" }), "malformed_handshake /payload/serverNonce");
+      assert.equal(answer(BOOTSTRAP, { revocationEpoch: 0.5 }), "malformed_handshake /payload/revocationEpoch");
+      assert.equal(answer(BOOTSTRAP, { credentialLeaseId: "bad id" }), "malformed_handshake /payload/credentialLeaseId");
     });
     it("when lease id, expiry, epoch or version differ from the lease it holds", () => {
       assert.equal(answer(LEASE, { credentialLeaseId: "lease-2" }), "lease_mismatch /payload/credentialLeaseId");
@@ -188,6 +196,8 @@ describe("handshake", () => {
     };
     it("with a wrong client proof", () => {
       assert.equal(respond({ clientProof: "00".repeat(32) }), "proof_mismatch /payload/clientProof");
+      assert.equal(respond({ clientProof: "00".repeat(31) }), "malformed_handshake /payload/clientProof");
+      assert.equal(respond({ clientProof: undefined }), "malformed_handshake /payload/clientProof");
     });
     it("that echoes another nonce or credential", () => {
       assert.equal(respond({ serverNonce: "00000000-0000-4000-8000-000000000000" }), "echo_mismatch /payload/serverNonce");
@@ -225,6 +235,21 @@ describe("handshake", () => {
       assert.equal(welcome(BOOTSTRAP, { pendingCommands: [{}, {}] }), "invalid_welcome /payload/pendingCommands");
       assert.equal(welcome(BOOTSTRAP, { connectionLeaseRenewalVersion: 0 }), "invalid_welcome /payload/connectionLeaseRenewalVersion");
       assert.equal(welcome(BOOTSTRAP, { connectionLeaseRenewalVersion: undefined }), "ok", "an authority without renewal leaves it out");
+    });
+    it("whose payload breaks the welcome schema, naming the member and the rule", () => {
+      assert.equal(welcome(BOOTSTRAP, { maxBatchEvents: 1.5 }), "invalid_welcome /payload/maxBatchEvents");
+      assert.equal(welcome(BOOTSTRAP, { maxFrameBytes: 0 }), "invalid_welcome /payload/maxFrameBytes");
+      assert.equal(welcome(BOOTSTRAP, { heartbeatIntervalMs: undefined }), "invalid_welcome /payload/heartbeatIntervalMs");
+      assert.equal(welcome(BOOTSTRAP, { ackedSourceSeq: -1 }), "invalid_welcome /payload/ackedSourceSeq");
+      assert.equal(welcome(BOOTSTRAP, { leaseBinding: "sha256:AB" }), "invalid_welcome /payload/leaseBinding");
+      assert.equal(welcome(BOOTSTRAP, { connectionLeaseToken: "" }), "invalid_welcome /payload/connectionLeaseToken");
+      assert.equal(welcome(BOOTSTRAP, { pendingCommands: {} }), "invalid_welcome /payload/pendingCommands");
+      assert.equal(welcome(BOOTSTRAP, { connectionLeaseExpiresAt: new Date(NOW + 60_001).toISOString() }), "invalid_welcome /payload/connectionLeaseExpiresAt");
+      const { runner, server } = challengeFor(BOOTSTRAP);
+      value(server.verify({ ...value(runner.answer({ ...server.challenge }, NOW)).response }, NOW));
+      const refused = runner.acceptWelcome(welcomeEnvelope(server, grantFor(BOOTSTRAP), { maxBatchEvents: 1.5 }), NOW);
+      assert.ok(!refused.ok);
+      assert.match(refused.error.message, /^\/payload\/maxBatchEvents must be integer \(runner-control-envelope\.schema\.json#\/\$defs\/welcome\)$/);
     });
   });
 });

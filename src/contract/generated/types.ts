@@ -838,6 +838,35 @@ export type PRPRunnerStreamRecord = {
   kind: "event" | "receipt";
 };
 /**
+ * A plaintext message of the durable transport's handshake (runtime.md §5.3, wire.md §14.4): auth_hello, auth_challenge or auth_response, whose payload's shape follows from kind; and, in $defs, the payload of the sealed welcome. Members beyond these are ignored (wire.md §14.1). Rules between members (protocolMin ≤ protocolMax, an ISO expiry naming the same instant as its Unix milliseconds) and every comparison with the other side's values are checked by the transport, not here.
+ */
+export type PRPRunnerHandshakeEnvelope = RunnerHandshakeHeader;
+/**
+ * A sealed envelope of the durable transport after authentication (runtime.md §5.3 step 8, §5.5, wire.md §14.4): the envelope members with the six identity fields, and a payload whose shape follows from kind. $defs fromCore, fromRunner and welcome admit only the kinds that side may send at that point. Members beyond these are ignored (wire.md §14.1). That identity, connection and lease are the ones bound at welcome, that the lease has not expired and that an ISO expiry names the same instant as its Unix milliseconds are checked by the transport; a PRP event or command inside is decoded by the codec.
+ */
+export type PRPRunnerControlEnvelope = RunnerControlEnvelopeHeader & RunnerControlPayloadByKind;
+export type RunnerControlPayloadByKind = {
+  [k: string]: unknown;
+};
+/**
+ * What the core sends after its welcome (§5.5).
+ */
+export type RunnerControlEnvelopeFromTheCore = RunnerControlEnvelopeHeader & {
+  kind?: "ack" | "command" | "revoke" | "ping" | "command_result_ack" | "lease_renewed";
+} & RunnerControlPayloadByKind;
+/**
+ * What the runner sends (§5.5).
+ */
+export type RunnerControlEnvelopeFromTheRunner = RunnerControlEnvelopeHeader & {
+  kind?: "event" | "command_result" | "pong" | "lease_renew";
+} & RunnerControlPayloadByKind;
+/**
+ * The core's first sealed envelope (§5.3 step 8); its payload is the welcome payload of runner-handshake.schema.json.
+ */
+export type RunnerWelcomeEnvelope = RunnerControlEnvelopeHeader & {
+  kind?: "welcome";
+} & RunnerControlPayloadByKind;
+/**
  * One message between the runner and its ACPX sidecar: a request, a response or an event. Not PRP proper; closed. The message type follows from its key: command (request), ok (response) or eventType (event); the three are mutually exclusive because each shape is closed.
  */
 export type ACPXSidecarMessage = {
@@ -884,6 +913,15 @@ export interface PrpContract {
   fake_harness_message: PRPFakeHarnessMessage;
   fake_harness_command: PRPFakeHarnessCommand;
   runner_stream_record: PRPRunnerStreamRecord;
+  runner_handshake: PRPRunnerHandshakeEnvelope;
+  runner_handshake_header: RunnerHandshakeHeader;
+  runner_auth_hello: RunnerAuthHelloPayload;
+  runner_auth_challenge: RunnerAuthChallengePayload;
+  runner_auth_response: RunnerAuthResponsePayload;
+  runner_control_envelope: PRPRunnerControlEnvelope;
+  runner_control_from_core: RunnerControlEnvelopeFromTheCore;
+  runner_control_from_runner: RunnerControlEnvelopeFromTheRunner;
+  runner_control_welcome: RunnerWelcomeEnvelope;
   acpx_sidecar_message: ACPXSidecarMessage;
 }
 /**
@@ -2219,4 +2257,217 @@ export interface RunnerCommandReceipt {
   status: "accepted" | "duplicate" | "rejected";
   code?: string;
   reason?: string;
+}
+/**
+ * The four members of a handshake envelope; which kind is expected next is the handshake's to say.
+ */
+export interface RunnerHandshakeHeader {
+  protocol: "paperclip.runner";
+  version: 1;
+  kind: "auth_hello" | "auth_challenge" | "auth_response";
+  payload: {};
+}
+/**
+ * Step 1: the credential's id (never the token), a fresh nonce, the protocol range, the six identity fields flat beside the others as the challenge echoes them, the runner build and its resume point.
+ */
+export interface RunnerAuthHelloPayload {
+  /**
+   * sha256: and 32 bytes in lower-case hex.
+   */
+  credentialId: string;
+  credentialKind: "bootstrap" | "lease";
+  /**
+   * 32 bytes in lower-case hex.
+   */
+  clientNonce: string;
+  /**
+   * A positive safe integer.
+   */
+  protocolMin: number;
+  /**
+   * A positive safe integer.
+   */
+  protocolMax: number;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  runnerInstanceId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  environmentLeaseId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  runId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  normalizedSessionId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  turnId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  itemId: string;
+  runnerVersion: string;
+  /**
+   * sha256: and 32 bytes in lower-case hex.
+   */
+  runnerDigest: string;
+  resume: RunnerResumePoint;
+}
+/**
+ * Where the runner's durable state stands (runtime.md §5.3 step 1).
+ */
+export interface RunnerResumePoint {
+  /**
+   * A non-negative safe integer.
+   */
+  lastControllerCommandSeq: number;
+  /**
+   * A non-negative safe integer.
+   */
+  nextSourceEventSeq: number;
+  /**
+   * A non-negative safe integer.
+   */
+  ackedSourceSeq: number;
+}
+/**
+ * Step 3: the hello's identity, credential and nonce echoed, the server nonce, the selected version, the credential's lease, expiry and epoch (a bootstrap ticket has no lease id), and the server proof over them.
+ */
+export interface RunnerAuthChallengePayload {
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  runnerInstanceId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  environmentLeaseId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  runId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  normalizedSessionId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  turnId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  itemId: string;
+  /**
+   * sha256: and 32 bytes in lower-case hex.
+   */
+  credentialId: string;
+  credentialKind: "bootstrap" | "lease";
+  /**
+   * 32 bytes in lower-case hex.
+   */
+  clientNonce: string;
+  /**
+   * A lower-case UUID.
+   */
+  serverNonce: string;
+  /**
+   * A positive safe integer.
+   */
+  selectedVersion: number;
+  credentialLeaseId: string | null;
+  /**
+   * An ISO timestamp; the transport checks that it names the same instant as its Unix-milliseconds twin.
+   */
+  credentialExpiresAt: string;
+  /**
+   * A positive safe integer.
+   */
+  credentialExpiresAtUnixMs: number;
+  /**
+   * A non-negative safe integer.
+   */
+  revocationEpoch: number;
+  /**
+   * 32 bytes in lower-case hex.
+   */
+  serverProof: string;
+}
+/**
+ * Step 5: the credential and both nonces echoed, and the client proof.
+ */
+export interface RunnerAuthResponsePayload {
+  /**
+   * sha256: and 32 bytes in lower-case hex.
+   */
+  credentialId: string;
+  /**
+   * 32 bytes in lower-case hex.
+   */
+  clientNonce: string;
+  /**
+   * A lower-case UUID.
+   */
+  serverNonce: string;
+  /**
+   * 32 bytes in lower-case hex.
+   */
+  clientProof: string;
+}
+/**
+ * The members every control envelope carries, listed in the order a refusal reports them.
+ */
+export interface RunnerControlEnvelopeHeader {
+  protocol: "paperclip.runner";
+  version: 1;
+  payload: {};
+  kind:
+    | "welcome"
+    | "ack"
+    | "command"
+    | "revoke"
+    | "ping"
+    | "command_result_ack"
+    | "lease_renewed"
+    | "event"
+    | "command_result"
+    | "pong"
+    | "lease_renew";
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  runnerInstanceId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  environmentLeaseId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  runId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  normalizedSessionId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  turnId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  itemId: string;
+  connectionId: string;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  connectionLeaseId: string;
+  envelopeId: string;
+  sentAt: string;
 }
