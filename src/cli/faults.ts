@@ -144,7 +144,7 @@ export const FAULTS: Record<string, Fault> = {
     check: (facts) => (facts.runnerExits[0]?.exitCode === 3 && facts.runnerExits.length === 2 ? null : `expected a runner that exits 3 and a relaunched one; exits were ${JSON.stringify(facts.runnerExits)}`),
   },
   "storage-pressure": {
-    describe: "250 small deltas into a 16 KiB outbox: they are coalesced into fewer events, and the outbox never passes its limit",
+    describe: "a 16 KiB outbox: 250 small deltas are coalesced into fewer events; with a longer script (--script many-items) the outbox fills, the harness is paused until ACKs free room, and every event is still delivered once; the outbox never passes its limit",
     script: "storage-pressure",
     plan: fixed([]),
     runnerArgs: ["--max-outbox-bytes", "16384", "--p0-reserve-bytes", "4096"],
