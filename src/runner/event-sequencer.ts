@@ -23,10 +23,6 @@ export class EventSequencer {
 
   constructor(private readonly source: EventSource) {}
 
-  get lastSeq(): number {
-    return this.seq;
-  }
-
   /** The next event, or its size when it is over `maxBytes` (then no sequence number is used). */
   next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}, maxBytes = Infinity): { event: PrpEvent; line: string } | { tooLarge: number } {
     const sourceSeq = this.seq + 1;

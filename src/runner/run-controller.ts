@@ -75,11 +75,6 @@ export class RunController {
     this.run(this.machine.runnerEvent(eventType, payload));
   }
 
-  /** Whether the run has decided its terminal (it may still wait in the gate). */
-  get ended(): boolean {
-    return this.machine.terminated;
-  }
-
   private untilCommandDone(step: () => RunEffect[]): Promise<void> {
     return new Promise((resolve) => {
       this.commandWaiters.push(resolve);

@@ -10,7 +10,6 @@ import type * as T from "../contract/generated/types.js";
 export const STREAM_SCHEMA = "paperclip.runner.stream.v1";
 
 export type CommandReceipt = T.RunnerCommandReceipt;
-export type ReceiptStatus = CommandReceipt["status"];
 export type StreamRecord = KindValues["runner-stream-record"];
 
 /** `eventLine` is the event's JSON exactly as the codec checked it, embedded without re-serialising. */
