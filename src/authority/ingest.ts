@@ -1,7 +1,7 @@
 import { canonicalJson } from "../contract/canonical-json.js";
 import { decodeValue } from "../contract/decode.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { fail, ok, type AuthorityError, type Refusal, type Result } from "./errors.js";
+import { fail, ok, terminalCommitted, type AuthorityError, type Refusal, type Result } from "./errors.js";
 import type { RunIdentity } from "./identity.js";
 import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
@@ -40,7 +40,8 @@ const CORRELATION_FIELDS = ["runId", "normalizedSessionId", "turnId", "itemId"] 
  *      the run identity; a semantic-tool or MCP-app input's correlation too;
  *   3. an id already in the committed window must be canonically identical: its delivery is
  *      counted and the current cursor is acknowledged again, nothing new committed;
- *   4. otherwise sourceSeq must be ackedSourceSeq + 1;
+ *   4. otherwise sourceSeq must be ackedSourceSeq + 1, with no run.terminal committed before
+ *      it: a committed terminal is final (`event_after_terminal`);
  *   5. await onCommittedEvent;
  *   6. in one transaction insert the window row and advance the cursor (re-checking 4 and the
  *      connection), then return the cumulative ACK for the caller to send.
@@ -161,8 +162,9 @@ function correlationMismatch(event: PrpEvent, identity: RunIdentity): AuthorityE
   return null;
 }
 
-/** §5.6 step 4: strictly contiguous. */
+/** §5.6 step 4: strictly contiguous, and nothing after the run's committed terminal. */
 function sequenceError(sourceSeq: number, run: RunSnapshot): AuthorityError | null {
+  if (run.terminalSourceSeq !== null && sourceSeq > run.terminalSourceSeq) return terminalCommitted(sourceSeq, run.terminalSourceSeq);
   if (sourceSeq <= run.ackedSourceSeq) return { code: "sequence_stale", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is at or before the committed ${run.ackedSourceSeq} and not in the window` };
   if (sourceSeq !== run.ackedSourceSeq + 1) return { code: "sequence_gap", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is not the next one (${run.ackedSourceSeq + 1})` };
   return null;

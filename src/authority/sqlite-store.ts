@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { openPrivateDatabase, statementCache, StateError } from "../storage/private-sqlite.js";
-import { fail, ok, type Result } from "./errors.js";
+import { fail, ok, terminalCommitted, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
 import type {
@@ -193,6 +193,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
       for (const w of window) {
         if (!(w.source_seq <= acked && w.source_seq > acked - COMMITTED_WINDOW)) refuse("state_window_invalid", `run ${runId}: committed event ${w.source_seq} is outside (${acked - COMMITTED_WINDOW}, ${acked}]`);
       }
+      const terminal = this.terminalSourceSeq(runId);
+      if (terminal !== null && terminal !== acked) refuse("state_window_invalid", `run ${runId}: events are committed after its run.terminal (sourceSeq ${terminal}, cursor ${acked})`);
     }
     for (const c of this.sql("SELECT * FROM credentials").all() as Row[]) {
       const row = credentialFrom(c);
@@ -220,6 +222,15 @@ export class SqliteAuthorityStore implements AuthorityStore {
     return this.sql("SELECT * FROM runs WHERE run_id = ?").get(runId) as Row | undefined;
   }
 
+  /**
+   * The committed run.terminal's sourceSeq, or null. Nothing is committed after a terminal, so
+   * it stays the newest row of the window and the window alone remembers it.
+   */
+  private terminalSourceSeq(runId: string): number | null {
+    const row = this.sql("SELECT MIN(source_seq) AS seq FROM committed_events WHERE run_id = ? AND event_type = 'run.terminal'").get(runId) as { seq: number | null };
+    return row.seq;
+  }
+
   /** The run row, if `connectionId` is its one current connection. */
   private currentRun(runId: string, connectionId: string): Result<Row> {
     const run = this.runRow(runId);
@@ -234,6 +245,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
       identity: identityFrom(r),
       protocolVersion: r.protocol_version as number,
       ackedSourceSeq: r.acked_source_seq as number,
+      terminalSourceSeq: this.terminalSourceSeq(r.run_id as string),
       connectionCount: r.connection_count as number,
       currentConnectionId: r.current_connection_id as string | null,
       revocationEpoch: r.revocation_epoch as number,
@@ -398,6 +410,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
       const run = this.currentRun(runId, connectionId);
       if (!run.ok) return run;
       const acked = run.value.acked_source_seq as number;
+      const terminal = this.terminalSourceSeq(runId);
+      if (terminal !== null && e.sourceSeq > terminal) return { ok: false, error: terminalCommitted(e.sourceSeq, terminal) };
       if (e.sourceSeq <= acked) return fail("sequence_stale", "/sourceSeq", `sourceSeq ${e.sourceSeq} is at or before the committed ${acked}`);
       if (e.sourceSeq !== acked + 1) return fail("sequence_gap", "/sourceSeq", `sourceSeq ${e.sourceSeq} is not the next one (${acked + 1})`);
       if (this.sql("SELECT 1 FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, e.sourceEventId)) {

@@ -92,6 +92,8 @@ export interface RunSnapshot {
   /** The version of the most recent lease, or the registered default before any. */
   protocolVersion: number;
   ackedSourceSeq: number;
+  /** The sourceSeq of the run's committed run.terminal; null before it. No event is committed after it. */
+  terminalSourceSeq: number | null;
   connectionCount: number;
   /** `connection_<n>` of the one live runner connection; null before the first. */
   currentConnectionId: string | null;

@@ -69,6 +69,8 @@ describe("authority store (SQLite)", () => {
       ["UPDATE commands SET controller_seq = 5", "state_commands_invalid"],
       ["UPDATE commands SET status = 'accepted', result = '{}'", "state_commands_invalid"],
       ["UPDATE runs SET acked_source_seq = 100", "state_window_invalid"],
+      // An event committed after the run's terminal (a committed terminal is final).
+      ["INSERT INTO committed_events SELECT run_id, 2, 'event_after', event_type, priority, envelope, 1, committed_at FROM committed_events; UPDATE committed_events SET event_type = 'run.terminal' WHERE source_seq = 1; UPDATE runs SET acked_source_seq = 2", "state_window_invalid"],
       ["UPDATE credentials SET auth_key_digest = 'plain'", "state_credential_invalid"],
     ];
     for (const [tamper, code] of cases) {

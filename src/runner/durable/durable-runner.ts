@@ -103,9 +103,9 @@ export class DurableRunner {
     this.credential = options.bootstrapToken ? { kind: "bootstrap", token: options.bootstrapToken } : null;
     const c = this.state.counters();
     this.restarted = c.nextSourceSeq > 1 || c.lastControllerCommandSeq > 0;
-    // A crash between committing the terminal and recording "stopped" leaves the terminal unsent
-    // in the outbox: it is the run's one terminal, so the replacement only delivers it.
-    this.terminalAdmitted = c.lifecycle === "stopped" || this.state.pendingHas("run.terminal");
+    // A committed terminal is final: whether the previous process sent it, or saw it acknowledged,
+    // the replacement only delivers what is unacknowledged; it never reconciles to a second one.
+    this.terminalAdmitted = this.state.terminalSourceSeq() !== null;
     this.controller = new RunController(
       { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer },
       outboxSink(this.state, id, {
@@ -281,6 +281,7 @@ export class DurableRunner {
 
   /** Journal before effect, result committed before it is sent (runtime.md §5.8). */
   private async onCommand(raw: unknown): Promise<void> {
+    if (!this.finished) return; // the runner has ended (a welcome's commands queue behind its ACK) and its state is closed
     const decoded = decodeValue(raw, { kind: "command" });
     if (!decoded.ok) {
       const id = (raw as { commandId?: unknown })?.commandId;
@@ -302,6 +303,8 @@ export class DurableRunner {
   private async execute(command: PrpCommand): Promise<{ status: "completed" | "failed" | "rejected"; result: Record<string, unknown> }> {
     const refused = (code: string, message: string) => ({ status: "rejected" as const, result: { code, message, logicalEffectCount: 0 } });
     const done = { status: "completed" as const, result: { outcome: "accepted", logicalEffectCount: 1 } };
+    // After the terminal no command has an effect, in this process or a replacement (wire.md O9).
+    if (this.terminalAdmitted) return { status: "completed", result: { outcome: "already_terminal", logicalEffectCount: 0 } };
     const lifecycle = this.state.counters().lifecycle;
     if (command.type === "runner.drain") {
       // Stop taking new work, finish what runs, keep flushing the outbox (runtime.md §5.9).
@@ -312,7 +315,6 @@ export class DurableRunner {
     }
     if (command.type === "runner.suspend") {
       // Suspend keeps the session for a later resume: no terminal now (runtime.md §5.5, §7.4).
-      if (this.terminalAdmitted) return { status: "completed", result: { outcome: "already_terminal", logicalEffectCount: 0 } };
       this.controller.emitRunnerEvent("runner.suspending", {});
       await this.controller.suspend();
       this.controller.emitRunnerEvent("runner.suspended", {});
