@@ -32,6 +32,11 @@ export function liveGroupMembers(pgid: number): number[] {
   return liveProcesses().filter((p) => p.pgrp === pgid).map((p) => p.pid);
 }
 
+/** A live process's parent pid, or undefined once it is gone. */
+export function parentOf(pid: number): number | undefined {
+  return liveProcesses().find((p) => p.pid === pid)?.ppid;
+}
+
 export function isLive(pid: number): boolean {
   return liveProcesses().some((p) => p.pid === pid);
 }
