@@ -36,7 +36,7 @@ describe("a replacement runner finds the committed terminal and reconciles to it
   after(() => authority.close());
 
   for (const lifecycle of ["stopped", "draining", "revoked", "ready"]) {
-    it(`terminal acknowledged, lifecycle '${lifecycle}': the replacement sends nothing, answers nothing with an effect, and exits delivered`, async () => {
+    it(`terminal acknowledged, lifecycle '${lifecycle}': the replacement, even cancelled, sends nothing, starts nothing, and exits delivered`, async () => {
       const identity = await authority.newRun();
       const first = await completeRun(authority, identity, await authority.ticket(identity.runId));
       assert.deepEqual(first.outcome, { code: 0, reason: "run_delivered" }, first.log.join("\n"));
@@ -59,6 +59,7 @@ describe("a replacement runner finds the committed terminal and reconciles to it
         identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
         runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 50, driver, log: (text) => log.push(text),
       });
+      replacement.cancel(); // a SIGTERM to the replacement: the run it would cancel is already over
       let outcome: DurableOutcome | undefined;
       void replacement.run().then((o) => (outcome = o));
       await until(() => outcome !== undefined, () => `the replacement ended (${log.length} log lines, the last: ${log.slice(-2).join(" | ")})`);

@@ -127,6 +127,7 @@ export class DurableRunner {
 
   /** Cancels the run (a signal to the runner): the harness group is ended and the terminal delivered. */
   cancel(): void {
+    if (this.terminalAdmitted) return; // the run is over: its committed terminal is only delivered
     void this.controller.stop("cancelled");
   }
 
