@@ -7,7 +7,10 @@ import type { PrpEvent } from "../../src/contract/kinds.js";
 import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
 import { LocalRunnerClient } from "../../src/runner/local-client.js";
 import { AT, result } from "../contract/samples.js";
-import { durableRunner, SecureAuthority } from "../security/support.js";
+import { resolveScriptPath } from "../../src/harness/script-file.js";
+import { DurableRunner } from "../../src/runner/durable/durable-runner.js";
+import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "../../src/runner/durable/runner-state.js";
+import { BUILD, durableRunner, prpEvent, SecureAuthority } from "../security/support.js";
 import { within } from "../support/within.js";
 
 /** A script whose item.completed carries `payload`: something the runner can never carry. */
@@ -98,6 +101,31 @@ describe("an event that can never be carried fails the run closed (never silentl
       });
       assert.deepEqual(await runner.run(), { code: 0, reason: "run_delivered" }, log.join("\n"));
       assertFailedClosed(authority.committed.get(identity.runId) ?? []);
+    });
+
+    it("an event the authority refuses, which resending cannot cure (an outbox committed by an older build): one connection, then exit 5 refused_by_authority", async () => {
+      const identity = await authority.newRun();
+      const stateDir = join(authority.root, "runners", identity.runId);
+      // What a runner before the shared admission rule committed: a lone surrogate, escaped by JSON.stringify.
+      const state = RunnerState.open(stateDir, { ...identity, maxOutboxBytes: DEFAULT_MAX_OUTBOX_BYTES, p0ReserveBytes: DEFAULT_P0_RESERVE_BYTES });
+      const committed = state.admit(1, "item.completed", (seq) => JSON.stringify(prpEvent(identity, seq, { eventType: "item.completed", priority: 1, payload: { kind: "agent_message", text: "split emoji \ud83d" } })));
+      assert.ok(committed.ok);
+      state.close();
+      const log: string[] = [];
+      // No command is queued: the harness is never started, so nothing outlives the runner.
+      const runner = new DurableRunner({
+        identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
+        runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 10,
+        driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 }), log: (text) => log.push(text),
+      });
+      const outcome = await within(runner.run(), 30_000, "the runner stops instead of redialling");
+      assert.equal(outcome.code, 5, log.join("\n"));
+      assert.equal(outcome.reason, "refused_by_authority");
+      assert.match("detail" in outcome ? outcome.detail : "", /^invalid_event: /);
+      const run = await authority.snapshot(identity.runId);
+      assert.equal(run.connectionCount, 1, "the authority accepted one connection: no redial storm");
+      assert.equal(run.ackedSourceSeq, 0, "nothing was committed");
+      assert.equal((await authority.diagnostics(identity.runId)).filter((d) => d.code === "invalid_event").length, 1, "refused once, with its reason recorded");
     });
 
     for (const [what, payload] of Object.entries(UNCANONICAL)) {

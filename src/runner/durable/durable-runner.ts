@@ -11,6 +11,14 @@ import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from 
 /** The authority's refusals after which the in-memory lease is dropped: only a new bootstrap can open a session. */
 const LEASE_REFUSED: ReadonlySet<string> = new Set(["credential_expired", "credential_revoked", "unknown_credential", "credential_used", "unauthorized"]);
 
+/**
+ * The authority's refusals of an event that resending the same committed bytes cannot cure (the
+ * close reason of the connection it refused the event on): redialling would only resend it
+ * forever, so the runner stops. The runner admits events by the authority's own rule
+ * (src/contract/admission.ts), so only an outbox written by another build can hold one.
+ */
+const INCURABLE_REFUSALS: ReadonlySet<string> = new Set(["invalid_event", "identity_mismatch", "semantic_correlation_mismatch", "duplicate_mismatch"]);
+
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
 
@@ -59,7 +67,9 @@ const crash = (): never => {
 export type DurableOutcome =
   | { code: 0; reason: "run_delivered" | "suspended" }
   | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" }
-  | { code: 4; reason: "unrecoverable"; detail: string };
+  | { code: 4; reason: "unrecoverable"; detail: string }
+  /** The authority refused an event its outbox holds, and resending cannot change that: the run cannot be delivered. */
+  | { code: 5; reason: "refused_by_authority"; detail: string };
 
 /**
  * The runner daemon in durable mode (runtime.md §5): one run, its harness, an SQLite outbox
@@ -166,6 +176,9 @@ export class DurableRunner {
         const closed = await this.session(ws.value);
         if (!this.finished) return;
         if (closed) this.options.log(`connection closed: ${closed.code}: ${closed.message}`);
+        if (closed?.peerCode !== undefined && INCURABLE_REFUSALS.has(closed.peerCode)) {
+          return void this.end({ code: 5, reason: "refused_by_authority", detail: `${closed.peerCode}: the authority refuses an event of the outbox, and resending it cannot change that (state kept in ${this.options.stateDir})` });
+        }
       } else {
         this.options.log(`dial failed: ${ws.error.message}`);
       }
