@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { decodeValue } from "../../contract/decode.js";
+import { admit } from "../../contract/admission.js";
 import type { PrpCommand } from "../../contract/kinds.js";
 import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, systemTimers, type ControlEnvelope, type HeartbeatOptions, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers, type TransportError } from "../../transport/index.js";
 import { RunController, type RunControllerOptions } from "../run-controller.js";
@@ -294,13 +294,14 @@ export class DurableRunner {
 
   /** Journal before effect, result committed before it is sent (runtime.md §5.8). */
   private async onCommand(raw: unknown): Promise<void> {
-    const decoded = decodeValue(raw, { kind: "command" });
-    if (!decoded.ok) {
+    // The same admission as the authority's queue: the contract, and a canonical JSON form to fingerprint.
+    const admitted = admit("command", raw);
+    if (!admitted.ok) {
       const id = (raw as { commandId?: unknown })?.commandId;
-      if (typeof id === "string") this.sendResult(id, "rejected", { code: decoded.error.code, message: decoded.error.message });
+      if (typeof id === "string") this.sendResult(id, "rejected", { code: admitted.error.code, message: admitted.error.message });
       return;
     }
-    const command = decoded.value;
+    const command = admitted.value;
     const decision = this.state.beginCommand(command as never);
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
     if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
