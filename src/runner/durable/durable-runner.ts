@@ -140,6 +140,11 @@ export class DurableRunner {
     void this.controller.stop("cancelled");
   }
 
+  /** The process's last guard: an error nothing handled ends the run failed, with a diagnostic, which is delivered like any terminal. */
+  failInternal(message: string): void {
+    this.controller.failInternal(message);
+  }
+
   /** Runs until the run is delivered or the runner must stop; returns how it ended. */
   async run(): Promise<DurableOutcome> {
     const done = new Promise<DurableOutcome>((resolve) => (this.finished = resolve));
