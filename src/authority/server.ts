@@ -1,6 +1,6 @@
 import type { WebSocket } from "ws";
 import { LOCAL_RANGE } from "../contract/negotiate.js";
-import { acceptCoreChannel, createRunnerUpgradeServer, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
+import { acceptCoreChannel, createRunnerUpgradeServer, EnvelopeRefusal, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
 import { CommandQueue } from "./commands.js";
 import { Credentials, type IssuedTicket } from "./credentials.js";
 import type { Result } from "./errors.js";
@@ -215,12 +215,12 @@ export class AuthorityServer {
     const payload = envelope.payload as Record<string, unknown>;
     if (envelope.kind === "event") {
       const ingested = await this.ingest.ingest(runId, connectionId, payload.event);
-      if (!ingested.ok) throw new Error(`${ingested.error.code}: ${ingested.error.message}`); // closes the connection
+      if (!ingested.ok) throw new EnvelopeRefusal(ingested.error.code, ingested.error.message); // closes the connection, naming the refusal
       if (this.ackDrops.delete(runId)) return channel.close();
       channel.send("ack", { ...ingested.value.ack });
     } else if (envelope.kind === "command_result") {
       const accepted = await this.commands.acceptCommandResult(runId, connectionId, payload);
-      if (!accepted.ok) throw new Error(`${accepted.error.code}: ${accepted.error.message}`);
+      if (!accepted.ok) throw new EnvelopeRefusal(accepted.error.code, accepted.error.message);
       if (accepted.value.needsResultAck) channel.send("command_result_ack", { commandId: accepted.value.commandId });
       await this.deliverNext(runId);
     } else if (envelope.kind === "lease_renew") {

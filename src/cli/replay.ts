@@ -32,7 +32,8 @@ type, summary) with gaps and repeated deliveries marked where they happened, the
 and run state, integrity (gaps, duplicates, out-of-order events) and the result.
 
 An event stream carries no fixture name, identity or capabilities: those snapshot fields are
-null, and so is the summary's runId. Its events must belong to one run and one session, and a
+null, and so is the summary's runId. Each event is admitted as the authority admits one (the
+codec, and a canonical JSON form); the events must belong to one run and one session, and a
 repeated sourceEventId must repeat the same canonical bytes.
 
 Exit status: 0 when the input was replayed, 1 when it is rejected (printed as

@@ -6,6 +6,7 @@ import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
+import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
@@ -86,12 +87,18 @@ Durable mode (--connect-url) dials the authority with the one-use ticket from
 PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, commits every event to an SQLite outbox in --state-dir
 before sending it, journals every command before its effect, and exits once its terminal is
 acknowledged: 0 delivered or suspended, 3 when it needs a new ticket (lease expired, revoked,
-bootstrap possibly consumed), 4 when its state is unrecoverable.
+bootstrap possibly consumed), 4 when its state is unrecoverable, 5 when the authority refuses
+an event of its outbox for a reason resending cannot cure (refused_by_authority; the state is
+kept, and redialling would only resend it).
 
 Nothing the harness reports is dropped. When the output cannot keep up (a full stdout pipe, or
 the outbox over its soft limit) the runner stops reading the harness, which then blocks, and
 goes on when there is room. An event that can never fit fails the run: a P0 runner.diagnostic
-event_refused and a failed terminal with stopReason.code event_refused.
+event_refused and a failed terminal with stopReason.code event_refused. So does an event the
+contract accepts but canonical JSON cannot hold (a lone surrogate, more than 10,000 values):
+the authority could never store it. An error inside the runner that nothing handled fails the
+run the same way, with runner_internal_error; if even that fails, the runner exits 70 (local)
+or 4 (durable) with the error on stderr.
 
 Harness drivers: --harness fake (default) plays --script NAME|FILE.
 
@@ -138,6 +145,10 @@ const onSignal = (stop: () => void) => {
   }
 };
 
+/** The last guard: an error nothing handled fails the run with a diagnostic; past that, exit `exitCode`. */
+const failsafe = (failRun: (message: string) => void, exitCode: number) =>
+  installFailsafe(process, { failRun, exitCode, exit: (code) => process.exit(code), log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`) });
+
 if (durable) {
   const build = runnerBuild();
   const runner = new DurableRunner({
@@ -153,6 +164,7 @@ if (durable) {
     log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`),
   });
   onSignal(() => runner.cancel());
+  failsafe((message) => runner.failInternal(message), 4);
   const outcome = await runner.run();
   if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
   process.exit(signalled ? signalCode() : outcome.code);
@@ -180,6 +192,7 @@ process.stdin.on("end", () => {
 });
 
 onSignal(() => runner.cancel());
+failsafe((message) => runner.failInternal(message), 70);
 await runner.done;
 process.stdin.pause();
 stdout.flush(() => process.exit(signalCode()));

@@ -1,3 +1,4 @@
+import { canonicalForm } from "../contract/canonical-json.js";
 import { decodeValue } from "../contract/decode.js";
 import type * as T from "../contract/generated/types.js";
 import type { PrpCommand } from "../contract/kinds.js";
@@ -249,10 +250,21 @@ export class RunMachine {
    * closed, with a P0 diagnostic that says which event and why (runtime.md §5.7: never silent).
    */
   onEventRefused(eventType: string, code: string, message: string): RunEffect[] {
-    if (this.ended || this.stopCause) return this.flush(); // the first refusal already ends the run
-    this.emit("runner.diagnostic", { code: "event_refused", message: `${eventType} was refused (${code}): ${message}` });
-    this.stopCause ??= { receiptId: `stop_${this.options.runId}`, code: "event_refused", message: `${eventType}: ${message}` };
-    this.stopRun("event_refused");
+    return this.failClosed("event_refused", `${eventType} was refused (${code}): ${message}`, `${eventType}: ${message}`);
+  }
+
+  /** The runner itself failed with an error nothing handled: the run fails closed, saying so (the process's last guard). */
+  onInternalError(message: string): RunEffect[] {
+    return this.failClosed("internal_error", message, message);
+  }
+
+  /** Ends the run failed with a P0 diagnostic and a stopReason of the runner's own; the first cause stands. */
+  private failClosed(intent: "event_refused" | "internal_error", diagnostic: string, cause: string): RunEffect[] {
+    if (this.ended || this.stopCause) return this.flush(); // the first cause already ends the run
+    const code = intent === "event_refused" ? "event_refused" : "runner_internal_error";
+    this.emit("runner.diagnostic", { code, message: diagnostic });
+    this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cause };
+    this.stopRun(intent);
     return this.flush();
   }
 
@@ -359,7 +371,14 @@ export class RunMachine {
   }
 
   private finish(gone: HarnessGone | null): void {
-    const terminal = reconcileTerminal({ intent: this.intent, exit: gone?.exit ?? null, result: this.result, proposal: this.proposal, stopCause: this.stopCause });
+    const facts = { intent: this.intent, exit: gone?.exit ?? null, result: this.result, proposal: this.proposal, stopCause: this.stopCause };
+    let terminal = reconcileTerminal(facts);
+    if (this.proposal && !canonicalForm(terminal).ok) {
+      // The harness's proposal would make the run's one terminal uncarriable (a lone surrogate,
+      // too many values): the terminal is decided without it, and that is said.
+      this.emit("harness.diagnostic", { code: "terminal_proposal_dropped", message: "the harness's terminal proposal has no canonical JSON form, so the terminal leaves it out" });
+      terminal = reconcileTerminal({ ...facts, proposal: null });
+    }
     this.emit("run.terminal", terminal as unknown as Record<string, unknown>, this.turnId ? { turnId: this.turnId } : {});
     this.ended = true;
     if (this.waitingFor) this.commandDone();

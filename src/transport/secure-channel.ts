@@ -19,7 +19,7 @@ import {
   type Payload,
   type RunnerToCoreKind,
 } from "./envelope.js";
-import { fail, ok, transportError, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
+import { EnvelopeRefusal, fail, ok, transportError, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
 import { FrameReader } from "./frame-reader.js";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.js";
 import { parseHello, type AuthChallenge, type AuthHello } from "./handshake-payloads.js";
@@ -52,10 +52,10 @@ const CLOSE_CODES: Partial<Record<TransportErrorCode, number>> = {
   unmasked_frame: 1002,
 };
 
-/** Closes the socket for a refusal; the reason is the code alone, which carries no secret. */
-function closeFor(ws: WebSocket, error: TransportError): void {
+/** Closes the socket for a refusal; the reason is a code alone (the handler's own, or the error's), which carries no secret. */
+function closeFor(ws: WebSocket, error: TransportError, reason: string = error.code): void {
   if (error.code === "socket_closed") return;
-  ws.close(CLOSE_CODES[error.code] ?? 1008, error.code);
+  ws.close(CLOSE_CODES[error.code] ?? 1008, reason);
 }
 
 /** What already-read frames may hold while the socket is paused: one read plus one whole frame. */
@@ -149,10 +149,10 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     this.finish(null);
   }
 
-  private end(error: TransportError): void {
+  private end(error: TransportError, reason?: string): void {
     if (this.closed) return;
     this.reader.end(error);
-    closeFor(this.ws, error);
+    closeFor(this.ws, error, reason);
     this.finish(error);
   }
 
@@ -178,7 +178,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
       try {
         await this.handlers.onEnvelope(envelope.value);
       } catch (err) {
-        return this.end(transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`));
+        return this.end(transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`), err instanceof EnvelopeRefusal ? err.code : undefined);
       }
       this.heartbeat.reading();
     }

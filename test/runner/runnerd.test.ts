@@ -73,6 +73,31 @@ describe("prp-runnerd --local", () => {
     assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
   });
 
+  it("answers commands canonical JSON cannot hold and lines with a repeated name with typed receipts, and goes on (issue 9 item 3)", async () => {
+    const { client, receipts, events, waitFor } = start("happy-path");
+    client.sendRaw(line(1, "run.prepare", {}, "c\ud800"));
+    client.sendRaw(line(1, "run.prepare", { text: "\ud800" }));
+    client.sendRaw(line(1, "run.prepare", { values: new Array(12_000).fill(0) }));
+    client.sendRaw(line(1, "run.prepare").replace('"payload":{}', '"payload":{},"payload":{"x":1}'));
+    client.sendRaw(line(1, "run.prepare"));
+    client.sendRaw(line(2, "session.open"));
+    client.sendRaw(line(3, "turn.start", { text: "go" }));
+    await waitFor((e) => e.eventType === "run.terminal");
+    client.close();
+    const exit = await client.exited();
+    assert.equal(exit.exitCode, 0, client.stderrTail().join("\n"));
+    assert.deepEqual(receipts.map((r) => [r.controllerSeq, r.status, r.code ?? null]), [
+      [1, "rejected", "schema_validation"],
+      [1, "rejected", "schema_validation"],
+      [1, "rejected", "schema_validation"],
+      [null, "rejected", "invalid_json"],
+      [1, "accepted", null],
+      [2, "accepted", null],
+      [3, "accepted", null],
+    ]);
+    assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
+  });
+
   it("closes the run as controller_closed when its stdin ends, and ends the harness group", async () => {
     const { client, waitFor, harnessGroup } = await startWaiting("linger");
     client.close();
