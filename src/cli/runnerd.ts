@@ -1,3 +1,4 @@
+import { constants as osConstants } from "node:os";
 import { Command, Option } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
@@ -126,13 +127,18 @@ const driver = new FakeHarnessDriver({
   maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs,
 });
 
-const stdout = new BatchedLineWriter(process.stdout);
+process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
+// Every signal that asks a process to stop cancels the run instead: the harness group is ended
+// and the run's one terminal reported; the runner then exits 128 + the signal's number.
+const STOP_SIGNALS = ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM"] as const;
 let signalled: NodeJS.Signals | null = null;
-const signalCode = () => (signalled ? 128 + (signalled === "SIGINT" ? 2 : 15) : 0);
+const signalCode = () => (signalled ? 128 + osConstants.signals[signalled] : 0);
 const onSignal = (stop: () => void) => {
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  for (const signal of STOP_SIGNALS) {
     process.on(signal, () => {
-      signalled ??= signal;
+      if (signalled) return; // the cancel is under way
+      signalled = signal;
+      process.stderr.write(`prp-runnerd: ${signal}: cancelling the run\n`);
       stop();
     });
   }
@@ -158,6 +164,11 @@ if (durable) {
   process.exit(signalled ? signalCode() : outcome.code);
 }
 
+// The controller stopped reading our stdout (EPIPE): it is gone, the same as EOF on stdin.
+const stdout = new BatchedLineWriter(process.stdout, undefined, (error) => {
+  process.stderr.write(`prp-runnerd: stdout closed (${(error as NodeJS.ErrnoException).code ?? error.message}): the controller is gone; closing the run\n`);
+  runner.controllerClosed();
+});
 const runner = new LocalRunner(
   {
     driver, readyTimeoutMs: opts.harnessReadyMs, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
