@@ -1,4 +1,3 @@
-import { constants as osConstants } from "node:os";
 import { Command, Option } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
@@ -8,6 +7,7 @@ import { BoundedLineReader } from "../harness/line-reader.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { LocalRunner } from "../runner/local-runner.js";
+import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
@@ -128,11 +128,9 @@ const driver = new FakeHarnessDriver({
 });
 
 process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
-// Every signal that asks a process to stop cancels the run instead: the harness group is ended
-// and the run's one terminal reported; the runner then exits 128 + the signal's number.
-const STOP_SIGNALS = ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM"] as const;
-let signalled: NodeJS.Signals | null = null;
-const signalCode = () => (signalled ? 128 + osConstants.signals[signalled] : 0);
+let signalled: StopSignal | null = null;
+const signalCode = () => (signalled ? signalExitStatus(signalled) : 0);
+/** A stop signal cancels the run (see stop-signals.ts); the runner exits with its status once the terminal is out. */
 const onSignal = (stop: () => void) => {
   for (const signal of STOP_SIGNALS) {
     process.on(signal, () => {
