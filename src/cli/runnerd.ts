@@ -79,9 +79,12 @@ const program = new Command("prp-runnerd")
 Local mode reads PRP commands (v1-v3) on stdin, one JSON per line, and writes one
 paperclip.runner.stream.v1 record per line on stdout: each PRP event, and a receipt
 (accepted, duplicate or rejected) for each command. Diagnostics go to stderr. The run
-ends with exactly one run.terminal, then the runner exits 0. EOF on stdin closes the
-run (controller_closed); SIGTERM or SIGINT cancels it. No harness process outlives the
-runner, even one killed with SIGKILL: an orphan guard ends the harness's process group.
+ends with exactly one run.terminal, then the runner exits 0. EOF on stdin, or a stdout
+nobody reads any more (EPIPE), closes the run (controller_closed). SIGHUP, SIGINT, SIGQUIT
+or SIGTERM cancels it: the harness group is ended, the terminal written (in durable mode
+committed and delivered), and the runner exits 128 + the signal's number: 129, 130, 131,
+143. A harness that already exited by itself keeps its own outcome. No harness process
+outlives the runner, even one killed with SIGKILL: an orphan guard ends its process group.
 
 Durable mode (--connect-url) dials the authority with the one-use ticket from
 PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, commits every event to an SQLite outbox in --state-dir
@@ -159,7 +162,8 @@ if (durable) {
   onSignal(() => runner.cancel());
   const outcome = await runner.run();
   if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
-  process.exit(signalled ? signalCode() : outcome.code);
+  // A signal's status says the cancelled terminal was delivered; 3 or 4 still say it was not.
+  process.exit(signalled && outcome.code === 0 ? signalCode() : outcome.code);
 }
 
 // The controller stopped reading our stdout (EPIPE): it is gone, the same as EOF on stdin.
