@@ -8,6 +8,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
+import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
@@ -79,9 +80,12 @@ const program = new Command("prp-runnerd")
 Local mode reads PRP commands (v1-v3) on stdin, one JSON per line, and writes one
 paperclip.runner.stream.v1 record per line on stdout: each PRP event, and a receipt
 (accepted, duplicate or rejected) for each command. Diagnostics go to stderr. The run
-ends with exactly one run.terminal, then the runner exits 0. EOF on stdin closes the
-run (controller_closed); SIGTERM or SIGINT cancels it. No harness process outlives the
-runner, even one killed with SIGKILL: an orphan guard ends the harness's process group.
+ends with exactly one run.terminal, then the runner exits 0. EOF on stdin, or a stdout
+nobody reads any more (EPIPE), closes the run (controller_closed). SIGHUP, SIGINT, SIGQUIT
+or SIGTERM cancels it: the harness group is ended, the terminal written (in durable mode
+committed and delivered), and the runner exits 128 + the signal's number: 129, 130, 131,
+143. A harness that already exited by itself keeps its own outcome. No harness process
+outlives the runner, even one killed with SIGKILL: an orphan guard ends its process group.
 
 Durable mode (--connect-url) dials the authority with the one-use ticket from
 PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, commits every event to an SQLite outbox in --state-dir
@@ -133,13 +137,16 @@ const driver = new FakeHarnessDriver({
   maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs,
 });
 
-const stdout = new BatchedLineWriter(process.stdout);
-let signalled: NodeJS.Signals | null = null;
-const signalCode = () => (signalled ? 128 + (signalled === "SIGINT" ? 2 : 15) : 0);
+process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
+let signalled: StopSignal | null = null;
+const signalCode = () => (signalled ? signalExitStatus(signalled) : 0);
+/** A stop signal cancels the run (see stop-signals.ts); the runner exits with its status once the terminal is out. */
 const onSignal = (stop: () => void) => {
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  for (const signal of STOP_SIGNALS) {
     process.on(signal, () => {
-      signalled ??= signal;
+      if (signalled) return; // the cancel is under way
+      signalled = signal;
+      process.stderr.write(`prp-runnerd: ${signal}: cancelling the run\n`);
       stop();
     });
   }
@@ -167,9 +174,15 @@ if (durable) {
   failsafe((message) => runner.failInternal(message), 4);
   const outcome = await runner.run();
   if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
-  process.exit(signalled ? signalCode() : outcome.code);
+  // A signal's status says the cancelled terminal was delivered; 3 or 4 still say it was not.
+  process.exit(signalled && outcome.code === 0 ? signalCode() : outcome.code);
 }
 
+// The controller stopped reading our stdout (EPIPE): it is gone, the same as EOF on stdin.
+const stdout = new BatchedLineWriter(process.stdout, undefined, (error) => {
+  process.stderr.write(`prp-runnerd: stdout closed (${(error as NodeJS.ErrnoException).code ?? error.message}): the controller is gone; closing the run\n`);
+  runner.controllerClosed();
+});
 const runner = new LocalRunner(
   {
     driver, readyTimeoutMs: opts.harnessReadyMs, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,

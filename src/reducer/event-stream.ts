@@ -4,6 +4,9 @@ import { admitText, type ContractError, type PrpEvent } from "../contract/index.
 export type StreamError = ContractError & { line: number };
 export type ReadStream = { ok: true; events: PrpEvent[] } | { ok: false; error: StreamError };
 
+/** The most bytes an NDJSON event stream may have (each line is one frame, under the frame limit). */
+export const MAX_EVENT_STREAM_BYTES = 64 * 1024 * 1024;
+
 const LF = 0x0a;
 const CR = 0x0d;
 const blank = (line: Uint8Array): boolean => line.every((b) => b === 0x20 || b === 0x09 || b === CR);

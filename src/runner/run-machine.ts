@@ -65,6 +65,12 @@ export class RunMachine {
   private harnessTrusted = true;
   /** Set once the runner itself ends the harness: its exit is then expected, not a crash. */
   private terminating = false;
+  /**
+   * Set once the harness's leader exited by itself (a code, no signal) before the runner ended
+   * it: the run's outcome is then the harness's, and a stop that arrives while its output drains
+   * (the controller closing, a signal, a cancel) does not turn it into cancelled.
+   */
+  private exitedOnItsOwn = false;
   private restarting = false;
   private harnessRestarts = 0;
   private suspended = false;
@@ -157,7 +163,7 @@ export class RunMachine {
       }
       case "turn.interrupt":
       case "turn.stop":
-        this.setIntent("interrupted");
+        this.runnerIntent("interrupted");
         this.do({ kind: "interrupt", reason: typeof payload.reason === "string" ? payload.reason : "operator" });
         this.do({ kind: "command_done" });
         break;
@@ -177,6 +183,9 @@ export class RunMachine {
   onFact(fact: HarnessFact): RunEffect[] {
     if (this.ended || !this.harnessTrusted) return this.flush();
     switch (fact.kind) {
+      case "exited":
+        if (!this.terminating && fact.exit.signal === null) this.exitedOnItsOwn = true;
+        break;
       case "ready":
         this.onReady(fact.pid, fact.resumePoint);
         break;
@@ -258,13 +267,18 @@ export class RunMachine {
     return this.failClosed("internal_error", message, message);
   }
 
-  /** Ends the run failed with a P0 diagnostic and a stopReason of the runner's own; the first cause stands. */
+  /**
+   * Ends the run failed with a P0 diagnostic and a stopReason of the runner's own; the first cause
+   * stands. It overrides even an outcome the harness reached by itself: a run whose report cannot
+   * be carried, or whose runner broke, did not succeed.
+   */
   private failClosed(intent: "event_refused" | "internal_error", diagnostic: string, cause: string): RunEffect[] {
     if (this.ended || this.stopCause) return this.flush(); // the first cause already ends the run
     const code = intent === "event_refused" ? "event_refused" : "runner_internal_error";
     this.emit("runner.diagnostic", { code, message: diagnostic });
     this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cause };
-    this.stopRun(intent);
+    this.setIntent(intent);
+    this.stopRun(null);
     return this.flush();
   }
 
@@ -341,14 +355,17 @@ export class RunMachine {
   }
 
   private stopRun(intent: Intent | null): void {
-    if (intent) this.setIntent(intent);
+    if (intent) this.runnerIntent(intent);
     this.terminating = true;
+    // A harness that exited by itself is already being reaped by its driver: `gone` follows.
+    if (this.exitedOnItsOwn && this.harnessUp) return;
     if (this.harnessUp) this.do({ kind: "stop_harness" });
     else this.finish(null);
   }
 
   private startHarness(): void {
     this.harnessUp = true;
+    this.exitedOnItsOwn = false;
     this.harnessReady = false;
     this.harnessTrusted = true;
     if (!this.restarting) this.waitingFor = "ready";
@@ -368,6 +385,11 @@ export class RunMachine {
 
   private setIntent(intent: Intent): void {
     this.intent ??= intent;
+  }
+
+  /** A reason of the runner's or the controller's to stop: too late once the harness has its own outcome. */
+  private runnerIntent(intent: Intent): void {
+    if (!this.exitedOnItsOwn) this.setIntent(intent);
   }
 
   private finish(gone: HarnessGone | null): void {

@@ -120,6 +120,30 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     assert.equal(m.refusal(command("turn.interrupt"))?.code, "run_terminal");
   });
 
+  it("keeps the harness's own outcome once its leader has exited: a later controller close, signal or cancel does not turn it into cancelled", () => {
+    for (const stop of [(m: RunMachine) => m.stop("controller_closed"), (m: RunMachine) => m.stop("cancelled"), (m: RunMachine) => m.apply(command("run.cancel"))]) {
+      const { m } = started();
+      m.onFact({ kind: "result", payload: result() });
+      m.onFact({ kind: "exited", exit: { exitCode: 0, signal: null, success: true } });
+      // The controller closes inside the drain window: the harness is gone, its group not yet reaped.
+      assert.ok(!kinds(stop(m)).includes("stop_harness"), "a harness that has exited is not stopped again");
+      const end = m.onGone(gone(0));
+      assert.equal(terminalOf(end).runTerminalState, "succeeded");
+      assert.equal(terminalOf(end).reconciliation.reason, "successful_process_and_result");
+    }
+    const failed = started().m;
+    failed.onFact({ kind: "exited", exit: { exitCode: 7, signal: null, success: false } });
+    failed.stop("controller_closed");
+    assert.equal(terminalOf(failed.onGone(gone(7))).reconciliation.reason, "harness_process_failed", "a failed exit is the harness's outcome too");
+  });
+
+  it("still cancels a harness that was killed by a signal it did not send (no outcome of its own)", () => {
+    const { m } = started();
+    m.onFact({ kind: "exited", exit: { exitCode: null, signal: "SIGKILL", success: false } });
+    assert.ok(kinds(m.stop("controller_closed")).includes("stop_harness"));
+    assert.equal(terminalOf(m.onGone(gone(null, "SIGKILL"))).reconciliation.reason, "controller_closed");
+  });
+
   it("suspends with no terminal: the harness is ended, its exit reported, the command done once it is gone", () => {
     const { m } = started();
     assert.deepEqual(kinds(m.suspend()), ["stop_harness"]);
