@@ -45,11 +45,21 @@ describe("admission: idle and unauthenticated connections", () => {
 
   const connectPath = (runId: string) => `${RUNNER_CONNECT_PATH_PREFIX}${runId}`;
 
-  it("a socket that sends nothing is answered 408 and closed at the headers timeout, not Node's 90 s", async () => {
+  it("a socket that sends nothing is answered 408 and closed at the headers timeout, not Node's 90 s; an upgraded runner is not", async () => {
     const authority = await start({ connections: { headersTimeoutMs: 300 } });
-    const socket = await tcp(authority);
-    assert.match(await reply(socket, "the server to close a silent socket"), /^HTTP\/1\.1 408 /);
-    await until(() => authority.server.admission().unauthenticated === 0, "the socket no longer counted");
+    const run = await authority.newRun();
+    const runner = await HandRunner.dial(authority.url(run.runId), run);
+    try {
+      await runner.authenticate({ kind: "bootstrap", token: await authority.ticket(run.runId, 30_000) });
+      const socket = await tcp(authority);
+      assert.match(await reply(socket, "the server to close a silent socket"), /^HTTP\/1\.1 408 /);
+      await until(() => authority.server.admission().unauthenticated === 0, "the socket no longer counted");
+      // The runner's connection is older than the silent socket: the timeout passed it by.
+      runner.sendEvent(1);
+      await within(runner.ackOf(1), 5_000, "the ack on the runner's connection");
+    } finally {
+      runner.close();
+    }
   });
 
   it("a half-sent upgrade request is answered 408 and closed at the headers timeout", async () => {
