@@ -1,6 +1,7 @@
 import type { WebSocket } from "ws";
 import { LOCAL_RANGE } from "../contract/negotiate.js";
-import { acceptCoreChannel, createRunnerUpgradeServer, IDENTITY_PATTERN, type AdmissionCounts, type AdmissionOptions, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
+import type { AdmissionCounts, AdmissionOptions } from "../transport/admission.js";
+import { acceptCoreChannel, createRunnerUpgradeServer, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
 import { CommandQueue } from "./commands.js";
 import { Credentials, type IssuedTicket } from "./credentials.js";
 import type { Result } from "./errors.js";

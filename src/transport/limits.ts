@@ -14,6 +14,8 @@ export const MAX_UNAUTHENTICATED_PER_ADDRESS = 32;
 export const MAX_UNAUTHENTICATED = 128;
 /** Each handshake message, read or written. */
 export const AUTH_MESSAGE_TIMEOUT_MS = 2_000;
+/** A peer that has not answered this side's close frame within this is cut off (ws would wait 30 s). */
+export const CLOSE_GRACE_MS = 2_000;
 /** One dial attempt, and all attempts together. */
 export const CONNECT_ATTEMPT_MS = 3_000;
 export const CONNECT_TOTAL_MS = 10_000;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { after, describe, it } from "node:test";
 import { authKey, clientProof, RUNNER_CONNECT_PATH_PREFIX } from "../../src/transport/index.js";
@@ -44,6 +45,15 @@ describe("admission: idle and unauthenticated connections", () => {
   }
 
   const connectPath = (runId: string) => `${RUNNER_CONNECT_PATH_PREFIX}${runId}`;
+
+  /** Established IPv4 TCP connections whose local port is `port`, as the kernel lists them. */
+  function establishedOn(port: number): number {
+    const local = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+    return readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1).filter((line) => {
+      const [, localAddress, , state] = line.trim().split(/\s+/);
+      return localAddress?.endsWith(local) && state === "01";
+    }).length;
+  }
 
   it("a socket that sends nothing is answered 408 and closed at the headers timeout, not Node's 90 s; an upgraded runner is not", async () => {
     const authority = await start({ connections: { headersTimeoutMs: 300 } });
@@ -99,19 +109,26 @@ describe("admission: idle and unauthenticated connections", () => {
     }
   });
 
-  it("an authenticated runner that goes silent is closed 1008 peer_silent at the dead-peer limit, with a diagnostic", async () => {
+  it("an authenticated runner that goes silent and stops reading is closed 1008 peer_silent at the dead-peer limit, its socket ended soon after", async () => {
     const timers = new ManualTimers();
     const authority = await start({ heartbeat: { timers } });
     const run = await authority.newRun();
     const runner = await HandRunner.dial(authority.url(run.runId), run);
     try {
       await runner.authenticate({ kind: "bootstrap", token: await authority.ticket(run.runId, 30_000) });
-      timers.advance(5_000); // the limit is max(20 × 250 ms, 5 s); the runner answers no ping
+      const closed = runner.closed();
+      // A stalled runner: it reads nothing more, so it never answers a ping or the close frame.
+      (runner.ws as unknown as { _socket: Socket })._socket.pause();
+      assert.equal(establishedOn(authority.port), 1, "the server's side of the connection, in /proc/net/tcp");
+      timers.advance(5_000); // the limit is max(20 × 250 ms, 5 s)
       assert.equal(authority.server.activeRunnerConnectionCount(run.runId), 1, "at the limit, not past it");
       timers.advance(500);
-      assert.deepEqual(await within(runner.closed(), 5_000, "the close of the silent runner"), { code: 1008, reason: "peer_silent" });
       assert.equal((await authority.diagnosed(run.runId, "peer_silent")).code, "peer_silent");
       assert.equal(authority.server.activeRunnerConnectionCount(run.runId), 0);
+      // ws alone would hold the socket 30 s for the close frame's answer.
+      await until(() => establishedOn(authority.port) === 0, "the server to end the stalled runner's socket", 10_000);
+      (runner.ws as unknown as { _socket: Socket })._socket.resume();
+      assert.deepEqual(await within(closed, 5_000, "the runner to read the close"), { code: 1008, reason: "peer_silent" });
     } finally {
       runner.close();
     }
