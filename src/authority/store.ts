@@ -75,7 +75,11 @@ export interface AuthorityStore {
   recordMalformedFrame(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
   /** Keeps the newest 32 per run. */
   recordDiagnostic(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
+  /** A connection refused before authentication: counted per code; its first and latest kept apart from the 32. */
+  recordAuthFailure(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
   diagnostics(runId: string): Promise<Diagnostic[]>;
+  /** The run's refusals before authentication, by code. */
+  authFailures(runId: string): Promise<Record<string, number>>;
 
   close(): Promise<void>;
 }
