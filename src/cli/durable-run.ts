@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { AuthorityServer } from "../authority/server.js";
+import { ensureServerKeyFile } from "../authority/server-key-source.js";
 import type { RunSnapshot } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { packageRoot } from "../contract/package-root.js";
@@ -80,9 +81,12 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   let resolveTerminal!: () => void;
   const terminalCommitted = new Promise<void>((r) => (resolveTerminal = r));
   let clockOffset = 0;
+  // Beside the authority's state, not in it: its database alone opens no credential.
+  const serverKey = ensureServerKeyFile(join(dir, "authority-server-key"));
   const authority = AuthorityServer.open({
     now: () => Date.now() + clockOffset,
     stateDir: join(dir, "authority"),
+    serverKey,
     runnerVersion: build.version,
     runnerDigest: build.digest,
     onCommittedEvent: (event) => {
@@ -171,5 +175,6 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   } finally {
     if (runner) await finishRunner(runner);
     await authority.close();
+    serverKey.destroy();
   }
 }
