@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { STORE_FILE } from "../../src/authority/limits.js";
 import { bundleFileProblems, type NativeExecutionBundle } from "../../src/bundle/native-execution.js";
 import { decode } from "../../src/contract/index.js";
 import { FAULTS } from "../../src/cli/faults.js";
@@ -33,6 +35,12 @@ describe("durable runs over the encrypted WebSocket", () => {
     const runDir = dirname(dirname(line.bundle));
     for (const sub of ["authority", "runner-state"]) assert.equal(statSync(join(runDir, sub)).mode & 0o777, 0o700, sub);
     assert.equal(statSync(join(runDir, "runner-state", "runner-state.sqlite")).mode & 0o777, 0o600);
+    // The demo's server key is beside the authority's state, and every key in that state is sealed with it.
+    assert.equal(statSync(join(runDir, "authority-server-key")).mode & 0o777, 0o600);
+    const db = new Database(join(runDir, "authority", STORE_FILE), { readonly: true });
+    const stored = (db.prepare("SELECT auth_key_digest FROM credentials").all() as Array<{ auth_key_digest: string }>).map((r) => r.auth_key_digest);
+    db.close();
+    assert.ok(stored.length > 0 && stored.every((v) => v.startsWith("sealed:v1:")), JSON.stringify(stored));
   });
 
   for (const name of Object.keys(FAULTS)) {

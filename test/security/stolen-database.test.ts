@@ -9,8 +9,10 @@ import { STORE_FILE } from "../../src/authority/limits.js";
 import {
   Opener,
   RunnerHandshake,
+  authKey,
   canonicalChallenge,
   clientProof,
+  credentialId,
   handshakeEnvelope,
   serverProof,
   sessionKeys,
@@ -18,7 +20,7 @@ import {
   type RunIdentity,
   type WelcomePayload,
 } from "../../src/transport/index.js";
-import { BUILD, HandRunner, SecureAuthority, assertCompleted, durableRunner } from "./support.js";
+import { BUILD, HandRunner, SecureAuthority, assertCompleted, durableRunner, realRunner, refusalOf } from "./support.js";
 
 /** What an attacker reads from a copy of the authority's database: one credential row and its run's identity. */
 interface StolenRow {
@@ -125,6 +127,18 @@ describe("security: a copy of the authority's database authenticates nothing", (
     await authority.close();
   });
 
+  it("the attacker's handshake is not vacuous: given the key an unsealed column held (sha256:<hex(authKey)>), it gets a lease and the pending command", async () => {
+    const run = await authority.newRun();
+    assert.ok((await authority.server.queueCommand(run.runId, "run.prepare", { workspace: "stolen" })).ok);
+    const ticket = await authority.ticket(run.runId, 30_000);
+    const key = authKey(ticket);
+    const outcome = await impersonate(authority, stealRow(authority, run.runId, "bootstrap"), key);
+    key.fill(0);
+    assert.ok("welcome" in outcome, `the handshake with the right key was refused: ${JSON.stringify(outcome)}`);
+    assert.equal(outcome.welcome.pendingCommands.length, 1);
+    assert.equal(await authority.ticketUnused(ticket), false, "and it spent the runner's ticket");
+  });
+
   it("an unused ticket and a live lease read from the file are refused; the real runner's ticket stays unused and then runs the whole run", async () => {
     const run = await authority.newRun();
     const ticket = await authority.ticket(run.runId, 30_000);
@@ -141,5 +155,39 @@ describe("security: a copy of the authority's database authenticates nothing", (
     const before = await authority.snapshot(run.runId);
     await assertStolenRowOpensNothing(authority, stealRow(authority, run.runId, "lease"));
     assert.equal((await authority.snapshot(run.runId)).connectionCount, before.connectionCount, "no connection was authorized with the stolen lease");
+  });
+});
+
+describe("security: write access to the authority's database cannot move a credential to another run", () => {
+  let authority: SecureAuthority;
+  before(async () => {
+    authority = await SecureAuthority.start();
+  });
+  after(async () => {
+    await authority.close();
+  });
+
+  it("a ticket of run A whose row is moved to run B is refused on B; moved back, it works on A", async () => {
+    const a = await authority.newRun();
+    const b = await authority.newRun();
+    const ticketA = await authority.ticket(a.runId, 30_000);
+    const ticketB = await authority.ticket(b.runId, 30_000);
+    const db = new Database(join(authority.root, "authority", STORE_FILE));
+    const move = (runId: string) => assert.equal(db.prepare("UPDATE credentials SET run_id = ? WHERE credential_id = ?").run(runId, credentialId(ticketA)).changes, 1);
+    try {
+      move(b.runId);
+      const refused = await realRunner(authority.url(b.runId), b, { kind: "bootstrap", token: ticketA });
+      assert.equal(refusalOf(refused)?.peerCode, "handler_failed", JSON.stringify(refusalOf(refused)));
+      assert.match((await authority.diagnosed(b.runId, "handler_failed")).message, /state_credential_invalid: .*does not open in this row/);
+      assert.equal((await authority.snapshot(b.runId)).connectionCount, 0, "nothing was authorized on run B");
+      assert.ok(await authority.ticketUnused(ticketB), "run B's own ticket is untouched");
+
+      move(a.runId);
+      const accepted = await realRunner(authority.url(a.runId), a, { kind: "bootstrap", token: ticketA });
+      assert.ok(accepted.ok, "in its own row the ticket opens");
+      accepted.value.close();
+    } finally {
+      db.close();
+    }
   });
 });
