@@ -141,7 +141,8 @@ const sameCredential = (a: CredentialRow, b: CredentialRow): boolean =>
  * the state directory (0700 directory, 0600 files, symlinks refused, WAL with
  * synchronous=FULL), ≤192 MiB, one transaction per change. Many runs share the file; every
  * row is keyed by runId. The database is checked against its invariants whenever it is opened
- * and refused (StateError) when any fails.
+ * and refused (StateError) when any fails: among them, the server key must be the one its
+ * credentials are sealed under, and each credential's key must open in its own row.
  */
 export class SqliteAuthorityStore implements AuthorityStore {
   private readonly pageSize: number;
