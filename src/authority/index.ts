@@ -15,3 +15,4 @@ export * from "./commands.js";
 export * from "./handshake-hooks.js";
 export { ServerKey } from "./server-key.js";
 export * from "./server-key-source.js";
+export * from "./sealed-credential.js";
