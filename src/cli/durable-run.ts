@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { AuthorityServer } from "../authority/server.js";
+import type { ServerKey } from "../authority/server-key.js";
 import { ensureServerKeyFile } from "../authority/server-key-source.js";
 import type { RunSnapshot } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
@@ -35,6 +36,8 @@ export interface DurableRunOptions {
   /** The demo's folder: authority/ and runner-state/ go under <dir>/<runId>/. */
   dir: string;
   faults?: FaultStep[];
+  /** The authority's server key (the caller's to destroy); by default one generated beside the run's state. */
+  serverKey?: ServerKey;
   /** Extra prp-runnerd flags. */
   runnerArgs?: string[];
   /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
@@ -82,7 +85,8 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   const terminalCommitted = new Promise<void>((r) => (resolveTerminal = r));
   let clockOffset = 0;
   // Beside the authority's state, not in it: its database alone opens no credential.
-  const serverKey = ensureServerKeyFile(join(dir, "authority-server-key"));
+  const ownKey = options.serverKey ? null : ensureServerKeyFile(join(dir, "authority-server-key"));
+  const serverKey = options.serverKey ?? ownKey!;
   const authority = AuthorityServer.open({
     now: () => Date.now() + clockOffset,
     stateDir: join(dir, "authority"),
@@ -175,6 +179,6 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   } finally {
     if (runner) await finishRunner(runner);
     await authority.close();
-    serverKey.destroy();
+    ownKey?.destroy();
   }
 }
