@@ -4,7 +4,7 @@ import { openPrivateDatabase, statementCache, StateError } from "../storage/priv
 import { fail, ok, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
 import { opensServerKeyCheck, openAuthKeyDigest, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
-import type { ServerKey } from "./server-key.js";
+import { ServerKey } from "./server-key.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
 import type {
   AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
@@ -161,6 +161,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
 
   static open(stateDirectory: string, options: SqliteStoreOptions): SqliteAuthorityStore {
     const path = join(stateDirectory, STORE_FILE);
+    // Fail closed for a caller the types did not reach: no key, no store.
+    if (!(options?.serverKey instanceof ServerKey)) throw new StateError("server_key_missing", path, "the store needs the server key its credentials are sealed under (the serverKey option)");
     const maxStoreBytes = options.maxStoreBytes ?? MAX_STORE_BYTES;
     const db = openPrivateDatabase(path, { maxFileBytes: maxStoreBytes });
     try {

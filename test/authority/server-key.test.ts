@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
@@ -69,7 +69,7 @@ describe("authority store: auth keys sealed under the server key", () => {
     await store.close();
   });
 
-  it("a wrong server key is refused at open (state_server_key_mismatch), by the store and by AuthorityServer, and nothing is rewritten", async () => {
+  it("a wrong server key is refused at open (state_server_key_mismatch), by the store and by AuthorityServer, and nothing is rewritten; no key at all is refused (server_key_missing)", async () => {
     const dir = tmp.dir();
     const { ticketId } = await storeWithCredentials(dir);
     const before = column(dir, ticketId);
@@ -78,6 +78,12 @@ describe("authority store: auth keys sealed under the server key", () => {
     refuses(() => AuthorityServer.open({ stateDir: dir, serverKey: wrong, runnerVersion: "0.1.0", runnerDigest: `sha256:${"5e".repeat(32)}` }), "state_server_key_mismatch");
     assert.equal(column(dir, ticketId), before);
     await openStore(dir).close(); // the right key still opens it
+
+    // No key at all (a caller the types did not reach): refused before the file is touched.
+    const none = tmp.dir();
+    refuses(() => SqliteAuthorityStore.open(none, {} as never), "server_key_missing");
+    refuses(() => SqliteAuthorityStore.open(none, undefined as never), "server_key_missing");
+    assert.equal(existsSync(none), false);
 
     // A store with no credential at all still knows its key.
     const empty = tmp.dir();
