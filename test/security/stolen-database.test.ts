@@ -142,7 +142,8 @@ describe("security: a copy of the authority's database authenticates nothing", (
   it("an unused ticket and a live lease read from the file are refused; the real runner's ticket stays unused and then runs the whole run", async () => {
     const run = await authority.newRun();
     const ticket = await authority.ticket(run.runId, 30_000);
-    const { runner, log } = await durableRunner(authority, run, { bootstrapToken: ticket }); // queues the opening commands
+    // Queues the opening commands. The harness may start slowly on a loaded machine: this test is about credentials.
+    const { runner, log } = await durableRunner(authority, run, { bootstrapToken: ticket, readyTimeoutMs: 30_000 });
 
     await assertStolenRowOpensNothing(authority, stealRow(authority, run.runId, "bootstrap"));
     assert.ok(await authority.ticketUnused(ticket), "the real runner's ticket is not spent");
