@@ -9,11 +9,16 @@ import { coreChannelHooks } from "./handshake-hooks.js";
 import { EventIngest, type OnCommittedEvent } from "./ingest.js";
 import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
+import type { ServerKey } from "./server-key.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { Diagnostic, RunSnapshot } from "./store.js";
 
 export interface AuthorityServerOptions {
   stateDir: string;
+  /** Seals the stored ticket and lease keys; kept outside `stateDir` (server-key-source.ts). */
+  serverKey: ServerKey;
+  /** See SqliteStoreOptions.adoptServerKey: for a key change, once. */
+  adoptServerKey?: boolean;
   /** The runner build every run expects (§5.3 step 2). */
   runnerVersion: string;
   runnerDigest: string;
@@ -63,7 +68,7 @@ export class AuthorityServer {
 
   /** Opens the store under `stateDir`; throws StateError on a store it must refuse, Error on a bad option. */
   static open(options: AuthorityServerOptions): AuthorityServer {
-    const store = SqliteAuthorityStore.open(options.stateDir);
+    const store = SqliteAuthorityStore.open(options.stateDir, { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true });
     const clock = options.now ? { now: options.now } : {};
     const credentials = Credentials.create({ store, ...clock, ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}) });
     if (!credentials.ok) {

@@ -5,9 +5,8 @@ import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { STORE_FILE, STORE_SCHEMA, MAX_DIAGNOSTICS } from "../../src/authority/limits.js";
 import { registerRun } from "../../src/authority/runs.js";
-import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
-import { authority, codeOf, connect, event, identity, tempRoot, unwrap, withRun } from "./support.js";
+import { authority, codeOf, connect, event, identity, openStore, tempRoot, unwrap, withRun } from "./support.js";
 
 const refuses = (fn: () => unknown, code: string) => assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
 
@@ -17,7 +16,7 @@ describe("authority store (SQLite)", () => {
 
   it("creates a private directory and private files in WAL mode and records its schema", async () => {
     const d = tmp.dir();
-    const store = SqliteAuthorityStore.open(d);
+    const store = openStore(d);
     unwrap(await registerRun(store, identity()));
     assert.equal(statSync(d).mode & 0o777, 0o700);
     for (const f of [STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`]) assert.equal(statSync(join(d, f)).mode & 0o777, 0o600, f);
@@ -30,24 +29,24 @@ describe("authority store (SQLite)", () => {
 
   it("refuses a symlinked state directory, a symlinked database file and another schema", async () => {
     const real = tmp.dir();
-    await SqliteAuthorityStore.open(real).close();
+    await openStore(real).close();
     const link = `${real}-link`;
     symlinkSync(real, link);
-    refuses(() => SqliteAuthorityStore.open(link), "state_symlink");
+    refuses(() => openStore(link), "state_symlink");
 
     const other = tmp.dir();
     mkdirSync(other, { mode: 0o700 });
     symlinkSync(join(real, STORE_FILE), join(other, STORE_FILE));
-    refuses(() => SqliteAuthorityStore.open(other), "state_symlink");
+    refuses(() => openStore(other), "state_symlink");
 
     const raw = new Database(join(real, STORE_FILE));
     raw.prepare("UPDATE meta SET value = 'paperclip.runner.durable.state.v1' WHERE key = 'schema'").run();
     raw.close();
-    refuses(() => SqliteAuthorityStore.open(real), "state_unknown_schema");
+    refuses(() => openStore(real), "state_unknown_schema");
   });
 
   it("refuses another identity for a stored run and identity values outside the pattern", async () => {
-    const store = SqliteAuthorityStore.open(tmp.dir());
+    const store = openStore(tmp.dir());
     unwrap(await registerRun(store, identity()));
     for (const field of ["runnerInstanceId", "environmentLeaseId", "normalizedSessionId", "turnId", "itemId"] as const) {
       const changed = await registerRun(store, identity(1, { [field]: `${field}_other` }));
@@ -84,11 +83,11 @@ describe("authority store (SQLite)", () => {
       unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "go" }));
       for (const n of [1, 2, 3]) await a.store.recordAuthFailure("run_1", { code: "proof_mismatch", message: `attempt ${n}` }, a.clock.now());
       await a.store.close();
-      assert.doesNotThrow(() => SqliteAuthorityStore.open(d).close());
+      assert.doesNotThrow(() => openStore(d).close());
       const raw = new Database(join(d, STORE_FILE));
       raw.exec(tamper);
       raw.close();
-      refuses(() => SqliteAuthorityStore.open(d), code);
+      refuses(() => openStore(d), code);
     }
   });
 
@@ -126,7 +125,7 @@ describe("authority store (SQLite)", () => {
 
   it("refuses growth past its size bound and a file over the bound at open", async () => {
     const d = tmp.dir();
-    const store = SqliteAuthorityStore.open(d, { maxStoreBytes: 512 * 1024 });
+    const store = openStore(d, { maxStoreBytes: 512 * 1024 });
     const a = authority(d, { store });
     await withRun(a);
     const big = "x".repeat(200 * 1024);
@@ -134,7 +133,7 @@ describe("authority store (SQLite)", () => {
     for (let i = 0; i < 5 && last.ok; i++) last = await a.commands.queueCommand("run_1", "turn.start", { text: `${i}${big}` });
     assert.equal(codeOf(last), "store_full");
     await store.close();
-    refuses(() => SqliteAuthorityStore.open(d, { maxStoreBytes: 64 * 1024 }), "state_too_large");
+    refuses(() => openStore(d, { maxStoreBytes: 64 * 1024 }), "state_too_large");
   });
 
   it("keeps at most 32 diagnostics per run", async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { AuthorityServer, type AuthorityServerOptions } from "../../src/authority/server.js";
+import { ServerKey } from "../../src/authority/server-key.js";
 import type { Diagnostic, RunSnapshot } from "../../src/authority/store.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { MAX_FRAME_BYTES } from "../../src/contract/versions.js";
@@ -61,6 +62,7 @@ export class SecureAuthority {
     let self: SecureAuthority | null = null;
     const server = AuthorityServer.open({
       stateDir: join(root, "authority"),
+      serverKey: ServerKey.generate(),
       runnerVersion: BUILD.version,
       runnerDigest: BUILD.digest,
       onCommittedEvent: (event, ctx) => {
