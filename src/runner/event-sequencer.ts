@@ -1,5 +1,6 @@
 import { encode } from "../contract/encode.js";
 import type { PrpEvent } from "../contract/kinds.js";
+import { sequencedId } from "../contract/ids.js";
 import { buildEvent } from "./event-envelope.js";
 
 export interface EventSource {
@@ -14,7 +15,7 @@ const EPOCH = Date.UTC(2026, 7, 7, 21, 0, 0);
 
 /**
  * Gives PRP events their envelope: the next sourceSeq, the deterministic id
- * `event_<runId>_<seq as 3 digits>`, the synthesised timestamp and the priority of the type.
+ * `event_<runId>_<seq as 3 digits>` (see sequencedId), the synthesised timestamp and the priority of the type.
  * Every event passes the codec before it leaves: the runner never emits what its own contract
  * rejects (a violation throws ContractViolation, and the caller decides who is at fault).
  */
@@ -28,7 +29,7 @@ export class EventSequencer {
     const sourceSeq = this.seq + 1;
     const event = buildEvent({
       sourceSeq,
-      sourceEventId: `event_${this.source.runId}_${String(sourceSeq).padStart(3, "0")}`,
+      sourceEventId: sequencedId("event", this.source.runId, sourceSeq, 3),
       emittedAt: new Date(EPOCH + sourceSeq).toISOString(),
       sourceInstanceId: this.source.runnerId,
       runId: this.source.runId,

@@ -1,5 +1,6 @@
 import { encode } from "../../contract/encode.js";
 import { priorityOf } from "../../contract/priority.js";
+import { sequencedId } from "../../contract/ids.js";
 import { buildEvent } from "../event-envelope.js";
 import type { EventSink, PendingEvent } from "../event-sink.js";
 import type { Admission, RunnerState } from "./runner-state.js";
@@ -43,7 +44,7 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
       encode(
         buildEvent({
           sourceSeq,
-          sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
+          sourceEventId: sequencedId("event", identity.runnerInstanceId, sourceSeq, 16),
           emittedAt: new Date().toISOString(),
           sourceInstanceId: identity.runnerInstanceId,
           runId: identity.runId,
