@@ -1,5 +1,6 @@
 import type { ContractError } from "../contract/errors.js";
 import type { PrpEvent } from "../contract/kinds.js";
+import { sequencedId } from "../contract/ids.js";
 import { admittedLine, buildEvent } from "./event-envelope.js";
 
 export interface EventSource {
@@ -14,10 +15,10 @@ const EPOCH = Date.UTC(2026, 7, 7, 21, 0, 0);
 
 /**
  * Gives PRP events their envelope: the next sourceSeq, the deterministic id
- * `event_<runId>_<seq as 3 digits>`, the synthesised timestamp and the priority of the type.
- * Every event passes the shared admission rule before it leaves: the runner never emits what its
- * own contract rejects (a violation throws ContractViolation, and the caller decides who is at
- * fault), nor what the authority could not store (no canonical JSON form: refused).
+ * `event_<runId>_<seq as 3 digits>` (see sequencedId), the synthesised timestamp and the priority
+ * of the type. Every event passes the shared admission rule before it leaves: the runner never
+ * emits what its own contract rejects (a violation throws ContractViolation, and the caller
+ * decides who is at fault), nor what the authority could not store (no canonical JSON form: refused).
  */
 export class EventSequencer {
   private seq = 0;
@@ -29,7 +30,7 @@ export class EventSequencer {
     const sourceSeq = this.seq + 1;
     const event = buildEvent({
       sourceSeq,
-      sourceEventId: `event_${this.source.runId}_${String(sourceSeq).padStart(3, "0")}`,
+      sourceEventId: sequencedId("event", this.source.runId, sourceSeq, 3),
       emittedAt: new Date(EPOCH + sourceSeq).toISOString(),
       sourceInstanceId: this.source.runnerId,
       runId: this.source.runId,

@@ -202,6 +202,30 @@ describe("prp-runnerd --local", () => {
     }
   });
 
+  it("runs a whole run with run, session and runner ids of 160 characters, the longest it accepts", async () => {
+    const events: PrpEvent[] = [];
+    const bad: string[] = [];
+    const client = new LocalRunnerClient({
+      runId: `run_${"r".repeat(156)}`, sessionId: `session_${"s".repeat(152)}`, runnerId: `runner_${"n".repeat(153)}`,
+      scriptPath: join(scenariosDir(), "happy-path.json"), delayMs: 0, extraArgs: ["--harness-ready-ms", "30000"],
+      onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: (l) => bad.push(l),
+    });
+    try {
+      client.send("run.prepare");
+      client.send("session.open");
+      client.send("turn.start", { text: "go" });
+      await until(() => events.some((e) => e.eventType === "run.terminal"), () => `run.terminal; events ${events.map((e) => e.eventType).join(",")}; bad lines ${bad.length}; stderr: ${client.stderrTail().join(" | ")}`, 60_000);
+      client.close();
+      await client.exited();
+    } finally {
+      await client.terminate();
+    }
+    assert.deepEqual(bad, []);
+    assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
+    assert.ok(events.every((e) => e.sourceEventId.length <= 160));
+    assert.equal(new Set(events.map((e) => e.sourceEventId)).size, events.length);
+  });
+
   it("refuses to start without its required flags, saying which", () => {
     const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "r"], { encoding: "utf8" });
     assert.equal(res.status, 2);

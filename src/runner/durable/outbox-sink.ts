@@ -1,5 +1,6 @@
 import type { ContractError } from "../../contract/errors.js";
 import { priorityOf } from "../../contract/priority.js";
+import { sequencedId } from "../../contract/ids.js";
 import { admittedLine, buildEvent } from "../event-envelope.js";
 import { refusedUncanonical, type EventSink, type PendingEvent } from "../event-sink.js";
 import type { Admission, RunnerState } from "./runner-state.js";
@@ -50,7 +51,7 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
       const admitted = admittedLine(
         buildEvent({
           sourceSeq,
-          sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
+          sourceEventId: sequencedId("event", identity.runnerInstanceId, sourceSeq, 16),
           emittedAt: new Date().toISOString(),
           sourceInstanceId: identity.runnerInstanceId,
           runId: identity.runId,
