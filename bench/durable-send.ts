@@ -8,6 +8,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AuthorityServer } from "../src/authority/server.js";
+import { ServerKey } from "../src/authority/server-key.js";
 import type { PrpEvent } from "../src/contract/kinds.js";
 import { FakeHarnessDriver } from "../src/harness/fake-driver.js";
 import { DurableRunner } from "../src/runner/durable/durable-runner.js";
@@ -60,7 +61,7 @@ export async function durableSend(dir: string, triples: number, n: number): Prom
   const ingestedAt: number[] = [];
   const now = () => Number(process.hrtime.bigint()) / 1e6;
   const authority = AuthorityServer.open({
-    stateDir: join(dir, "authority"), runnerVersion: BUILD.version, runnerDigest: BUILD.digest,
+    stateDir: join(dir, "authority"), serverKey: ServerKey.generate(), runnerVersion: BUILD.version, runnerDigest: BUILD.digest,
     onCommittedEvent: (event) => {
       ingestedAt[event.sourceSeq] = now();
       committed.push(event);

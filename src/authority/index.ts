@@ -13,3 +13,6 @@ export * from "./credentials.js";
 export * from "./ingest.js";
 export * from "./commands.js";
 export * from "./handshake-hooks.js";
+export { ServerKey } from "./server-key.js";
+export * from "./server-key-source.js";
+export * from "./sealed-credential.js";

@@ -1,5 +1,4 @@
-import { canonicalJson } from "../contract/canonical-json.js";
-import { decodeValue } from "../contract/decode.js";
+import { admit } from "../contract/admission.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { fail, ok, terminalCommitted, type AuthorityError, type Refusal, type Result } from "./errors.js";
 import type { RunIdentity } from "./identity.js";
@@ -35,7 +34,7 @@ const CORRELATION_FIELDS = ["runId", "normalizedSessionId", "turnId", "itemId"] 
 
 /**
  * The server ingest order of runtime.md §5.6 and §6.2, independent of the socket:
- *   1. validate the PRP event with the codec;
+ *   1. admit the PRP event: the codec, and a canonical JSON form (src/contract/admission.ts);
  *   2. sourceInstanceId, runId and normalizedSessionId (and turnId, itemId when present) equal
  *      the run identity; a semantic-tool or MCP-app input's correlation too;
  *   3. an id already in the committed window must be canonically identical: its delivery is
@@ -77,23 +76,14 @@ export class EventIngest {
     if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
     if (run.currentConnectionId !== connectionId) return this.refuse(runId, fail("connection_superseded", "/connectionId", `${connectionId} is not the current connection of run ${runId}`));
 
-    const decoded = decodeValue(value, { kind: "event" });
-    let envelope: string | null = null;
-    if (decoded.ok) {
-      try {
-        envelope = canonicalJson(decoded.value);
-      } catch {
-        envelope = null; // the codec bounds depth and size; this only guards a value it let through
-      }
-    }
-    if (!decoded.ok || envelope === null) {
-      const error = decoded.ok
-        ? { code: "invalid_event" as const, path: "", message: "the event has no canonical JSON form" }
-        : { code: "invalid_event" as const, path: decoded.error.path, message: `${decoded.error.code}: ${decoded.error.message}` };
+    // The runner's sink admits events by this same function: what it committed, this accepts.
+    const admitted = admit("event", value);
+    if (!admitted.ok) {
+      const error = { code: "invalid_event" as const, path: admitted.error.path, message: `${admitted.error.code}: ${admitted.error.message}` };
       await this.store.recordMalformedFrame(runId, { code: error.code, message: `${error.path || "/"}: ${error.message}` }, this.now());
       return { ok: false, error };
     }
-    const event = decoded.value;
+    const { value: event, canonical: envelope } = admitted;
 
     const mismatch = identityMismatch(event, run.identity) ?? correlationMismatch(event, run.identity);
     if (mismatch) return this.refuse(runId, { ok: false, error: mismatch });

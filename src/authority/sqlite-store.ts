@@ -3,7 +3,9 @@ import type Database from "better-sqlite3";
 import { openPrivateDatabase, statementCache, StateError } from "../storage/private-sqlite.js";
 import { fail, ok, terminalCommitted, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
-import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
+import { opensServerKeyCheck, openAuthKeyDigest, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
+import { ServerKey } from "./server-key.js";
+import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
 import type {
   AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunInit, RunSnapshot,
@@ -31,7 +33,7 @@ CREATE TABLE IF NOT EXISTS credentials (
   credential_id TEXT PRIMARY KEY,
   run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
   kind TEXT NOT NULL CHECK (kind IN ('bootstrap', 'lease')),
-  auth_key_digest TEXT NOT NULL,
+  auth_key_digest TEXT NOT NULL, -- sealed:v1:…, the auth key sealed under the server key (sealed-credential.ts)
   issued_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
   used_at INTEGER, revoked_at INTEGER,
   lease_id TEXT UNIQUE,
@@ -60,30 +62,52 @@ CREATE TABLE IF NOT EXISTS diagnostics (
   run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
   code TEXT NOT NULL, message TEXT NOT NULL, at INTEGER NOT NULL) STRICT;
 CREATE INDEX IF NOT EXISTS diagnostics_by_run ON diagnostics (run_id, id);
+CREATE TABLE IF NOT EXISTS auth_failures (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  code TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  first_id INTEGER NOT NULL, latest_id INTEGER NOT NULL,
+  PRIMARY KEY (run_id, code)) STRICT;
 `;
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
+/** The diagnostics a run's auth-failure tallies keep (the run is the parameter @run). */
+const AUTH_FAILURE_IDS = "SELECT first_id FROM auth_failures WHERE run_id = @run UNION SELECT latest_id FROM auth_failures WHERE run_id = @run";
+
 type Row = Record<string, unknown>;
 
 export interface SqliteStoreOptions {
+  /** Seals every stored auth key; kept outside the database (server-key-source.ts). */
+  serverKey: ServerKey;
+  /**
+   * When the store's credentials do not open under `serverKey` (they were sealed under another
+   * key, or left unsealed by an earlier version): delete them all and adopt this key, instead
+   * of refusing to open. Every runner then needs a fresh ticket. For a key change, once.
+   */
+  adoptServerKey?: boolean;
   /** The size bound of the main file; 192 MiB (§6.2). Smaller only to test the bound. */
   maxStoreBytes?: number;
 }
 
-const credentialFrom = (r: Row): CredentialRow => ({
-  credentialId: r.credential_id as string,
-  runId: r.run_id as string,
-  kind: r.kind as CredentialRow["kind"],
-  authKeyDigest: r.auth_key_digest as string,
-  issuedAtUnixMs: r.issued_at as number,
-  expiresAtUnixMs: r.expires_at as number,
-  usedAtUnixMs: r.used_at as number | null,
-  revokedAtUnixMs: r.revoked_at as number | null,
-  leaseId: r.lease_id as string | null,
-  revocationEpoch: r.revocation_epoch as number,
-  protocolVersion: r.protocol_version as number | null,
-});
+const placeOf = (r: Row): CredentialPlace => ({ credentialId: r.credential_id as string, runId: r.run_id as string, kind: r.kind as CredentialRow["kind"] });
+
+/** The row with its auth key opened, or null when the sealed value does not open there under this key. */
+const credentialFrom = (r: Row, serverKey: ServerKey): CredentialRow | null => {
+  const authKeyDigest = openAuthKeyDigest(serverKey, r.auth_key_digest as string, placeOf(r));
+  if (authKeyDigest === null) return null;
+  return {
+    ...placeOf(r),
+    authKeyDigest,
+    issuedAtUnixMs: r.issued_at as number,
+    expiresAtUnixMs: r.expires_at as number,
+    usedAtUnixMs: r.used_at as number | null,
+    revokedAtUnixMs: r.revoked_at as number | null,
+    leaseId: r.lease_id as string | null,
+    revocationEpoch: r.revocation_epoch as number,
+    protocolVersion: r.protocol_version as number | null,
+  };
+};
 
 const commandFrom = (r: Row): CommandRow => ({
   commandId: r.command_id as string,
@@ -126,7 +150,8 @@ const sameCredential = (a: CredentialRow, b: CredentialRow): boolean =>
  * the state directory (0700 directory, 0600 files, symlinks refused, WAL with
  * synchronous=FULL), ≤192 MiB, one transaction per change. Many runs share the file; every
  * row is keyed by runId. The database is checked against its invariants whenever it is opened
- * and refused (StateError) when any fails.
+ * and refused (StateError) when any fails: among them, the server key must be the one its
+ * credentials are sealed under, and each credential's key must open in its own row.
  */
 export class SqliteAuthorityStore implements AuthorityStore {
   private readonly pageSize: number;
@@ -137,19 +162,22 @@ export class SqliteAuthorityStore implements AuthorityStore {
     private readonly db: Database.Database,
     readonly path: string,
     private readonly maxStoreBytes: number,
+    private readonly serverKey: ServerKey,
   ) {
     this.sql = statementCache(db);
     this.pageSize = db.pragma("page_size", { simple: true }) as number;
   }
 
-  static open(stateDirectory: string, options: SqliteStoreOptions = {}): SqliteAuthorityStore {
+  static open(stateDirectory: string, options: SqliteStoreOptions): SqliteAuthorityStore {
     const path = join(stateDirectory, STORE_FILE);
+    // Fail closed for a caller the types did not reach: no key, no store.
+    if (!(options?.serverKey instanceof ServerKey)) throw new StateError("server_key_missing", path, "the store needs the server key its credentials are sealed under (the serverKey option)");
     const maxStoreBytes = options.maxStoreBytes ?? MAX_STORE_BYTES;
     const db = openPrivateDatabase(path, { maxFileBytes: maxStoreBytes });
     try {
-      const store = new SqliteAuthorityStore(db, path, maxStoreBytes);
+      const store = new SqliteAuthorityStore(db, path, maxStoreBytes, options.serverKey);
       // IMMEDIATE: two processes opening one new file must not both write the marker.
-      db.transaction(() => store.initialise()).immediate();
+      db.transaction(() => store.initialise(options.adoptServerKey === true)).immediate();
       return store;
     } catch (err) {
       db.close();
@@ -157,15 +185,53 @@ export class SqliteAuthorityStore implements AuthorityStore {
     }
   }
 
-  private initialise(): void {
+  private initialise(adoptServerKey: boolean): void {
     this.db.exec(SCHEMA_SQL);
     const marker = this.sql("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined;
     if (!marker) {
       this.sql("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(STORE_SCHEMA);
+      this.sql("INSERT INTO meta (key, value) VALUES ('server_key_check', ?)").run(serverKeyCheck(this.serverKey));
       return;
     }
     if (marker.value !== STORE_SCHEMA) throw new StateError("state_unknown_schema", this.path, `the store records schema ${marker.value}, not ${STORE_SCHEMA}`);
+    this.checkServerKey(adoptServerKey);
     this.checkInvariants();
+  }
+
+  /**
+   * The server key must be the one the store's credentials are sealed under, and no credential
+   * may be unsealed (an earlier version stored each auth key as itself). Unsealed keys are not
+   * sealed now: they may already have been read from the file, so they are refused, or, with
+   * `adoptServerKey`, deleted with every other credential.
+   */
+  private checkServerKey(adopt: boolean): void {
+    const check = this.sql("SELECT value FROM meta WHERE key = 'server_key_check'").get() as { value: string } | undefined;
+    const unsealed = (this.sql("SELECT COUNT(*) AS n FROM credentials WHERE auth_key_digest LIKE 'sha256:%'").get() as { n: number }).n;
+    const wrongKey = check !== undefined && !opensServerKeyCheck(this.serverKey, check.value);
+    if (!wrongKey && unsealed === 0) {
+      if (!check) this.sql("INSERT INTO meta (key, value) VALUES ('server_key_check', ?)").run(serverKeyCheck(this.serverKey));
+      return;
+    }
+    if (!adopt) {
+      if (wrongKey) throw new StateError("state_server_key_mismatch", this.path, "the server key is not the one this store's credentials are sealed under: give the authority the key it was opened with before; to change the key, open it once with adoptServerKey, which deletes every ticket and lease (runners need a fresh ticket)");
+      throw new StateError("state_credentials_unsealed", this.path, `${unsealed} credential(s) were stored unsealed by an earlier version, and anyone who read this file could use them: open it once with adoptServerKey to delete every ticket and lease (runners need a fresh ticket)`);
+    }
+    this.sql("DELETE FROM credentials").run();
+    this.sql("INSERT INTO meta (key, value) VALUES ('server_key_check', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(serverKeyCheck(this.serverKey));
+  }
+
+  /** What the credentials table holds for an auth key: sealed, bound to its row. */
+  private seal(authKeyDigest: string, place: CredentialPlace): string {
+    const sealed = sealAuthKeyDigest(this.serverKey, authKeyDigest, place);
+    if (sealed === null) throw new TypeError(`credential ${place.credentialId}: the auth key digest is not sha256:<64 hex digits>`);
+    return sealed;
+  }
+
+  /** A stored credential with its auth key opened. One that does not open in its own row under the server key is never used. */
+  private credentialOf(r: Row): CredentialRow {
+    const row = credentialFrom(r, this.serverKey);
+    if (row === null) throw new StateError("state_credential_invalid", this.path, `credential ${String(r.credential_id)}: its sealed auth key does not open in this row under the server key (moved from another row, or altered)`);
+    return row;
   }
 
   /** What must hold of a store written only by this code; anything else is refused at open. */
@@ -197,9 +263,16 @@ export class SqliteAuthorityStore implements AuthorityStore {
       if (terminal !== null && terminal !== acked) refuse("state_window_invalid", `run ${runId}: events are committed after its run.terminal (sourceSeq ${terminal}, cursor ${acked})`);
     }
     for (const c of this.sql("SELECT * FROM credentials").all() as Row[]) {
-      const row = credentialFrom(c);
-      if (!DIGEST.test(row.credentialId) || !DIGEST.test(row.authKeyDigest)) refuse("state_credential_invalid", "a credential record is not a sha256 locator and digest");
+      if (!DIGEST.test(c.credential_id as string)) refuse("state_credential_invalid", "a credential record's locator is not a sha256 digest");
+      const row = this.credentialOf(c);
       if (row.kind === "lease" && (row.leaseId === null || !IDENTITY_PATTERN.test(row.leaseId) || row.protocolVersion === null)) refuse("state_credential_invalid", "a lease record has no lease id or protocol version");
+    }
+    const tallies = this.sql(`SELECT a.count, a.first_id, a.latest_id, f.id AS first_found, l.id AS latest_found FROM auth_failures a
+      LEFT JOIN diagnostics f ON f.id = a.first_id AND f.run_id = a.run_id AND f.code = a.code
+      LEFT JOIN diagnostics l ON l.id = a.latest_id AND l.run_id = a.run_id AND l.code = a.code`).all() as Row[];
+    for (const t of tallies) {
+      const consistent = (t.count as number) >= 1 && ((t.count as number) === 1) === (t.first_id === t.latest_id) && t.first_found !== null && t.latest_found !== null;
+      if (!consistent) refuse("state_diagnostics_invalid", "an auth-failure tally does not fit the diagnostics it keeps");
     }
     for (const r of this.sql("SELECT r.previous_expires_at, r.renewals, c.kind, c.expires_at FROM lease_renewals r LEFT JOIN credentials c USING (credential_id)").all() as Row[]) {
       if (r.kind !== "lease" || (r.renewals as number) < 1 || (r.previous_expires_at as number) > (r.expires_at as number)) refuse("state_credential_invalid", "a lease renewal record does not fit a lease");
@@ -291,21 +364,21 @@ export class SqliteAuthorityStore implements AuthorityStore {
       const run = this.runRow(t.runId);
       if (!run) return fail("unknown_run", "/runId", `no run ${t.runId}`);
       this.sql("INSERT INTO credentials (credential_id, run_id, kind, auth_key_digest, issued_at, expires_at, revocation_epoch) VALUES (?, ?, 'bootstrap', ?, ?, ?, ?)")
-        .run(t.credentialId, t.runId, t.authKeyDigest, t.issuedAtUnixMs, t.expiresAtUnixMs, run.revocation_epoch);
+        .run(t.credentialId, t.runId, this.seal(t.authKeyDigest, { credentialId: t.credentialId, runId: t.runId, kind: "bootstrap" }), t.issuedAtUnixMs, t.expiresAtUnixMs, run.revocation_epoch);
       return ok(undefined);
     });
   }
 
   async credential(credentialId: string): Promise<CredentialRow | undefined> {
     const r = this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(credentialId) as Row | undefined;
-    return r ? credentialFrom(r) : undefined;
+    return r ? this.credentialOf(r) : undefined;
   }
 
   async reauthorize(req: ReauthorizeRequest): Promise<Result<Reauthorized>> {
     return this.write((): Result<Reauthorized> => {
       const stored = this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(req.expected.credentialId) as Row | undefined;
       if (!stored) return fail("unknown_credential", "/credentialId", "the credential is gone");
-      const current = credentialFrom(stored);
+      const current = this.credentialOf(stored);
       if (!sameCredential(current, req.expected)) return fail("credential_changed", "/credentialId", "the credential changed after the challenge");
       if (current.usedAtUnixMs !== null) return fail("credential_used", "/credentialId", "the bootstrap ticket was already used");
       if (current.revokedAtUnixMs !== null) return fail("credential_revoked", "/credentialId", "the credential is revoked");
@@ -316,8 +389,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
         if (req.mint === null) return fail("credential_kind_mismatch", "/credentialKind", "a bootstrap needs a minted lease");
         this.sql("UPDATE credentials SET used_at = ? WHERE credential_id = ?").run(req.nowMs, current.credentialId);
         this.sql("INSERT INTO credentials (credential_id, run_id, kind, auth_key_digest, issued_at, expires_at, lease_id, revocation_epoch, protocol_version) VALUES (?, ?, 'lease', ?, ?, ?, ?, ?, ?)")
-          .run(req.mint.credentialId, current.runId, req.mint.authKeyDigest, req.nowMs, req.mint.expiresAtUnixMs, req.mint.leaseId, run.revocation_epoch, req.selectedVersion);
-        lease = credentialFrom(this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(req.mint.credentialId) as Row);
+          .run(req.mint.credentialId, current.runId, this.seal(req.mint.authKeyDigest, { credentialId: req.mint.credentialId, runId: current.runId, kind: "lease" }), req.nowMs, req.mint.expiresAtUnixMs, req.mint.leaseId, run.revocation_epoch, req.selectedVersion);
+        lease = this.credentialOf(this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(req.mint.credentialId) as Row);
       } else {
         if (current.protocolVersion !== req.selectedVersion) return fail("version_mismatch", "/selectedVersion", `the lease was issued under protocol version ${current.protocolVersion}`);
         lease = current;
@@ -352,7 +425,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
       if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
       const stored = this.sql("SELECT * FROM credentials WHERE lease_id = ? AND run_id = ? AND kind = 'lease'").get(req.leaseId, req.runId) as Row | undefined;
       if (!stored) return fail("lease_renewal_refused", "/connectionLeaseId", `run ${req.runId} has no lease ${req.leaseId}`);
-      const lease = credentialFrom(stored);
+      const lease = this.credentialOf(stored);
       if (lease.revokedAtUnixMs !== null) return fail("credential_revoked", "/connectionLeaseId", "the lease is revoked");
       if (lease.expiresAtUnixMs <= req.nowMs) return fail("credential_expired", "/connectionLeaseId", "the lease has expired");
       if (run.current_connection_id !== req.connectionId) return fail("connection_superseded", "/connectionId", `${req.connectionId} is not the current connection of run ${req.runId}`);
@@ -492,9 +565,38 @@ export class SqliteAuthorityStore implements AuthorityStore {
     });
   }
 
+  /**
+   * A refusal before authentication: counted per code, and only the first and the latest of a
+   * code are kept as diagnostics, apart from the window of 32, so that a flood of them never
+   * pushes out what else happened to the run.
+   */
+  async recordAuthFailure(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void> {
+    this.write(() => {
+      if (!this.runRow(runId)) return;
+      const code = diagnostic.code.slice(0, MAX_DIAGNOSTIC_CODE);
+      const id = this.appendDiagnostic(runId, diagnostic, nowMs);
+      const tally = this.sql("SELECT count, first_id, latest_id FROM auth_failures WHERE run_id = ? AND code = ?").get(runId, code) as Row | undefined;
+      if (!tally) return void this.sql("INSERT INTO auth_failures (run_id, code, count, first_id, latest_id) VALUES (?, ?, 1, ?, ?)").run(runId, code, id, id);
+      if (tally.latest_id !== tally.first_id) this.sql("DELETE FROM diagnostics WHERE id = ?").run(tally.latest_id);
+      this.sql("UPDATE auth_failures SET count = count + 1, latest_id = ? WHERE run_id = ? AND code = ?").run(id, runId, code);
+    });
+  }
+
+  async authFailures(runId: string): Promise<Record<string, number>> {
+    const rows = this.sql("SELECT code, count FROM auth_failures WHERE run_id = ? ORDER BY code").all(runId) as Array<{ code: string; count: number }>;
+    return Object.fromEntries(rows.map((r) => [r.code, r.count]));
+  }
+
+  /** Appends to the run's window of 32; the first and latest refusal of each code stay outside it. */
   private insertDiagnostic(runId: string, d: Diagnostic, nowMs: number): void {
-    this.sql("INSERT INTO diagnostics (run_id, code, message, at) VALUES (?, ?, ?, ?)").run(runId, d.code.slice(0, 160), d.message.slice(0, MAX_DIAGNOSTIC_MESSAGE), nowMs);
-    this.sql("DELETE FROM diagnostics WHERE run_id = ? AND id NOT IN (SELECT id FROM diagnostics WHERE run_id = ? ORDER BY id DESC LIMIT ?)").run(runId, runId, MAX_DIAGNOSTICS);
+    this.appendDiagnostic(runId, d, nowMs);
+    this.sql(`DELETE FROM diagnostics WHERE run_id = @run AND id NOT IN (${AUTH_FAILURE_IDS})
+      AND id NOT IN (SELECT id FROM diagnostics WHERE run_id = @run AND id NOT IN (${AUTH_FAILURE_IDS}) ORDER BY id DESC LIMIT @max)`).run({ run: runId, max: MAX_DIAGNOSTICS });
+  }
+
+  private appendDiagnostic(runId: string, d: Diagnostic, nowMs: number): number {
+    const inserted = this.sql("INSERT INTO diagnostics (run_id, code, message, at) VALUES (?, ?, ?, ?)").run(runId, d.code.slice(0, MAX_DIAGNOSTIC_CODE), d.message.slice(0, MAX_DIAGNOSTIC_MESSAGE), nowMs);
+    return Number(inserted.lastInsertRowid);
   }
 
   async diagnostics(runId: string): Promise<Diagnostic[]> {

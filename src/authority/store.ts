@@ -16,6 +16,8 @@ import type { ResultStatus } from "./limits.js";
  *
  * Methods are async so that a networked store fits; refusals are values, I/O failures reject.
  * The store never sees a raw ticket or lease token: only credential ids and auth-key digests.
+ * An auth-key digest is the HMAC key itself (§5.2), so a store writes it sealed under the
+ * server key (sealed-credential.ts) and opens it on read: its database alone opens nothing.
  */
 export interface AuthorityStore {
   /**
@@ -75,7 +77,11 @@ export interface AuthorityStore {
   recordMalformedFrame(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
   /** Keeps the newest 32 per run. */
   recordDiagnostic(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
+  /** A connection refused before authentication: counted per code; its first and latest kept apart from the 32. */
+  recordAuthFailure(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
   diagnostics(runId: string): Promise<Diagnostic[]>;
+  /** The run's refusals before authentication, by code. */
+  authFailures(runId: string): Promise<Record<string, number>>;
 
   close(): Promise<void>;
 }
@@ -113,7 +119,7 @@ export interface CredentialRow {
   credentialId: string;
   runId: string;
   kind: CredentialKind;
-  /** `sha256:<hex(authKey)>`. */
+  /** `sha256:<hex(authKey)>`, opened from its sealed form. */
   authKeyDigest: string;
   issuedAtUnixMs: number;
   expiresAtUnixMs: number;

@@ -1,9 +1,12 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import type { ServerKey } from "../authority/server-key.js";
+import { readServerKeyFile } from "../authority/server-key-source.js";
 import { writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import type { LoadedScript } from "../harness/script-file.js";
 import { reduceEvents } from "../reducer/index.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
+import { StateError } from "../storage/private-sqlite.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
 import { parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
@@ -17,6 +20,7 @@ interface DemoOptions {
   seed?: number;
   at?: number;
   out: string;
+  serverKeyFile?: string;
 }
 
 export function registerDemo(program: Command): void {
@@ -30,6 +34,7 @@ export function registerDemo(program: Command): void {
     .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle} (with --fault: the verdict of prp fault --json)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
+    .option("--server-key-file <path>", "the authority's server key: 64 hex digits, mode 600 (default: generated beside the run's state)")
     .addHelpText(
       "after",
       `
@@ -47,6 +52,7 @@ Examples:
   prp demo --json`,
     )
     .action(async (opts: DemoOptions) => {
+      if (opts.fault && opts.serverKeyFile !== undefined) return program.error("--server-key-file is for a demo run; a fault run generates its own key beside its state", { exitCode: 2 });
       process.exitCode = opts.fault ? await runFault(program, opts.fault, opts, true) : await runDemo(program, opts);
     });
 }
@@ -54,18 +60,35 @@ Examples:
 async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   if (opts.seed !== undefined || opts.at !== undefined) return program.error("--seed and --at choose a fault's kill point: use them with --fault", { exitCode: 2 });
   const script = scriptFromOption(program, opts.script ?? "happy-path");
+  const serverKey = opts.serverKeyFile === undefined ? undefined : serverKeyOption(program, opts.serverKeyFile);
   const show = (line: string) => {
     if (!opts.json) console.log(line);
   };
   show("starting an authority on 127.0.0.1 and prp-runnerd with a one-use ticket; events appear as the authority commits them");
-  const facts = await runDurable({
-    script,
-    dir: resolve(opts.out, "demo"),
-    ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
-    onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
-    note: (text) => process.stderr.write(`${text}\n`),
-  });
+  let facts: DurableRunFacts;
+  try {
+    facts = await runDurable({
+      script,
+      dir: resolve(opts.out, "demo"),
+      ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
+      ...(serverKey ? { serverKey } : {}),
+      onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
+      note: (text) => process.stderr.write(`${text}\n`),
+    });
+  } finally {
+    serverKey?.destroy();
+  }
   return reportDurableRun(facts, script, opts.json === true, show);
+}
+
+/** A key file refused (mode, owner, symlink, contents) is a usage error with its code, before anything starts. */
+function serverKeyOption(program: Command, path: string): ServerKey {
+  try {
+    return readServerKeyFile(path);
+  } catch (err) {
+    if (err instanceof StateError) return program.error(`prp: ${err.message}`, { exitCode: 2 });
+    throw err;
+  }
 }
 
 /** The closing report of a durable run: states, result, session, transport counters, bundle. */

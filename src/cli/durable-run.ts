@@ -1,5 +1,7 @@
 import { join, resolve } from "node:path";
 import { AuthorityServer } from "../authority/server.js";
+import type { ServerKey } from "../authority/server-key.js";
+import { ensureServerKeyFile } from "../authority/server-key-source.js";
 import type { RunSnapshot } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { packageRoot } from "../contract/package-root.js";
@@ -37,6 +39,8 @@ export interface DurableRunOptions {
   /** The demo's folder: authority/ and runner-state/ go under <dir>/<runId>/. */
   dir: string;
   faults?: FaultStep[];
+  /** The authority's server key (the caller's to destroy); by default one generated beside the run's state. */
+  serverKey?: ServerKey;
   /** Extra prp-runnerd flags. */
   runnerArgs?: string[];
   /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
@@ -93,9 +97,13 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   let resolveTerminal!: () => void;
   const terminalCommitted = new Promise<void>((r) => (resolveTerminal = r));
   let clockOffset = 0;
+  // Beside the authority's state, not in it: its database alone opens no credential.
+  const ownKey = options.serverKey ? null : ensureServerKeyFile(join(dir, "authority-server-key"));
+  const serverKey = options.serverKey ?? ownKey!;
   const authority = AuthorityServer.open({
     now: () => Date.now() + clockOffset,
     stateDir: join(dir, "authority"),
+    serverKey,
     runnerVersion: build.version,
     runnerDigest: build.digest,
     onCommittedEvent: (event) => {
@@ -189,5 +197,6 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     await authority.close();
     const groups = facts.events.filter((e) => e.eventType === "harness.ready").map((e) => (e.payload as { pid?: number }).pid).filter((pid): pid is number => typeof pid === "number");
     facts.survivors = await runSurvivors({ dir, runnerPids: facts.runnerPids, groups });
+    ownKey?.destroy();
   }
 }

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readlinkSync } from "node:fs";
 import { sep } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { argvOf, liveProcesses } from "../harness/live-processes.js";
 import { ORPHAN_GUARD_NAME } from "../harness/orphan-guard.js";
 
 /** Where to look for what a run left running. */
@@ -56,21 +57,7 @@ function guardOwner(argv: string[]): string | undefined {
 }
 
 function procEntries(): ProcEntry[] {
-  const out: ProcEntry[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      // Fields after the parenthesised command name: state ppid pgrp …
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (state === "Z") continue;
-      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").slice(0, -1);
-      out.push({ pid: Number(name), pgrp: Number(pgrp), argv, cwd: cwdOf(name) });
-    } catch {
-      continue; // it ended while we looked
-    }
-  }
-  return out;
+  return liveProcesses().map(({ pid, pgrp }) => ({ pid, pgrp, argv: argvOf(pid), cwd: cwdOf(String(pid)) }));
 }
 
 /** A process's working directory; null when /proc will not say (another user's process). */

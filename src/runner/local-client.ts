@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { sequencedId } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { packageRoot } from "../contract/package-root.js";
 import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
@@ -60,7 +61,7 @@ export class LocalRunnerClient {
   /** Sends one command; returns its commandId. */
   send(type: string, payload: Record<string, unknown> = {}, commandId?: string): string {
     const seq = ++this.seq;
-    const id = commandId ?? `command_${this.options.runId}_${String(seq).padStart(3, "0")}`;
+    const id = commandId ?? sequencedId("command", this.options.runId, seq, 3);
     this.runner.writeLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: id, controllerSeq: seq, type, issuedAt: new Date().toISOString(), payload }));
     return id;
   }

@@ -14,8 +14,8 @@ export class StateError extends Error {
   }
 }
 
-const ownerOnly = (mode: number) => (mode & 0o077) === 0;
-const uid = () => (typeof process.getuid === "function" ? process.getuid() : -1);
+export const ownerOnly = (mode: number) => (mode & 0o077) === 0;
+export const uid = () => (typeof process.getuid === "function" ? process.getuid() : -1);
 
 /** The state directory: created 0700, or refused when it is a symlink, foreign-owned or open to others. */
 function checkDirectory(dir: string): void {

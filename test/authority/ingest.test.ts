@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { COMMITTED_WINDOW } from "../../src/authority/limits.js";
-import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import type { AuthorityStore } from "../../src/authority/store.js";
-import { authority, codeOf, connect, event, tempRoot, unwrap, withRun, type Authority } from "./support.js";
+import { authority, codeOf, connect, openStore, event, tempRoot, unwrap, withRun, type Authority } from "./support.js";
 
 const semanticInput = (seq: number, correlation: Record<string, string> = {}) =>
   event(seq, 1, {
@@ -164,7 +163,7 @@ describe("authority ingest (runtime.md §5.6)", () => {
 
   it("after a crash between the callback and the cursor, the redelivery reaches the callback again and commits once", async () => {
     const dir = tmp.dir();
-    const real = SqliteAuthorityStore.open(dir);
+    const real = openStore(dir);
     let crash = true;
     // A store whose process dies inside the commit: the transaction never happens.
     const crashing: AuthorityStore = Object.assign(Object.create(real) as AuthorityStore, {

@@ -4,9 +4,8 @@ import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import type { Authorization, RenewLeaseInput } from "../../src/authority/credentials.js";
 import { DEFAULT_LEASE_TTL_MS, STORE_FILE } from "../../src/authority/limits.js";
-import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
-import { authority, codeOf, connect, tempRoot, unwrap, withRun, type Authority } from "./support.js";
+import { authority, codeOf, connect, openStore, tempRoot, unwrap, withRun, type Authority } from "./support.js";
 
 /** The lease row and its renewal row as the database file holds them, read apart from the store's code. */
 function persisted(a: Authority, leaseId: string): { expiresAt: number; previousExpiresAt: number | null; renewals: number; lastLeaseExpiresAt: number | null } {
@@ -140,11 +139,11 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
     a.clock.advance(30_000);
     unwrap(await a.credentials.renewLease(renewal(c)));
     await a.store.close();
-    assert.doesNotThrow(() => SqliteAuthorityStore.open(a.dir).close());
+    assert.doesNotThrow(() => openStore(a.dir).close());
     const raw = new Database(join(a.dir, STORE_FILE));
     raw.exec("UPDATE lease_renewals SET previous_expires_at = previous_expires_at + 10000000");
     raw.close();
-    assert.throws(() => SqliteAuthorityStore.open(a.dir), (err: unknown) => err instanceof StateError && err.code === "state_credential_invalid");
+    assert.throws(() => openStore(a.dir), (err: unknown) => err instanceof StateError && err.code === "state_credential_invalid");
   });
 });
 

@@ -5,9 +5,8 @@ import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { STORE_FILE, STORE_SCHEMA, MAX_DIAGNOSTICS } from "../../src/authority/limits.js";
 import { registerRun } from "../../src/authority/runs.js";
-import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
-import { authority, codeOf, connect, event, identity, tempRoot, unwrap, withRun } from "./support.js";
+import { authority, codeOf, connect, event, identity, openStore, tempRoot, unwrap, withRun } from "./support.js";
 
 const refuses = (fn: () => unknown, code: string) => assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
 
@@ -17,7 +16,7 @@ describe("authority store (SQLite)", () => {
 
   it("creates a private directory and private files in WAL mode and records its schema", async () => {
     const d = tmp.dir();
-    const store = SqliteAuthorityStore.open(d);
+    const store = openStore(d);
     unwrap(await registerRun(store, identity()));
     assert.equal(statSync(d).mode & 0o777, 0o700);
     for (const f of [STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`]) assert.equal(statSync(join(d, f)).mode & 0o777, 0o600, f);
@@ -30,24 +29,24 @@ describe("authority store (SQLite)", () => {
 
   it("refuses a symlinked state directory, a symlinked database file and another schema", async () => {
     const real = tmp.dir();
-    await SqliteAuthorityStore.open(real).close();
+    await openStore(real).close();
     const link = `${real}-link`;
     symlinkSync(real, link);
-    refuses(() => SqliteAuthorityStore.open(link), "state_symlink");
+    refuses(() => openStore(link), "state_symlink");
 
     const other = tmp.dir();
     mkdirSync(other, { mode: 0o700 });
     symlinkSync(join(real, STORE_FILE), join(other, STORE_FILE));
-    refuses(() => SqliteAuthorityStore.open(other), "state_symlink");
+    refuses(() => openStore(other), "state_symlink");
 
     const raw = new Database(join(real, STORE_FILE));
     raw.prepare("UPDATE meta SET value = 'paperclip.runner.durable.state.v1' WHERE key = 'schema'").run();
     raw.close();
-    refuses(() => SqliteAuthorityStore.open(real), "state_unknown_schema");
+    refuses(() => openStore(real), "state_unknown_schema");
   });
 
   it("refuses another identity for a stored run and identity values outside the pattern", async () => {
-    const store = SqliteAuthorityStore.open(tmp.dir());
+    const store = openStore(tmp.dir());
     unwrap(await registerRun(store, identity()));
     for (const field of ["runnerInstanceId", "environmentLeaseId", "normalizedSessionId", "turnId", "itemId"] as const) {
       const changed = await registerRun(store, identity(1, { [field]: `${field}_other` }));
@@ -72,6 +71,8 @@ describe("authority store (SQLite)", () => {
       // An event committed after the run's terminal (a committed terminal is final).
       ["INSERT INTO committed_events SELECT run_id, 2, 'event_after', event_type, priority, envelope, 1, committed_at FROM committed_events; UPDATE committed_events SET event_type = 'run.terminal' WHERE source_seq = 1; UPDATE runs SET acked_source_seq = 2", "state_window_invalid"],
       ["UPDATE credentials SET auth_key_digest = 'plain'", "state_credential_invalid"],
+      ["UPDATE auth_failures SET count = 0", "state_diagnostics_invalid"],
+      ["DELETE FROM diagnostics WHERE code = 'proof_mismatch'", "state_diagnostics_invalid"],
     ];
     for (const [tamper, code] of cases) {
       const d = tmp.dir();
@@ -80,12 +81,13 @@ describe("authority store (SQLite)", () => {
       const c = await connect(a);
       unwrap(await a.ingest.ingest("run_1", c.connectionId, event(1)));
       unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "go" }));
+      for (const n of [1, 2, 3]) await a.store.recordAuthFailure("run_1", { code: "proof_mismatch", message: `attempt ${n}` }, a.clock.now());
       await a.store.close();
-      assert.doesNotThrow(() => SqliteAuthorityStore.open(d).close());
+      assert.doesNotThrow(() => openStore(d).close());
       const raw = new Database(join(d, STORE_FILE));
       raw.exec(tamper);
       raw.close();
-      refuses(() => SqliteAuthorityStore.open(d), code);
+      refuses(() => openStore(d), code);
     }
   });
 
@@ -123,7 +125,7 @@ describe("authority store (SQLite)", () => {
 
   it("refuses growth past its size bound and a file over the bound at open", async () => {
     const d = tmp.dir();
-    const store = SqliteAuthorityStore.open(d, { maxStoreBytes: 512 * 1024 });
+    const store = openStore(d, { maxStoreBytes: 512 * 1024 });
     const a = authority(d, { store });
     await withRun(a);
     const big = "x".repeat(200 * 1024);
@@ -131,7 +133,7 @@ describe("authority store (SQLite)", () => {
     for (let i = 0; i < 5 && last.ok; i++) last = await a.commands.queueCommand("run_1", "turn.start", { text: `${i}${big}` });
     assert.equal(codeOf(last), "store_full");
     await store.close();
-    refuses(() => SqliteAuthorityStore.open(d, { maxStoreBytes: 64 * 1024 }), "state_too_large");
+    refuses(() => openStore(d, { maxStoreBytes: 64 * 1024 }), "state_too_large");
   });
 
   it("keeps at most 32 diagnostics per run", async () => {
@@ -141,6 +143,29 @@ describe("authority store (SQLite)", () => {
     const kept = await a.store.diagnostics("run_1");
     assert.equal(kept.length, MAX_DIAGNOSTICS);
     assert.equal(kept.at(-1)!.message, `d${MAX_DIAGNOSTICS + 7}`);
+    await a.store.close();
+  });
+
+  it("counts refusals before authentication per code and keeps only their first and latest, apart from the 32", async () => {
+    const a = authority(tmp.dir());
+    await withRun(a);
+    await withRun(a, 2);
+    await a.store.recordDiagnostic("run_1", { code: "meaningful", message: "before the flood" }, a.clock.now());
+    for (let i = 1; i <= 200; i++) {
+      await a.store.recordAuthFailure("run_1", { code: "proof_mismatch", message: `p${i}` }, a.clock.now());
+      if (i % 50 === 0) await a.store.recordAuthFailure("run_1", { code: "auth_timeout", message: `t${i}` }, a.clock.now());
+    }
+    await a.store.recordAuthFailure("run_404", { code: "proof_mismatch", message: "no such run" }, a.clock.now());
+    assert.deepEqual(await a.store.authFailures("run_1"), { auth_timeout: 4, proof_mismatch: 200 });
+    assert.deepEqual(await a.store.authFailures("run_2"), {}, "another run's tally is its own");
+    const kept = (await a.store.diagnostics("run_1")).map((d) => d.message);
+    assert.deepEqual(kept, ["before the flood", "p1", "t50", "p200", "t200"]);
+
+    // The window of 32 fills with other diagnostics; the first and latest refusals stay beside it.
+    for (let i = 0; i < MAX_DIAGNOSTICS + 4; i++) await a.store.recordDiagnostic("run_1", { code: "test", message: `d${i}` }, a.clock.now());
+    const after = await a.store.diagnostics("run_1");
+    assert.equal(after.filter((d) => d.code === "test").length, MAX_DIAGNOSTICS);
+    assert.deepEqual(after.filter((d) => d.code !== "test").map((d) => d.message), ["p1", "t50", "p200", "t200"]);
     await a.store.close();
   });
 });

@@ -6,7 +6,8 @@ import { Credentials, type Authorization } from "../../src/authority/credentials
 import type { Result } from "../../src/authority/errors.js";
 import { EventIngest, type OnCommittedEvent } from "../../src/authority/ingest.js";
 import { registerRun } from "../../src/authority/runs.js";
-import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
+import { ServerKey } from "../../src/authority/server-key.js";
+import { SqliteAuthorityStore, type SqliteStoreOptions } from "../../src/authority/sqlite-store.js";
 import type { AuthorityStore } from "../../src/authority/store.js";
 import type { RunIdentity } from "../../src/transport/envelope.js";
 import { event as sampleEvent } from "../contract/samples.js";
@@ -61,10 +62,15 @@ export interface Authority {
   committed: Array<{ runId: string; sourceEventId: string }>;
 }
 
+/** This test process's server key: every store a test opens, and opens again, is sealed under it. */
+export const serverKey = ServerKey.generate();
+
+export const openStore = (dir: string, options: Omit<SqliteStoreOptions, "serverKey"> = {}): SqliteAuthorityStore => SqliteAuthorityStore.open(dir, { serverKey, ...options });
+
 /** The transport-independent parts over one store, as an authority process holds them. */
 export function authority(dir: string, options: { clock?: Clock; onCommittedEvent?: OnCommittedEvent; store?: AuthorityStore } = {}): Authority {
   const clock = options.clock ?? new Clock();
-  const store = options.store ?? SqliteAuthorityStore.open(dir);
+  const store = options.store ?? openStore(dir);
   const committed: Authority["committed"] = [];
   const onCommittedEvent: OnCommittedEvent =
     options.onCommittedEvent ?? ((e, ctx) => void committed.push({ runId: ctx.runId, sourceEventId: e.sourceEventId }));

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { STORE_FILE } from "../../src/authority/limits.js";
+import { ServerKey } from "../../src/authority/server-key.js";
+import { readServerKeyFile } from "../../src/authority/server-key-source.js";
+import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import { bundleFileProblems, type NativeExecutionBundle } from "../../src/bundle/native-execution.js";
 import { decode } from "../../src/contract/index.js";
 import { FAULTS } from "../../src/cli/faults.js";
@@ -33,6 +38,29 @@ describe("durable runs over the encrypted WebSocket", () => {
     const runDir = dirname(dirname(line.bundle));
     for (const sub of ["authority", "runner-state"]) assert.equal(statSync(join(runDir, sub)).mode & 0o777, 0o700, sub);
     assert.equal(statSync(join(runDir, "runner-state", "runner-state.sqlite")).mode & 0o777, 0o600);
+    // The demo's server key is beside the authority's state, and every key in that state is sealed with it.
+    assert.equal(statSync(join(runDir, "authority-server-key")).mode & 0o777, 0o600);
+    const db = new Database(join(runDir, "authority", STORE_FILE), { readonly: true });
+    const stored = (db.prepare("SELECT auth_key_digest FROM credentials").all() as Array<{ auth_key_digest: string }>).map((r) => r.auth_key_digest);
+    db.close();
+    assert.ok(stored.length > 0 && stored.every((v) => v.startsWith("sealed:v1:")), JSON.stringify(stored));
+  });
+
+  it("prp demo --server-key-file: the operator's key seals the state (no key generated beside it); a key file open to others is refused before anything starts", async () => {
+    const keyFile = join(out, "operator-key");
+    writeFileSync(keyFile, `${"5a".repeat(32)}\n`, { mode: 0o644 });
+    chmodSync(keyFile, 0o644);
+    const loose = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, "--server-key-file", keyFile]);
+    assert.equal(loose.status, 2, loose.stderr);
+    assert.match(loose.stderr, /server_key_wrong_mode: .*operator-key: the server key file has mode 644; it must be 600/);
+
+    chmodSync(keyFile, 0o600);
+    const run = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, "--server-key-file", keyFile]);
+    assert.equal(run.status, 0, run.stderr);
+    const runDir = dirname(dirname(JSON.parse(run.stdout.trim()).bundle));
+    assert.equal(existsSync(join(runDir, "authority-server-key")), false);
+    await SqliteAuthorityStore.open(join(runDir, "authority"), { serverKey: readServerKeyFile(keyFile) }).close();
+    assert.throws(() => SqliteAuthorityStore.open(join(runDir, "authority"), { serverKey: ServerKey.generate() }), /state_server_key_mismatch/);
   });
 
   for (const name of Object.keys(FAULTS)) {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { DEFAULT_LEASE_TTL_MS, STORE_FILE } from "../../src/authority/limits.js";
 import { AuthorityServer } from "../../src/authority/server.js";
+import { ServerKey } from "../../src/authority/server-key.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
 import { resolveScriptPath } from "../../src/harness/script-file.js";
@@ -37,6 +38,7 @@ class LongRun {
   constructor(authorityHeartbeat?: HeartbeatOptions) {
     this.server = AuthorityServer.open({
       stateDir: join(this.root, "authority"),
+      serverKey: ServerKey.generate(),
       runnerVersion: BUILD.version,
       runnerDigest: BUILD.digest,
       now: this.clock.now,

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { decode } from "../../src/contract/decode.js";
+import { sequencedId } from "../../src/contract/ids.js";
 import { outboxSink } from "../../src/runner/durable/outbox-sink.js";
 import { RunnerState } from "../../src/runner/durable/runner-state.js";
 import { buildEvent } from "../../src/runner/event-envelope.js";
@@ -39,6 +40,21 @@ describe("one envelope builder for both runner modes", () => {
     assert.deepEqual([event.turnId, event.itemId], ["turn_1", "item_harness"]);
   });
 
+  it("an owner id too long for the 160-character bound becomes its digest: same id for the same event, different per owner and seq", () => {
+    const long = `run_${"x".repeat(156)}`;
+    assert.equal(long.length, 160);
+    const id = sequencedId("event", long, 7, 16);
+    assert.ok(id.length <= 160, `${id.length} characters`);
+    assert.match(id, /^event_[0-9a-f]{40}_0000000000000007$/);
+    assert.equal(sequencedId("event", long, 7, 16), id);
+    assert.notEqual(sequencedId("event", `${long.slice(0, -1)}y`, 7, 16), id);
+    assert.notEqual(sequencedId("event", long, 8, 16), id);
+    assert.equal(sequencedId("event", "run_1", 7, 3), "event_run_1_007", "a short owner keeps the readable form");
+    // The longest owner that keeps the readable form: 160 − "event_" − "_" − 16 digits.
+    assert.equal(sequencedId("event", "r".repeat(137), 1, 16), `event_${"r".repeat(137)}_${"1".padStart(16, "0")}`);
+    assert.match(sequencedId("event", "r".repeat(138), 1, 16), /^event_[0-9a-f]{40}_/);
+  });
+
   describe("durable mode", () => {
     let dir: string;
     before(() => {
@@ -60,6 +76,22 @@ describe("one envelope builder for both runner modes", () => {
       assert.ok(Date.parse(item.emittedAt) >= start && Date.parse(item.emittedAt) <= Date.now());
       assert.equal(session.sourceEventId, "event_runner_1_0000000000000002");
       assert.equal("turnId" in session || "itemId" in session || "providerItemId" in session.payload, false);
+    });
+
+    it("a runner instance id of 160 characters: every event it admits passes the codec, with ids of 160 or fewer", () => {
+      const long = { ...identity, runnerInstanceId: `runner_${"y".repeat(153)}`, runId: `run_${"z".repeat(156)}` };
+      const state = RunnerState.open(join(dir, "state-long"), { ...long, maxOutboxBytes: 1024 * 1024, p0ReserveBytes: 64 * 1024 });
+      const sent: string[] = [];
+      const sink = outboxSink(state, long, { send: (envelope) => sent.push(envelope), unrecoverable: (why) => assert.fail(`unrecoverable: ${String(why)}`), backpressure: () => assert.fail("backpressure"), waitForRoom: () => {} });
+      for (let i = 0; i < 3; i++) assert.equal(sink.offer({ eventType: "session.started", payload: {} }).kind, "admitted");
+      state.close();
+      assert.equal(sent.length, 3);
+      for (const line of sent) {
+        const decoded = decode(line);
+        assert.ok(decoded.ok, decoded.ok ? "" : decoded.error.message);
+        assert.ok(JSON.parse(line).sourceEventId.length <= 160);
+      }
+      assert.equal(new Set(sent.map((line) => JSON.parse(line).sourceEventId)).size, 3);
     });
   });
 });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { STORE_FILE } from "../../src/authority/limits.js";
 import { AuthorityServer } from "../../src/authority/server.js";
+import { ServerKey } from "../../src/authority/server-key.js";
 import { LeaseKeeper } from "../../src/runner/durable/lease-keeper.js";
 import { credentialId, type ControlEnvelope, type RunIdentity, type RunnerCredential, type RunnerLease } from "../../src/transport/index.js";
 import { BUILD, prpEvent } from "../security/support.js";
@@ -28,6 +29,7 @@ class Rig {
   constructor(leaseTtlMs?: number) {
     this.server = AuthorityServer.open({
       stateDir: join(this.root, "authority"),
+      serverKey: ServerKey.generate(),
       runnerVersion: BUILD.version,
       runnerDigest: BUILD.digest,
       now: this.clock.now,

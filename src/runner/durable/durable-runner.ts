@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { decodeValue } from "../../contract/decode.js";
+import { admit } from "../../contract/admission.js";
 import type { PrpCommand } from "../../contract/kinds.js";
 import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, systemTimers, type ControlEnvelope, type HeartbeatOptions, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers, type TransportError } from "../../transport/index.js";
 import { RunController, type RunControllerOptions } from "../run-controller.js";
@@ -10,6 +10,14 @@ import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from 
 
 /** The authority's refusals after which the in-memory lease is dropped: only a new bootstrap can open a session. */
 const LEASE_REFUSED: ReadonlySet<string> = new Set(["credential_expired", "credential_revoked", "unknown_credential", "credential_used", "unauthorized"]);
+
+/**
+ * The authority's refusals of an event that resending the same committed bytes cannot cure (the
+ * close reason of the connection it refused the event on): redialling would only resend it
+ * forever, so the runner stops. The runner admits events by the authority's own rule
+ * (src/contract/admission.ts), so only an outbox written by another build can hold one.
+ */
+const INCURABLE_REFUSALS: ReadonlySet<string> = new Set(["invalid_event", "identity_mismatch", "semantic_correlation_mismatch", "duplicate_mismatch"]);
 
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
@@ -59,7 +67,9 @@ const crash = (): never => {
 export type DurableOutcome =
   | { code: 0; reason: "run_delivered" | "suspended" }
   | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" }
-  | { code: 4; reason: "unrecoverable"; detail: string };
+  | { code: 4; reason: "unrecoverable"; detail: string }
+  /** The authority refused an event its outbox holds, and resending cannot change that: the run cannot be delivered. */
+  | { code: 5; reason: "refused_by_authority"; detail: string };
 
 /**
  * The runner daemon in durable mode (runtime.md §5): one run, its harness, an SQLite outbox
@@ -131,6 +141,11 @@ export class DurableRunner {
     void this.controller.stop("cancelled");
   }
 
+  /** The process's last guard: an error nothing handled ends the run failed, with a diagnostic, which is delivered like any terminal. */
+  failInternal(message: string): void {
+    this.controller.failInternal(message);
+  }
+
   /** Runs until the run is delivered or the runner must stop; returns how it ended. */
   async run(): Promise<DurableOutcome> {
     const done = new Promise<DurableOutcome>((resolve) => (this.finished = resolve));
@@ -167,6 +182,9 @@ export class DurableRunner {
         const closed = await this.session(ws.value);
         if (!this.finished) return;
         if (closed) this.options.log(`connection closed: ${closed.code}: ${closed.message}`);
+        if (closed?.peerCode !== undefined && INCURABLE_REFUSALS.has(closed.peerCode)) {
+          return void this.end({ code: 5, reason: "refused_by_authority", detail: `${closed.peerCode}: the authority refuses an event of the outbox, and resending it cannot change that (state kept in ${this.options.stateDir})` });
+        }
       } else {
         this.options.log(`dial failed: ${ws.error.message}`);
       }
@@ -283,13 +301,14 @@ export class DurableRunner {
   /** Journal before effect, result committed before it is sent (runtime.md §5.8). */
   private async onCommand(raw: unknown): Promise<void> {
     if (!this.finished) return; // the runner has ended (a welcome's commands queue behind its ACK) and its state is closed
-    const decoded = decodeValue(raw, { kind: "command" });
-    if (!decoded.ok) {
+    // The same admission as the authority's queue: the contract, and a canonical JSON form to fingerprint.
+    const admitted = admit("command", raw);
+    if (!admitted.ok) {
       const id = (raw as { commandId?: unknown })?.commandId;
-      if (typeof id === "string") this.sendResult(id, "rejected", { code: decoded.error.code, message: decoded.error.message });
+      if (typeof id === "string") this.sendResult(id, "rejected", { code: admitted.error.code, message: admitted.error.message });
       return;
     }
-    const command = decoded.value;
+    const command = admitted.value;
     const decision = this.state.beginCommand(command as never);
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
     if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
