@@ -34,6 +34,9 @@ function renumbered(facts: DurableRunFacts, events: PrpEvent[]): DurableRunFacts
   return { ...facts, events: out, run: facts.run ? { ...facts.run, ackedSourceSeq: out.length } : undefined };
 }
 
+/** The judge is tested, not start-up speed: a loaded machine can start a harness slower than the protocol's 2 s. */
+const PATIENT_HARNESS = ["--harness-ready-ms", "30000"];
+
 const failing = (v: FaultVerdict) => Object.fromEntries(v.checks.filter((c) => !c.passed).map((c) => [c.check, c.reasons]));
 
 describe("the fault judge fails on a record that lost, repeated or changed an event", () => {
@@ -43,9 +46,9 @@ describe("the fault judge fails on a record that lost, repeated or changed an ev
   const happy = script("happy-path");
   before(async () => {
     out = mkdtempSync(join(tmpdir(), "prp-judge-"));
-    clean = (await runFaultOnce({ fault: FAULTS.none!, script: happy, seed: 1, dir: out, delayMs: 0 })).facts;
+    clean = (await runFaultOnce({ fault: FAULTS.none!, script: happy, seed: 1, dir: out, delayMs: 0, runnerArgs: PATIENT_HARNESS })).facts;
     // The runner kills itself after committing event 12 (item.completed item_command_1), before sending it.
-    crashed = (await runFaultOnce({ fault: FAULTS["crash-after-commit"]!, script: happy, seed: 1, at: 12, dir: out, delayMs: 0 })).facts;
+    crashed = (await runFaultOnce({ fault: FAULTS["crash-after-commit"]!, script: happy, seed: 1, at: 12, dir: out, delayMs: 0, runnerArgs: PATIENT_HARNESS })).facts;
   });
   after(() => rmSync(out, { recursive: true, force: true }));
 
@@ -142,7 +145,7 @@ describe("the fault judge fails on a record that lost, repeated or changed an ev
       } }] }),
     };
     try {
-      const { verdict } = await runFaultOnce({ fault: leaves, script: happy, seed: 1, dir: out, delayMs: 0 });
+      const { verdict } = await runFaultOnce({ fault: leaves, script: happy, seed: 1, dir: out, delayMs: 0, runnerArgs: PATIENT_HARNESS });
       assert.ok(leftPid !== undefined && isLive(leftPid), "the step ran and its sleep is alive");
       assert.deepEqual(Object.keys(failing(verdict)), ["processes"]);
       assert.deepEqual(verdict.checks.find((c) => c.check === "processes")!.reasons, [`survivor: ${leftPid} sleep 60 is alive after the run (no process of a run outlives it)`]);
