@@ -177,7 +177,7 @@ export class RunMachine {
     if (this.ended || !this.harnessTrusted) return this.flush();
     switch (fact.kind) {
       case "ready":
-        this.onReady(fact.pid, fact.resumePoint);
+        this.onReady(fact.pid, fact.resumePoint, fact.agent);
         break;
       case "event":
         this.onHarnessEvent(fact);
@@ -196,10 +196,10 @@ export class RunMachine {
     return this.flush();
   }
 
-  private onReady(pid: number, resumePoint: Record<string, unknown>): void {
+  private onReady(pid: number, resumePoint: Record<string, unknown>, agent?: Record<string, unknown>): void {
     this.harnessReady = true;
     this.do({ kind: "disarm_timer", timer: "ready" });
-    this.emit("harness.ready", { pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}) });
+    this.emit("harness.ready", { pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}), ...(agent ? { agent } : {}) });
     if (this.restarting) {
       // The replacement resumes the session where its predecessor stopped (§5.10 harness-restart).
       this.restarting = false;
