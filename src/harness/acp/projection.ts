@@ -164,8 +164,11 @@ export class AcpProjection {
     if (typeof message.method === "string" && "id" in message) {
       this.sentRequests.set(key(message.id), { method: message.method, params: message.params });
       if (message.method === "session/load") {
+        // The history replay that precedes the answer names the session being loaded.
+        const loaded = (message.params as Obj | undefined)?.sessionId;
         this.loading = true;
-        out.push(event("session.resuming", { driverSessionId: (message.params as Obj | undefined)?.sessionId ?? null }));
+        this.acpSessionId = typeof loaded === "string" ? loaded : null;
+        out.push(event("session.resuming", { driverSessionId: this.acpSessionId }));
       } else if (message.method === "session/prompt") {
         if (this.turnId === null) return fail("session/prompt sent before a turn was bound");
         this.turnOpen = true;

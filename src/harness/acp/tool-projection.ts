@@ -62,7 +62,7 @@ export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids:
   events.push({ eventType: fresh ? "tool.execution.started" : finished ? "tool.execution.completed" : "tool.execution.progressed", payload: { ...p }, itemId: executionId });
   if (fresh && finished) events.push({ eventType: "tool.execution.completed", payload: { ...p }, itemId: executionId });
   tool.done = finished;
-  for (const diff of Array.isArray(update.content) ? update.content.filter((c) => isObj(c) && c.type === "diff") : []) {
+  for (const diff of Array.isArray(update.content) ? update.content.filter((c) => isObj(c) && c.type === "diff" && typeof c.path === "string" && typeof c.newText === "string") : []) {
     events.push({ eventType: "workspace.change.updated", payload: diffPayload(diff as Obj, `${executionId}_diff_${++tool.diffs}`, cwd), itemId: executionId });
   }
   return { events };
