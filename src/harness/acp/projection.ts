@@ -24,7 +24,11 @@ export type AcpInput =
   /** The driver is cancelling the turn, and why (turn.interrupt, or run.cancel / stop). */
   | { kind: "cancelling"; why: "interrupt" | "cancel"; reason: string }
   /** Who answered a permission request the driver is about to answer. */
-  | { kind: "decided"; providerRequestId: unknown; by: "controller" | "policy"; policy?: string };
+  | { kind: "decided"; providerRequestId: unknown; by: "controller" | "policy"; policy?: string }
+  /** The turn cannot be sent: the session did not start. */
+  | { kind: "turn_refused"; message: string }
+  /** The agent process is gone; `exit` says how. */
+  | { kind: "exited"; exit: string };
 
 /** The run and session one projection is bound to (seed 002 rule 1). */
 export interface ProjectionContext {
@@ -146,6 +150,17 @@ export class AcpProjection {
         if (p) p.decidedBy = { by: input.by, ...(input.policy ? { policy: input.policy } : {}) };
         break;
       }
+      case "turn_refused":
+        if (this.turnId !== null) out.push(this.event("turn.failed", { code: "session_not_started", message: input.message }));
+        break;
+      case "exited":
+        if (this.turnOpen) {
+          this.turnOpen = false;
+          this.flushTurn(false, "interrupted", out);
+          out.push(this.event("turn.failed", { code: "agent_exited", message: `the agent exited in the middle of the turn (${input.exit})` }));
+        }
+        this.permissions.clear();
+        break;
       case "unparsable":
         out.push(diagnostic("acp_unparsable_line", `the agent wrote a stdout line that is not JSON: ${input.text.slice(0, 200)}`));
         break;
@@ -333,13 +348,8 @@ export class AcpProjection {
   private endTurn(result: Obj | null, error: ReturnType<typeof describeRpcError> | null, out: HarnessFact[]): void {
     if (!this.turnOpen) return;
     this.turnOpen = false;
-    for (const item of [this.thought, this.message]) {
-      if (item) out.push(this.event("item.completed", { kind: item.kind, text: item.text, ...(item.kind === "assistant_message" ? { channel: "final" } : {}) }, item.itemId));
-    }
-    if (this.message) this.finalText = this.message.text;
-    this.message = this.thought = null;
-    for (const e of closeOpenTools(this.tools, result?.stopReason === "cancelled" ? "cancelled" : "interrupted")) out.push(this.event(e.eventType, e.payload, e.itemId));
     const stopReason = result?.stopReason;
+    this.flushTurn(!error, stopReason === "cancelled" ? "cancelled" : "interrupted", out);
     if (error) {
       out.push(this.event("turn.failed", error));
     } else if (stopReason === "end_turn") {
@@ -352,6 +362,19 @@ export class AcpProjection {
       const text = typeof stopReason === "string" ? STOP_FAILURES[stopReason] : undefined;
       out.push(this.event("turn.failed", { code: typeof stopReason === "string" && text ? stopReason : "unknown_stop_reason", message: text ?? `the agent ended the turn with stop reason ${JSON.stringify(stopReason)?.slice(0, 80)}`, stopReason: stopReason ?? null }));
     }
+  }
+
+  /**
+   * Completes the turn's open items — the assistant message on the `final` channel when the
+   * agent answered (seed 002 rule 7) — and ends tool calls still running with `toolStatus`.
+   */
+  private flushTurn(answered: boolean, toolStatus: "cancelled" | "interrupted", out: HarnessFact[]): void {
+    for (const item of [this.thought, this.message]) {
+      if (item) out.push(this.event("item.completed", { kind: item.kind, text: item.text, ...(answered && item.kind === "assistant_message" ? { channel: "final" } : {}) }, item.itemId));
+    }
+    if (this.message) this.finalText = this.message.text;
+    this.message = this.thought = null;
+    for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload, e.itemId));
   }
 
   private chunk(open: OpenItem | null, kind: OpenItem["kind"], content: Obj, out: HarnessFact[]): OpenItem {

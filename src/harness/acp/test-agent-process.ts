@@ -4,6 +4,7 @@
  * agent (initialize, session/new, session/load, session/close, session/prompt, session/cancel)
  * and plays its scenario's steps inside each prompt.
  */
+import { isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
@@ -31,11 +32,17 @@ const output = new WritableStream<Uint8Array>({ write: (chunk) => writeOut(chunk
 let cancelled = false;
 let wakeOnCancel: (() => void) | null = null;
 
+/** Scenario paths are relative; ACP paths are absolute: they are taken from the agent's cwd. */
+function inCwd(update: Record<string, unknown>): Record<string, unknown> {
+  const fix = (list: unknown) => (Array.isArray(list) ? list.map((x) => (x && typeof x.path === "string" && !isAbsolute(x.path) ? { ...x, path: join(process.cwd(), x.path) } : x)) : list);
+  return { ...update, ...("locations" in update ? { locations: fix(update.locations) } : {}), ...("content" in update ? { content: fix(update.content) } : {}) };
+}
+
 async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.StopReason | undefined> {
   const update = (u: Record<string, unknown>) => client.notify(acp.methods.client.session.update, { sessionId: SESSION_ID, update: u as acp.SessionUpdate });
   switch (step.kind) {
     case "update":
-      await update(step.update);
+      await update(inCwd(step.update));
       return undefined;
     case "chunks":
       for (let i = 0; i < step.count; i++) await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.text } });
