@@ -339,8 +339,11 @@ export class AcpProjection {
       case "session/prompt":
         this.endTurn(result, error, out);
         return;
+      case "session/close":
+        if (result) out.push(event("session.closed", { reason: "turn_ended", driverSessionId: this.acpSessionId }));
+        return;
       default:
-        return; // session/close and session/cancel answers carry nothing to report
+        return;
     }
   }
 

@@ -21,7 +21,7 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
       "runtime.phase.changed", "workspace.ready", "harness.starting", "harness.ready", "session.starting", "session.started", "runtime.phase.changed",
       "turn.submitted", "turn.started", "plan.updated", "item.started", "item.delta", "tool.execution.started", "tool.execution.progressed",
       "tool.execution.completed", "workspace.change.updated", "plan.updated", "item.started", "item.delta", "item.delta",
-      "item.completed", "item.completed", "turn.completed", "run.result.proposed", "harness.exited", "run.terminal",
+      "item.completed", "item.completed", "turn.completed", "run.result.proposed", "session.closed", "harness.exited", "run.terminal",
     ]);
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     assert.deepEqual(payload(r, "item.completed", 1), { kind: "assistant_message", text: "I fixed the greeting: the test passes now.", channel: "final" });
