@@ -12,7 +12,7 @@ import { agentRunnerdArgs, collectAgentEnv, parseAgentCwd, permissionPolicyOptio
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { parseNonNegativeInt } from "./options.js";
-import { scriptFromOption } from "./script-option.js";
+import { agentTarget, scriptTarget } from "./run-target.js";
 import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
 
@@ -81,7 +81,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   if (!opts.script === !opts.agent) fail("choose one: --script <name|file> (a fake harness) or --agent <cmd> (an ACP agent)");
   if (opts.agent && !opts.prompt) fail("--agent needs --prompt <text>");
   if (!opts.agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy)) fail("--prompt, --agent-cwd, --agent-env and --permission-policy go with --agent");
-  const target = opts.agent ? agentTarget(opts) : scriptTarget(program, opts.script!);
+  const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script!);
   let answers = new Map<string, Resolution>();
   try {
     if (opts.answer) answers = loadAnswers(opts.answer);
@@ -205,24 +205,4 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   show(`  session         ${snapshot.sessionState}, turn ${snapshot.turnState}, ${snapshot.timeline.length} events, integrity ${snapshot.integrity}`);
   show(`  bundle          ${path}`);
   return terminal.runTerminalState === "succeeded" ? 0 : 1;
-}
-
-/** What a run plays: a fake harness script, or an agent and its prompt. */
-interface RunTarget {
-  scriptPath?: string;
-  turnText: string;
-  caseId: string;
-  bytes: Uint8Array;
-  config: Record<string, unknown>;
-  driverKind: string;
-}
-
-function scriptTarget(program: Command, nameOrFile: string): RunTarget {
-  const script = scriptFromOption(program, nameOrFile);
-  return { scriptPath: script.path, turnText: `Play the ${script.script.name} script.`, caseId: script.script.name, bytes: script.bytes, config: { script: script.script.name }, driverKind: "fake_harness" };
-}
-
-function agentTarget(opts: RunOptions): RunTarget {
-  const input = { agent: opts.agent!, prompt: opts.prompt! };
-  return { turnText: opts.prompt!, caseId: "acp_agent", bytes: Buffer.from(JSON.stringify(input)), config: input, driverKind: "acp" };
 }

@@ -289,7 +289,9 @@ export class AcpProjection {
       case "tool_call_update": {
         const projected = projectToolCall(update, this.tools, this.toolIds, this.context.cwd);
         if ("error" in projected) return fail(projected.error);
-        for (const e of projected.events) out.push(this.event(e.eventType, e.payload, e.itemId));
+        // Tool and diff payloads are closed and carry their own ids: they go without an item id,
+        // which durable mode would otherwise add to the payload as providerItemId.
+        for (const e of projected.events) out.push(this.event(e.eventType, e.payload));
         break;
       }
       case "plan":
@@ -377,7 +379,7 @@ export class AcpProjection {
     }
     if (this.message) this.finalText = this.message.text;
     this.message = this.thought = null;
-    for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload, e.itemId));
+    for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload));
   }
 
   private chunk(open: OpenItem | null, kind: OpenItem["kind"], content: Obj, out: HarnessFact[]): OpenItem {
@@ -444,12 +446,12 @@ function notice(update: Obj, seq: number): Obj {
   };
 }
 
-function closeOpenTools(tools: Map<string, ToolState>, status: "cancelled" | "interrupted"): Array<{ eventType: string; payload: Obj; itemId: string }> {
-  const out: Array<{ eventType: string; payload: Obj; itemId: string }> = [];
+function closeOpenTools(tools: Map<string, ToolState>, status: "cancelled" | "interrupted"): Array<{ eventType: string; payload: Obj }> {
+  const out: Array<{ eventType: string; payload: Obj }> = [];
   for (const tool of tools.values()) {
     if (tool.done) continue;
     tool.done = true;
-    out.push({ eventType: "tool.execution.completed", payload: { ...tool.payload, status }, itemId: tool.payload.executionId as string });
+    out.push({ eventType: "tool.execution.completed", payload: { ...tool.payload, status } });
   }
   return out;
 }

@@ -17,7 +17,7 @@ const OPERATION: Record<string, string> = { read: "read", search: "search", fetc
 const STATUS: Record<string, string> = { pending: "running", in_progress: "running", completed: "completed", failed: "failed" };
 const MAX_OUTPUT = 65_536;
 
-type ToolEvent = { eventType: string; payload: Obj; itemId: string };
+type ToolEvent = { eventType: string; payload: Obj };
 
 /**
  * A `tool_call` or `tool_call_update` as PRP events: tool.execution.started / .progressed /
@@ -59,11 +59,11 @@ export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids:
   const target = firstLocation(update.locations, cwd);
   if (target !== undefined) p.target = target;
   const finished = p.status === "completed" || p.status === "failed";
-  events.push({ eventType: fresh ? "tool.execution.started" : finished ? "tool.execution.completed" : "tool.execution.progressed", payload: { ...p }, itemId: executionId });
-  if (fresh && finished) events.push({ eventType: "tool.execution.completed", payload: { ...p }, itemId: executionId });
+  events.push({ eventType: fresh ? "tool.execution.started" : finished ? "tool.execution.completed" : "tool.execution.progressed", payload: { ...p } });
+  if (fresh && finished) events.push({ eventType: "tool.execution.completed", payload: { ...p } });
   tool.done = finished;
   for (const diff of Array.isArray(update.content) ? update.content.filter((c) => isObj(c) && c.type === "diff" && typeof c.path === "string" && typeof c.newText === "string") : []) {
-    events.push({ eventType: "workspace.change.updated", payload: diffPayload(diff as Obj, `${executionId}_diff_${++tool.diffs}`, cwd), itemId: executionId });
+    events.push({ eventType: "workspace.change.updated", payload: diffPayload(diff as Obj, `${executionId}_diff_${++tool.diffs}`, cwd) });
   }
   return { events };
 }
