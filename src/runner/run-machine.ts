@@ -269,7 +269,8 @@ export class RunMachine {
     if (!this.harnessReady && !this.intent && this.harnessTrusted) {
       this.violation(`harness did not say ready: it exited (${JSON.stringify(gone.exit)}) first`);
     }
-    const crashed = !this.terminating && gone.exit.signal !== null && this.sessionOpened;
+    // A driver that ended its harness on purpose (an ACP agent after its turn) reports success: no crash.
+    const crashed = !this.terminating && gone.exit.signal !== null && !gone.exit.success && this.sessionOpened;
     if (crashed && this.harnessRestarts < (this.options.harnessRestartLimit ?? 1)) {
       this.harnessRestarts++;
       this.emit("harness.exited", { ...gone.exit, semanticResultObserved: this.result !== null, log: gone.log, restarting: true });

@@ -108,4 +108,5 @@ const app = acp.agent({ name: "prp-kit-acp-test-agent" })
 
 const connection = app.connect(acp.ndJsonStream(output, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
 await connection.closed;
-process.exit(0);
+if (scenario.lingerAfterEof) setInterval(() => {}, 60_000);
+else process.exit(0);

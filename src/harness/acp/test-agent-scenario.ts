@@ -31,6 +31,8 @@ export interface AgentScenario {
   description: string;
   /** What `initialize` advertises. */
   capabilities?: { loadSession?: boolean; close?: boolean };
+  /** Keeps running after stdin ends, as some real agents do: only a signal ends it. */
+  lingerAfterEof?: boolean;
   /** The turn's steps; the prompt then answers `stopReason` (default end_turn). */
   steps: AgentStep[];
   stopReason?: "end_turn" | "max_tokens" | "max_turn_requests" | "refusal";

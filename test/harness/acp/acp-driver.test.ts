@@ -102,6 +102,14 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
     await noOrphans(r);
   });
 
+  it("an agent that outlives its stdin is ended after its turn: a clean end, not a crash to restart", async () => {
+    const r = await driveAgent("linger");
+    assert.equal(r.of("harness.ready").length, 1, "no second agent");
+    assert.deepEqual([payload(r, "harness.exited").signal, payload(r, "harness.exited").success], ["SIGTERM", true]);
+    assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
+    await noOrphans(r);
+  });
+
   it("a long stream: 2000 chunks, every one a delta of one item, in order", async () => {
     const r = await driveAgent("long-stream");
     assert.equal(r.of("item.delta").length, 2000);

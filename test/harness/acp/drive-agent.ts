@@ -17,6 +17,7 @@ export interface DriveOptions {
   /** Sent once the first item.delta arrives. */
   onFirstDelta?: "turn.interrupt" | "run.cancel";
   command?: string;
+  env?: Record<string, string>;
   /** Each event as it arrives (debugging a run that does not end). */
   trace?: (event: PrpEvent) => void;
 }
@@ -43,7 +44,7 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   };
   const driver = new AcpDriver({
     command: options.command ?? testAgentCommand(scenario), cwd: "/tmp", permissionPolicy: options.policy ?? "ask",
-    runId, sessionId: `session_${runId}`, graceMs: 200, settleMs: 2_000,
+    runId, sessionId: `session_${runId}`, graceMs: 200, settleMs: 2_000, ...(options.env ? { env: options.env } : {}),
   });
   const runner: LocalRunner = new LocalRunner({ driver, runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, readyTimeoutMs: 20_000 }, {
     write: (line) => {
