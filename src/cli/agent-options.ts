@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { PERMISSION_POLICIES, type PermissionPolicy } from "../harness/acp/permissions.js";
 
 /** An ACP agent gets longer than the fake harness to say ready: `npx` may install it first. */
@@ -40,4 +40,14 @@ export function agentRunnerdArgs(flags: AgentFlags): string[] {
     ...(flags.agentCwd ? ["--agent-cwd", flags.agentCwd] : []),
     ...Object.entries(flags.agentEnv ?? {}).flatMap(([k, v]) => ["--agent-env", `${k}=${v}`]),
   ];
+}
+
+/** `--agent`, `--prompt`, `--agent-cwd`, `--agent-env` and `--permission-policy` on a controller command. */
+export function withAgentOptions(command: Command, agentHelp: string, policy: Option): Command {
+  return command
+    .option("--agent <cmd>", agentHelp)
+    .option("--prompt <text>", "with --agent: what the turn asks the agent")
+    .option("--agent-cwd <dir>", "with --agent: the agent's working directory (default: this directory)", parseAgentCwd)
+    .option("--agent-env <K=V>", "with --agent: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
+    .addOption(policy);
 }

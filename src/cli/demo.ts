@@ -7,7 +7,7 @@ import { timelineSummary } from "../reducer/timeline-summary.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
 import { parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
-import { agentRunnerdArgs, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
+import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { agentTarget, scriptTarget, type RunTarget } from "./run-target.js";
 
 interface DemoOptions {
@@ -26,15 +26,14 @@ interface DemoOptions {
 }
 
 export function registerDemo(program: Command): void {
-  program
-    .command("demo")
-    .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness, over the encrypted WebSocket")
-    .option("--script <name|file>", "the fake harness script (default happy-path)")
-    .option("--agent <cmd>", "instead of --script: an Agent Client Protocol agent's command line, driven durably")
-    .option("--prompt <text>", "with --agent: what the turn asks the agent")
-    .option("--agent-cwd <dir>", "with --agent: the agent's working directory (default: this directory)", parseAgentCwd)
-    .option("--agent-env <K=V>", "with --agent: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
-    .addOption(permissionPolicyOption("deny", "with --agent: who answers the agent's permission requests: deny or allow-reads (nobody is asked in a demo)"))
+  withAgentOptions(
+    program
+      .command("demo")
+      .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness or an ACP agent, over the encrypted WebSocket")
+      .option("--script <name|file>", "the fake harness script (default happy-path)"),
+    "instead of --script: an Agent Client Protocol agent's command line, driven durably",
+    permissionPolicyOption("deny", "with --agent: who answers the agent's permission requests: deny or allow-reads (nobody is asked in a demo)"),
+  )
     .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
     .option("--seed <n>", "with --fault: seed every random choice; without it a seed is drawn and printed", parseSeed)
     .option("--at <n>", "with --fault crash-after-commit or crash-after-journal: the exact kill point", parsePositiveInt)

@@ -8,7 +8,7 @@ import { timelineSummary } from "../reducer/timeline-summary.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
-import { agentRunnerdArgs, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
+import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { parseNonNegativeInt } from "./options.js";
@@ -32,15 +32,14 @@ interface RunOptions {
 }
 
 export function registerRun(program: Command): void {
-  program
-    .command("run")
-    .description("run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle")
-    .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line) or a script file")
-    .option("--agent <cmd>", "instead of --script: an Agent Client Protocol agent's command line (e.g. \"npx -y @zed-industries/claude-code-acp\")")
-    .option("--prompt <text>", "with --agent: what the turn asks the agent")
-    .option("--agent-cwd <dir>", "with --agent: the agent's working directory (default: this directory)", parseAgentCwd)
-    .option("--agent-env <K=V>", "with --agent: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
-    .addOption(permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests: ask (you, or --answer), deny, allow-reads (default: ask at a terminal or with --answer, else deny)"))
+  withAgentOptions(
+    program
+      .command("run")
+      .description("run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle")
+      .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line) or a script file"),
+    "instead of --script: an Agent Client Protocol agent's command line (e.g. \"npx -y @zed-industries/claude-code-acp\")",
+    permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests: ask (you, or --answer), deny, allow-reads (default: ask at a terminal or with --answer, else deny)"),
+  )
     .option("--answer <file>", "answers to the run's requests: a JSON object from request id to resolution")
     .option("--json", "print only the PRP events, one JSON per line, on stdout (the summary goes to stderr)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
