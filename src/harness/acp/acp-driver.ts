@@ -66,6 +66,10 @@ export class AcpDriver implements HarnessDriver {
   private current: Agent | null = null;
   /** The ACP session of the previous agent process: a replacement loads it when it can. */
   private previousSessionId: string | null = null;
+  /** Agent processes started so far. */
+  private generation = 0;
+  /** The turn's prompt: a replacement agent is given it again (the runner restarts a turn without its text). */
+  private turnText = "";
 
   constructor(private readonly options: AcpDriverOptions) {
     this.command = options.command;
@@ -74,7 +78,7 @@ export class AcpDriver implements HarnessDriver {
   start(listener: HarnessListener): void {
     const o = this.options;
     const limit = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    const projection = new AcpProjection({ runId: o.runId, sessionId: o.sessionId, cwd: o.cwd });
+    const projection = new AcpProjection({ runId: o.runId, sessionId: o.sessionId, cwd: o.cwd, generation: ++this.generation });
     const emit = (input: AcpInput) => {
       for (const fact of projection.project(input)) listener.fact(fact);
     };
@@ -141,7 +145,7 @@ export class AcpDriver implements HarnessDriver {
     void whenGone(h, o.graceMs).then((gone) => {
       const exit = gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`;
       if (agent.projection.sessionId) this.previousSessionId = agent.projection.sessionId;
-      emit({ kind: "exited", exit });
+      emit({ kind: "exited", exit, restartable: !agent.ending && gone.exit.signal !== null });
       connection.close();
       for (const resolve of answers.values()) resolve({ outcome: "cancelled" });
       if (this.current === agent) this.current = null;
@@ -170,11 +174,12 @@ export class AcpDriver implements HarnessDriver {
     const a = this.current;
     if (!a) return;
     a.emit({ kind: "turn", turnId: turn.turnId });
+    if (turn.text !== undefined) this.turnText = turn.text;
     a.prompt = (a.session ?? Promise.resolve(false)).then(async (ok) => {
       if (!ok || a.projection.sessionId === null) {
         a.emit({ kind: "turn_refused", message: "the agent has no session: session/new failed, so the prompt was not sent" });
       } else {
-        const prompt = [{ type: "text" as const, text: turn.text ?? "" }];
+        const prompt = [{ type: "text" as const, text: this.turnText }];
         await a.agent.request(acp.methods.agent.session.prompt, { sessionId: a.projection.sessionId, prompt }).catch(() => undefined); // its answer is projected from the tap
       }
       await this.endAfterTurn(a);

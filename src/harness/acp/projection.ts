@@ -27,8 +27,11 @@ export type AcpInput =
   | { kind: "decided"; providerRequestId: unknown; by: "controller" | "policy"; policy?: string }
   /** The turn cannot be sent: the session did not start. */
   | { kind: "turn_refused"; message: string }
-  /** The agent process is gone; `exit` says how. */
-  | { kind: "exited"; exit: string };
+  /**
+   * The agent process is gone; `exit` says how. `restartable`: it was killed by a signal the
+   * driver did not send, so the runner may start a replacement that carries the turn on.
+   */
+  | { kind: "exited"; exit: string; restartable: boolean };
 
 /** The run and session one projection is bound to (seed 002 rule 1). */
 export interface ProjectionContext {
@@ -36,6 +39,8 @@ export interface ProjectionContext {
   sessionId: string;
   /** The agent's working directory: diff paths are reported relative to it. */
   cwd: string;
+  /** Which agent process of the run this is (1, then 2 after a restart): keeps item ids apart. */
+  generation?: number;
 }
 
 /** Readable reasons for JSON-RPC errors an agent returns (code → what a person does about it). */
@@ -154,7 +159,7 @@ export class AcpProjection {
         if (this.turnId !== null) out.push(this.event("turn.failed", { code: "session_not_started", message: input.message }));
         break;
       case "exited":
-        if (this.turnOpen) {
+        if (this.turnOpen && !input.restartable) {
           this.turnOpen = false;
           this.flushTurn(false, "interrupted", out);
           out.push(this.event("turn.failed", { code: "agent_exited", message: `the agent exited in the middle of the turn (${input.exit})` }));
@@ -386,7 +391,8 @@ export class AcpProjection {
     const text = content.type === "text" ? String(content.text) : `[${String(content.type).slice(0, 40)} content]`;
     let item = open;
     if (!item) {
-      item = { itemId: `${this.turnId}_item_${++this.itemSeq}`, kind, text: "" };
+      const generation = this.context.generation ?? 1;
+      item = { itemId: `${this.turnId}_item_${++this.itemSeq}${generation > 1 ? `_r${generation - 1}` : ""}`, kind, text: "" };
       out.push(this.event("item.started", { kind, text: "" }, item.itemId));
     }
     if (item.text.length < MAX_TEXT) item.text = (item.text + text).slice(0, MAX_TEXT);

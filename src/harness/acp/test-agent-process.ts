@@ -4,6 +4,7 @@
  * agent (initialize, session/new, session/load, session/close, session/prompt, session/cancel)
  * and plays its scenario's steps inside each prompt.
  */
+import { existsSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -70,6 +71,13 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
       throw new acp.RequestError(step.code, step.message);
     case "crash":
       process.exit(step.code);
+    case "crash_once": {
+      const marker = join(process.cwd(), step.marker);
+      if (existsSync(marker)) return undefined;
+      writeFileSync(marker, "crashed once\n");
+      process.kill(process.pid, "SIGKILL");
+      return undefined;
+    }
     case "stderr":
       process.stderr.write(`${step.text}\n`);
       return undefined;

@@ -22,6 +22,8 @@ export type AgentStep =
   | { kind: "error"; code: number; message: string }
   /** The agent process exits with this code, mid-turn. */
   | { kind: "crash"; code: number }
+  /** SIGKILLs itself unless `marker` (a file in its cwd) exists, which it creates first: one crash per cwd. */
+  | { kind: "crash_once"; marker: string }
   | { kind: "stderr"; text: string }
   | { kind: "delay"; ms: number };
 
@@ -38,7 +40,7 @@ export interface AgentScenario {
   stopReason?: "end_turn" | "max_tokens" | "max_turn_requests" | "refusal";
 }
 
-const STEP_KINDS = new Set(["update", "chunks", "raw", "permission", "await_cancel", "error", "crash", "stderr", "delay"]);
+const STEP_KINDS = new Set(["update", "chunks", "raw", "permission", "await_cancel", "error", "crash", "crash_once", "stderr", "delay"]);
 
 export const acpScenariosDir = (): string => join(packageRoot(), "src/harness/acp/scenarios");
 

@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { liveGroupMembers, describeProcesses } from "../../support/processes.js";
 import { until } from "../../support/until.js";
@@ -108,6 +111,27 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
     assert.deepEqual([payload(r, "harness.exited").signal, payload(r, "harness.exited").success], ["SIGTERM", true]);
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     await noOrphans(r);
+  });
+
+  it("killed by a signal mid-turn: a replacement agent loads the session (session/load) and finishes the turn", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "prp-acp-killed-"));
+    try {
+      const r = await driveAgent("killed-once", { cwd });
+      assert.equal(r.of("harness.ready").length, 2, r.types.join(", "));
+      assert.deepEqual([payload(r, "harness.exited").signal, payload(r, "harness.exited").restarting], ["SIGKILL", true]);
+      assert.equal(r.of("turn.failed").length, 0, "the turn is carried on, not failed");
+      assert.deepEqual(r.types.filter((t) => t.startsWith("session.")), ["session.starting", "session.started", "session.reconciled", "session.resuming", "session.resumed"]);
+      assert.equal(payload(r, "session.resumed").driverSessionId, payload(r, "session.started").driverSessionId);
+      const items = r.of("item.started").map((e) => e.itemId);
+      assert.equal(new Set(items).size, items.length, `item ids stay apart across agents: ${items.join(", ")}`);
+      assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
+      for (const e of r.of("harness.ready")) {
+        const pid = (e.payload as Record<string, number>).pid!;
+        await until(() => liveGroupMembers(pid).length === 0, () => `agent group ${pid} gone`, 5_000);
+      }
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 
   it("a long stream: 2000 chunks, every one a delta of one item, in order", async () => {

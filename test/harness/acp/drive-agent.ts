@@ -18,6 +18,8 @@ export interface DriveOptions {
   onFirstDelta?: "turn.interrupt" | "run.cancel";
   command?: string;
   env?: Record<string, string>;
+  /** The agent's cwd (default /tmp). */
+  cwd?: string;
   /** Each event as it arrives (debugging a run that does not end). */
   trace?: (event: PrpEvent) => void;
 }
@@ -43,7 +45,7 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
     runner.acceptLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `command_${seq}`, controllerSeq: seq, type, issuedAt: "2026-08-07T21:00:00.000Z", payload }));
   };
   const driver = new AcpDriver({
-    command: options.command ?? testAgentCommand(scenario), cwd: "/tmp", permissionPolicy: options.policy ?? "ask",
+    command: options.command ?? testAgentCommand(scenario), cwd: options.cwd ?? "/tmp", permissionPolicy: options.policy ?? "ask",
     runId, sessionId: `session_${runId}`, graceMs: 200, settleMs: 2_000, ...(options.env ? { env: options.env } : {}),
   });
   const runner: LocalRunner = new LocalRunner({ driver, runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, readyTimeoutMs: 20_000 }, {
