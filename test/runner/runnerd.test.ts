@@ -14,13 +14,17 @@ import { AT, result } from "../contract/samples.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
 
-/** Starts prp-runnerd --local on a scenario (a name) or a script file (a path). */
+/**
+ * Starts prp-runnerd --local on a scenario (a name) or a script file (a path). The harness gets
+ * 30 s to say ready: on a loaded machine the protocol's 2 s can pass before a Node child starts,
+ * and these tests are not about that timeout.
+ */
 function start(script: string, extraArgs: string[] = []) {
   const events: PrpEvent[] = [];
   const receipts: CommandReceipt[] = [];
   const bad: string[] = [];
   const client = new LocalRunnerClient({
-    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs,
+    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs: ["--harness-ready-ms", "30000", ...extraArgs],
     onEvent: (e) => events.push(e),
     onReceipt: (r) => receipts.push(r),
     onBadLine: (l) => bad.push(l),
