@@ -7,9 +7,10 @@ import { resolveScriptPath } from "../../src/harness/script-file.js";
 import { DurableRunner, type DurableOutcome } from "../../src/runner/durable/durable-runner.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { RunnerState, STATE_FILE, type StateBinding } from "../../src/runner/durable/runner-state.js";
+import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState, STATE_FILE, type StateBinding } from "../../src/runner/durable/runner-state.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
-import { BUILD, completeRun, SecureAuthority, until } from "../security/support.js";
+import { BUILD, completeRun, prpEvent, SecureAuthority, until } from "../security/support.js";
+import { within } from "../support/within.js";
 
 /** Writes a lifecycle into a runner's state file, as a later command of the same process would have. */
 function setLifecycle(stateDir: string, lifecycle: string): void {
@@ -36,7 +37,7 @@ describe("a replacement runner finds the committed terminal and reconciles to it
   after(() => authority.close());
 
   for (const lifecycle of ["stopped", "draining", "revoked", "ready"]) {
-    it(`terminal acknowledged, lifecycle '${lifecycle}': the replacement sends nothing, answers nothing with an effect, and exits delivered`, async () => {
+    it(`terminal acknowledged, lifecycle '${lifecycle}': the replacement, even cancelled, sends nothing, starts nothing, and exits delivered`, async () => {
       const identity = await authority.newRun();
       const first = await completeRun(authority, identity, await authority.ticket(identity.runId));
       assert.deepEqual(first.outcome, { code: 0, reason: "run_delivered" }, first.log.join("\n"));
@@ -59,6 +60,7 @@ describe("a replacement runner finds the committed terminal and reconciles to it
         identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
         runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 50, driver, log: (text) => log.push(text),
       });
+      replacement.cancel(); // a SIGTERM to the replacement: the run it would cancel is already over
       let outcome: DurableOutcome | undefined;
       void replacement.run().then((o) => (outcome = o));
       await until(() => outcome !== undefined, () => `the replacement ended (${log.length} log lines, the last: ${log.slice(-2).join(" | ")})`);
@@ -70,6 +72,39 @@ describe("a replacement runner finds the committed terminal and reconciles to it
       assert.equal(started, 0, "no harness was started");
     });
   }
+});
+
+describe("an outbox holding an event after the committed terminal (written by another build)", () => {
+  let authority: SecureAuthority;
+  before(async () => {
+    authority = await SecureAuthority.start();
+  });
+  after(() => authority.close());
+
+  it("is refused by the authority, and the runner stops, exit 5 refused_by_authority, on one connection instead of redialling", async () => {
+    const identity = await authority.newRun();
+    const first = await completeRun(authority, identity, await authority.ticket(identity.runId));
+    assert.deepEqual(first.outcome, { code: 0, reason: "run_delivered" }, first.log.join("\n"));
+    const stateDir = join(authority.root, "runners", identity.runId);
+    const state = RunnerState.open(stateDir, { ...identity, maxOutboxBytes: DEFAULT_MAX_OUTBOX_BYTES, p0ReserveBytes: DEFAULT_P0_RESERVE_BYTES });
+    const after = state.admit(0, "runner.reconciled", (seq) => JSON.stringify(prpEvent(identity, seq, { eventType: "runner.reconciled", priority: 0, payload: { outcome: "same_durable_session_resumed", harness: "lost" } })));
+    assert.ok(after.ok);
+    state.close();
+    const connectionsBefore = (await authority.snapshot(identity.runId)).connectionCount;
+    const log: string[] = [];
+    const replacement = new DurableRunner({
+      identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
+      runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 10,
+      driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 }), log: (text) => log.push(text),
+    });
+    const outcome = await within(replacement.run(), 30_000, "the runner stops instead of redialling");
+    assert.equal(outcome.code, 5, log.join("\n"));
+    assert.match("detail" in outcome ? outcome.detail : "", /^event_after_terminal: /);
+    const run = await authority.snapshot(identity.runId);
+    assert.equal(run.connectionCount, connectionsBefore + 1, "one connection: no redial storm");
+    assert.equal(run.ackedSourceSeq, first.events.length, "nothing was committed after the terminal");
+    assert.deepEqual(authority.committed.get(identity.runId), first.events);
+  });
 });
 
 describe("the runner's state remembers its committed terminal apart from the outbox", () => {

@@ -31,7 +31,7 @@ describe("security: the authority refuses any event after a committed run.termin
       sendRaw(first, terminalOf(2, "succeeded"));
       await first.ackOf(2);
       sendRaw(first, terminalOf(3, "failed")); // the issue's second, contradictory terminal
-      assert.equal((await first.closed()).code, 1008, "the connection is closed");
+      assert.deepEqual(await first.closed(), { code: 1008, reason: "event_after_terminal" }, "the connection is closed, naming the refusal");
     } finally {
       first.close();
     }
@@ -44,7 +44,7 @@ describe("security: the authority refuses any event after a committed run.termin
       sendRaw(second, terminalOf(2, "succeeded"));
       assert.equal((await second.ackOf(2)).at(-1)?.kind, "ack", "the committed terminal, resent, is acknowledged");
       second.sendEvent(3);
-      assert.equal((await second.closed()).code, 1008);
+      assert.deepEqual(await second.closed(), { code: 1008, reason: "event_after_terminal" });
     } finally {
       second.close();
     }

@@ -17,7 +17,7 @@ const LEASE_REFUSED: ReadonlySet<string> = new Set(["credential_expired", "crede
  * forever, so the runner stops. The runner admits events by the authority's own rule
  * (src/contract/admission.ts), so only an outbox written by another build can hold one.
  */
-const INCURABLE_REFUSALS: ReadonlySet<string> = new Set(["invalid_event", "identity_mismatch", "semantic_correlation_mismatch", "duplicate_mismatch"]);
+const INCURABLE_REFUSALS: ReadonlySet<string> = new Set(["invalid_event", "identity_mismatch", "semantic_correlation_mismatch", "duplicate_mismatch", "event_after_terminal"]);
 
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
@@ -137,6 +137,7 @@ export class DurableRunner {
 
   /** Cancels the run (a signal to the runner): the harness group is ended and the terminal delivered. */
   cancel(): void {
+    if (this.terminalAdmitted) return; // the run is over: its committed terminal is only delivered
     void this.controller.stop("cancelled");
   }
 
