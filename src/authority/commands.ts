@@ -1,5 +1,5 @@
 import { canonicalJson } from "../contract/canonical-json.js";
-import { decodeValue } from "../contract/decode.js";
+import { admit } from "../contract/admission.js";
 import { sha256Hex } from "../contract/digest.js";
 import type { PrpCommand } from "../contract/kinds.js";
 import { isPlainObject } from "../contract/plain-object.js";
@@ -104,9 +104,10 @@ export class CommandQueue {
         issuedAt: new Date(this.now()).toISOString(),
         payload,
       };
-      const decoded = decodeValue(envelope, { kind: "command" });
-      if (!decoded.ok) return fail("invalid_command", decoded.error.path, `${decoded.error.code}: ${decoded.error.message}`);
-      const text = canonicalJson(envelope);
+      // The runner admits commands by this same rule: what is queued here, it can fingerprint.
+      const admitted = admit("command", envelope);
+      if (!admitted.ok) return fail("invalid_command", admitted.error.path, `${admitted.error.code}: ${admitted.error.message}`);
+      const text = admitted.canonical;
       const bytes = Buffer.byteLength(text);
       if (bytes > MAX_COMMAND_BYTES) return fail("command_too_large", "", `the command is ${bytes} bytes; the limit is ${MAX_COMMAND_BYTES}`);
       const appended = await this.store.appendCommand(runId, { commandId, controllerSeq, type, payload: canonicalPayload, envelope: text }, this.now());

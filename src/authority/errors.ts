@@ -29,6 +29,8 @@ export type AuthorityErrorCode =
   | "duplicate_mismatch"
   | "sequence_gap"
   | "sequence_stale"
+  // a run's committed run.terminal is its last event (runtime.md §4.3): nothing follows it
+  | "event_after_terminal"
   | "callback_failed"
   | "connection_superseded"
   | "store_full"
@@ -57,3 +59,7 @@ export type Result<T> = { ok: true; value: T } | Refusal;
 export const authorityError = (code: AuthorityErrorCode, path: string, message: string): AuthorityError => ({ code, path, message });
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
 export const fail = (code: AuthorityErrorCode, path: string, message: string): Refusal => ({ ok: false, error: authorityError(code, path, message) });
+
+/** An event after the run's committed run.terminal: refused by ingest and again inside the commit. */
+export const terminalCommitted = (sourceSeq: number, terminalSourceSeq: number): AuthorityError =>
+  authorityError("event_after_terminal", "/sourceSeq", `sourceSeq ${sourceSeq} follows the run's committed run.terminal (sourceSeq ${terminalSourceSeq}): a committed terminal is final`);

@@ -1,7 +1,6 @@
-import { canonicalJson } from "../contract/canonical-json.js";
-import { decodeValue } from "../contract/decode.js";
+import { admit } from "../contract/admission.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { fail, ok, type AuthorityError, type Refusal, type Result } from "./errors.js";
+import { fail, ok, terminalCommitted, type AuthorityError, type Refusal, type Result } from "./errors.js";
 import type { RunIdentity } from "./identity.js";
 import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
@@ -35,12 +34,13 @@ const CORRELATION_FIELDS = ["runId", "normalizedSessionId", "turnId", "itemId"] 
 
 /**
  * The server ingest order of runtime.md §5.6 and §6.2, independent of the socket:
- *   1. validate the PRP event with the codec;
+ *   1. admit the PRP event: the codec, and a canonical JSON form (src/contract/admission.ts);
  *   2. sourceInstanceId, runId and normalizedSessionId (and turnId, itemId when present) equal
  *      the run identity; a semantic-tool or MCP-app input's correlation too;
  *   3. an id already in the committed window must be canonically identical: its delivery is
  *      counted and the current cursor is acknowledged again, nothing new committed;
- *   4. otherwise sourceSeq must be ackedSourceSeq + 1;
+ *   4. otherwise sourceSeq must be ackedSourceSeq + 1, with no run.terminal committed before
+ *      it: a committed terminal is final (`event_after_terminal`);
  *   5. await onCommittedEvent;
  *   6. in one transaction insert the window row and advance the cursor (re-checking 4 and the
  *      connection), then return the cumulative ACK for the caller to send.
@@ -76,23 +76,14 @@ export class EventIngest {
     if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
     if (run.currentConnectionId !== connectionId) return this.refuse(runId, fail("connection_superseded", "/connectionId", `${connectionId} is not the current connection of run ${runId}`));
 
-    const decoded = decodeValue(value, { kind: "event" });
-    let envelope: string | null = null;
-    if (decoded.ok) {
-      try {
-        envelope = canonicalJson(decoded.value);
-      } catch {
-        envelope = null; // the codec bounds depth and size; this only guards a value it let through
-      }
-    }
-    if (!decoded.ok || envelope === null) {
-      const error = decoded.ok
-        ? { code: "invalid_event" as const, path: "", message: "the event has no canonical JSON form" }
-        : { code: "invalid_event" as const, path: decoded.error.path, message: `${decoded.error.code}: ${decoded.error.message}` };
+    // The runner's sink admits events by this same function: what it committed, this accepts.
+    const admitted = admit("event", value);
+    if (!admitted.ok) {
+      const error = { code: "invalid_event" as const, path: admitted.error.path, message: `${admitted.error.code}: ${admitted.error.message}` };
       await this.store.recordMalformedFrame(runId, { code: error.code, message: `${error.path || "/"}: ${error.message}` }, this.now());
       return { ok: false, error };
     }
-    const event = decoded.value;
+    const { value: event, canonical: envelope } = admitted;
 
     const mismatch = identityMismatch(event, run.identity) ?? correlationMismatch(event, run.identity);
     if (mismatch) return this.refuse(runId, { ok: false, error: mismatch });
@@ -161,8 +152,9 @@ function correlationMismatch(event: PrpEvent, identity: RunIdentity): AuthorityE
   return null;
 }
 
-/** §5.6 step 4: strictly contiguous. */
+/** §5.6 step 4: strictly contiguous, and nothing after the run's committed terminal. */
 function sequenceError(sourceSeq: number, run: RunSnapshot): AuthorityError | null {
+  if (run.terminalSourceSeq !== null && sourceSeq > run.terminalSourceSeq) return terminalCommitted(sourceSeq, run.terminalSourceSeq);
   if (sourceSeq <= run.ackedSourceSeq) return { code: "sequence_stale", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is at or before the committed ${run.ackedSourceSeq} and not in the window` };
   if (sourceSeq !== run.ackedSourceSeq + 1) return { code: "sequence_gap", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is not the next one (${run.ackedSourceSeq + 1})` };
   return null;

@@ -19,6 +19,7 @@ export const COMMITTED_WINDOW = 64;
 /** Diagnostics kept per run, newest first out of the window last. */
 export const MAX_DIAGNOSTICS = 32;
 export const MAX_DIAGNOSTIC_MESSAGE = 1024;
+export const MAX_DIAGNOSTIC_CODE = 160;
 
 /** Bootstrap tickets (§5.9): short and single use. */
 export const DEFAULT_BOOTSTRAP_TTL_MS = 5_000;

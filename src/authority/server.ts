@@ -1,6 +1,7 @@
 import type { WebSocket } from "ws";
 import { LOCAL_RANGE } from "../contract/negotiate.js";
-import { acceptCoreChannel, createRunnerUpgradeServer, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
+import type { AdmissionCounts, AdmissionOptions } from "../transport/admission.js";
+import { acceptCoreChannel, createRunnerUpgradeServer, EnvelopeRefusal, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
 import { CommandQueue } from "./commands.js";
 import { Credentials, type IssuedTicket } from "./credentials.js";
 import type { Result } from "./errors.js";
@@ -30,6 +31,13 @@ export interface AuthorityServerOptions {
   heartbeat?: HeartbeatOptions;
   /** Diagnostics for a person; never a secret. */
   log?: (text: string) => void;
+  /** Admission of connections before they authenticate (defaults in src/transport/limits.ts). */
+  connections?: ConnectionLimits;
+}
+
+export interface ConnectionLimits extends AdmissionOptions {
+  /** The upgrade request must be whole within this; Node answers 408 past it. */
+  headersTimeoutMs?: number;
 }
 
 type CoreChannel = SecureChannel<Exclude<CoreToRunnerKind, "welcome">>;
@@ -95,16 +103,38 @@ export class AuthorityServer {
     return this.store.run(runId);
   }
 
-  /** The run's recorded diagnostics, oldest first (the newest 32 are kept); read-only. */
+  /**
+   * The run's recorded diagnostics, oldest first; read-only. The newest 32 are kept, and apart
+   * from them the first and the latest refusal of each code before authentication.
+   */
   diagnostics(runId: string): Promise<Diagnostic[]> {
     return this.store.diagnostics(runId);
   }
 
+  /** How many times each code refused a connection to the run before authentication. */
+  authFailures(runId: string): Promise<Record<string, number>> {
+    return this.store.authFailures(runId);
+  }
+
+  /** The server's unauthenticated sockets now, and those it refused at a cap or its deadline. */
+  admission(): AdmissionCounts {
+    return this.upgrade?.admission() ?? { unauthenticated: 0, refused: 0, timedOut: 0 };
+  }
+
   /** Listens on 127.0.0.1 (port 0: any free port); returns the base URL. */
   async listen(port = 0): Promise<string> {
+    const { headersTimeoutMs, ...admission } = this.options.connections ?? {};
+    let overCap = 0;
     this.upgrade = createRunnerUpgradeServer({
-      onRunner: (ws, runId) => void this.accept(ws, runId),
+      onRunner: (ws, runId, authenticated) => void this.accept(ws, runId, authenticated),
       onRefused: (error, req) => void this.refusedUpgrade(error, req.url ?? ""),
+      onOverCap: (status, address) => {
+        overCap++;
+        // At each power of two: a flood shows in the log without flooding it.
+        if ((overCap & (overCap - 1)) === 0) this.options.log?.(`refused ${overCap} connection(s) at the admission caps; the latest from ${address}: ${status}`);
+      },
+      ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
+      admission,
     });
     const address = await this.upgrade.listen(port, "127.0.0.1");
     this.baseUrl = `ws://127.0.0.1:${address.port}`;
@@ -171,13 +201,13 @@ export class AuthorityServer {
     const runId = path.startsWith(RUNNER_CONNECT_PATH_PREFIX) ? path.slice(RUNNER_CONNECT_PATH_PREFIX.length) : "";
     if (!IDENTITY_PATTERN.test(runId)) return;
     try {
-      await this.store.recordDiagnostic(runId, { code: error.code, message: error.message }, Date.now()); // a no-op for an unknown run
+      await this.store.recordAuthFailure(runId, { code: error.code, message: error.message }, Date.now()); // a no-op for an unknown run
     } catch {
       // the store is closing: the log line above is all there is
     }
   }
 
-  private async accept(ws: WebSocket, runId: string): Promise<void> {
+  private async accept(ws: WebSocket, runId: string, authenticated: () => void): Promise<void> {
     const run = await this.store.run(runId);
     if (!run) {
       this.options.log?.(`a runner dialled unknown run ${runId}`);
@@ -207,9 +237,10 @@ export class AuthorityServer {
     });
     if (!accepted.ok) {
       this.options.log?.(`run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`);
-      await this.store.recordDiagnostic(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());
+      await this.store.recordAuthFailure(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());
       return;
     }
+    authenticated();
     connectionId = accepted.value.grant.connectionId;
     channel = accepted.value.channel;
     this.live.get(runId)?.close(); // one live runner connection per run (§5.3 step 6)
@@ -220,12 +251,12 @@ export class AuthorityServer {
     const payload = envelope.payload as Record<string, unknown>;
     if (envelope.kind === "event") {
       const ingested = await this.ingest.ingest(runId, connectionId, payload.event);
-      if (!ingested.ok) throw new Error(`${ingested.error.code}: ${ingested.error.message}`); // closes the connection
+      if (!ingested.ok) throw new EnvelopeRefusal(ingested.error.code, ingested.error.message); // closes the connection, naming the refusal
       if (this.ackDrops.delete(runId)) return channel.close();
       channel.send("ack", { ...ingested.value.ack });
     } else if (envelope.kind === "command_result") {
       const accepted = await this.commands.acceptCommandResult(runId, connectionId, payload);
-      if (!accepted.ok) throw new Error(`${accepted.error.code}: ${accepted.error.message}`);
+      if (!accepted.ok) throw new EnvelopeRefusal(accepted.error.code, accepted.error.message);
       if (accepted.value.needsResultAck) channel.send("command_result_ack", { commandId: accepted.value.commandId });
       await this.deliverNext(runId);
     } else if (envelope.kind === "lease_renew") {

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { openPrivateDatabase, statementCache, StateError } from "../storage/private-sqlite.js";
-import { fail, ok, type Result } from "./errors.js";
+import { fail, ok, terminalCommitted, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
 import { opensServerKeyCheck, openAuthKeyDigest, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
-import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
+import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
 import type {
   AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunInit, RunSnapshot,
@@ -62,9 +62,18 @@ CREATE TABLE IF NOT EXISTS diagnostics (
   run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
   code TEXT NOT NULL, message TEXT NOT NULL, at INTEGER NOT NULL) STRICT;
 CREATE INDEX IF NOT EXISTS diagnostics_by_run ON diagnostics (run_id, id);
+CREATE TABLE IF NOT EXISTS auth_failures (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  code TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  first_id INTEGER NOT NULL, latest_id INTEGER NOT NULL,
+  PRIMARY KEY (run_id, code)) STRICT;
 `;
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/** The diagnostics a run's auth-failure tallies keep (the run is the parameter @run). */
+const AUTH_FAILURE_IDS = "SELECT first_id FROM auth_failures WHERE run_id = @run UNION SELECT latest_id FROM auth_failures WHERE run_id = @run";
 
 type Row = Record<string, unknown>;
 
@@ -250,11 +259,20 @@ export class SqliteAuthorityStore implements AuthorityStore {
       for (const w of window) {
         if (!(w.source_seq <= acked && w.source_seq > acked - COMMITTED_WINDOW)) refuse("state_window_invalid", `run ${runId}: committed event ${w.source_seq} is outside (${acked - COMMITTED_WINDOW}, ${acked}]`);
       }
+      const terminal = this.terminalSourceSeq(runId);
+      if (terminal !== null && terminal !== acked) refuse("state_window_invalid", `run ${runId}: events are committed after its run.terminal (sourceSeq ${terminal}, cursor ${acked})`);
     }
     for (const c of this.sql("SELECT * FROM credentials").all() as Row[]) {
       if (!DIGEST.test(c.credential_id as string)) refuse("state_credential_invalid", "a credential record's locator is not a sha256 digest");
       const row = this.credentialOf(c);
       if (row.kind === "lease" && (row.leaseId === null || !IDENTITY_PATTERN.test(row.leaseId) || row.protocolVersion === null)) refuse("state_credential_invalid", "a lease record has no lease id or protocol version");
+    }
+    const tallies = this.sql(`SELECT a.count, a.first_id, a.latest_id, f.id AS first_found, l.id AS latest_found FROM auth_failures a
+      LEFT JOIN diagnostics f ON f.id = a.first_id AND f.run_id = a.run_id AND f.code = a.code
+      LEFT JOIN diagnostics l ON l.id = a.latest_id AND l.run_id = a.run_id AND l.code = a.code`).all() as Row[];
+    for (const t of tallies) {
+      const consistent = (t.count as number) >= 1 && ((t.count as number) === 1) === (t.first_id === t.latest_id) && t.first_found !== null && t.latest_found !== null;
+      if (!consistent) refuse("state_diagnostics_invalid", "an auth-failure tally does not fit the diagnostics it keeps");
     }
     for (const r of this.sql("SELECT r.previous_expires_at, r.renewals, c.kind, c.expires_at FROM lease_renewals r LEFT JOIN credentials c USING (credential_id)").all() as Row[]) {
       if (r.kind !== "lease" || (r.renewals as number) < 1 || (r.previous_expires_at as number) > (r.expires_at as number)) refuse("state_credential_invalid", "a lease renewal record does not fit a lease");
@@ -277,6 +295,15 @@ export class SqliteAuthorityStore implements AuthorityStore {
     return this.sql("SELECT * FROM runs WHERE run_id = ?").get(runId) as Row | undefined;
   }
 
+  /**
+   * The committed run.terminal's sourceSeq, or null. Nothing is committed after a terminal, so
+   * it stays the newest row of the window and the window alone remembers it.
+   */
+  private terminalSourceSeq(runId: string): number | null {
+    const row = this.sql("SELECT MIN(source_seq) AS seq FROM committed_events WHERE run_id = ? AND event_type = 'run.terminal'").get(runId) as { seq: number | null };
+    return row.seq;
+  }
+
   /** The run row, if `connectionId` is its one current connection. */
   private currentRun(runId: string, connectionId: string): Result<Row> {
     const run = this.runRow(runId);
@@ -291,6 +318,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
       identity: identityFrom(r),
       protocolVersion: r.protocol_version as number,
       ackedSourceSeq: r.acked_source_seq as number,
+      terminalSourceSeq: this.terminalSourceSeq(r.run_id as string),
       connectionCount: r.connection_count as number,
       currentConnectionId: r.current_connection_id as string | null,
       revocationEpoch: r.revocation_epoch as number,
@@ -455,6 +483,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
       const run = this.currentRun(runId, connectionId);
       if (!run.ok) return run;
       const acked = run.value.acked_source_seq as number;
+      const terminal = this.terminalSourceSeq(runId);
+      if (terminal !== null && e.sourceSeq > terminal) return { ok: false, error: terminalCommitted(e.sourceSeq, terminal) };
       if (e.sourceSeq <= acked) return fail("sequence_stale", "/sourceSeq", `sourceSeq ${e.sourceSeq} is at or before the committed ${acked}`);
       if (e.sourceSeq !== acked + 1) return fail("sequence_gap", "/sourceSeq", `sourceSeq ${e.sourceSeq} is not the next one (${acked + 1})`);
       if (this.sql("SELECT 1 FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, e.sourceEventId)) {
@@ -535,9 +565,38 @@ export class SqliteAuthorityStore implements AuthorityStore {
     });
   }
 
+  /**
+   * A refusal before authentication: counted per code, and only the first and the latest of a
+   * code are kept as diagnostics, apart from the window of 32, so that a flood of them never
+   * pushes out what else happened to the run.
+   */
+  async recordAuthFailure(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void> {
+    this.write(() => {
+      if (!this.runRow(runId)) return;
+      const code = diagnostic.code.slice(0, MAX_DIAGNOSTIC_CODE);
+      const id = this.appendDiagnostic(runId, diagnostic, nowMs);
+      const tally = this.sql("SELECT count, first_id, latest_id FROM auth_failures WHERE run_id = ? AND code = ?").get(runId, code) as Row | undefined;
+      if (!tally) return void this.sql("INSERT INTO auth_failures (run_id, code, count, first_id, latest_id) VALUES (?, ?, 1, ?, ?)").run(runId, code, id, id);
+      if (tally.latest_id !== tally.first_id) this.sql("DELETE FROM diagnostics WHERE id = ?").run(tally.latest_id);
+      this.sql("UPDATE auth_failures SET count = count + 1, latest_id = ? WHERE run_id = ? AND code = ?").run(id, runId, code);
+    });
+  }
+
+  async authFailures(runId: string): Promise<Record<string, number>> {
+    const rows = this.sql("SELECT code, count FROM auth_failures WHERE run_id = ? ORDER BY code").all(runId) as Array<{ code: string; count: number }>;
+    return Object.fromEntries(rows.map((r) => [r.code, r.count]));
+  }
+
+  /** Appends to the run's window of 32; the first and latest refusal of each code stay outside it. */
   private insertDiagnostic(runId: string, d: Diagnostic, nowMs: number): void {
-    this.sql("INSERT INTO diagnostics (run_id, code, message, at) VALUES (?, ?, ?, ?)").run(runId, d.code.slice(0, 160), d.message.slice(0, MAX_DIAGNOSTIC_MESSAGE), nowMs);
-    this.sql("DELETE FROM diagnostics WHERE run_id = ? AND id NOT IN (SELECT id FROM diagnostics WHERE run_id = ? ORDER BY id DESC LIMIT ?)").run(runId, runId, MAX_DIAGNOSTICS);
+    this.appendDiagnostic(runId, d, nowMs);
+    this.sql(`DELETE FROM diagnostics WHERE run_id = @run AND id NOT IN (${AUTH_FAILURE_IDS})
+      AND id NOT IN (SELECT id FROM diagnostics WHERE run_id = @run AND id NOT IN (${AUTH_FAILURE_IDS}) ORDER BY id DESC LIMIT @max)`).run({ run: runId, max: MAX_DIAGNOSTICS });
+  }
+
+  private appendDiagnostic(runId: string, d: Diagnostic, nowMs: number): number {
+    const inserted = this.sql("INSERT INTO diagnostics (run_id, code, message, at) VALUES (?, ?, ?, ?)").run(runId, d.code.slice(0, MAX_DIAGNOSTIC_CODE), d.message.slice(0, MAX_DIAGNOSTIC_MESSAGE), nowMs);
+    return Number(inserted.lastInsertRowid);
   }
 
   async diagnostics(runId: string): Promise<Diagnostic[]> {

@@ -77,7 +77,11 @@ export interface AuthorityStore {
   recordMalformedFrame(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
   /** Keeps the newest 32 per run. */
   recordDiagnostic(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
+  /** A connection refused before authentication: counted per code; its first and latest kept apart from the 32. */
+  recordAuthFailure(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
   diagnostics(runId: string): Promise<Diagnostic[]>;
+  /** The run's refusals before authentication, by code. */
+  authFailures(runId: string): Promise<Record<string, number>>;
 
   close(): Promise<void>;
 }
@@ -94,6 +98,8 @@ export interface RunSnapshot {
   /** The version of the most recent lease, or the registered default before any. */
   protocolVersion: number;
   ackedSourceSeq: number;
+  /** The sourceSeq of the run's committed run.terminal; null before it. No event is committed after it. */
+  terminalSourceSeq: number | null;
   connectionCount: number;
   /** `connection_<n>` of the one live runner connection; null before the first. */
   currentConnectionId: string | null;

@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize } from "node:path";
+import { readFileBounded } from "../contract/bounded-read.js";
 import { sha256Digest } from "../contract/digest.js";
 import type { ContentRef } from "../contract/generated/types.js";
 
@@ -27,7 +28,13 @@ export function contentRefProblems(bundlePath: string, refs: Array<{ at: string;
       problems.push(`${at}: ${ref.uri} does not exist`);
       continue;
     }
-    const bytes = readFileSync(file);
+    // Read no further than the recorded size: a larger file is a mismatch whatever its length.
+    const read = readFileBounded(file, { maxBytes: ref.byteSize });
+    if (!read.ok) {
+      problems.push(read.error.code === "unreadable" ? `${at}: ${ref.uri} cannot be read: ${read.error.message}` : `${at}: ${ref.uri} is more than ${ref.byteSize} bytes, the size the bundle says`);
+      continue;
+    }
+    const bytes = read.bytes;
     if (bytes.byteLength !== ref.byteSize) problems.push(`${at}: ${ref.uri} is ${bytes.byteLength} bytes, the bundle says ${ref.byteSize}`);
     if (sha256Digest(bytes) !== ref.sha256) problems.push(`${at}: ${ref.uri} does not have the digest ${ref.sha256}`);
   }

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileBounded } from "../contract/bounded-read.js";
+import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { createInterface } from "node:readline/promises";
 
 /** A request as `runtime_request.created` carries it, with what the prompt needs. */
@@ -19,7 +20,9 @@ export type Resolution = Record<string, unknown>;
  *       "request_input_1": {"action": "submit", "text": "main"}}.
  */
 export function loadAnswers(path: string): Map<string, Resolution> {
-  const value = JSON.parse(readFileSync(path, "utf8")) as unknown;
+  const read = readFileBounded(path, { maxBytes: MAX_FRAME_BYTES });
+  if (!read.ok) throw new Error(`${path}: ${read.error.code}: ${read.error.message}`);
+  const value = JSON.parse(read.bytes.toString("utf8")) as unknown;
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error(`${path}: expected a JSON object from request id to resolution`);
   const answers = new Map<string, Resolution>();
   for (const [id, resolution] of Object.entries(value)) {

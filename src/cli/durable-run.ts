@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { AuthorityServer } from "../authority/server.js";
 import type { ServerKey } from "../authority/server-key.js";
 import { ensureServerKeyFile } from "../authority/server-key-source.js";
@@ -9,6 +9,7 @@ import type { LoadedScript } from "../harness/script-file.js";
 import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { runnerBuild } from "./runner-build.js";
+import { runSurvivors } from "./run-processes.js";
 
 /** Something a fault does to a run once the authority has committed a given number of events. */
 export interface FaultStep {
@@ -25,6 +26,8 @@ export interface FaultContext {
   restartRunner(): Promise<void>;
   /** The events the authority has committed so far. */
   committed(): PrpEvent[];
+  /** The run's directory (absolute), where its runners work. */
+  dir: string;
   /** Moves the authority's clock forward (ticket and lease expiry). */
   advanceAuthorityClock(ms: number): void;
   note(text: string): void;
@@ -58,6 +61,15 @@ export interface DurableRunFacts {
   events: PrpEvent[];
   run: RunSnapshot | undefined;
   runnerExits: ExitFact[];
+  /** Where the first runner was told to kill itself (`after-commit:N`, `after-journal:N`), if anywhere. */
+  crashAt?: string;
+  /** Every runner process's pid, in start order. */
+  runnerPids: number[];
+  /**
+   * The run's processes still alive after its last runner was ended (and a bounded wait for the
+   * orphan guards to act), read from /proc: "pid argv" each. None may survive its run.
+   */
+  survivors: string[];
   /** Runner stderr tails, one per runner process, for reports and secret scans. */
   runnerLogs: string[][];
   tickets: string[];
@@ -75,9 +87,10 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     runnerInstanceId: `runner_${suffix}`, environmentLeaseId: `env_${suffix}`, runId: `run_${suffix}`,
     normalizedSessionId: `session_${suffix}`, turnId: `turn_${suffix}`, itemId: `item_${suffix}`,
   };
-  const dir = join(options.dir, identity.runId);
+  // Absolute: the runners work in this directory (their processes are found by it), so the paths they are given must not be relative to it.
+  const dir = resolve(options.dir, identity.runId);
   const build = runnerBuild();
-  const facts: DurableRunFacts = { runId: identity.runId, dir, events: [], run: undefined, runnerExits: [], runnerLogs: [], tickets: [] };
+  const facts: DurableRunFacts = { runId: identity.runId, dir, events: [], run: undefined, runnerExits: [], runnerPids: [], survivors: [], runnerLogs: [], tickets: [], ...(options.crashAt ? { crashAt: options.crashAt } : {}) };
   const note = options.note ?? (() => {});
   const pendingFaults = [...(options.faults ?? [])];
   let chain: Promise<void> = Promise.resolve();
@@ -117,13 +130,15 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
         "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
-        "--script", options.script.path, ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
+        "--script", resolve(options.script.path), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
       ],
       env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
+      cwd: dir,
       graceMs: 2_000,
       onLine: () => {},
       onOversize: () => {},
     });
+    facts.runnerPids.push(runner.pid);
   };
   const finishRunner = async (r: SupervisedProcess) => {
     facts.runnerExits.push(await r.terminate());
@@ -140,6 +155,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       await startRunner();
     },
     committed: () => facts.events,
+    dir,
     advanceAuthorityClock: (ms) => {
       clockOffset += ms;
     },
@@ -179,6 +195,8 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   } finally {
     if (runner) await finishRunner(runner);
     await authority.close();
+    const groups = facts.events.filter((e) => e.eventType === "harness.ready").map((e) => (e.payload as { pid?: number }).pid).filter((pid): pid is number => typeof pid === "number");
+    facts.survivors = await runSurvivors({ dir, runnerPids: facts.runnerPids, groups });
     ownKey?.destroy();
   }
 }

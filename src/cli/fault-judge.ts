@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { PrpEvent } from "../contract/kinds.js";
+import { parseCrashPoint } from "../runner/durable/durable-runner.js";
 import type { Script } from "../harness/fake-harness.js";
 import { scriptEmissions } from "../harness/script-emissions.js";
 import type { DurableRunFacts } from "./durable-run.js";
@@ -10,7 +11,7 @@ import { readHostRecord } from "./host-record.js";
 import { scriptDelivery } from "./script-delivery.js";
 
 export interface CheckResult {
-  check: "script" | "sequence" | "terminal" | "once-per-run" | "fault" | "outbox" | "secrets";
+  check: "script" | "sequence" | "terminal" | "once-per-run" | "fault" | "outbox" | "secrets" | "processes";
   passed: boolean;
   /** Why it failed, one finding a line; at most MAX_REASONS, then a count of the rest. */
   reasons: string[];
@@ -45,7 +46,8 @@ const MAX_REASONS = 20;
  * hole when the fault cuts the harness short); sourceSeq 1..N with no gap, no second id for
  * a seq and no conflicting redelivery; one run.terminal and it is last (none when the fault
  * stops the runner first); the runner's once-per-run events at most once; what the fault
- * itself must show; no bootstrap ticket in any state file, log or event.
+ * itself must show; no bootstrap ticket in any state file, log or event; no process of the
+ * run (runner, harness, its group, a worker, an orphan guard) alive after it, read from /proc.
  */
 export function judgeFault(fault: Fault, facts: DurableRunFacts, script: Script): FaultVerdict {
   const record = readHostRecord(facts.events, facts.run?.ackedSourceSeq);
@@ -67,6 +69,7 @@ export function judgeFault(fault: Fault, facts: DurableRunFacts, script: Script)
     check("fault", faultFindings(fault, facts, events, script)),
     check("outbox", peakOutboxBytes > maxOutboxBytes ? [`the runner recorded a peak outbox of ${peakOutboxBytes} bytes, over the ${maxOutboxBytes}-byte limit`] : []),
     check("secrets", secrets),
+    check("processes", facts.survivors.map((p) => `survivor: ${p} is alive after the run (no process of a run outlives it)`)),
   ];
   return {
     passed: checks.every((c) => c.passed),
@@ -102,11 +105,19 @@ function faultFindings(fault: Fault, facts: DurableRunFacts, events: PrpEvent[],
   const out = (fault.shows ?? []).filter((type) => !events.some((e) => e.eventType === type)).map((type) => `missing: ${type} (the fault must show it)`);
   const exit = (e: DurableRunFacts["runnerExits"][number] | undefined) => (e ? String(e.exitCode ?? e.signal) : "never");
   if (fault.runnerExit !== undefined && facts.runnerExits.at(-1)?.exitCode !== fault.runnerExit) out.push(`the last runner exited ${exit(facts.runnerExits.at(-1))}, expected ${fault.runnerExit}`);
-  if (fault.killsRunner && facts.runnerExits[0]?.signal !== "SIGKILL") out.push(`the kill point was not reached: the first runner exited ${exit(facts.runnerExits[0])}`);
+  if (fault.killsRunner && facts.runnerExits[0]?.signal !== "SIGKILL") out.push(`the kill point was not reached: the first runner exited ${exit(facts.runnerExits[0])}${pastTheEnd(facts, events)}`);
   const own = fault.script === undefined || fault.script === script.name;
   const problem = own ? fault.check?.(facts) : null;
   if (problem) out.push(problem);
   return out;
+}
+
+/** Why a crash point was never reached, when it lies past what the run had: `--at` beyond its last event or command. */
+function pastTheEnd(facts: DurableRunFacts, events: PrpEvent[]): string {
+  const point = parseCrashPoint(facts.crashAt);
+  if (!point) return "";
+  const [what, last] = point.point === "after-commit" ? ["event", events.at(-1)?.sourceSeq ?? 0] : ["command", facts.run?.commandCount ?? 0];
+  return point.at > last ? `; ${point.point}:${point.at} is past the run's last ${what} (${last})` : "";
 }
 
 /** The runner's own record of its outbox peak, read from its state file (0 when there is none). */

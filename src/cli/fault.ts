@@ -83,7 +83,10 @@ counters:
                 reached, its own check when it plays its own script)
   outbox        the peak outbox the runner recorded in its state file stays under the limit (the
                 runner's own record: a bound, not independent evidence)
-  secrets       no bootstrap ticket in any state file, runner log or committed event`;
+  secrets       no bootstrap ticket in any state file, runner log or committed event
+  processes     no process of the run is alive after it, read from /proc: nothing working in
+                the run's directory (runners, harnesses, the workers they leave), in a runner's
+                or a reported harness's group, or an orphan guard a runner started`;
 
 export function registerFault(program: Command): void {
   program
@@ -94,7 +97,7 @@ export function registerFault(program: Command): void {
     .option("--script <name|file>", "the fake harness script (default: the fault's own, else happy-path)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--seed <n>", "seed every random choice (the kill point); without it a seed is drawn and printed", parseSeed)
-    .option("--at <n>", "crash-after-commit: the event, crash-after-journal: the command after which the runner kills itself", parsePositiveInt)
+    .option("--at <n>", "crash-after-commit: the event, crash-after-journal: the command after which the runner kills itself; a point past the run's last one fails the verdict (the kill point was not reached)", parsePositiveInt)
     .option("--harness-ready-ms <n>", "passed to prp-runnerd: how long the harness has to say ready (default the protocol's 2 s)", parsePositiveInt)
     .option("--out <dir>", "where fault runs keep their state: <dir>/faults/<name>/<runId>/", ".prp")
     .addHelpText("after", `\nFaults:\n${Object.entries(FAULTS).map(([n, f]) => `  ${n.padEnd(20)} ${f.describe}`).join("\n")}\n${JUDGE_HELP}\n\nExit status: 0 when every check passes.\n\nExamples:\n  prp fault socket-drop\n  prp fault runner-restart --seed 42 --json\n  prp fault crash-after-commit --at 12\n  prp fault none --script many-items`)

@@ -1,6 +1,7 @@
 import type { DurableRunFacts, FaultStep } from "./durable-run.js";
 import { describeKillPoint, drawKillPoint, KILL_KINDS, killPlan, type KillPoint } from "./kill-points.js";
 import type { SeededRandom } from "./seeded-random.js";
+import { SIGNAL_FAULTS } from "./signal-faults.js";
 
 /** What a fault does to one run, once its random choices are made. */
 export interface FaultPlan {
@@ -159,4 +160,5 @@ export const FAULTS: Record<string, Fault> = {
     describe: "the authority sends a command that breaks the contract; the runner refuses it and the run goes on",
     plan: fixed([{ afterEvents: 6, act: async (ctx) => void ctx.authority.sendRawCommand(ctx.runId, { commandId: "command_malformed", controllerSeq: 99, type: "no.such.command" }) }]),
   },
+  ...SIGNAL_FAULTS,
 };

@@ -1,5 +1,7 @@
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { readFileBounded, readStreamBounded } from "../contract/bounded-read.js";
+import { MAX_FRAME_BYTES } from "../contract/versions.js";
+import { MAX_EVENT_STREAM_BYTES } from "../reducer/event-stream.js";
 import { paritySummary, prettyJson, replayEventStream, replayFixture, type Replayed } from "../reducer/index.js";
 import { replayReport } from "./replay-report.js";
 
@@ -32,8 +34,12 @@ type, summary) with gaps and repeated deliveries marked where they happened, the
 and run state, integrity (gaps, duplicates, out-of-order events) and the result.
 
 An event stream carries no fixture name, identity or capabilities: those snapshot fields are
-null, and so is the summary's runId. Its events must belong to one run and one session, and a
+null, and so is the summary's runId. Each event is admitted as the authority admits one (the
+codec, and a canonical JSON form); the events must belong to one run and one session, and a
 repeated sourceEventId must repeat the same canonical bytes.
+
+A fixture may have up to ${MAX_FRAME_BYTES} bytes; an event stream up to ${MAX_EVENT_STREAM_BYTES}, each
+line up to ${MAX_FRAME_BYTES}. Reading stops at the first byte past a limit.
 
 Exit status: 0 when the input was replayed, 1 when it is rejected (printed as
 "code at path: message", with the line number for a stream), 2 on bad usage.
@@ -45,18 +51,16 @@ Examples:
   prp replay --events run-events.ndjson
   prp run --json --script happy-path | prp replay --events -`,
     )
-    .action((file: string | undefined, opts: ReplayOptions) => {
+    .action(async (file: string | undefined, opts: ReplayOptions) => {
       if ((file === undefined) === (opts.events === undefined)) program.error("give either a fixture FILE or --events FILE|-, not both or neither", { exitCode: 2 });
       if (opts.json && opts.summary) program.error("--json and --summary each print one document; choose one", { exitCode: 2 });
       const path = opts.events ?? file!;
       const source = path === "-" ? "stdin" : path;
-      let bytes: Uint8Array;
-      try {
-        bytes = readFileSync(path === "-" ? 0 : path);
-      } catch (err) {
-        return reject(source, { code: "unreadable", path: "", message: (err as Error).message });
-      }
-      const replayed: Replayed = opts.events === undefined ? replayFixture(bytes) : replayEventStream(bytes);
+      // A fixture is one frame; a stream is many, one a line, under a bound of its own.
+      const limits = opts.events === undefined ? { maxBytes: MAX_FRAME_BYTES } : { maxBytes: MAX_EVENT_STREAM_BYTES, maxLineBytes: MAX_FRAME_BYTES };
+      const read = path === "-" ? await readStreamBounded(process.stdin, source, limits) : readFileBounded(path, limits);
+      if (!read.ok) return reject(source, read.error);
+      const replayed: Replayed = opts.events === undefined ? replayFixture(read.bytes) : replayEventStream(read.bytes);
       if (!replayed.ok) return reject(source, replayed.error);
       const { snapshot, events } = replayed;
       process.stdout.write(opts.json ? prettyJson(snapshot) : opts.summary ? prettyJson(paritySummary(snapshot)) : replayReport(snapshot, events));

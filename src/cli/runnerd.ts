@@ -6,7 +6,9 @@ import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
+import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
+import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
@@ -78,20 +80,29 @@ const program = new Command("prp-runnerd")
 Local mode reads PRP commands (v1-v3) on stdin, one JSON per line, and writes one
 paperclip.runner.stream.v1 record per line on stdout: each PRP event, and a receipt
 (accepted, duplicate or rejected) for each command. Diagnostics go to stderr. The run
-ends with exactly one run.terminal, then the runner exits 0. EOF on stdin closes the
-run (controller_closed); SIGTERM or SIGINT cancels it. No harness process outlives the
-runner, even one killed with SIGKILL: an orphan guard ends the harness's process group.
+ends with exactly one run.terminal, then the runner exits 0. EOF on stdin, or a stdout
+nobody reads any more (EPIPE), closes the run (controller_closed). SIGHUP, SIGINT, SIGQUIT
+or SIGTERM cancels it: the harness group is ended, the terminal written (in durable mode
+committed and delivered), and the runner exits 128 + the signal's number: 129, 130, 131,
+143. A harness that already exited by itself keeps its own outcome. No harness process
+outlives the runner, even one killed with SIGKILL: an orphan guard ends its process group.
 
 Durable mode (--connect-url) dials the authority with the one-use ticket from
 PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, commits every event to an SQLite outbox in --state-dir
 before sending it, journals every command before its effect, and exits once its terminal is
 acknowledged: 0 delivered or suspended, 3 when it needs a new ticket (lease expired, revoked,
-bootstrap possibly consumed), 4 when its state is unrecoverable.
+bootstrap possibly consumed), 4 when its state is unrecoverable, 5 when the authority refuses
+an event of its outbox for a reason resending cannot cure (refused_by_authority; the state is
+kept, and redialling would only resend it).
 
 Nothing the harness reports is dropped. When the output cannot keep up (a full stdout pipe, or
 the outbox over its soft limit) the runner stops reading the harness, which then blocks, and
 goes on when there is room. An event that can never fit fails the run: a P0 runner.diagnostic
-event_refused and a failed terminal with stopReason.code event_refused.
+event_refused and a failed terminal with stopReason.code event_refused. So does an event the
+contract accepts but canonical JSON cannot hold (a lone surrogate, more than 10,000 values):
+the authority could never store it. An error inside the runner that nothing handled fails the
+run the same way, with runner_internal_error; if even that fails, the runner exits 70 (local)
+or 4 (durable) with the error on stderr.
 
 Harness drivers: --harness fake (default) plays --script NAME|FILE.
 
@@ -126,17 +137,24 @@ const driver = new FakeHarnessDriver({
   maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs,
 });
 
-const stdout = new BatchedLineWriter(process.stdout);
-let signalled: NodeJS.Signals | null = null;
-const signalCode = () => (signalled ? 128 + (signalled === "SIGINT" ? 2 : 15) : 0);
+process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
+let signalled: StopSignal | null = null;
+const signalCode = () => (signalled ? signalExitStatus(signalled) : 0);
+/** A stop signal cancels the run (see stop-signals.ts); the runner exits with its status once the terminal is out. */
 const onSignal = (stop: () => void) => {
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  for (const signal of STOP_SIGNALS) {
     process.on(signal, () => {
-      signalled ??= signal;
+      if (signalled) return; // the cancel is under way
+      signalled = signal;
+      process.stderr.write(`prp-runnerd: ${signal}: cancelling the run\n`);
       stop();
     });
   }
 };
+
+/** The last guard: an error nothing handled fails the run with a diagnostic; past that, exit `exitCode`. */
+const failsafe = (failRun: (message: string) => void, exitCode: number) =>
+  installFailsafe(process, { failRun, exitCode, exit: (code) => process.exit(code), log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`) });
 
 if (durable) {
   const build = runnerBuild();
@@ -153,11 +171,18 @@ if (durable) {
     log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`),
   });
   onSignal(() => runner.cancel());
+  failsafe((message) => runner.failInternal(message), 4);
   const outcome = await runner.run();
   if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
-  process.exit(signalled ? signalCode() : outcome.code);
+  // A signal's status says the cancelled terminal was delivered; 3 or 4 still say it was not.
+  process.exit(signalled && outcome.code === 0 ? signalCode() : outcome.code);
 }
 
+// The controller stopped reading our stdout (EPIPE): it is gone, the same as EOF on stdin.
+const stdout = new BatchedLineWriter(process.stdout, undefined, (error) => {
+  process.stderr.write(`prp-runnerd: stdout closed (${(error as NodeJS.ErrnoException).code ?? error.message}): the controller is gone; closing the run\n`);
+  runner.controllerClosed();
+});
 const runner = new LocalRunner(
   {
     driver, readyTimeoutMs: opts.harnessReadyMs, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
@@ -180,6 +205,7 @@ process.stdin.on("end", () => {
 });
 
 onSignal(() => runner.cancel());
+failsafe((message) => runner.failInternal(message), 70);
 await runner.done;
 process.stdin.pause();
 stdout.flush(() => process.exit(signalCode()));

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { bundleFileProblems, type NativeExecutionBundle } from "../bundle/native-execution.js";
+import { readFileBounded } from "../contract/bounded-read.js";
 import { decode } from "../contract/decode.js";
 import { ALL_KINDS, isKind, type Kind } from "../contract/kinds.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
@@ -15,13 +15,9 @@ interface Verdict {
 }
 
 function verdictOf(file: string, kind: Kind | undefined, maxBytes: number, verifyFiles: boolean): Verdict {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(file);
-  } catch (err) {
-    return { file, ok: false, kind: null, code: "unreadable", path: null, message: (err as Error).message };
-  }
-  const result = decode(bytes, { ...(kind ? { kind } : {}), maxBytes });
+  const read = readFileBounded(file, { maxBytes });
+  if (!read.ok) return { file, ok: false, kind: null, code: read.error.code, path: read.error.code === "unreadable" ? null : read.error.path, message: read.error.message };
+  const result = decode(read.bytes, { ...(kind ? { kind } : {}), maxBytes });
   if (result.ok && verifyFiles && result.kind === "native-execution") {
     const [problem] = bundleFileProblems(file, result.value as NativeExecutionBundle);
     if (problem) {
@@ -47,7 +43,7 @@ export function registerValidate(program: Command): void {
     .option("--json", "print one JSON object per file per line: {file, ok, kind, code, path, message}")
     .option("--expect <verdict>", "the verdict every file should get: accept or reject", "accept")
     .option("--kind <kind>", `decode every file as this kind (needed for kinds without a discriminator). One of: ${ALL_KINDS.join(", ")}`)
-    .option("--max-bytes <n>", "refuse files larger than this many bytes", String(MAX_FRAME_BYTES))
+    .option("--max-bytes <n>", "refuse files larger than this many bytes (reading stops one byte past it)", String(MAX_FRAME_BYTES))
     .option("--verify-files", "for a native execution bundle, also check that the transcript and artifacts beside it have the recorded digests and sizes")
     .addHelpText(
       "after",

@@ -1,4 +1,4 @@
-import { ContractViolation, contractError } from "./errors.js";
+import { ContractViolation, contractError, type ContractError } from "./errors.js";
 
 /** Limits of canonicalisation (runtime.md §6.6): nesting depth and number of values. */
 export const CANONICAL_MAX_DEPTH = 64;
@@ -68,6 +68,16 @@ function write(value: unknown, path: string, depth: number, state: { nodes: numb
   }
   state.seen.delete(obj);
   return out;
+}
+
+/** canonicalJson as a value: the refusal of a value without a canonical form is returned, not thrown. */
+export function canonicalForm(value: unknown): { ok: true; text: string } | { ok: false; error: ContractError } {
+  try {
+    return { ok: true, text: canonicalJson(value) };
+  } catch (err) {
+    if (err instanceof ContractViolation) return { ok: false, error: err.error };
+    throw err; // not a refusal of the value: a fault of this process
+  }
 }
 
 /** Structural equality after canonicalisation: the duplicate-event and fixture-result rule. */

@@ -1,4 +1,5 @@
 import { contractError, pointer, type ContractError } from "./errors.js";
+import { duplicateMember, memberNamesInText } from "./member-names.js";
 import { MAX_FRAME_BYTES, MAX_JSON_DEPTH } from "./versions.js";
 
 export type JsonInput = string | Uint8Array;
@@ -10,7 +11,10 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Bytes or text to a JSON value, refusing (as values, never by throwing) input over the frame
- * limit, malformed UTF-8, malformed or empty JSON, and nesting deeper than the depth limit.
+ * limit, malformed UTF-8, malformed or empty JSON, nesting deeper than the depth limit, and
+ * what I-JSON (RFC 7493 §2.3) and prototype safety forbid: a member name repeated in one object
+ * (JSON.parse keeps the last, another reader may keep the first) and a member named `__proto__`
+ * (JSON.parse keeps it as data; `Object.assign` or a merge would make it a prototype).
  */
 export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed {
   const size = typeof input === "string" ? Buffer.byteLength(input, "utf8") : input.byteLength;
@@ -34,36 +38,64 @@ export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed 
     const message = /^\s*$/.test(text) ? "input is empty" : `input is not JSON: ${(err as Error).message}`;
     return { ok: false, error: contractError("invalid_json", "", message) };
   }
-  const tooDeep = depthExceeds(value, MAX_JSON_DEPTH);
-  if (tooDeep !== null) {
-    return { ok: false, error: contractError("invalid_json", tooDeep, `JSON nests deeper than ${MAX_JSON_DEPTH} levels`) };
+  const shape = walk(value, MAX_JSON_DEPTH);
+  if (shape.tooDeep !== null) {
+    return { ok: false, error: contractError("invalid_json", pointerTo(value as object, shape.tooDeep), `JSON nests deeper than ${MAX_JSON_DEPTH} levels`) };
+  }
+  if (shape.proto !== null) {
+    return { ok: false, error: contractError("invalid_json", pointerTo(value as object, shape.proto), 'a member named "__proto__" is refused: copied into another object it would become that object\'s prototype') };
+  }
+  // JSON.parse keeps one member per name, so a repeated name leaves fewer members than the text has.
+  if (shape.members !== memberNamesInText(text)) {
+    const duplicate = duplicateMember(text);
+    if (duplicate !== null) {
+      return { ok: false, error: contractError("invalid_json", duplicate.path, `duplicate member name ${JSON.stringify(duplicate.name)}: readers disagree on which value counts, so I-JSON (RFC 7493) forbids it`) };
+    }
   }
   return { ok: true, value, text };
 }
 
+interface Shape {
+  /** The first container nested deeper than the limit (the root counts as level 1). */
+  tooDeep: object | null;
+  /** The first object with a member named `__proto__`. */
+  proto: object | null;
+  /** Object members in the whole value. */
+  members: number;
+}
+
 /**
- * The pointer of the first container nested deeper than `limit` (the root counts as level 1),
- * or null. Iterative, so any depth the parser accepted is walked without recursion. This runs on
- * every decoded frame, so the common case allocates nothing but the stack; the pointer is only
- * built for the rare refusal.
+ * One pass over a parsed value: its depth, its `__proto__` members and how many members its
+ * objects hold. Iterative, so any depth the parser accepted is walked without recursion. This
+ * runs on every decoded frame, so the common case allocates nothing but the stack; pointers are
+ * only built for the rare refusal.
  */
-function depthExceeds(value: unknown, limit: number): string | null {
-  if (value === null || typeof value !== "object") return null;
+function walk(value: unknown, limit: number): Shape {
+  const shape: Shape = { tooDeep: null, proto: null, members: 0 };
+  if (value === null || typeof value !== "object") return shape;
   const nodes: object[] = [value];
   const depths: number[] = [1];
   while (nodes.length > 0) {
     const node = nodes.pop() as Record<string, unknown>;
     const depth = depths.pop()!;
+    const isObject = !Array.isArray(node);
     for (const key in node) {
+      if (isObject) {
+        shape.members++;
+        if (key === "__proto__") shape.proto ??= node;
+      }
       const child = node[key];
       if (child !== null && typeof child === "object") {
-        if (depth + 1 > limit) return pointerTo(value, child as object);
+        if (depth + 1 > limit) {
+          shape.tooDeep = child as object;
+          return shape;
+        }
         nodes.push(child as object);
         depths.push(depth + 1);
       }
     }
   }
-  return null;
+  return shape;
 }
 
 /** The JSON Pointer of `target` inside `root`, found breadth-first. */

@@ -17,9 +17,10 @@ const P0 = new Set([
 const P2 = new Set(["item.delta", "harness.diagnostic", "runner.diagnostic"]);
 /**
  * Runner diagnostics that are P0: the v2/v3 backpressure report (wire.md §7.11), and this
- * project's `event_refused`, which says why a run failed closed and so must never be dropped.
+ * project's `event_refused` and `runner_internal_error`, which say why a run failed closed and
+ * so must never be dropped.
  */
-const P0_DIAGNOSTICS = new Set<unknown>(["backpressure", "event_refused"]);
+const P0_DIAGNOSTICS = new Set<unknown>(["backpressure", "event_refused", "runner_internal_error"]);
 
 /** `payloadCode` is the payload's `code`: some runner diagnostics are P0 (see P0_DIAGNOSTICS). */
 export function priorityOf(eventType: string, payloadCode?: unknown): Priority {

@@ -72,6 +72,7 @@ export class FakeHarnessDriver implements HarnessDriver {
       onOversize: (bytes) => violation(`harness wrote a stdout line of ${bytes} bytes, over the ${limit}-byte limit`),
     });
     this.harness = h;
+    void h.exited.then((exit) => listener.fact({ kind: "exited", exit }));
     void whenGone(h, o.graceMs).then((gone) => {
       if (this.harness === h) this.harness = null;
       listener.gone(gone);

@@ -26,11 +26,6 @@ function options(): { script: string; delayMs: number | undefined } {
 }
 
 const { script, delayMs } = options();
-let loaded: ReturnType<typeof loadScript>;
-try {
-  loaded = loadScript(script);
-} catch (err) {
-  loaded = usage(`cannot read ${script}: ${(err as Error).message}`);
-}
+const loaded = loadScript(script); // an unreadable or oversized script is a refusal, never a throw
 if (!loaded.ok) usage(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`);
 else await playFakeHarness(loaded.value.script, delayMs);

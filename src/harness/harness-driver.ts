@@ -19,7 +19,12 @@ export type HarnessFact =
   /** A terminal the harness proposes: only a proposal, the runner decides (runtime.md §4.4). */
   | { kind: "terminal_proposal"; payload: Record<string, unknown> }
   /** Something the harness did that its protocol forbids: the harness is not believed again. */
-  | { kind: "violation"; message: string };
+  | { kind: "violation"; message: string }
+  /**
+   * The harness's leader has exited, before its output is drained and its group reaped (`gone`
+   * follows): from here on the run's outcome is the harness's own, whatever stops it later.
+   */
+  | { kind: "exited"; exit: ExitFact };
 
 /**
  * The harness is gone: its process group ended and every line it wrote was delivered. `log`

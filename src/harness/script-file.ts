@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { readFileBounded, type ReadError } from "../contract/bounded-read.js";
 import { decode } from "../contract/decode.js";
 import type { ContractError } from "../contract/errors.js";
 import { protocolDir } from "../contract/package-root.js";
@@ -25,8 +26,10 @@ export interface LoadedScript {
 }
 
 /** Reads and decodes a script; a refused script is a typed error value. */
-export function loadScript(path: string): { ok: true; value: LoadedScript } | { ok: false; error: ContractError } {
-  const bytes = readFileSync(path);
+export function loadScript(path: string): { ok: true; value: LoadedScript } | { ok: false; error: ContractError | ReadError } {
+  const read = readFileBounded(path, { maxBytes: MAX_SCRIPT_BYTES });
+  if (!read.ok) return read;
+  const bytes = read.bytes;
   const d = decode(bytes, { kind: "fake-harness-script", maxBytes: MAX_SCRIPT_BYTES });
   return d.ok ? { ok: true, value: { path, bytes, script: d.value } } : d;
 }

@@ -1,5 +1,5 @@
-import { canonicalJson } from "../contract/canonical-json.js";
-import { decode } from "../contract/decode.js";
+import { admit } from "../contract/admission.js";
+import { parseJson } from "../contract/json-input.js";
 import type { PrpCommand } from "../contract/kinds.js";
 import type { CommandReceipt } from "./stream.js";
 
@@ -32,18 +32,13 @@ export class CommandIntake {
   }
 
   admit(line: string | Uint8Array): Admission {
-    const decoded = decode(line, { kind: "command" });
-    if (!decoded.ok) {
-      let raw: unknown;
-      try {
-        raw = JSON.parse(typeof line === "string" ? line : Buffer.from(line).toString("utf8"));
-      } catch {
-        raw = undefined;
-      }
-      return this.reject(raw, decoded.error.code, `${decoded.error.path || "/"}: ${decoded.error.message}`);
-    }
-    const command = decoded.value;
-    const fingerprint = canonicalJson(command);
+    // A line that is not one JSON reading (not JSON, a repeated member name) echoes no field of it.
+    const parsed = parseJson(line, Number.POSITIVE_INFINITY); // the reader bounded the line
+    if (!parsed.ok) return this.reject(undefined, parsed.error.code, `${parsed.error.path || "/"}: ${parsed.error.message}`);
+    // The rule the durable runner and the authority apply too: the contract, and a canonical JSON form to fingerprint.
+    const admitted = admit("command", parsed.value);
+    if (!admitted.ok) return this.reject(parsed.value, admitted.error.code, `${admitted.error.path || "/"}: ${admitted.error.message}`);
+    const { value: command, canonical: fingerprint } = admitted;
     const previous = this.fingerprints.get(command.commandId);
     if (previous !== undefined) {
       return previous === fingerprint

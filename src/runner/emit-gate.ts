@@ -14,7 +14,7 @@ export interface EmitGateHooks {
   resumeHarness(): void;
   /** A harness event the contract refuses: it is not emitted, and the harness is at fault. */
   invalid(event: GatedEvent, error: ContractError): void;
-  /** An event the sink can never admit (larger than it can ever hold). */
+  /** An event the sink can never admit (larger than it can ever hold, no canonical JSON form, or the runner's own event the contract refuses). */
   refused(event: GatedEvent, code: string, message: string): void;
 }
 
@@ -55,9 +55,12 @@ export class EmitGate {
         try {
           offer = this.sink.offer(event);
         } catch (err) {
-          if (!(err instanceof ContractViolation) || !event.fromHarness) throw err;
+          if (!(err instanceof ContractViolation)) throw err;
           this.queue.shift();
-          this.hooks.invalid(event, err.error);
+          // The runner's own event that breaks the contract can never be carried either: the
+          // run fails closed with the reason, rather than the runner with a stack trace.
+          if (event.fromHarness) this.hooks.invalid(event, err.error);
+          else this.hooks.refused(event, err.error.code, `${err.error.path || "/"}: ${err.error.message}`);
           continue;
         }
         if (offer.kind === "full") {

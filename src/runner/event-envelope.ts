@@ -1,3 +1,5 @@
+import { admit } from "../contract/admission.js";
+import { ContractViolation, type ContractError } from "../contract/errors.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { priorityOf } from "../contract/priority.js";
 
@@ -37,4 +39,18 @@ export function buildEvent(facts: EventFacts): PrpEvent {
     emittedAt: facts.emittedAt,
     payload: facts.payload,
   } as PrpEvent;
+}
+
+/**
+ * The line a runner sends for an event it built, once the shared admission rule took it
+ * (src/contract/admission.ts, the rule the authority's ingest applies). An event the contract
+ * refuses throws ContractViolation (the emit gate decides who is at fault); one without a
+ * canonical JSON form (a lone surrogate, more than 10,000 values) is returned as a refusal: no
+ * authority could store it, so it can never be carried.
+ */
+export function admittedLine(event: PrpEvent): { line: string } | { noCanonicalForm: ContractError } {
+  const admitted = admit("event", event);
+  if (admitted.ok) return { line: JSON.stringify(event) };
+  if (admitted.refusedBy === "contract") throw new ContractViolation(admitted.error);
+  return { noCanonicalForm: admitted.error };
 }

@@ -1,6 +1,6 @@
-import { encode } from "../contract/encode.js";
+import type { ContractError } from "../contract/errors.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { buildEvent } from "./event-envelope.js";
+import { admittedLine, buildEvent } from "./event-envelope.js";
 
 export interface EventSource {
   runId: string;
@@ -15,16 +15,17 @@ const EPOCH = Date.UTC(2026, 7, 7, 21, 0, 0);
 /**
  * Gives PRP events their envelope: the next sourceSeq, the deterministic id
  * `event_<runId>_<seq as 3 digits>`, the synthesised timestamp and the priority of the type.
- * Every event passes the codec before it leaves: the runner never emits what its own contract
- * rejects (a violation throws ContractViolation, and the caller decides who is at fault).
+ * Every event passes the shared admission rule before it leaves: the runner never emits what its
+ * own contract rejects (a violation throws ContractViolation, and the caller decides who is at
+ * fault), nor what the authority could not store (no canonical JSON form: refused).
  */
 export class EventSequencer {
   private seq = 0;
 
   constructor(private readonly source: EventSource) {}
 
-  /** The next event, or its size when it is over `maxBytes` (then no sequence number is used). */
-  next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}, maxBytes = Infinity): { event: PrpEvent; line: string } | { tooLarge: number } {
+  /** The next event, or why it can never be carried (then no sequence number is used). */
+  next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}, maxBytes = Infinity): { event: PrpEvent; line: string } | { tooLarge: number } | { noCanonicalForm: ContractError } {
     const sourceSeq = this.seq + 1;
     const event = buildEvent({
       sourceSeq,
@@ -38,7 +39,9 @@ export class EventSequencer {
       turnId: ids.turnId,
       itemId: ids.itemId,
     });
-    const line = encode(event, "event");
+    const admitted = admittedLine(event);
+    if ("noCanonicalForm" in admitted) return admitted;
+    const line = admitted.line;
     if (line.length > maxBytes / 3 && Buffer.byteLength(line) > maxBytes) return { tooLarge: Buffer.byteLength(line) };
     this.seq = sourceSeq; // only a valid event consumes a sequence number: the stream has no gaps
     return { event, line };

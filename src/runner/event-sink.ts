@@ -1,3 +1,4 @@
+import type { ContractError } from "../contract/errors.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { EventSequencer, type EventSource } from "./event-sequencer.js";
 import { eventRecordLine } from "./stream.js";
@@ -16,7 +17,7 @@ export type Offer =
   | { kind: "admitted"; congested: boolean }
   /** Not taken now: offer it again after `onRoom`. */
   | { kind: "full" }
-  /** Never takeable (larger than the sink can ever hold). */
+  /** Never takeable (larger than the sink can ever hold, or without a canonical JSON form). */
   | { kind: "refused"; code: string; message: string };
 
 /**
@@ -28,6 +29,9 @@ export interface EventSink {
   offer(event: PendingEvent): Offer;
   onRoom(resume: () => void): void;
 }
+
+/** The refusal of an event that the contract accepts but canonical JSON cannot hold, in every sink. */
+export const refusedUncanonical = (error: ContractError): Offer => ({ kind: "refused", code: "no_canonical_json", message: `${error.path || "/"}: ${error.message}` });
 
 export interface LineOutput {
   /** One line (no newline); false when the reader is behind. */
@@ -42,6 +46,7 @@ export function streamSink(source: EventSource, out: LineOutput): EventSink {
     offer: (e) => {
       const next = sequencer.next(e.eventType, e.payload, e, MAX_FRAME_BYTES);
       if ("tooLarge" in next) return { kind: "refused", code: "frame_too_large", message: `a ${next.tooLarge}-byte event is over the ${MAX_FRAME_BYTES}-byte frame limit` };
+      if ("noCanonicalForm" in next) return refusedUncanonical(next.noCanonicalForm);
       return { kind: "admitted", congested: !out.write(eventRecordLine(next.line)) };
     },
     onRoom: (resume) => out.onDrain(resume),

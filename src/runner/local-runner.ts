@@ -53,6 +53,11 @@ export class LocalRunner {
     void this.controller.stop("cancelled");
   }
 
+  /** The process's last guard: an error nothing handled ends the run failed, with a diagnostic. */
+  failInternal(message: string): void {
+    this.controller.failInternal(message);
+  }
+
   private async handleLine(line: string): Promise<void> {
     const { receipt, command } = this.intake.admit(line);
     if (!command) return this.writeReceipt(receipt);

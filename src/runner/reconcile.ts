@@ -3,7 +3,7 @@ import type * as T from "../contract/generated/types.js";
 import type { ExitFact } from "../harness/supervisor.js";
 
 /** Why the run is ending, as the runner saw it; the first one set wins. */
-export type Intent = "interrupted" | "cancelled" | "controller_closed" | "protocol_violation" | "event_refused";
+export type Intent = "interrupted" | "cancelled" | "controller_closed" | "protocol_violation" | "event_refused" | "internal_error";
 
 /** Why the runner stopped a run of its own accord, when the reason alone does not say it (terminal.stopReason). */
 export interface StopCause {
@@ -32,6 +32,9 @@ const BY_INTENT: Record<Intent, [T.PRPRunTerminal["turnTerminalState"], T.PRPRun
   protocol_violation: ["failed", "failed", "harness_protocol_violation"],
   // An event that can never be carried is a report the protocol cannot hold; stopReason names it.
   event_refused: ["failed", "failed", "harness_protocol_violation"],
+  // The runner failed in a way nothing handled (the reason enum has no runner fault): the run's
+  // process tree failed, and stopReason says it was the runner.
+  internal_error: ["failed", "failed", "harness_process_failed"],
 };
 
 /**

@@ -70,6 +70,11 @@ export class RunController {
     return this.untilCommandDone(() => this.machine.suspend());
   }
 
+  /** The runner failed with an error nothing handled: the run ends failed, with a diagnostic (runtime.md §4.4: one terminal). */
+  failInternal(message: string): void {
+    this.run(this.machine.onInternalError(message));
+  }
+
   /** An event the runner reports about itself (runner.reconciled, runner.draining, …). */
   emitRunnerEvent(eventType: string, payload: Record<string, unknown>): void {
     this.run(this.machine.runnerEvent(eventType, payload));

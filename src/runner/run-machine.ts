@@ -1,3 +1,4 @@
+import { canonicalForm } from "../contract/canonical-json.js";
 import { decodeValue } from "../contract/decode.js";
 import type * as T from "../contract/generated/types.js";
 import type { PrpCommand } from "../contract/kinds.js";
@@ -64,6 +65,12 @@ export class RunMachine {
   private harnessTrusted = true;
   /** Set once the runner itself ends the harness: its exit is then expected, not a crash. */
   private terminating = false;
+  /**
+   * Set once the harness's leader exited by itself (a code, no signal) before the runner ended
+   * it: the run's outcome is then the harness's, and a stop that arrives while its output drains
+   * (the controller closing, a signal, a cancel) does not turn it into cancelled.
+   */
+  private exitedOnItsOwn = false;
   private restarting = false;
   private harnessRestarts = 0;
   private suspended = false;
@@ -156,7 +163,7 @@ export class RunMachine {
       }
       case "turn.interrupt":
       case "turn.stop":
-        this.setIntent("interrupted");
+        this.runnerIntent("interrupted");
         this.do({ kind: "interrupt", reason: typeof payload.reason === "string" ? payload.reason : "operator" });
         this.do({ kind: "command_done" });
         break;
@@ -176,6 +183,9 @@ export class RunMachine {
   onFact(fact: HarnessFact): RunEffect[] {
     if (this.ended || !this.harnessTrusted) return this.flush();
     switch (fact.kind) {
+      case "exited":
+        if (!this.terminating && fact.exit.signal === null) this.exitedOnItsOwn = true;
+        break;
       case "ready":
         this.onReady(fact.pid, fact.resumePoint);
         break;
@@ -249,10 +259,26 @@ export class RunMachine {
    * closed, with a P0 diagnostic that says which event and why (runtime.md §5.7: never silent).
    */
   onEventRefused(eventType: string, code: string, message: string): RunEffect[] {
-    if (this.ended || this.stopCause) return this.flush(); // the first refusal already ends the run
-    this.emit("runner.diagnostic", { code: "event_refused", message: `${eventType} was refused (${code}): ${message}` });
-    this.stopCause ??= { receiptId: `stop_${this.options.runId}`, code: "event_refused", message: `${eventType}: ${message}` };
-    this.stopRun("event_refused");
+    return this.failClosed("event_refused", `${eventType} was refused (${code}): ${message}`, `${eventType}: ${message}`);
+  }
+
+  /** The runner itself failed with an error nothing handled: the run fails closed, saying so (the process's last guard). */
+  onInternalError(message: string): RunEffect[] {
+    return this.failClosed("internal_error", message, message);
+  }
+
+  /**
+   * Ends the run failed with a P0 diagnostic and a stopReason of the runner's own; the first cause
+   * stands. It overrides even an outcome the harness reached by itself: a run whose report cannot
+   * be carried, or whose runner broke, did not succeed.
+   */
+  private failClosed(intent: "event_refused" | "internal_error", diagnostic: string, cause: string): RunEffect[] {
+    if (this.ended || this.stopCause) return this.flush(); // the first cause already ends the run
+    const code = intent === "event_refused" ? "event_refused" : "runner_internal_error";
+    this.emit("runner.diagnostic", { code, message: diagnostic });
+    this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cause };
+    this.setIntent(intent);
+    this.stopRun(null);
     return this.flush();
   }
 
@@ -329,14 +355,17 @@ export class RunMachine {
   }
 
   private stopRun(intent: Intent | null): void {
-    if (intent) this.setIntent(intent);
+    if (intent) this.runnerIntent(intent);
     this.terminating = true;
+    // A harness that exited by itself is already being reaped by its driver: `gone` follows.
+    if (this.exitedOnItsOwn && this.harnessUp) return;
     if (this.harnessUp) this.do({ kind: "stop_harness" });
     else this.finish(null);
   }
 
   private startHarness(): void {
     this.harnessUp = true;
+    this.exitedOnItsOwn = false;
     this.harnessReady = false;
     this.harnessTrusted = true;
     if (!this.restarting) this.waitingFor = "ready";
@@ -358,8 +387,20 @@ export class RunMachine {
     this.intent ??= intent;
   }
 
+  /** A reason of the runner's or the controller's to stop: too late once the harness has its own outcome. */
+  private runnerIntent(intent: Intent): void {
+    if (!this.exitedOnItsOwn) this.setIntent(intent);
+  }
+
   private finish(gone: HarnessGone | null): void {
-    const terminal = reconcileTerminal({ intent: this.intent, exit: gone?.exit ?? null, result: this.result, proposal: this.proposal, stopCause: this.stopCause });
+    const facts = { intent: this.intent, exit: gone?.exit ?? null, result: this.result, proposal: this.proposal, stopCause: this.stopCause };
+    let terminal = reconcileTerminal(facts);
+    if (this.proposal && !canonicalForm(terminal).ok) {
+      // The harness's proposal would make the run's one terminal uncarriable (a lone surrogate,
+      // too many values): the terminal is decided without it, and that is said.
+      this.emit("harness.diagnostic", { code: "terminal_proposal_dropped", message: "the harness's terminal proposal has no canonical JSON form, so the terminal leaves it out" });
+      terminal = reconcileTerminal({ ...facts, proposal: null });
+    }
     this.emit("run.terminal", terminal as unknown as Record<string, unknown>, this.turnId ? { turnId: this.turnId } : {});
     this.ended = true;
     if (this.waitingFor) this.commandDone();

@@ -75,3 +75,18 @@ export const transportError = (code: TransportErrorCode, path: string, message: 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
 
 export const fail = <T = never>(code: TransportErrorCode, path: string, message: string): Result<T> => ({ ok: false, error: transportError(code, path, message) });
+
+/**
+ * Thrown by an envelope handler to refuse what the peer sent: the channel closes with `code` as
+ * its close reason, which the peer reads as `peerCode` and can act on (a refusal that resending
+ * the same bytes cannot cure, for one). Any other error closes the channel as handler_failed.
+ */
+export class EnvelopeRefusal extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(`${code}: ${message}`);
+    this.name = "EnvelopeRefusal";
+  }
+}

@@ -13,3 +13,4 @@ export * from "./timers.js";
 export * from "./heartbeat.js";
 export * from "./lease-renewal.js";
 export * from "./secure-channel.js";
+export * from "./admission.js";

@@ -2,8 +2,20 @@
 
 /** HTTP upgrade request (server) and response (client) headers. */
 export const MAX_UPGRADE_HEADER_BYTES = 16 * 1024;
+/**
+ * Admission of connections by the server; not numbers of the spec, which bounds only each
+ * handshake message. The upgrade request must be whole within the headers timeout (Node answers
+ * 408), and the welcome sent within the deadline from the TCP accept (four handshake messages
+ * of 2 s each fit); sockets not yet authenticated are capped per remote address and in total.
+ */
+export const UPGRADE_HEADERS_TIMEOUT_MS = 5_000;
+export const HANDSHAKE_DEADLINE_MS = 10_000;
+export const MAX_UNAUTHENTICATED_PER_ADDRESS = 32;
+export const MAX_UNAUTHENTICATED = 128;
 /** Each handshake message, read or written. */
 export const AUTH_MESSAGE_TIMEOUT_MS = 2_000;
+/** A peer that has not answered this side's close frame within this is cut off (ws would wait 30 s). */
+export const CLOSE_GRACE_MS = 2_000;
 /** One dial attempt, and all attempts together. */
 export const CONNECT_ATTEMPT_MS = 3_000;
 export const CONNECT_TOTAL_MS = 10_000;

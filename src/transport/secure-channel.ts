@@ -19,12 +19,12 @@ import {
   type Payload,
   type RunnerToCoreKind,
 } from "./envelope.js";
-import { fail, ok, transportError, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
+import { EnvelopeRefusal, fail, ok, transportError, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
 import { FrameReader } from "./frame-reader.js";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.js";
 import { parseHello, type AuthChallenge, type AuthHello } from "./handshake-payloads.js";
 import { RunnerHandshake, ServerHandshake, type CredentialRecord, type LeaseGrant, type RunExpectation, type RunnerHandshakeOptions, type RunnerWelcome } from "./handshake.js";
-import { AUTH_MESSAGE_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS } from "./limits.js";
+import { AUTH_MESSAGE_TIMEOUT_MS, CLOSE_GRACE_MS, HEARTBEAT_INTERVAL_MS } from "./limits.js";
 import { Opener, Sealer, maxSecureFrameBytes } from "./secure-frame.js";
 
 export interface ChannelHandlers {
@@ -52,10 +52,22 @@ const CLOSE_CODES: Partial<Record<TransportErrorCode, number>> = {
   unmasked_frame: 1002,
 };
 
-/** Closes the socket for a refusal; the reason is the code alone, which carries no secret. */
-function closeFor(ws: WebSocket, error: TransportError): void {
+/** Closes the socket for a refusal; the reason is a code alone (the handler's own, or the error's), which carries no secret. */
+function closeFor(ws: WebSocket, error: TransportError, reason: string = error.code): void {
   if (error.code === "socket_closed") return;
-  ws.close(CLOSE_CODES[error.code] ?? 1008, error.code);
+  closeSocket(ws, CLOSE_CODES[error.code] ?? 1008, reason);
+}
+
+/**
+ * Sends the close frame, and ends the socket if the peer has not answered it within the grace:
+ * ws waits 30 s for a peer that stopped reading (a stalled or vanished runner) and holds the
+ * socket all that time.
+ */
+function closeSocket(ws: WebSocket, code: number, reason: string): void {
+  ws.close(code, reason);
+  const timer = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+  timer.unref();
+  ws.once("close", () => clearTimeout(timer));
 }
 
 /** What already-read frames may hold while the socket is paused: one read plus one whole frame. */
@@ -145,14 +157,14 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
   close(): void {
     if (this.closed) return;
     this.reader.end(transportError("socket_closed", "", "closed by this side"));
-    this.ws.close(1000, "closed");
+    closeSocket(this.ws, 1000, "closed");
     this.finish(null);
   }
 
-  private end(error: TransportError): void {
+  private end(error: TransportError, reason?: string): void {
     if (this.closed) return;
     this.reader.end(error);
-    closeFor(this.ws, error);
+    closeFor(this.ws, error, reason);
     this.finish(error);
   }
 
@@ -178,7 +190,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
       try {
         await this.handlers.onEnvelope(envelope.value);
       } catch (err) {
-        return this.end(transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`));
+        return this.end(transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`), err instanceof EnvelopeRefusal ? err.code : undefined);
       }
       this.heartbeat.reading();
     }

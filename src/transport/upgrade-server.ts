@@ -1,11 +1,12 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { IDENTITY_PATTERN } from "./envelope.js";
 import { fail, ok, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
-import { MAX_UPGRADE_HEADER_BYTES } from "./limits.js";
+import { AdmissionGate, type AdmissionCounts, type AdmissionOptions, type AdmissionRefusal } from "./admission.js";
+import { MAX_UPGRADE_HEADER_BYTES, UPGRADE_HEADERS_TIMEOUT_MS } from "./limits.js";
 import { maxSecureFrameBytes } from "./secure-frame.js";
 
 /** The server path of runtime.md §2.4 and §5.1: `/api/runner/v1/connect/<runId>`. */
@@ -33,34 +34,65 @@ const REFUSAL_STATUS: Partial<Record<TransportErrorCode, string>> = {
 };
 
 function refuse(socket: Duplex, error: TransportError): void {
-  const status = REFUSAL_STATUS[error.code] ?? "400 Bad Request";
+  answer(socket, REFUSAL_STATUS[error.code] ?? "400 Bad Request");
+}
+
+function answer(socket: Duplex, status: string): void {
   socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   socket.destroy();
 }
 
 export interface RunnerUpgradeServerOptions {
-  /** A guarded, upgraded runner socket; the caller runs `acceptCoreChannel` on it at once. */
-  onRunner: (ws: WebSocket, runId: string) => void;
+  /**
+   * A guarded, upgraded runner socket; the caller runs `acceptCoreChannel` on it at once, and
+   * calls `authenticated` once the welcome is sent: until then the socket counts against the
+   * admission caps and dies at the handshake deadline.
+   */
+  onRunner: (ws: WebSocket, runId: string, authenticated: () => void) => void;
   /** A refused upgrade, for the caller's diagnostics (with the request, to tell which run its path names). */
   onRefused?: (error: TransportError, req: IncomingMessage) => void;
+  /** A socket refused at an admission cap (answered 429 or 503 and closed). */
+  onOverCap?: (status: AdmissionRefusal, remoteAddress: string) => void;
   maxFrameBytes?: number;
+  /** The whole upgrade request must arrive within this; Node answers 408 past it. */
+  headersTimeoutMs?: number;
+  admission?: AdmissionOptions;
 }
 
 /** The HTTP server that takes runner upgrades, and the way to stop it with every socket closed. */
 export interface RunnerUpgradeServer {
   readonly http: Server;
   listen(port: number, host: string): Promise<AddressInfo>;
+  admission(): AdmissionCounts;
   close(): Promise<void>;
 }
 
 /**
- * An HTTP server (headers capped at 16 KiB: Node answers 431 past it) whose only job is runner
- * upgrades, through a `ws` server in noServer mode. ws refuses unmasked client frames on its own;
- * frames are capped at the sealed size of a 1 MiB plaintext.
+ * An HTTP server (headers capped at 16 KiB: Node answers 431 past it; and timed: 408) whose
+ * only job is runner upgrades, through a `ws` server in noServer mode. Every socket passes the
+ * admission gate first. ws refuses unmasked client frames on its own; frames are capped at the
+ * sealed size of a 1 MiB plaintext.
  */
 export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): RunnerUpgradeServer {
-  const http = createServer({ maxHeaderSize: MAX_UPGRADE_HEADER_BYTES }, (_req, res) => {
-    res.writeHead(426, { connection: "close" }).end();
+  const headersTimeout = options.headersTimeoutMs ?? UPGRADE_HEADERS_TIMEOUT_MS;
+  const http = createServer(
+    {
+      maxHeaderSize: MAX_UPGRADE_HEADER_BYTES,
+      headersTimeout,
+      requestTimeout: headersTimeout,
+      // Node checks the timeouts only this often (30 s by default): a fraction of the timeout keeps it a timeout.
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
+    },
+    (_req, res) => {
+      res.writeHead(426, { connection: "close" }).end();
+    },
+  );
+  const gate = new AdmissionGate(options.admission);
+  http.on("connection", (socket: Socket) => {
+    const refusal = gate.admit(socket);
+    if (refusal === null) return;
+    options.onOverCap?.(refusal, socket.remoteAddress ?? "");
+    answer(socket, refusal);
   });
   const wss = new WebSocketServer({
     noServer: true,
@@ -75,7 +107,7 @@ export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): 
       refuse(socket, checked.error);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => options.onRunner(ws, checked.value.runId));
+    wss.handleUpgrade(req, socket, head, (ws) => options.onRunner(ws, checked.value.runId, () => gate.authenticated(socket as Socket)));
   });
   return {
     http,
@@ -87,6 +119,7 @@ export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): 
           resolve(http.address() as AddressInfo);
         });
       }),
+    admission: () => gate.counts(),
     close: () =>
       new Promise((resolve) => {
         for (const ws of wss.clients) ws.terminate();

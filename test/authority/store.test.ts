@@ -68,7 +68,11 @@ describe("authority store (SQLite)", () => {
       ["UPDATE commands SET controller_seq = 5", "state_commands_invalid"],
       ["UPDATE commands SET status = 'accepted', result = '{}'", "state_commands_invalid"],
       ["UPDATE runs SET acked_source_seq = 100", "state_window_invalid"],
+      // An event committed after the run's terminal (a committed terminal is final).
+      ["INSERT INTO committed_events SELECT run_id, 2, 'event_after', event_type, priority, envelope, 1, committed_at FROM committed_events; UPDATE committed_events SET event_type = 'run.terminal' WHERE source_seq = 1; UPDATE runs SET acked_source_seq = 2", "state_window_invalid"],
       ["UPDATE credentials SET auth_key_digest = 'plain'", "state_credential_invalid"],
+      ["UPDATE auth_failures SET count = 0", "state_diagnostics_invalid"],
+      ["DELETE FROM diagnostics WHERE code = 'proof_mismatch'", "state_diagnostics_invalid"],
     ];
     for (const [tamper, code] of cases) {
       const d = tmp.dir();
@@ -77,6 +81,7 @@ describe("authority store (SQLite)", () => {
       const c = await connect(a);
       unwrap(await a.ingest.ingest("run_1", c.connectionId, event(1)));
       unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "go" }));
+      for (const n of [1, 2, 3]) await a.store.recordAuthFailure("run_1", { code: "proof_mismatch", message: `attempt ${n}` }, a.clock.now());
       await a.store.close();
       assert.doesNotThrow(() => openStore(d).close());
       const raw = new Database(join(d, STORE_FILE));
@@ -138,6 +143,29 @@ describe("authority store (SQLite)", () => {
     const kept = await a.store.diagnostics("run_1");
     assert.equal(kept.length, MAX_DIAGNOSTICS);
     assert.equal(kept.at(-1)!.message, `d${MAX_DIAGNOSTICS + 7}`);
+    await a.store.close();
+  });
+
+  it("counts refusals before authentication per code and keeps only their first and latest, apart from the 32", async () => {
+    const a = authority(tmp.dir());
+    await withRun(a);
+    await withRun(a, 2);
+    await a.store.recordDiagnostic("run_1", { code: "meaningful", message: "before the flood" }, a.clock.now());
+    for (let i = 1; i <= 200; i++) {
+      await a.store.recordAuthFailure("run_1", { code: "proof_mismatch", message: `p${i}` }, a.clock.now());
+      if (i % 50 === 0) await a.store.recordAuthFailure("run_1", { code: "auth_timeout", message: `t${i}` }, a.clock.now());
+    }
+    await a.store.recordAuthFailure("run_404", { code: "proof_mismatch", message: "no such run" }, a.clock.now());
+    assert.deepEqual(await a.store.authFailures("run_1"), { auth_timeout: 4, proof_mismatch: 200 });
+    assert.deepEqual(await a.store.authFailures("run_2"), {}, "another run's tally is its own");
+    const kept = (await a.store.diagnostics("run_1")).map((d) => d.message);
+    assert.deepEqual(kept, ["before the flood", "p1", "t50", "p200", "t200"]);
+
+    // The window of 32 fills with other diagnostics; the first and latest refusals stay beside it.
+    for (let i = 0; i < MAX_DIAGNOSTICS + 4; i++) await a.store.recordDiagnostic("run_1", { code: "test", message: `d${i}` }, a.clock.now());
+    const after = await a.store.diagnostics("run_1");
+    assert.equal(after.filter((d) => d.code === "test").length, MAX_DIAGNOSTICS);
+    assert.deepEqual(after.filter((d) => d.code !== "test").map((d) => d.message), ["p1", "t50", "p200", "t200"]);
     await a.store.close();
   });
 });

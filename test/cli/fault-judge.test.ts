@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,11 +7,12 @@ import { after, before, describe, it } from "node:test";
 import type { DurableRunFacts } from "../../src/cli/durable-run.js";
 import { judgeFault, type FaultVerdict } from "../../src/cli/fault-judge.js";
 import { runFaultOnce } from "../../src/cli/fault-run.js";
-import { FAULTS } from "../../src/cli/faults.js";
+import { FAULTS, type Fault } from "../../src/cli/faults.js";
 import { scriptDelivery } from "../../src/cli/script-delivery.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { scriptEmissions } from "../../src/harness/script-emissions.js";
 import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harness/script-file.js";
+import { isLive } from "../support/processes.js";
 
 const script = (name: string): LoadedScript => {
   const loaded = loadScript(resolveScriptPath(name));
@@ -56,6 +58,7 @@ describe("the fault judge fails on a record that lost, repeated or changed an ev
     assert.equal(v.committedEvents, 19);
     assert.equal(v.commandEffects, 1);
     assert.equal(crashed.runnerExits[0]?.signal, "SIGKILL", "the crash point was reached");
+    assert.deepEqual([clean.survivors, crashed.survivors], [[], []], "no process of either run outlived it");
     const c = judge(crashed, "crash-after-commit");
     assert.deepEqual(failing(c), {});
     assert.ok(c.scriptEvents.delivered >= 6 && c.scriptEvents.delivered < 11, `a prefix reached the host: ${c.scriptEvents.delivered}`);
@@ -122,6 +125,30 @@ describe("the fault judge fails on a record that lost, repeated or changed an ev
     const twice = judge(renumbered(clean, [...clean.events.slice(0, 2), ready, ...clean.events.slice(2)]));
     assert.deepEqual(failing(twice), { "once-per-run": ["duplicate: workspace.ready at sourceSeq 2, 3"] });
     assert.equal(twice.commandEffects, 2);
+  });
+
+  it("fails on a process of the run alive after it", () => {
+    assert.deepEqual(failing(judge({ ...clean, survivors: ["4242 sleep 60"] })), { processes: ["survivor: 4242 sleep 60 is alive after the run (no process of a run outlives it)"] });
+  });
+
+  it("fails on a real survivor: a process left working in the run's directory, found through /proc", async () => {
+    let leftPid: number | undefined;
+    const leaves: Fault = {
+      describe: "leaves a sleep working in the run's directory",
+      plan: () => ({ steps: [{ afterEvents: 3, act: async (ctx) => {
+        const child = spawn("sleep", ["60"], { cwd: ctx.dir, detached: true, stdio: "ignore" });
+        child.unref();
+        leftPid = child.pid;
+      } }] }),
+    };
+    try {
+      const { verdict } = await runFaultOnce({ fault: leaves, script: happy, seed: 1, dir: out, delayMs: 0 });
+      assert.ok(leftPid !== undefined && isLive(leftPid), "the step ran and its sleep is alive");
+      assert.deepEqual(Object.keys(failing(verdict)), ["processes"]);
+      assert.deepEqual(verdict.checks.find((c) => c.check === "processes")!.reasons, [`survivor: ${leftPid} sleep 60 is alive after the run (no process of a run outlives it)`]);
+    } finally {
+      if (leftPid !== undefined && isLive(leftPid)) process.kill(leftPid, "SIGKILL");
+    }
   });
 
   it("a run cut short passes as a prefix only when the fault cuts the harness short, and never with a hole", () => {

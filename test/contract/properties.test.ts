@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { decode } from "../../src/contract/index.js";
 import { loadSchemaFiles } from "../../src/contract/schema-files.js";
 import { result, terminal } from "./samples.js";
+import { codecJsonValue } from "../support/json-values.js";
 
 type Json = Record<string, unknown>;
 const files = loadSchemaFiles();
@@ -14,8 +15,8 @@ const V = (v: number) => `https://paperclip.dev/schemas/prp/v${v}`;
 const id = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,30}$/);
 const timestamp = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) }).map((ms) => new Date(ms).toISOString());
 /** Unknown optional fields: names no schema declares. */
-const unknownFields = fc.dictionary(fc.stringMatching(/^future[A-Z][a-zA-Z]{0,10}$/), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 });
-const openPayload = fc.dictionary(fc.stringMatching(/^x[a-zA-Z]{0,8}$/), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 });
+const unknownFields = fc.dictionary(fc.stringMatching(/^future[A-Z][a-zA-Z]{0,10}$/), codecJsonValue({ maxDepth: 2 }), { maxKeys: 3 });
+const openPayload = fc.dictionary(fc.stringMatching(/^x[a-zA-Z]{0,8}$/), codecJsonValue({ maxDepth: 3 }), { maxKeys: 4 });
 
 /** Bound types whose payload the generator can fill, with the priority their binding requires. */
 const BOUND_EVENTS: Record<string, { payload: Json; priority?: number; needsSession?: boolean }> = {

@@ -5,7 +5,7 @@ import { createInterface } from "node:readline";
 import { describe, it } from "node:test";
 import { ORPHAN_GUARD_NAME, OrphanGuard } from "../../src/harness/orphan-guard.js";
 import { SupervisedProcess } from "../../src/harness/supervisor.js";
-import { describeProcesses, isLive, liveChildrenNamed, liveGroupMembers } from "../support/processes.js";
+import { describeProcesses, isLive, liveChildrenNamed, liveGroupMembers, parentOf } from "../support/processes.js";
 import { until } from "../support/until.js";
 
 /** A harness of two processes in its group: the shell and a background sleep. */
@@ -23,12 +23,22 @@ function cleanUp(pgid: number | undefined, pids: number[]): void {
   for (const pid of pids) if (isLive(pid)) process.kill(pid, "SIGKILL");
 }
 
+/**
+ * A harness that has exited, its worker left behind: the fake harness's spawn_worker (a
+ * `sh -c "sleep 60"` with its environment cleared) outlives the shell that started it and is
+ * re-parented, still in the harness's group (issue 9, item 7).
+ */
+const LEFT_WORKER = ["-c", 'env -i /bin/sh -c "sleep 60" & exit 0'];
+
 describe("orphan guard", () => {
-  it("ends the harness group within 2 s when its owner is SIGKILLed", async () => {
-    // The owner is a Node process that supervises a harness and prints the harness's group id.
+  /**
+   * A Node owner supervises a harness of `args` and prints its group id; once `ready(group)`
+   * holds, the owner is SIGKILLed and the whole group must be gone within 2 s.
+   */
+  async function ownerKilled(args: string[], ready: (group: number) => boolean, what: string): Promise<void> {
     const supervisor = new URL("../../src/harness/supervisor.js", import.meta.url).href;
     const code = `const { SupervisedProcess } = await import(${JSON.stringify(supervisor)});
-      const h = new SupervisedProcess({ command: "/bin/sh", args: ${JSON.stringify(HARNESS.args)}, onLine() {}, onOversize() {} });
+      const h = new SupervisedProcess({ command: "/bin/sh", args: ${JSON.stringify(args)}, onLine() {}, onOversize() {} });
       console.log(h.pid);
       setInterval(() => {}, 60_000);`;
     const owner = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
@@ -40,7 +50,7 @@ describe("orphan guard", () => {
       const [first] = await Promise.race([printed, ownerExit.then(() => Promise.reject(new Error("the owner exited before it printed the harness group")))]);
       pgid = Number(first);
       const group = pgid;
-      await until(() => liveGroupMembers(group).length >= 2, "the harness shell and its background sleep", 5_000);
+      await until(() => ready(group), what, 5_000);
       guards = newGuards(owner.pid!);
       assert.equal(guards.length, 1, "the owner started one guard");
       assert.equal(guards[0]!.pgrp, guards[0]!.pid, "the guard leads a group of its own, neither the harness's nor the owner's");
@@ -53,6 +63,15 @@ describe("orphan guard", () => {
     } finally {
       cleanUp(pgid, [owner.pid!, ...guards.map((g) => g.pid)]);
     }
+  }
+
+  it("ends the harness group within 2 s when its owner is SIGKILLed", async () => {
+    await ownerKilled(HARNESS.args, (group) => liveGroupMembers(group).length >= 2, "the harness shell and its background sleep");
+  });
+
+  it("ends a worker the harness left behind, re-parented after the harness exited, when the owner is SIGKILLed", async () => {
+    // The leader (the group's id) has exited; its worker lives on in the group, no longer its child.
+    await ownerKilled(LEFT_WORKER, (group) => !isLive(group) && liveGroupMembers(group).length > 0 && liveGroupMembers(group).every((pid) => parentOf(pid) !== group), "the harness to exit, its worker re-parented and alive in its group");
   });
 
   it("is released by terminate(): the guard exits and none is left", async () => {

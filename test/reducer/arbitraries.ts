@@ -3,6 +3,7 @@ import fc from "fast-check";
 import type { PrpEvent } from "../../src/contract/index.js";
 import { loadSchemaFiles } from "../../src/contract/schema-files.js";
 import { AT, result, terminal } from "../contract/samples.js";
+import { codecJsonValue } from "../support/json-values.js";
 
 type Json = Record<string, unknown>;
 export interface Body {
@@ -113,7 +114,7 @@ export function interleavings<T>(a: T[], b: T[]): fc.Arbitrary<T[]> {
 
 // Open payload keys the reducer reads, filled with any JSON: an unbound payload may hold anything.
 const READ_KEYS = ["text", "kind", "message", "code", "phase", "summary", "request", "requestId", "goal", "planId", "executionId", "provider", "model", "cumulative", "runDelta", "runDeltaAvailable", "runTerminalState", "namespace", "activityKey", "bindingId", "revision"];
-const fuzzPayload = fc.dictionary(fc.constantFrom(...READ_KEYS), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 });
+const fuzzPayload = fc.dictionary(fc.constantFrom(...READ_KEYS), codecJsonValue({ maxDepth: 2 }), { maxKeys: 5 });
 
 const goal = fc.option(fc.record({ objective: fc.constant("Keep it green."), status: fc.constantFrom("active", "paused", "completed"), workingNow: fc.boolean(), tokenBudget: fc.option(fc.integer({ min: 1, max: 1000 })) }));
 /** Valid payloads for the bound types the reducer projects; other bound types are left out. */

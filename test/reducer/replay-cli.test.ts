@@ -87,6 +87,13 @@ describe("prp replay", () => {
     assert.match(stream.stderr, /^stdin: line 2: invalid_json at \/: input is not JSON/);
     const schema = runPrp(["replay", "--events", "-"], { input: `\n${json(event(1, { sourceKind: "harness" }))}\n` });
     assert.match(schema.stderr, /^stdin: line 2: schema_validation at \/sourceKind: /);
+    // Issue 9 item 3: an event canonical JSON cannot hold, repeated, once threw from the duplicate check.
+    const lone = json(event(1, { payload: { text: "split \ud83d" } }));
+    const surrogate = runPrp(["replay", "--events", "-"], { input: `${lone}\n${lone}\n` });
+    assert.equal(surrogate.status, 1, surrogate.stderr);
+    assert.match(surrogate.stderr, /^stdin: line 1: schema_validation at \/payload\/text: string contains a lone surrogate/);
+    const duplicateName = runPrp(["replay", "--events", "-"], { input: `${json(event(1)).replace(/}$/, ',"sourceSeq":9}')}\n` });
+    assert.match(duplicateName.stderr, /^stdin: line 1: invalid_json at \/: duplicate member name "sourceSeq"/);
     const missing = runPrp(["replay", join(root, "no-such-fixture.json")]);
     assert.equal(missing.status, 1);
     assert.match(missing.stderr, /no-such-fixture\.json: unreadable at \/: ENOENT/);

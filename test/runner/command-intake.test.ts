@@ -26,6 +26,31 @@ describe("command rules (runtime.md §4.2)", () => {
     assert.equal(i.nextSeq, 2);
   });
 
+  it("refuses what canonical JSON cannot fingerprint (a lone surrogate, 12,000 values) with a typed receipt, never a throw, keeping the sequence", () => {
+    const i = intake();
+    for (const [line, path] of [
+      [cmd(1, { commandId: "c\ud800" }), "/commandId"],
+      [cmd(1, { payload: { text: "split \ud83d" } }), "/payload/text"],
+      [cmd(1, { payload: { values: new Array(12_000).fill(0) } }), "/payload/values/"],
+    ] as const) {
+      const { receipt, command } = i.admit(line);
+      assert.equal(command, undefined);
+      assert.equal(receipt.status, "rejected");
+      assert.equal(receipt.code, "schema_validation");
+      assert.equal(receipt.controllerSeq, 1, "the receipt names the command it refuses");
+      assert.ok(receipt.reason?.startsWith(path), receipt.reason);
+    }
+    assert.equal(i.nextSeq, 1, "nothing consumed a sequence number");
+    assert.equal(i.admit(cmd(1)).receipt.status, "accepted");
+  });
+
+  it("refuses a line with a repeated member name as invalid_json, echoing neither reading of it", () => {
+    const i = intake();
+    const { receipt } = i.admit(cmd(1).replace('"commandId":"c1"', '"commandId":"c1","commandId":"c2"'));
+    assert.deepEqual({ ...receipt, reason: undefined }, { commandId: null, controllerSeq: null, type: null, status: "rejected", code: "invalid_json", reason: undefined });
+    assert.match(receipt.reason!, /duplicate member name "commandId"/);
+  });
+
   it("treats key order as the same command (canonical fingerprints)", () => {
     const i = intake();
     const c = command(1, { commandId: "c1" });

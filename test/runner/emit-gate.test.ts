@@ -83,14 +83,19 @@ describe("the emit gate (runtime.md §5.7: an event is admitted or the run fails
     assert.deepEqual(refused, ["2:event_too_large"]);
   });
 
-  it("hands a harness event the contract refuses to the invalid hook, and rethrows a runner bug", () => {
+  it("hands a harness event the contract refuses to the invalid hook, and refuses the runner's own (it can never be carried), never throwing", () => {
     const sink = boundedSink(10, { invalid: (e) => e.payload.n === 2 });
     const invalid: string[] = [];
-    const gate = new EmitGate(sink, { pauseHarness: () => {}, resumeHarness: () => {}, invalid: (e, error) => invalid.push(`${String(e.payload.n)}:${error.path}`), refused: () => assert.fail("nothing refused") });
+    const refused: string[] = [];
+    const gate = new EmitGate(sink, { pauseHarness: () => {}, resumeHarness: () => {}, invalid: (e, error) => invalid.push(`${String(e.payload.n)}:${error.path}`), refused: (e, code, message) => refused.push(`${String(e.payload.n)}:${code}:${message}`) });
     gate.emit(event(1));
     gate.emit(event(2));
     assert.deepEqual(invalid, ["2:/payload"]);
-    assert.throws(() => gate.emit(event(2, false)), ContractViolation);
+    gate.emit(event(2, false));
+    gate.emit(event(3, false));
+    assert.deepEqual(refused, ["2:schema_validation:/payload: refused by the contract"]);
+    assert.deepEqual(sink.admitted, ["1", "3"], "the line goes on after a refusal");
+    assert.equal(gate.waiting, 0);
   });
 
   it("calls admitted only once the sink has the event", () => {

@@ -7,22 +7,35 @@ import type { PrpEvent } from "../../src/contract/kinds.js";
 import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
 import { LocalRunnerClient } from "../../src/runner/local-client.js";
 import { AT, result } from "../contract/samples.js";
-import { durableRunner, SecureAuthority } from "../security/support.js";
+import { resolveScriptPath } from "../../src/harness/script-file.js";
+import { DurableRunner } from "../../src/runner/durable/durable-runner.js";
+import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "../../src/runner/durable/runner-state.js";
+import { BUILD, durableRunner, prpEvent, SecureAuthority } from "../security/support.js";
+import { within } from "../support/within.js";
 
-/** A script whose one event is `bytes` long: more than the runner can ever carry. */
-function hugeEventScript(dir: string, bytes: number): string {
-  const path = join(dir, `huge-${bytes}.json`);
+/** A script whose item.completed carries `payload`: something the runner can never carry. */
+function refusedEventScript(dir: string, name: string, payload: Record<string, unknown>): string {
+  const path = join(dir, `${name}.json`);
   writeFileSync(path, JSON.stringify({
-    schema: "paperclip.fake_harness.script.v1", name: "huge-event",
+    schema: "paperclip.fake_harness.script.v1", name,
     steps: [
       { kind: "event", event_type: "item.started", item_id: "item_small", payload: { kind: "agent_message" } },
-      { kind: "event", event_type: "item.completed", item_id: "item_huge", payload: { kind: "agent_message", text: "x".repeat(bytes) } },
+      { kind: "event", event_type: "item.completed", item_id: "item_huge", payload: { kind: "agent_message", ...payload } },
       { kind: "result", payload: result() },
       { kind: "exit", code: 0 },
     ],
   }));
   return path;
 }
+
+/** A script whose one event is `bytes` long: more than the runner can ever carry. */
+const hugeEventScript = (dir: string, bytes: number): string => refusedEventScript(dir, `huge-${bytes}`, { text: "x".repeat(bytes) });
+
+/** Events the contract's schema accepts but canonical JSON cannot hold, so no authority could store them (issue 9 item 2). */
+const UNCANONICAL: Record<string, Record<string, unknown>> = {
+  "a lone surrogate (a split emoji)": { text: "split emoji \ud83d" },
+  "more than 10,000 JSON values": { values: new Array(10_001).fill(0) },
+};
 
 function assertFailedClosed(events: PrpEvent[]): void {
   const types = events.map((e) => e.eventType);
@@ -46,10 +59,10 @@ describe("an event that can never be carried fails the run closed (never silentl
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("local mode: an event over the 1 MiB frame limit", async () => {
+  const runLocal = async (scriptPath: string): Promise<PrpEvent[]> => {
     const events: PrpEvent[] = [];
     const client = new LocalRunnerClient({
-      runId: "run_refused", sessionId: "session_refused", runnerId: "runner_refused", scriptPath: hugeEventScript(dir, 1_100_000), delayMs: 0,
+      runId: "run_refused", sessionId: "session_refused", runnerId: "runner_refused", scriptPath, delayMs: 0,
       extraArgs: ["--harness-max-line-bytes", "2000000"],
       onEvent: (e) => { events.push(e); if (e.eventType === "run.terminal") client.close(); },
       onReceipt: () => {},
@@ -57,9 +70,22 @@ describe("an event that can never be carried fails the run closed (never silentl
     });
     ["run.prepare", "session.open", "turn.start"].forEach((type, i) =>
       client.sendRaw(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `c${i + 1}`, controllerSeq: i + 1, type, issuedAt: AT, payload: {} })));
-    await client.exited();
-    assertFailedClosed(events);
+    const exit = await client.exited();
+    assert.equal(exit.exitCode, 0, client.stderrTail().join("\n"));
+    return events;
+  };
+
+  it("local mode: an event over the 1 MiB frame limit", async () => {
+    assertFailedClosed(await runLocal(hugeEventScript(dir, 1_100_000)));
   });
+
+  for (const [what, payload] of Object.entries(UNCANONICAL)) {
+    it(`local mode: ${what}`, async () => {
+      const events = await runLocal(refusedEventScript(dir, what.replace(/\W+/g, "-"), payload));
+      assertFailedClosed(events);
+      assert.match((events.find((e) => e.eventType === "runner.diagnostic")!.payload as { message: string }).message, /no_canonical_json/);
+    });
+  }
 
   describe("durable mode", () => {
     let authority: SecureAuthority;
@@ -76,5 +102,43 @@ describe("an event that can never be carried fails the run closed (never silentl
       assert.deepEqual(await runner.run(), { code: 0, reason: "run_delivered" }, log.join("\n"));
       assertFailedClosed(authority.committed.get(identity.runId) ?? []);
     });
+
+    it("an event the authority refuses, which resending cannot cure (an outbox committed by an older build): one connection, then exit 5 refused_by_authority", async () => {
+      const identity = await authority.newRun();
+      const stateDir = join(authority.root, "runners", identity.runId);
+      // What a runner before the shared admission rule committed: a lone surrogate, escaped by JSON.stringify.
+      const state = RunnerState.open(stateDir, { ...identity, maxOutboxBytes: DEFAULT_MAX_OUTBOX_BYTES, p0ReserveBytes: DEFAULT_P0_RESERVE_BYTES });
+      const committed = state.admit(1, "item.completed", (seq) => JSON.stringify(prpEvent(identity, seq, { eventType: "item.completed", priority: 1, payload: { kind: "agent_message", text: "split emoji \ud83d" } })));
+      assert.ok(committed.ok);
+      state.close();
+      const log: string[] = [];
+      // No command is queued: the harness is never started, so nothing outlives the runner.
+      const runner = new DurableRunner({
+        identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
+        runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 10,
+        driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 }), log: (text) => log.push(text),
+      });
+      const outcome = await within(runner.run(), 30_000, "the runner stops instead of redialling");
+      assert.equal(outcome.code, 5, log.join("\n"));
+      assert.equal(outcome.reason, "refused_by_authority");
+      assert.match("detail" in outcome ? outcome.detail : "", /^invalid_event: /);
+      const run = await authority.snapshot(identity.runId);
+      assert.equal(run.connectionCount, 1, "the authority accepted one connection: no redial storm");
+      assert.equal(run.ackedSourceSeq, 0, "nothing was committed");
+      assert.equal((await authority.diagnostics(identity.runId)).filter((d) => d.code === "invalid_event").length, 1, "refused once, with its reason recorded");
+    });
+
+    for (const [what, payload] of Object.entries(UNCANONICAL)) {
+      it(`${what}: refused before it is committed, so the authority accepts everything and sees one connection (no redial storm)`, async () => {
+        const identity = await authority.newRun();
+        const { runner, log } = await durableRunner(authority, identity, { driver: new FakeHarnessDriver({ scriptPath: refusedEventScript(dir, what.replace(/\W+/g, "-"), payload), delayMs: 0 }) });
+        const outcome = await within(runner.run(), 30_000, `the runner ends (log: ${log.join(" | ")})`);
+        assert.deepEqual(outcome, { code: 0, reason: "run_delivered" }, log.join("\n"));
+        assertFailedClosed(authority.committed.get(identity.runId) ?? []);
+        const run = await authority.snapshot(identity.runId);
+        assert.equal(run.connectionCount, 1, "one connection: nothing was refused and redialled");
+        assert.equal(run.malformedFrames, 0, "the authority refused no frame");
+      });
+    }
   });
 });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { canonicalJson } from "../../src/contract/canonical-json.js";
 import type { PrpCommand } from "../../src/contract/kinds.js";
 import type { HarnessGone } from "../../src/harness/harness-driver.js";
 import { RunMachine, type RunEffect } from "../../src/runner/run-machine.js";
@@ -41,6 +42,30 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     assert.equal(terminalOf(end).runTerminalState, "succeeded");
     assert.ok(m.terminated);
     assert.deepEqual(m.onFact({ kind: "event", eventType: "item.started", payload: {} }), [], "nothing follows the terminal");
+  });
+
+  it("fails the run closed on an internal error, with a P0 diagnostic and stopReason runner_internal_error; the first cause stands", () => {
+    const { m } = started();
+    const out = m.onInternalError("TypeError: boom");
+    assert.deepEqual(kinds(out), ["emit:runner.diagnostic", "stop_harness"]);
+    assert.deepEqual((out[0] as Extract<RunEffect, { kind: "emit" }>).payload, { code: "runner_internal_error", message: "TypeError: boom" });
+    assert.deepEqual(m.onInternalError("a second one"), [], "one cause, one diagnostic");
+    const terminal = terminalOf(m.onGone(gone(null, "SIGTERM")));
+    assert.equal(terminal.runTerminalState, "failed");
+    assert.equal(terminal.stopReason.code, "runner_internal_error");
+    assert.equal(terminal.stopReason.message, "TypeError: boom");
+  });
+
+  it("leaves out a harness terminal proposal canonical JSON cannot hold, so the one terminal can still be carried", () => {
+    const { m } = started();
+    m.onFact({ kind: "terminal_proposal", payload: { runTerminalState: "succeeded", note: "split \ud83d" } });
+    m.onFact({ kind: "result", payload: result() });
+    const end = m.onGone(gone(0));
+    assert.deepEqual(emitted(end), ["harness.exited", "harness.diagnostic", "run.terminal"]);
+    const terminal = terminalOf(end);
+    assert.equal(terminal.harnessTerminalProposal, undefined);
+    assert.equal(terminal.runTerminalState, "succeeded", "decided on the runner's facts");
+    assert.doesNotThrow(() => canonicalJson(terminal));
   });
 
   it("is deterministic: the same inputs give the same effects", () => {
@@ -93,6 +118,30 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     const end = m.onGone(gone(null, "SIGTERM"));
     assert.equal(terminalOf(end).reconciliation.reason, "run_cancelled");
     assert.equal(m.refusal(command("turn.interrupt"))?.code, "run_terminal");
+  });
+
+  it("keeps the harness's own outcome once its leader has exited: a later controller close, signal or cancel does not turn it into cancelled", () => {
+    for (const stop of [(m: RunMachine) => m.stop("controller_closed"), (m: RunMachine) => m.stop("cancelled"), (m: RunMachine) => m.apply(command("run.cancel"))]) {
+      const { m } = started();
+      m.onFact({ kind: "result", payload: result() });
+      m.onFact({ kind: "exited", exit: { exitCode: 0, signal: null, success: true } });
+      // The controller closes inside the drain window: the harness is gone, its group not yet reaped.
+      assert.ok(!kinds(stop(m)).includes("stop_harness"), "a harness that has exited is not stopped again");
+      const end = m.onGone(gone(0));
+      assert.equal(terminalOf(end).runTerminalState, "succeeded");
+      assert.equal(terminalOf(end).reconciliation.reason, "successful_process_and_result");
+    }
+    const failed = started().m;
+    failed.onFact({ kind: "exited", exit: { exitCode: 7, signal: null, success: false } });
+    failed.stop("controller_closed");
+    assert.equal(terminalOf(failed.onGone(gone(7))).reconciliation.reason, "harness_process_failed", "a failed exit is the harness's outcome too");
+  });
+
+  it("still cancels a harness that was killed by a signal it did not send (no outcome of its own)", () => {
+    const { m } = started();
+    m.onFact({ kind: "exited", exit: { exitCode: null, signal: "SIGKILL", success: false } });
+    assert.ok(kinds(m.stop("controller_closed")).includes("stop_harness"));
+    assert.equal(terminalOf(m.onGone(gone(null, "SIGKILL"))).reconciliation.reason, "controller_closed");
   });
 
   it("suspends with no terminal: the harness is ended, its exit reported, the command done once it is gone", () => {

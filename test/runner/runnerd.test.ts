@@ -1,33 +1,39 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { packageRoot } from "../../src/contract/package-root.js";
 import { scenariosDir } from "../../src/harness/script-file.js";
 import { LocalRunnerClient } from "../../src/runner/local-client.js";
 import type { CommandReceipt } from "../../src/runner/stream.js";
-import { AT } from "../contract/samples.js";
+import { AT, result } from "../contract/samples.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
 
-function start(script: string) {
+/** Starts prp-runnerd --local on a scenario (a name) or a script file (a path). */
+function start(script: string, extraArgs: string[] = []) {
   const events: PrpEvent[] = [];
   const receipts: CommandReceipt[] = [];
   const bad: string[] = [];
-  let onEvent: ((e: PrpEvent) => void) | null = null;
   const client = new LocalRunnerClient({
-    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: join(scenariosDir(), `${script}.json`), delayMs: 0,
-    onEvent: (e) => { events.push(e); onEvent?.(e); },
+    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs,
+    onEvent: (e) => events.push(e),
     onReceipt: (r) => receipts.push(r),
     onBadLine: (l) => bad.push(l),
   });
-  const waitFor = (predicate: (e: PrpEvent) => boolean) =>
-    new Promise<PrpEvent>((resolve) => {
-      const hit = events.find(predicate);
-      if (hit) return resolve(hit);
-      onEvent = (e) => { if (predicate(e)) resolve(e); };
-    });
+  /** The first event that matches; fails once the runner has exited without it, or after 20 s. */
+  const waitFor = async (predicate: (e: PrpEvent) => boolean): Promise<PrpEvent> => {
+    let exited = false;
+    void client.exited().then(() => (exited = true));
+    await until(() => exited || events.some(predicate), () => `an event the test waits for; the runner wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`, 20_000);
+    const hit = events.find(predicate);
+    assert.ok(hit, `the runner exited without the event the test waits for; it wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`);
+    return hit;
+  };
   return { client, events, receipts, bad, waitFor };
 }
 
@@ -73,6 +79,31 @@ describe("prp-runnerd --local", () => {
     assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
   });
 
+  it("answers commands canonical JSON cannot hold and lines with a repeated name with typed receipts, and goes on (issue 9 item 3)", async () => {
+    const { client, receipts, events, waitFor } = start("happy-path");
+    client.sendRaw(line(1, "run.prepare", {}, "c\ud800"));
+    client.sendRaw(line(1, "run.prepare", { text: "\ud800" }));
+    client.sendRaw(line(1, "run.prepare", { values: new Array(12_000).fill(0) }));
+    client.sendRaw(line(1, "run.prepare").replace('"payload":{}', '"payload":{},"payload":{"x":1}'));
+    client.sendRaw(line(1, "run.prepare"));
+    client.sendRaw(line(2, "session.open"));
+    client.sendRaw(line(3, "turn.start", { text: "go" }));
+    await waitFor((e) => e.eventType === "run.terminal");
+    client.close();
+    const exit = await client.exited();
+    assert.equal(exit.exitCode, 0, client.stderrTail().join("\n"));
+    assert.deepEqual(receipts.map((r) => [r.controllerSeq, r.status, r.code ?? null]), [
+      [1, "rejected", "schema_validation"],
+      [1, "rejected", "schema_validation"],
+      [1, "rejected", "schema_validation"],
+      [null, "rejected", "invalid_json"],
+      [1, "accepted", null],
+      [2, "accepted", null],
+      [3, "accepted", null],
+    ]);
+    assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
+  });
+
   it("closes the run as controller_closed when its stdin ends, and ends the harness group", async () => {
     const { client, waitFor, harnessGroup } = await startWaiting("linger");
     client.close();
@@ -83,16 +114,79 @@ describe("prp-runnerd --local", () => {
     assert.deepEqual(liveGroupMembers(harnessGroup), []);
   });
 
-  it("sent SIGTERM mid-run, cancels the run, leaves no orphan and exits 143", async () => {
-    const { client, waitFor, harnessGroup } = await startWaiting("linger");
-    assert.ok(liveGroupMembers(harnessGroup).length >= 2, "harness and its worker are running");
-    process.kill(client.pid, "SIGTERM");
-    const terminal = await waitFor((e) => e.eventType === "run.terminal");
-    const exit = await client.exited();
-    assert.equal(exit.exitCode, 143);
-    assert.equal((terminal.payload as any).reconciliation.reason, "run_cancelled");
-    assert.deepEqual(liveGroupMembers(harnessGroup), []);
-    assert.deepEqual(liveGroupMembers(client.pid), []);
+  for (const [signal, status] of [["SIGHUP", 129], ["SIGINT", 130], ["SIGQUIT", 131], ["SIGTERM", 143]] as const) {
+    it(`sent ${signal} mid-run, cancels the run with one terminal, leaves no process of the harness group and exits ${status}`, async () => {
+      const { client, events, waitFor, harnessGroup } = await startWaiting("linger");
+      assert.ok(liveGroupMembers(harnessGroup).length >= 2, "harness and its worker are running");
+      process.kill(client.pid, signal);
+      const terminal = await waitFor((e) => e.eventType === "run.terminal");
+      const exit = await client.exited();
+      assert.deepEqual([exit.exitCode, exit.signal], [status, null], client.stderrTail().join("\n"));
+      assert.equal((terminal.payload as any).reconciliation.reason, "run_cancelled");
+      assert.equal(events.filter((e) => e.eventType === "run.terminal").length, 1);
+      assert.equal(events.at(-1)!.eventType, "run.terminal");
+      assert.deepEqual(liveGroupMembers(harnessGroup), [], `survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`);
+      assert.deepEqual(liveGroupMembers(client.pid), []);
+    });
+  }
+
+  it("reports the harness's own outcome when stdin ends after the harness exited 0 with a result, before its group is reaped", async () => {
+    // A harness whose background child keeps its stdout open: after the leader exits 0 the
+    // runner waits --shutdown-grace-ms for the output to drain, and the controller closes inside that window.
+    const dir = mkdtempSync(join(tmpdir(), "prp-exited-"));
+    try {
+      const harness = join(dir, "harness.sh");
+      writeFileSync(harness, `#!/bin/sh\nsleep 30 &\nexec "${process.execPath}" "${join(packageRoot(), "dist/src/harness/fake-harness-process.js")}" "$@"\n`, { mode: 0o755 });
+      const script = join(dir, "result-then-exit.json");
+      writeFileSync(script, JSON.stringify({ schema: "paperclip.fake_harness.script.v1", name: "result-then-exit", steps: [{ kind: "result", payload: result() }, { kind: "exit", code: 0 }] }));
+      const run = start(script, ["--fake-harness", harness, "--shutdown-grace-ms", "3000"]);
+      run.client.sendRaw(line(1, "run.prepare"));
+      run.client.sendRaw(line(2, "session.open"));
+      run.client.sendRaw(line(3, "turn.start"));
+      const leader = ((await run.waitFor((e) => e.eventType === "harness.ready")).payload as any).pid as number;
+      await run.waitFor((e) => e.eventType === "run.result.proposed");
+      // Gone from /proc, not only a zombie: the runner has reaped it, so it has seen the exit.
+      await until(() => !existsSync(`/proc/${leader}`), () => `the harness leader ${leader} to exit and be reaped`, 10_000);
+      assert.ok(!run.events.some((e) => e.eventType === "harness.exited"), "the controller closes before the harness is reaped (inside the drain window)");
+      run.client.close();
+      const terminal = (await run.waitFor((e) => e.eventType === "run.terminal")).payload as any;
+      await run.client.exited();
+      assert.equal(terminal.runTerminalState, "succeeded", JSON.stringify(terminal.reconciliation));
+      assert.equal(terminal.reconciliation.reason, "successful_process_and_result");
+      assert.deepEqual(liveGroupMembers(leader), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("treats a closed stdout (EPIPE) as the controller closing: no exception, the harness group ended, exit 0", async () => {
+    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0"], { stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (code, signal) => resolve([code, signal])));
+    let harnessGroup = 0;
+    try {
+      let out = "";
+      const waiting = new Promise<void>((resolve) => child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const pid = /"eventType":"harness\.ready".*?"pid":(\d+)/.exec(out);
+        if (pid) harnessGroup = Number(pid[1]);
+        if (out.includes('"phase":"awaiting_interrupt"')) resolve();
+      }));
+      ["run.prepare", "session.open", "turn.start"].forEach((type, i) => child.stdin.write(`${line(i + 1, type)}\n`));
+      await Promise.race([waiting, exited.then((e) => assert.fail(`the runner exited ${e} before its harness waited: ${stderr}`))]);
+      assert.ok(harnessGroup > 0 && liveGroupMembers(harnessGroup).length >= 2, "harness and its worker are running");
+      child.stdout.destroy(); // the controller stops reading
+      child.stdin.write(`${line(1, "run.prepare")}\n`); // its receipt is the next write: EPIPE
+      const [code, signal] = await Promise.race([exited, sleep(20_000).then(() => assert.fail(`the runner did not exit after EPIPE: ${stderr}`))]);
+      assert.deepEqual([code, signal], [0, null], stderr);
+      assert.doesNotMatch(stderr, /Error|at .*\.js:\d+/, "no exception");
+      assert.match(stderr, /stdout closed \(EPIPE\).*closing the run/);
+      assert.deepEqual(liveGroupMembers(harnessGroup), [], `survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      if (harnessGroup > 0 && liveGroupMembers(harnessGroup).length > 0) process.kill(-harnessGroup, "SIGKILL");
+    }
   });
 
   it("SIGKILLed mid-run (the runner alone, not its group), leaves no harness process: its orphan guard ends the group within 2 s", async () => {

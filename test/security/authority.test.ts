@@ -8,14 +8,10 @@ import {
   RunnerHandshake,
   Sealer,
   authKey,
-  canonicalChallenge,
   clientProof,
   controlEnvelope,
-  credentialId,
   handshakeEnvelope,
   maxSecureFrameBytes,
-  type AuthChallenge,
-  type RunIdentity,
   type RunnerLease,
 } from "../../src/transport/index.js";
 import {
@@ -23,6 +19,7 @@ import {
   HandRunner,
   RawWsClient,
   SecureAuthority,
+  answerWithProof,
   assertCompleted,
   assertIntact,
   completeRun,
@@ -49,23 +46,6 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     await authority.close();
   });
 
-  /** A hello for the ticket, then, to its challenge, a response carrying `proof(challenge)`; resolves with the close. */
-  async function answerWithProof(identity: RunIdentity, ticket: string, proof: (challenge: AuthChallenge, canonical: string) => string) {
-    const runner = await HandRunner.dial(authority.url(identity.runId), identity);
-    try {
-      const handshake = new RunnerHandshake({ credential: { kind: "bootstrap", token: ticket }, identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 } });
-      const hello = handshake.hello;
-      handshake.destroy();
-      runner.sendJson(handshakeEnvelope("auth_hello", { ...hello }));
-      const challenge = JSON.parse(await runner.messages.next()).payload as AuthChallenge;
-      assert.equal(challenge.credentialId, credentialId(ticket), "the ticket was found: the refusal is the proof's");
-      runner.sendJson(handshakeEnvelope("auth_response", { credentialId: hello.credentialId, clientNonce: hello.clientNonce, serverNonce: challenge.serverNonce, clientProof: proof(challenge, canonicalChallenge(challenge)) }));
-      return await runner.closed();
-    } finally {
-      runner.close();
-    }
-  }
-
   it("a wrong proof (another token's key, a flipped bit) or a tampered token: refused before the ticket is consumed; the same ticket then runs the whole run", async () => {
     const run = await authority.newRun();
     const ticket = await authority.ticket(run.runId, 30_000);
@@ -73,14 +53,14 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
 
     // 1. The ticket's credential id, but the proof keyed by a token that is not the ticket.
     const otherKey = authKey(`bootstrap_${randomUUID()}`);
-    const foreign = await answerWithProof(run, ticket, (c, canonical) => clientProof(otherKey, canonical, c.serverProof));
+    const foreign = await answerWithProof(authority, run, ticket, (c, canonical) => clientProof(otherKey, canonical, c.serverProof));
     otherKey.fill(0);
     assert.deepEqual(foreign, { code: 1008, reason: "proof_mismatch" });
     await authority.diagnosed(run.runId, "proof_mismatch");
 
     // 2. The ticket's own key, one bit of the proof flipped.
     const key = authKey(ticket);
-    const flipped = await answerWithProof(run, ticket, (c, canonical) => {
+    const flipped = await answerWithProof(authority, run, ticket, (c, canonical) => {
       const proof = Buffer.from(clientProof(key, canonical, c.serverProof), "hex");
       proof[0]! ^= 0x01;
       return proof.toString("hex");
@@ -210,10 +190,11 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
       const refused = await realRunner(authority.url(runA.runId), identity, credential);
       assert.match(refusalOf(refused)?.message ?? "", /1008 identity_mismatch/, what);
     }
-    await until(async () => (await authority.diagnostics(runA.runId)).filter((d) => d.code === "identity_mismatch").length === 3, "three diagnostics on run A");
+    await until(async () => (await authority.server.authFailures(runA.runId)).identity_mismatch === 3, "three identity_mismatch refusals counted on run A");
     assertIntact(await authority.snapshot(runA.runId), beforeA);
     assertIntact(await authority.snapshot(runB.runId), beforeB);
     assert.deepEqual(await authority.diagnostics(runB.runId), [], "nothing is written to the run the credential belongs to");
+    assert.deepEqual(await authority.server.authFailures(runB.runId), {});
     assert.equal(await authority.ticketUnused(ticketB), true);
 
     await finishWithLease(authority, runB, leaseB, 3);

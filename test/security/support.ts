@@ -5,7 +5,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocket } from "ws";
-import { AuthorityServer } from "../../src/authority/server.js";
+import { AuthorityServer, type AuthorityServerOptions } from "../../src/authority/server.js";
 import { ServerKey } from "../../src/authority/server-key.js";
 import type { Diagnostic, RunSnapshot } from "../../src/authority/store.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
@@ -17,9 +17,11 @@ import {
   Opener,
   RunnerHandshake,
   Sealer,
+  canonicalChallenge,
   controlEnvelope,
   credentialId,
   handshakeEnvelope,
+  type AuthChallenge,
   type ControlEnvelope,
   type EnvelopeBinding,
   type Result,
@@ -54,7 +56,8 @@ export class SecureAuthority {
     readonly server: AuthorityServer,
   ) {}
 
-  static async start(): Promise<SecureAuthority> {
+  /** `options` are laid over the server's (connection limits, heartbeat timers). */
+  static async start(options: Partial<AuthorityServerOptions> = {}): Promise<SecureAuthority> {
     const root = mkdtempSync(join(tmpdir(), "prp-security-"));
     let self: SecureAuthority | null = null;
     const server = AuthorityServer.open({
@@ -68,6 +71,7 @@ export class SecureAuthority {
         self!.committed.set(ctx.runId, list);
       },
       log: (text) => self?.log.push(text),
+      ...options,
     });
     self = new SecureAuthority(root, server);
     try {
@@ -290,6 +294,23 @@ export class HandRunner {
   }
 }
 
+/** A hello for the ticket, then, to its challenge, a response carrying `proof(challenge)`; resolves with the close. */
+export async function answerWithProof(authority: SecureAuthority, identity: RunIdentity, ticket: string, proof: (challenge: AuthChallenge, canonical: string) => string) {
+  const runner = await HandRunner.dial(authority.url(identity.runId), identity);
+  try {
+    const handshake = new RunnerHandshake({ credential: { kind: "bootstrap", token: ticket }, identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: RESUME });
+    const hello = handshake.hello;
+    handshake.destroy();
+    runner.sendJson(handshakeEnvelope("auth_hello", { ...hello }));
+    const challenge = JSON.parse(await runner.messages.next()).payload as AuthChallenge;
+    assert.equal(challenge.credentialId, credentialId(ticket), "the ticket was found: the refusal is the proof's");
+    runner.sendJson(handshakeEnvelope("auth_response", { credentialId: hello.credentialId, clientNonce: hello.clientNonce, serverNonce: challenge.serverNonce, clientProof: proof(challenge, canonicalChallenge(challenge)) }));
+    return await runner.closed();
+  } finally {
+    runner.close();
+  }
+}
+
 /** The real runner's way in (URL rules, loopback resolution, dial, handshake), for refusals. */
 export async function realRunner(url: string, identity: RunIdentity, credential: RunnerCredential): Promise<Result<{ close(): void; lease: RunnerLease }>> {
   const opened = await connectRunner(url, credential, { onEnvelope: () => {}, onClose: () => {} }, { identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest });
@@ -394,10 +415,13 @@ export class RawWsClient {
     }));
   }
 
-  /** Connects and sends the upgrade request (with `extraHeaders`); resolves once the server answered. */
-  static async upgrade(port: number, path: string, extraHeaders: string[] = []): Promise<RawWsClient> {
+  /**
+   * Connects (from `localAddress`, another loopback address for another peer) and sends the
+   * upgrade request (with `extraHeaders`); resolves once the server answered.
+   */
+  static async upgrade(port: number, path: string, extraHeaders: string[] = [], localAddress = "127.0.0.1"): Promise<RawWsClient> {
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect(port, "127.0.0.1", () => resolve(s));
+      const s = connect({ port, host: "127.0.0.1", localAddress }, () => resolve(s));
       s.once("error", reject);
     });
     const client = new RawWsClient(socket);

@@ -132,8 +132,9 @@ export class TestServer {
     overrides: Partial<CoreChannelOptions> = {},
   ) {
     this.server = createRunnerUpgradeServer({
-      onRunner: (ws) => {
+      onRunner: (ws, _runId, authenticated) => {
         const done = acceptCoreChannel(ws, { expected: EXPECTED, lookupCredential: authority.lookup, authorize: authority.authorize, handlers: this.inbox, heartbeat: STILL_HEARTBEAT, ...overrides }).then((r) => {
+          if (r.ok) authenticated();
           this.results.push(r);
         });
         this.pending.add(done);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { decodeValue } from "../../contract/decode.js";
+import { admit } from "../../contract/admission.js";
 import type { PrpCommand } from "../../contract/kinds.js";
 import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, systemTimers, type ControlEnvelope, type HeartbeatOptions, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers, type TransportError } from "../../transport/index.js";
 import { RunController, type RunControllerOptions } from "../run-controller.js";
@@ -10,6 +10,14 @@ import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from 
 
 /** The authority's refusals after which the in-memory lease is dropped: only a new bootstrap can open a session. */
 const LEASE_REFUSED: ReadonlySet<string> = new Set(["credential_expired", "credential_revoked", "unknown_credential", "credential_used", "unauthorized"]);
+
+/**
+ * The authority's refusals of an event that resending the same committed bytes cannot cure (the
+ * close reason of the connection it refused the event on): redialling would only resend it
+ * forever, so the runner stops. The runner admits events by the authority's own rule
+ * (src/contract/admission.ts), so only an outbox written by another build can hold one.
+ */
+const INCURABLE_REFUSALS: ReadonlySet<string> = new Set(["invalid_event", "identity_mismatch", "semantic_correlation_mismatch", "duplicate_mismatch"]);
 
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
@@ -59,7 +67,9 @@ const crash = (): never => {
 export type DurableOutcome =
   | { code: 0; reason: "run_delivered" | "suspended" }
   | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" }
-  | { code: 4; reason: "unrecoverable"; detail: string };
+  | { code: 4; reason: "unrecoverable"; detail: string }
+  /** The authority refused an event its outbox holds, and resending cannot change that: the run cannot be delivered. */
+  | { code: 5; reason: "refused_by_authority"; detail: string };
 
 /**
  * The runner daemon in durable mode (runtime.md §5): one run, its harness, an SQLite outbox
@@ -103,9 +113,9 @@ export class DurableRunner {
     this.credential = options.bootstrapToken ? { kind: "bootstrap", token: options.bootstrapToken } : null;
     const c = this.state.counters();
     this.restarted = c.nextSourceSeq > 1 || c.lastControllerCommandSeq > 0;
-    // A crash between committing the terminal and recording "stopped" leaves the terminal unsent
-    // in the outbox: it is the run's one terminal, so the replacement only delivers it.
-    this.terminalAdmitted = c.lifecycle === "stopped" || this.state.pendingHas("run.terminal");
+    // A committed terminal is final: whether the previous process sent it, or saw it acknowledged,
+    // the replacement only delivers what is unacknowledged; it never reconciles to a second one.
+    this.terminalAdmitted = this.state.terminalSourceSeq() !== null;
     this.controller = new RunController(
       { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer },
       outboxSink(this.state, id, {
@@ -128,6 +138,11 @@ export class DurableRunner {
   /** Cancels the run (a signal to the runner): the harness group is ended and the terminal delivered. */
   cancel(): void {
     void this.controller.stop("cancelled");
+  }
+
+  /** The process's last guard: an error nothing handled ends the run failed, with a diagnostic, which is delivered like any terminal. */
+  failInternal(message: string): void {
+    this.controller.failInternal(message);
   }
 
   /** Runs until the run is delivered or the runner must stop; returns how it ended. */
@@ -166,6 +181,9 @@ export class DurableRunner {
         const closed = await this.session(ws.value);
         if (!this.finished) return;
         if (closed) this.options.log(`connection closed: ${closed.code}: ${closed.message}`);
+        if (closed?.peerCode !== undefined && INCURABLE_REFUSALS.has(closed.peerCode)) {
+          return void this.end({ code: 5, reason: "refused_by_authority", detail: `${closed.peerCode}: the authority refuses an event of the outbox, and resending it cannot change that (state kept in ${this.options.stateDir})` });
+        }
       } else {
         this.options.log(`dial failed: ${ws.error.message}`);
       }
@@ -281,13 +299,15 @@ export class DurableRunner {
 
   /** Journal before effect, result committed before it is sent (runtime.md §5.8). */
   private async onCommand(raw: unknown): Promise<void> {
-    const decoded = decodeValue(raw, { kind: "command" });
-    if (!decoded.ok) {
+    if (!this.finished) return; // the runner has ended (a welcome's commands queue behind its ACK) and its state is closed
+    // The same admission as the authority's queue: the contract, and a canonical JSON form to fingerprint.
+    const admitted = admit("command", raw);
+    if (!admitted.ok) {
       const id = (raw as { commandId?: unknown })?.commandId;
-      if (typeof id === "string") this.sendResult(id, "rejected", { code: decoded.error.code, message: decoded.error.message });
+      if (typeof id === "string") this.sendResult(id, "rejected", { code: admitted.error.code, message: admitted.error.message });
       return;
     }
-    const command = decoded.value;
+    const command = admitted.value;
     const decision = this.state.beginCommand(command as never);
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
     if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
@@ -302,6 +322,8 @@ export class DurableRunner {
   private async execute(command: PrpCommand): Promise<{ status: "completed" | "failed" | "rejected"; result: Record<string, unknown> }> {
     const refused = (code: string, message: string) => ({ status: "rejected" as const, result: { code, message, logicalEffectCount: 0 } });
     const done = { status: "completed" as const, result: { outcome: "accepted", logicalEffectCount: 1 } };
+    // After the terminal no command has an effect, in this process or a replacement (wire.md O9).
+    if (this.terminalAdmitted) return { status: "completed", result: { outcome: "already_terminal", logicalEffectCount: 0 } };
     const lifecycle = this.state.counters().lifecycle;
     if (command.type === "runner.drain") {
       // Stop taking new work, finish what runs, keep flushing the outbox (runtime.md §5.9).
@@ -312,7 +334,6 @@ export class DurableRunner {
     }
     if (command.type === "runner.suspend") {
       // Suspend keeps the session for a later resume: no terminal now (runtime.md §5.5, §7.4).
-      if (this.terminalAdmitted) return { status: "completed", result: { outcome: "already_terminal", logicalEffectCount: 0 } };
       this.controller.emitRunnerEvent("runner.suspending", {});
       await this.controller.suspend();
       this.controller.emitRunnerEvent("runner.suspended", {});

@@ -1,7 +1,7 @@
-import { encode } from "../../contract/encode.js";
+import type { ContractError } from "../../contract/errors.js";
 import { priorityOf } from "../../contract/priority.js";
-import { buildEvent } from "../event-envelope.js";
-import type { EventSink, PendingEvent } from "../event-sink.js";
+import { admittedLine, buildEvent } from "../event-envelope.js";
+import { refusedUncanonical, type EventSink, type PendingEvent } from "../event-sink.js";
 import type { Admission, RunnerState } from "./runner-state.js";
 
 export interface DurableIdentity {
@@ -23,6 +23,13 @@ export interface OutboxSinkHooks {
   waitForRoom(resume: () => void): void;
 }
 
+/** An event the authority's ingest would refuse (src/contract/admission.ts): it is never committed. */
+class NoCanonicalForm extends Error {
+  constructor(readonly error: ContractError) {
+    super(error.message);
+  }
+}
+
 /**
  * Durable mode: every event is committed to the outbox before it is sent (write before send),
  * under `event_<runnerInstanceId>_<seq, 16 digits>` (runtime.md §5.6). The authority checks that
@@ -39,8 +46,8 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
   const admit = (e: PendingEvent): Admission => {
     const body = e.itemId && e.itemId !== identity.itemId ? { ...e.payload, providerItemId: e.itemId } : e.payload;
     const priority = priorityOf(e.eventType, e.payload.code);
-    const admission = state.admit(priority, e.eventType, (sourceSeq) =>
-      encode(
+    const admission = state.admit(priority, e.eventType, (sourceSeq) => {
+      const admitted = admittedLine(
         buildEvent({
           sourceSeq,
           sourceEventId: `event_${identity.runnerInstanceId}_${String(sourceSeq).padStart(16, "0")}`,
@@ -53,15 +60,23 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
           turnId: e.turnId ? identity.turnId : undefined,
           itemId: e.itemId ? identity.itemId : undefined,
         }),
-        "event",
-      ),
-    );
+      );
+      // Thrown out of the outbox's transaction, so that no sequence number is used.
+      if ("noCanonicalForm" in admitted) throw new NoCanonicalForm(admitted.noCanonicalForm);
+      return admitted.line;
+    });
     if (admission.ok) hooks.send(admission.envelope, admission.sourceSeq);
     return admission;
   };
   return {
     offer(e) {
-      const admission = admit(e);
+      let admission: Admission;
+      try {
+        admission = admit(e);
+      } catch (err) {
+        if (err instanceof NoCanonicalForm) return refusedUncanonical(err.error);
+        throw err;
+      }
       if (admission.ok) {
         reported = false; // the episode ends when the event that waited is in
         return { kind: "admitted", congested: state.counters().backpressure };

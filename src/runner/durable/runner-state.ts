@@ -168,6 +168,8 @@ export class RunnerState {
       bytes += row.byte_size;
     });
     const highest = c.nextSourceSeq - 1;
+    const terminal = this.terminalSourceSeq();
+    if (terminal !== null && !(Number.isSafeInteger(terminal) && terminal >= 1 && terminal <= highest)) fail("state_terminal_invalid", `the recorded run.terminal sourceSeq ${terminal} is not an event produced (1..${highest})`);
     if (rows.length === 0 ? c.ackedSourceSeq !== highest : rows.at(-1)!.source_seq !== highest) {
       fail("state_outbox_not_contiguous", `the outbox must run from ack+1 to ${highest} (ack ${c.ackedSourceSeq})`);
     }
@@ -222,14 +224,21 @@ export class RunnerState {
         return { ok: false, code: "p0_storage_exhausted", message: "a P0 event does not fit the outbox: the state is unrecoverable" };
       }
       this.sql("INSERT INTO outbox (source_seq, priority, event_type, envelope, byte_size) VALUES (?, ?, ?, ?, ?)").run(c.nextSourceSeq, priority, eventType, envelope, size);
+      // The run's terminal is remembered apart from the outbox, which forgets it once acknowledged.
+      if (eventType === "run.terminal") this.sql("INSERT OR IGNORE INTO meta (key, value) VALUES ('terminal_source_seq', ?)").run(String(c.nextSourceSeq));
       this.sql("UPDATE runner_state SET next_source_seq = next_source_seq + 1, outbox_bytes = ?, peak_outbox_bytes = MAX(peak_outbox_bytes, ?) WHERE id = 1").run(total, total);
       return { ok: true, sourceSeq: c.nextSourceSeq, envelope };
     })();
   }
 
-  /** Whether an unacknowledged event of this type waits in the outbox. */
-  pendingHas(eventType: string): boolean {
-    return this.sql("SELECT 1 FROM outbox WHERE event_type = ? LIMIT 1").get(eventType) !== undefined;
+  /**
+   * The sourceSeq of the run's committed run.terminal, sent or not, acknowledged or not; null
+   * before it. It is committed in the terminal's own transaction, so a runner that finds it
+   * knows the run is over, whatever its lifecycle says (a drain or revoke may follow the terminal).
+   */
+  terminalSourceSeq(): number | null {
+    const row = this.sql("SELECT value FROM meta WHERE key = 'terminal_source_seq'").get() as { value: string } | undefined;
+    return row ? Number(row.value) : null;
   }
 
   /** Up to `limit` unacknowledged events after `sourceSeq`, in order, as their committed bytes. */

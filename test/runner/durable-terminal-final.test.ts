@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
+import { resolveScriptPath } from "../../src/harness/script-file.js";
+import { DurableRunner, type DurableOutcome } from "../../src/runner/durable/durable-runner.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { RunnerState, STATE_FILE, type StateBinding } from "../../src/runner/durable/runner-state.js";
+import { StateError } from "../../src/storage/private-sqlite.js";
+import { BUILD, completeRun, SecureAuthority, until } from "../security/support.js";
+
+/** Writes a lifecycle into a runner's state file, as a later command of the same process would have. */
+function setLifecycle(stateDir: string, lifecycle: string): void {
+  const db = new Database(join(stateDir, STATE_FILE), { fileMustExist: true });
+  try {
+    db.prepare("UPDATE runner_state SET lifecycle = ? WHERE id = 1").run(lifecycle);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Issue 9, item 1, on the runner side: a replacement runner that finds its run's terminal
+ * committed (here: sent and acknowledged, the outbox empty) delivers and stops. It never
+ * reports runner.reconciled and a second terminal, whatever lifecycle the state records: a
+ * drain or a revoke that arrived between the terminal's commit and its ACK leaves `draining`
+ * or `revoked` over `stopped`.
+ */
+describe("a replacement runner finds the committed terminal and reconciles to it", () => {
+  let authority: SecureAuthority;
+  before(async () => {
+    authority = await SecureAuthority.start();
+  });
+  after(() => authority.close());
+
+  for (const lifecycle of ["stopped", "draining", "revoked", "ready"]) {
+    it(`terminal acknowledged, lifecycle '${lifecycle}': the replacement sends nothing, answers nothing with an effect, and exits delivered`, async () => {
+      const identity = await authority.newRun();
+      const first = await completeRun(authority, identity, await authority.ticket(identity.runId));
+      assert.deepEqual(first.outcome, { code: 0, reason: "run_delivered" }, first.log.join("\n"));
+      const committed = [...first.events];
+      assert.equal(committed.at(-1)?.eventType, "run.terminal");
+      const stateDir = join(authority.root, "runners", identity.runId);
+      setLifecycle(stateDir, lifecycle);
+      const drain = await authority.server.queueCommand(identity.runId, "runner.drain", {});
+      assert.ok(drain.ok);
+
+      let started = 0;
+      const driver = new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 });
+      const start = driver.start.bind(driver);
+      driver.start = (listener) => {
+        started++;
+        start(listener);
+      };
+      const log: string[] = [];
+      const replacement = new DurableRunner({
+        identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
+        runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 50, driver, log: (text) => log.push(text),
+      });
+      let outcome: DurableOutcome | undefined;
+      void replacement.run().then((o) => (outcome = o));
+      await until(() => outcome !== undefined, () => `the replacement ended (${log.length} log lines, the last: ${log.slice(-2).join(" | ")})`);
+
+      assert.deepEqual(outcome, { code: 0, reason: "run_delivered" });
+      assert.deepEqual(authority.committed.get(identity.runId), committed, "the host's record is the first runner's: one terminal, last");
+      assert.deepEqual((await authority.diagnostics(identity.runId)).filter((d) => d.code === "event_after_terminal"), [], "nothing was sent after the terminal");
+      assert.equal((await authority.snapshot(identity.runId)).ackedSourceSeq, committed.length);
+      assert.equal(started, 0, "no harness was started");
+    });
+  }
+});
+
+describe("the runner's state remembers its committed terminal apart from the outbox", () => {
+  const binding: StateBinding = {
+    runnerInstanceId: "runner_1", environmentLeaseId: "env_1", runId: "run_1", normalizedSessionId: "session_1", turnId: "turn_1", itemId: "item_1",
+    maxOutboxBytes: 16 * 1024 * 1024, p0ReserveBytes: 1024 * 1024,
+  };
+  const envelope = (seq: number) => JSON.stringify({ sourceSeq: seq, payload: {} });
+  let root: string;
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), "prp-terminal-state-"));
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it("records the first terminal's sourceSeq in its own transaction, keeps it past the ACK and a reopen, and refuses a state whose record is past what was produced", () => {
+    const dir = join(root, "a");
+    const s = RunnerState.open(dir, binding);
+    s.admit(1, "item.started", envelope);
+    assert.equal(s.terminalSourceSeq(), null);
+    s.admit(0, "run.terminal", envelope);
+    assert.equal(s.terminalSourceSeq(), 2);
+    assert.ok(s.applyAck(2).ok);
+    assert.deepEqual(s.pending(), [], "the outbox forgot it");
+    s.close();
+    const again = RunnerState.open(dir, binding);
+    assert.equal(again.terminalSourceSeq(), 2, "the state did not");
+    again.close();
+    const db = new Database(join(dir, STATE_FILE));
+    db.prepare("UPDATE meta SET value = '3' WHERE key = 'terminal_source_seq'").run();
+    db.close();
+    assert.throws(() => RunnerState.open(dir, binding), (err: unknown) => err instanceof StateError && err.code === "state_terminal_invalid");
+  });
+});
