@@ -48,7 +48,11 @@ export interface DurableRunOptions {
   runnerArgs?: string[];
   /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
   crashAt?: string;
-  /** How long each bootstrap ticket is good for (default 5 s; a loaded machine may start a runner slower). */
+  /**
+   * How long each bootstrap ticket is good for. Default 30 s, not the authority's 5 s: the ticket
+   * is issued before the runner process is spawned, and a loaded machine can take longer than 5 s
+   * to start Node (measured: credential_expired at 7 s under a load average of 20).
+   */
   ticketTtlMs?: number;
   /** Relaunch a runner that exits 3 (its lease expired), as a controller does, with a new ticket. */
   relaunchAfterLeaseExpiry?: boolean;
@@ -126,7 +130,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   let runnersStarted = 0;
   const startRunner = async () => {
     runnersStarted++;
-    const ticket = await authority.issueBootstrapTicket(identity.runId, options.ticketTtlMs ?? 5_000);
+    const ticket = await authority.issueBootstrapTicket(identity.runId, options.ticketTtlMs ?? 30_000);
     if (!ticket.ok) throw new Error(`${ticket.error.code}: ${ticket.error.message}`);
     facts.tickets.push(ticket.value.token);
     runner = new SupervisedProcess({
