@@ -20,7 +20,9 @@ function start(script: string, extraArgs: string[] = []) {
   const receipts: CommandReceipt[] = [];
   const bad: string[] = [];
   const client = new LocalRunnerClient({
-    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs,
+    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0,
+    // A loaded machine can start a harness slower than the protocol's 2 s; that is not what these test.
+    extraArgs: ["--harness-ready-ms", "30000", ...extraArgs],
     onEvent: (e) => events.push(e),
     onReceipt: (r) => receipts.push(r),
     onBadLine: (l) => bad.push(l),
@@ -135,7 +137,7 @@ describe("prp-runnerd --local", () => {
   });
 
   it("treats a closed stdout (EPIPE) as the controller closing: no exception, the harness group ended, exit 0", async () => {
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0"], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0", "--harness-ready-ms", "30000"], { stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (code, signal) => resolve([code, signal])));
