@@ -164,7 +164,7 @@ describe("prp-runnerd --local", () => {
   });
 
   it("treats a closed stdout (EPIPE) as the controller closing: no exception, the harness group ended, exit 0", async () => {
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0"], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0", "--harness-ready-ms", "30000"], { stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (code, signal) => resolve([code, signal])));
