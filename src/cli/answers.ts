@@ -1,6 +1,7 @@
 import { readFileBounded } from "../contract/bounded-read.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { createInterface } from "node:readline/promises";
+import { actionForChoice } from "../harness/acp/permissions.js";
 
 /** A request as `runtime_request.created` carries it, with what the prompt needs. */
 export interface PendingRequest {
@@ -44,7 +45,7 @@ export async function promptForResolution(request: PendingRequest, output: NodeJ
       for (;;) {
         const answer = (await rl.question("  choose a number: ")).trim();
         const choice = request.choices[Number(answer) - 1];
-        if (choice) return { action: choice.key === "deny" ? "decline" : "accept", choice: choice.key };
+        if (choice) return { action: actionForChoice(choice.key), choice: choice.key };
       }
     }
     if (request.input) {

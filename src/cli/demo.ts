@@ -3,17 +3,23 @@ import type { Command } from "commander";
 import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile } from "../authority/server-key-source.js";
 import { writeNativeExecutionBundle } from "../bundle/native-execution.js";
-import type { LoadedScript } from "../harness/script-file.js";
+import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { reduceEvents } from "../reducer/index.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
 import { parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
-import { scriptFromOption } from "./script-option.js";
+import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
+import { agentTarget, scriptTarget, type RunTarget } from "./run-target.js";
 
 interface DemoOptions {
   script?: string;
+  agent?: string;
+  prompt?: string;
+  agentCwd?: string;
+  agentEnv?: Record<string, string>;
+  permissionPolicy: PermissionPolicy;
   fault?: string;
   json?: boolean;
   delayMs?: number;
@@ -24,10 +30,14 @@ interface DemoOptions {
 }
 
 export function registerDemo(program: Command): void {
-  program
-    .command("demo")
-    .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness, over the encrypted WebSocket")
-    .option("--script <name|file>", "the fake harness script (default happy-path)")
+  withAgentOptions(
+    program
+      .command("demo")
+      .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness or an ACP agent, over the encrypted WebSocket")
+      .option("--script <name|file>", "the fake harness script (default happy-path)"),
+    "instead of --script: an Agent Client Protocol agent's command line, driven durably",
+    permissionPolicyOption("deny", "with --agent: who answers the agent's permission requests: deny or allow-reads (nobody is asked in a demo)"),
+  )
     .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
     .option("--seed <n>", "with --fault: seed every random choice; without it a seed is drawn and printed", parseSeed)
     .option("--at <n>", "with --fault crash-after-commit or crash-after-journal: the exact kill point", parsePositiveInt)
@@ -47,6 +57,7 @@ and the native execution bundle.
 Examples:
   npm start
   prp demo --script error
+  prp demo --agent "npx -y @zed-industries/claude-code-acp" --prompt "explain this repo"
   prp demo --fault socket-drop
   prp demo --fault runner-restart --seed 7
   prp demo --json`,
@@ -59,7 +70,10 @@ Examples:
 
 async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   if (opts.seed !== undefined || opts.at !== undefined) return program.error("--seed and --at choose a fault's kill point: use them with --fault", { exitCode: 2 });
-  const script = scriptFromOption(program, opts.script ?? "happy-path");
+  if (opts.agent && (opts.script || !opts.prompt)) return program.error("--agent needs --prompt <text>, and no --script", { exitCode: 2 });
+  if (opts.agent && opts.permissionPolicy === "ask") return program.error("a demo has nobody to ask: use --permission-policy deny or allow-reads", { exitCode: 2 });
+  const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script ?? "happy-path");
+  const agentFlags = { agentCommand: opts.agent!, permissionPolicy: opts.permissionPolicy, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}) };
   const serverKey = opts.serverKeyFile === undefined ? undefined : serverKeyOption(program, opts.serverKeyFile);
   const show = (line: string) => {
     if (!opts.json) console.log(line);
@@ -68,7 +82,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   let facts: DurableRunFacts;
   try {
     facts = await runDurable({
-      script,
+      ...(opts.agent ? { agent: { runnerdArgs: agentRunnerdArgs(agentFlags), prompt: opts.prompt! } } : { script: target.script! }),
       dir: resolve(opts.out, "demo"),
       ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
       ...(serverKey ? { serverKey } : {}),
@@ -78,7 +92,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   } finally {
     serverKey?.destroy();
   }
-  return reportDurableRun(facts, script, opts.json === true, show);
+  return reportDurableRun(facts, target, opts.json === true, show);
 }
 
 /** A key file refused (mode, owner, symlink, contents) is a usage error with its code, before anything starts. */
@@ -92,7 +106,7 @@ function serverKeyOption(program: Command, path: string): ServerKey {
 }
 
 /** The closing report of a durable run: states, result, session, transport counters, bundle. */
-export function reportDurableRun(facts: DurableRunFacts, script: LoadedScript, json: boolean, show: (line: string) => void): number {
+export function reportDurableRun(facts: DurableRunFacts, target: RunTarget, json: boolean, show: (line: string) => void): number {
   const { events } = facts;
   if (!events.some((e) => e.eventType === "run.terminal")) {
     process.stderr.write(`prp: no run.terminal was committed; the runner exited (${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")})\n${facts.runnerLogs.flat().join("\n")}\n`);
@@ -100,8 +114,8 @@ export function reportDurableRun(facts: DurableRunFacts, script: LoadedScript, j
   }
   const snapshot = reduceEvents(null, null, events);
   const { path, bundle } = writeNativeExecutionBundle(join(facts.dir, "bundle"), {
-    runId: facts.runId, caseId: script.script.name, attemptId: "attempt_1", scriptBytes: script.bytes, events,
-    config: { script: script.script.name, transport: "durable" }, durationMs: 0, driverKind: "fake_harness",
+    runId: facts.runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, events,
+    config: { ...target.config, transport: "durable" }, durationMs: 0, driverKind: target.driverKind,
   });
   const terminal = bundle.terminal;
   const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as { reportedWorkDisposition?: string; summary?: string } | undefined;

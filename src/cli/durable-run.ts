@@ -34,7 +34,10 @@ export interface FaultContext {
 }
 
 export interface DurableRunOptions {
-  script: LoadedScript;
+  /** The fake harness script the runner plays … */
+  script?: LoadedScript;
+  /** … or an ACP agent: its prp-runnerd flags and the turn's prompt. */
+  agent?: { runnerdArgs: string[]; prompt: string };
   delayMs?: number;
   /** The demo's folder: authority/ and runner-state/ go under <dir>/<runId>/. */
   dir: string;
@@ -45,6 +48,12 @@ export interface DurableRunOptions {
   runnerArgs?: string[];
   /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
   crashAt?: string;
+  /**
+   * How long each bootstrap ticket is good for. Default 30 s, not the authority's 5 s: the ticket
+   * is issued before the runner process is spawned, and a loaded machine can take longer than 5 s
+   * to start Node (measured: credential_expired at 7 s under a load average of 20).
+   */
+  ticketTtlMs?: number;
   /** Relaunch a runner that exits 3 (its lease expired), as a controller does, with a new ticket. */
   relaunchAfterLeaseExpiry?: boolean;
   onCommitted?: (event: PrpEvent) => void;
@@ -121,7 +130,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   let runnersStarted = 0;
   const startRunner = async () => {
     runnersStarted++;
-    const ticket = await authority.issueBootstrapTicket(identity.runId, 5_000);
+    const ticket = await authority.issueBootstrapTicket(identity.runId, options.ticketTtlMs ?? 30_000);
     if (!ticket.ok) throw new Error(`${ticket.error.code}: ${ticket.error.message}`);
     facts.tickets.push(ticket.value.token);
     runner = new SupervisedProcess({
@@ -130,7 +139,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
         "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
-        "--script", resolve(options.script.path), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
+        ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
       ],
       env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
       cwd: dir,
@@ -171,7 +180,8 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
     await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo" });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });
-    await authority.queueCommand(identity.runId, "turn.start", { text: `Play the ${options.script.script.name} script.`, turnId: identity.turnId });
+    const text = options.agent ? options.agent.prompt : `Play the ${options.script!.script.name} script.`;
+    await authority.queueCommand(identity.runId, "turn.start", { text, turnId: identity.turnId });
     await startRunner();
     // The run ends when its terminal is committed and the current runner has exited.
     for (;;) {

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { reportDurableRun } from "./demo.js";
+import { targetOfScript } from "./run-target.js";
 import type { FaultVerdict } from "./fault-judge.js";
 import { runFaultOnce } from "./fault-run.js";
 import { FAULTS } from "./faults.js";
@@ -46,7 +47,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     note: (text) => show(`  ! ${text}`),
   });
   if (plan.chosen) show(`  kill point      ${plan.chosen}`);
-  reportDurableRun(facts, script, false, show);
+  reportDurableRun(facts, targetOfScript(script), false, show);
   if (opts.json) console.log(JSON.stringify({ fault: name, seed, ...(plan.chosen ? { killPoint: plan.chosen } : {}), ...verdict }));
   else showVerdict(verdict, show);
   return verdict.passed ? 0 : 1;

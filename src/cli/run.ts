@@ -7,14 +7,22 @@ import { reduceEvents } from "../reducer/index.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
 import type { CommandReceipt } from "../runner/stream.js";
+import type { PermissionPolicy } from "../harness/acp/permissions.js";
+import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { parseNonNegativeInt } from "./options.js";
-import { scriptFromOption } from "./script-option.js";
+import { agentTarget, scriptTarget } from "./run-target.js";
+import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
 
 interface RunOptions {
-  script: string;
+  script?: string;
+  agent?: string;
+  prompt?: string;
+  agentCwd?: string;
+  agentEnv?: Record<string, string>;
+  permissionPolicy?: PermissionPolicy;
   answer?: string;
   json?: boolean;
   delayMs?: number;
@@ -24,10 +32,14 @@ interface RunOptions {
 }
 
 export function registerRun(program: Command): void {
-  program
-    .command("run")
-    .description("run a fake harness script through the local runner, as a controller would, and write its native execution bundle")
-    .requiredOption("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line) or a script file")
+  withAgentOptions(
+    program
+      .command("run")
+      .description("run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle")
+      .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line) or a script file"),
+    "instead of --script: an Agent Client Protocol agent's command line (e.g. \"npx -y @zed-industries/claude-code-acp\")",
+    permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests: ask (you, or --answer), deny, allow-reads (default: ask at a terminal or with --answer, else deny)"),
+  )
     .option("--answer <file>", "answers to the run's requests: a JSON object from request id to resolution")
     .option("--json", "print only the PRP events, one JSON per line, on stdout (the summary goes to stderr)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
@@ -47,7 +59,13 @@ session, and writes .prp/runs/<runId>/native-execution.json with its transcript 
 artifacts. Exit status: 0 when the run succeeded, 1 when it failed or was cancelled,
 2 on bad usage.
 
+With --agent, the runner drives a real agent over the Agent Client Protocol: its answer
+streams live, its tool calls, plans and diffs are shown as they happen, and its permission
+requests are asked at the terminal (or answered by --permission-policy). Agents are your own
+installed commands, logged in with your own credentials.
+
 Examples:
+  prp run --agent "npx -y @zed-industries/claude-code-acp" --prompt "fix the failing test"
   prp run --script happy-path
   prp run --script permission-input --answer answers.json
   prp run --json --script error --delay-ms 0 | prp replay --events -`,
@@ -59,8 +77,10 @@ Examples:
 
 async function runScenario(program: Command, opts: RunOptions): Promise<number> {
   const fail = (message: string) => program.error(message, { exitCode: 2 });
-  const script = scriptFromOption(program, opts.script);
-  const scriptPath = script.path;
+  if (!opts.script === !opts.agent) fail("choose one: --script <name|file> (a fake harness) or --agent <cmd> (an ACP agent)");
+  if (opts.agent && !opts.prompt) fail("--agent needs --prompt <text>");
+  if (!opts.agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy)) fail("--prompt, --agent-cwd, --agent-env and --permission-policy go with --agent");
+  const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script!);
   let answers = new Map<string, Resolution>();
   try {
     if (opts.answer) answers = loadAnswers(opts.answer);
@@ -71,9 +91,12 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   if (!RUNNER_ID_PATTERN.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
 
   const tty = !opts.json && process.stdout.isTTY === true;
+  // Without a person or an answer file to ask, an agent's permission requests are refused by policy.
+  const policy = opts.permissionPolicy ?? (tty || opts.answer ? "ask" : "deny");
   const show = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);
   const spinner = new Spinner(tty ? process.stdout : null);
   const events: PrpEvent[] = [];
+  const live = new LiveTurn((text) => { spinner.clear(); process.stdout.write(text); });
   const started = Date.now();
   let interruptSent = false;
   let cancelSent = false;
@@ -82,12 +105,15 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const terminalSeen = new Promise<void>((r) => (resolveTerminal = r));
 
   const client: LocalRunnerClient = new LocalRunnerClient({
-    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, scriptPath,
+    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`,
+    ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
+    ...(opts.agent ? { extraArgs: agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) } : {}),
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onEvent: (event) => {
       events.push(event);
       spinner.clear();
       if (opts.json) process.stdout.write(`${JSON.stringify(event)}\n`);
+      else if (opts.agent) live.show(event);
       else show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);
       void react(event);
     },
@@ -110,7 +136,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     } else if (event.eventType === "runtime.phase.changed" && payload.phase === "awaiting_interrupt" && !interruptSent) {
       interruptSent = true;
       client.send("turn.interrupt", { reason: "operator" });
-    } else if (event.eventType === "runtime_request.created") {
+    } else if (event.eventType === "runtime_request.created" && !(opts.agent && policy !== "ask")) {
       const request = payload.request as PendingRequest;
       const resolution = answers.get(request.requestId) ?? (tty ? await ask(request) : null);
       if (resolution) client.send("request.resolve", { requestId: request.requestId, turnId: event.turnId, resolution });
@@ -146,12 +172,13 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
 
   client.send("run.prepare", { workspace: "local" });
   client.send("session.open", { reuse: "new_per_run" });
-  client.send("turn.start", { text: `Play the ${script.script.name} script.` });
+  client.send("turn.start", { text: target.turnText });
   if (opts.duplicateTurnCommand) client.send("turn.start", { text: "a second turn.start: the runner must refuse it" });
   spinner.start();
 
   const exit = await Promise.race([client.exited(), terminalSeen.then(() => client.exited())]);
   spinner.stop();
+  live.end();
   process.off("SIGINT", onSigint);
   if (!sawTerminal) {
     process.stderr.write(`prp run: the runner exited (${exit.exitCode ?? exit.signal}) without a run.terminal\n${client.stderrTail().join("\n")}\n`);
@@ -160,9 +187,9 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
 
   const dir = join(opts.out, "runs", runId);
   const { path, bundle } = writeNativeExecutionBundle(dir, {
-    runId, caseId: script.script.name, attemptId: "attempt_1", scriptBytes: script.bytes, events,
-    config: { script: script.script.name, delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
-    durationMs: Date.now() - started, driverKind: "fake_harness",
+    runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, events,
+    config: { ...target.config, ...(opts.agent ? { permissionPolicy: policy } : {}), delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
+    durationMs: Date.now() - started, driverKind: target.driverKind,
   });
   const problems = bundleFileProblems(path, bundle);
   if (problems.length > 0) process.stderr.write(`prp run: the bundle does not match its files:\n${problems.join("\n")}\n`);

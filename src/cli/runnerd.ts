@@ -2,6 +2,8 @@ import { Command, Option } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
+import { AcpDriver } from "../harness/acp/acp-driver.js";
+import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
@@ -9,6 +11,7 @@ import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner
 import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
+import { ACP_READY_MS, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
@@ -33,8 +36,12 @@ interface RunnerdOptions {
   runId?: string;
   sessionId?: string;
   runnerId?: string;
-  harness: "fake";
+  harness: "fake" | "acp";
   script?: string;
+  agentCommand?: string;
+  agentCwd?: string;
+  agentEnv?: Record<string, string>;
+  permissionPolicy: PermissionPolicy;
   fakeHarness?: string;
   delayMs?: number;
   logMaxLines: number;
@@ -63,7 +70,11 @@ const program = new Command("prp-runnerd")
   .option("--run-id <id>", "the run this runner serves")
   .option("--session-id <id>", "the normalized session id")
   .option("--runner-id <id>", "this runner instance: the source of its events")
-  .addOption(new Option("--harness <driver>", "the harness driver: fake (a scripted fake harness)").choices(["fake"]).default("fake"))
+  .addOption(new Option("--harness <driver>", "the harness driver: fake (a scripted fake harness) or acp (an Agent Client Protocol agent)").choices(["fake", "acp"]).default("fake"))
+  .option("--agent-command <cmd>", "--harness acp: the agent's command line, run by /bin/sh (e.g. \"npx -y @zed-industries/claude-code-acp\")")
+  .option("--agent-cwd <dir>", "--harness acp: the agent's working directory and session cwd (default: this directory)", parseAgentCwd)
+  .option("--agent-env <K=V>", "--harness acp: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
+  .addOption(permissionPolicyOption("deny", "--harness acp: who answers the agent's permission requests: ask (the controller, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest)"))
   .option("--script <name|file>", "--harness fake: the script to play (a file, or a scenario name)")
   .option("--fake-harness <path>", "--harness fake: another executable speaking the fake-harness protocol, given --script FILE (default: this package's fake harness)")
   .option("--delay-ms <n>", "passed to the harness: every delay step takes this long", parseNonNegativeInt)
@@ -104,7 +115,8 @@ the authority could never store it. An error inside the runner that nothing hand
 run the same way, with runner_internal_error; if even that fails, the runner exits 70 (local)
 or 4 (durable) with the error on stderr.
 
-Harness drivers: --harness fake (default) plays --script NAME|FILE.
+Harness drivers: --harness fake (default) plays --script NAME|FILE; --harness acp runs
+--agent-command, an agent speaking the Agent Client Protocol on its stdio (see README).
 
 Examples:
   prp-runnerd --local --run-id run_1 --session-id session_1 --runner-id runner_1 --script happy-path
@@ -124,18 +136,25 @@ const durable = opts.connectUrl !== undefined;
 const required = durable ? (["runId", "sessionId", "runnerId", "stateDir", "environmentLeaseId", "turnId", "itemId"] as const) : (["runId", "sessionId", "runnerId"] as const);
 for (const key of required) if (!opts[key]) program.error(`${flag(key)} is required in ${durable ? "durable" : "--local"} mode`, { exitCode: 2 });
 if (opts.harness === "fake" && !opts.script) program.error("--harness fake needs --script <name|file>", { exitCode: 2 });
+if (opts.harness === "acp" && !opts.agentCommand) program.error("--harness acp needs --agent-command <cmd>", { exitCode: 2 });
 if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
   if (!RUNNER_ID_PATTERN.test(opts[key]!)) program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
 }
-const scriptPath = scriptFromOption(program, opts.script!).path;
-
-const driver = new FakeHarnessDriver({
-  scriptPath,
-  ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
-  ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
-  maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs,
-});
+const limits = { maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs };
+const driver = opts.harness === "acp"
+  ? new AcpDriver({
+    command: opts.agentCommand!, cwd: opts.agentCwd ?? process.cwd(), ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
+    permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits,
+  })
+  : new FakeHarnessDriver({
+    scriptPath: scriptFromOption(program, opts.script!).path,
+    ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
+    ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
+    ...limits,
+  });
+// An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.
+if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default") opts.harnessReadyMs = ACP_READY_MS;
 
 process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
 let signalled: StopSignal | null = null;

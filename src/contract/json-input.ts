@@ -48,9 +48,9 @@ export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed 
   // JSON.parse keeps one member per name, so a repeated name leaves fewer members than the text has.
   if (shape.members !== memberNamesInText(text)) {
     const duplicate = duplicateMember(text);
-    if (duplicate !== null) {
-      return { ok: false, error: contractError("invalid_json", duplicate.path, `duplicate member name ${JSON.stringify(duplicate.name)}: readers disagree on which value counts, so I-JSON (RFC 7493) forbids it`) };
-    }
+    // No repeated name found although the counts differ: not understood, so refused.
+    const { path, name } = duplicate ?? { path: "", name: "(unlocated)" };
+    return { ok: false, error: contractError("invalid_json", path, `duplicate member name ${JSON.stringify(name)}: readers disagree on which value counts, so I-JSON (RFC 7493) forbids it`) };
   }
   return { ok: true, value, text };
 }

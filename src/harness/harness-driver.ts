@@ -10,8 +10,10 @@ export type HarnessFact =
   /**
    * The harness is up and accepts a session; `pid` is its process group. `resumePoint` says
    * where a replacement harness resumes its predecessor's session (session.reconciled).
+   * `agent` is what the harness says about itself (an ACP agent's info, capabilities and auth
+   * methods), reported in harness.ready.
    */
-  | { kind: "ready"; pid: number; resumePoint: Record<string, unknown> }
+  | { kind: "ready"; pid: number; resumePoint: Record<string, unknown>; agent?: Record<string, unknown> }
   /** A PRP event the harness reports (never a runner-owned family: the machine refuses those). */
   | { kind: "event"; eventType: string; payload: Record<string, unknown>; turnId?: string; itemId?: string }
   /** A semantic run result the harness proposes (becomes run.result.proposed). */

@@ -9,7 +9,8 @@ export interface LocalClientOptions {
   runId: string;
   sessionId: string;
   runnerId: string;
-  scriptPath: string;
+  /** The fake harness script; absent when extraArgs choose another harness. */
+  scriptPath?: string;
   delayMs?: number;
   /** Extra prp-runnerd flags (limits, a different harness). */
   extraArgs?: string[];
@@ -33,7 +34,7 @@ export class LocalRunnerClient {
     const args = [
       join(packageRoot(), "bin/prp-runnerd.js"), "--local",
       "--run-id", options.runId, "--session-id", options.sessionId, "--runner-id", options.runnerId,
-      "--script", options.scriptPath,
+      ...(options.scriptPath ? ["--script", options.scriptPath] : []),
       ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
       ...(options.extraArgs ?? []),
     ];

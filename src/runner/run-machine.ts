@@ -187,7 +187,7 @@ export class RunMachine {
         if (!this.terminating && fact.exit.signal === null) this.exitedOnItsOwn = true;
         break;
       case "ready":
-        this.onReady(fact.pid, fact.resumePoint);
+        this.onReady(fact.pid, fact.resumePoint, fact.agent);
         break;
       case "event":
         this.onHarnessEvent(fact);
@@ -206,10 +206,10 @@ export class RunMachine {
     return this.flush();
   }
 
-  private onReady(pid: number, resumePoint: Record<string, unknown>): void {
+  private onReady(pid: number, resumePoint: Record<string, unknown>, agent?: Record<string, unknown>): void {
     this.harnessReady = true;
     this.do({ kind: "disarm_timer", timer: "ready" });
-    this.emit("harness.ready", { pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}) });
+    this.emit("harness.ready", { pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}), ...(agent ? { agent } : {}) });
     if (this.restarting) {
       // The replacement resumes the session where its predecessor stopped (§5.10 harness-restart).
       this.restarting = false;
@@ -295,7 +295,8 @@ export class RunMachine {
     if (!this.harnessReady && !this.intent && this.harnessTrusted) {
       this.violation(`harness did not say ready: it exited (${JSON.stringify(gone.exit)}) first`);
     }
-    const crashed = !this.terminating && gone.exit.signal !== null && this.sessionOpened;
+    // A driver that ended its harness on purpose (an ACP agent after its turn) reports success: no crash.
+    const crashed = !this.terminating && gone.exit.signal !== null && !gone.exit.success && this.sessionOpened;
     if (crashed && this.harnessRestarts < (this.options.harnessRestartLimit ?? 1)) {
       this.harnessRestarts++;
       this.emit("harness.exited", { ...gone.exit, semanticResultObserved: this.result !== null, log: gone.log, restarting: true });

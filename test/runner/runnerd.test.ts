@@ -14,13 +14,17 @@ import { AT, result } from "../contract/samples.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
 
-/** Starts prp-runnerd --local on a scenario (a name) or a script file (a path). */
+/**
+ * Starts prp-runnerd --local on a scenario (a name) or a script file (a path). The harness gets
+ * 30 s to say ready: on a loaded machine the protocol's 2 s can pass before a Node child starts,
+ * and these tests are not about that timeout.
+ */
 function start(script: string, extraArgs: string[] = []) {
   const events: PrpEvent[] = [];
   const receipts: CommandReceipt[] = [];
   const bad: string[] = [];
   const client = new LocalRunnerClient({
-    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs,
+    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs: ["--harness-ready-ms", "30000", ...extraArgs],
     onEvent: (e) => events.push(e),
     onReceipt: (r) => receipts.push(r),
     onBadLine: (l) => bad.push(l),
@@ -160,7 +164,7 @@ describe("prp-runnerd --local", () => {
   });
 
   it("treats a closed stdout (EPIPE) as the controller closing: no exception, the harness group ended, exit 0", async () => {
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0"], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0", "--harness-ready-ms", "30000"], { stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (code, signal) => resolve([code, signal])));

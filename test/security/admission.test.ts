@@ -6,6 +6,7 @@ import { after, describe, it } from "node:test";
 import { authKey, clientProof, RUNNER_CONNECT_PATH_PREFIX } from "../../src/transport/index.js";
 import { ManualTimers } from "../support/manual-timers.js";
 import { within } from "../support/within.js";
+import { STILL_HEARTBEAT } from "../transport/support.js"; // a runner here answers no ping and must not be closed for it
 import { HandRunner, RawWsClient, SecureAuthority, answerWithProof, until } from "./support.js";
 
 /**
@@ -56,7 +57,7 @@ describe("admission: idle and unauthenticated connections", () => {
   }
 
   it("a socket that sends nothing is answered 408 and closed at the headers timeout, not Node's 90 s; an upgraded runner is not", async () => {
-    const authority = await start({ connections: { headersTimeoutMs: 300 } });
+    const authority = await start({ connections: { headersTimeoutMs: 1_000 }, heartbeat: STILL_HEARTBEAT });
     const run = await authority.newRun();
     const runner = await HandRunner.dial(authority.url(run.runId), run);
     try {
@@ -83,7 +84,7 @@ describe("admission: idle and unauthenticated connections", () => {
 
   it("the handshake deadline runs from the TCP accept: a socket not authenticated by then is destroyed; an authenticated one is not", async () => {
     const timers = new ManualTimers();
-    const authority = await start({ connections: { headersTimeoutMs: 60_000, handshakeDeadlineMs: 3_000, timers } });
+    const authority = await start({ connections: { headersTimeoutMs: 60_000, handshakeDeadlineMs: 3_000, timers }, heartbeat: STILL_HEARTBEAT });
     const run = await authority.newRun();
     const idle = await tcp(authority);
     const idleClosed = reply(idle, "the deadline to destroy a socket that never sent a byte");
@@ -136,7 +137,7 @@ describe("admission: idle and unauthenticated connections", () => {
 
   it("unauthenticated sockets are capped per address (429) and in total (503); a closed one makes room", async () => {
     // Held sockets send nothing: under a long headers timeout they stay unauthenticated throughout.
-    const authority = await start({ connections: { headersTimeoutMs: 60_000, maxUnauthenticatedPerAddress: 2, maxUnauthenticated: 3 } });
+    const authority = await start({ connections: { headersTimeoutMs: 60_000, maxUnauthenticatedPerAddress: 2, maxUnauthenticated: 3 }, heartbeat: STILL_HEARTBEAT });
     const run = await authority.newRun();
     const path = connectPath(run.runId);
     const refusal = async (from: string) => {

@@ -1,0 +1,53 @@
+import { existsSync, statSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { PERMISSION_POLICIES, type PermissionPolicy } from "../harness/acp/permissions.js";
+
+/** An ACP agent gets longer than the fake harness to say ready: `npx` may install it first. */
+export const ACP_READY_MS = 60_000;
+
+/** `--agent-env K=V`, repeatable: the variables an agent gets on top of PATH and HOME. */
+export function collectAgentEnv(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf("=");
+  const name = value.slice(0, at);
+  if (at < 1 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new InvalidArgumentError(`expected NAME=VALUE with a variable name, got "${value}"`);
+  return { ...previous, [name]: value.slice(at + 1) };
+}
+
+/** `--agent-cwd`: an existing directory, made absolute (ACP session paths are absolute). */
+export function parseAgentCwd(value: string): string {
+  const dir = isAbsolute(value) ? value : resolve(value);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InvalidArgumentError(`"${value}" is not a directory`);
+  return dir;
+}
+
+export const permissionPolicyOption = (defaultPolicy: PermissionPolicy | undefined, description: string): Option => {
+  const option = new Option("--permission-policy <policy>", description).choices([...PERMISSION_POLICIES]);
+  return defaultPolicy ? option.default(defaultPolicy) : option;
+};
+
+export interface AgentFlags {
+  agentCommand: string;
+  agentCwd?: string;
+  agentEnv?: Record<string, string>;
+  permissionPolicy: PermissionPolicy;
+}
+
+/** The prp-runnerd flags that select an ACP agent. */
+export function agentRunnerdArgs(flags: AgentFlags): string[] {
+  return [
+    "--harness", "acp", "--agent-command", flags.agentCommand, "--permission-policy", flags.permissionPolicy,
+    ...(flags.agentCwd ? ["--agent-cwd", flags.agentCwd] : []),
+    ...Object.entries(flags.agentEnv ?? {}).flatMap(([k, v]) => ["--agent-env", `${k}=${v}`]),
+  ];
+}
+
+/** `--agent`, `--prompt`, `--agent-cwd`, `--agent-env` and `--permission-policy` on a controller command. */
+export function withAgentOptions(command: Command, agentHelp: string, policy: Option): Command {
+  return command
+    .option("--agent <cmd>", agentHelp)
+    .option("--prompt <text>", "with --agent: what the turn asks the agent")
+    .option("--agent-cwd <dir>", "with --agent: the agent's working directory (default: this directory)", parseAgentCwd)
+    .option("--agent-env <K=V>", "with --agent: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
+    .addOption(policy);
+}

@@ -1,0 +1,272 @@
+import * as acp from "@agentclientprotocol/sdk";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { HarnessDriver, HarnessListener, SessionOpen } from "../harness-driver.js";
+import { DEFAULT_MAX_LINE_BYTES } from "../line-reader.js";
+import { whenGone } from "../gone.js";
+import { SupervisedProcess } from "../supervisor.js";
+import { outcomeFor, policyAction, type PermissionOutcome, type PermissionPolicy } from "./permissions.js";
+import { AcpProjection, type AcpInput } from "./projection.js";
+
+export interface AcpDriverOptions {
+  /** The agent's command line, run by /bin/sh (e.g. `npx -y @zed-industries/claude-code-acp`). */
+  command: string;
+  /** The agent's working directory and the cwd of its ACP session (absolute). */
+  cwd: string;
+  /** Variables for the agent on top of PATH and HOME (`--agent-env K=V`). */
+  env?: Record<string, string>;
+  /** Who answers a permission request the controller is not asked about. */
+  permissionPolicy: PermissionPolicy;
+  runId: string;
+  sessionId: string;
+  maxLineBytes?: number;
+  logMaxLines?: number;
+  logMaxBytes?: number;
+  /** SIGTERM → SIGKILL grace for the agent's group. */
+  graceMs?: number;
+  /** How long a cancelled turn or a finished agent gets before its group is ended (default 2 s). */
+  settleMs?: number;
+  clientVersion?: string;
+}
+
+type Obj = Record<string, unknown>;
+const key = (id: unknown): string => JSON.stringify(id ?? null);
+
+/** One agent process and its ACP connection. */
+interface Agent {
+  h: SupervisedProcess;
+  listener: HarnessListener;
+  /** Feeds the projection and passes its facts on, in order. */
+  emit(input: AcpInput): void;
+  projection: AcpProjection;
+  agent: acp.ClientContext;
+  connection: acp.ClientConnection;
+  initialized: Promise<boolean>;
+  session: Promise<boolean> | null;
+  prompt: Promise<unknown> | null;
+  /** SDK permission handlers waiting for an answer, by the provider's request id. */
+  answers: Map<string, (outcome: PermissionOutcome) => void>;
+  /** Answers given before the SDK handed the request to its handler. */
+  early: Map<string, PermissionOutcome>;
+  ending: boolean;
+  /** The driver ended the agent itself after its turn was over (not a crash). */
+  endedAfterTurn: boolean;
+}
+
+/**
+ * A harness that speaks the Agent Client Protocol (JSON-RPC 2.0 over the agent's stdio), driven
+ * through the official SDK's client app. The agent runs in its own process group under an
+ * orphan guard. Every line it writes is read here first (the tap): the projection turns the
+ * wire, in order, into PRP facts — including what the SDK would drop silently — and only then
+ * does the SDK see it. The client offers no file system and no terminal (`fs: false`,
+ * `terminal: false`): the agent works in its own cwd with its own tools.
+ */
+export class AcpDriver implements HarnessDriver {
+  readonly kind = "acp";
+  readonly command: string;
+  private current: Agent | null = null;
+  /** The ACP session of the previous agent process: a replacement loads it when it can. */
+  private previousSessionId: string | null = null;
+  /** Agent processes started so far. */
+  private generation = 0;
+  /** The turn's prompt: a replacement agent is given it again (the runner restarts a turn without its text). */
+  private turnText = "";
+
+  constructor(private readonly options: AcpDriverOptions) {
+    this.command = options.command;
+  }
+
+  start(listener: HarnessListener): void {
+    const o = this.options;
+    const limit = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    const projection = new AcpProjection({ runId: o.runId, sessionId: o.sessionId, cwd: o.cwd, generation: ++this.generation });
+    const emit = (input: AcpInput) => {
+      for (const fact of projection.project(input)) listener.fact(fact);
+    };
+    let incoming!: ReadableStreamDefaultController<acp.AnyMessage>;
+    const h = new SupervisedProcess({
+      command: "/bin/sh",
+      args: ["-c", `exec ${o.command}`],
+      cwd: o.cwd,
+      env: { ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env },
+      maxLineBytes: limit,
+      ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
+      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
+      ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
+      onLine: (text) => {
+        let message: unknown;
+        try {
+          message = JSON.parse(text);
+        } catch {
+          return emit({ kind: "unparsable", text });
+        }
+        emit({ kind: "received", message });
+        try {
+          incoming.enqueue(message as acp.AnyMessage);
+        } catch {
+          // the connection is closed: nothing reads the agent any more
+        }
+      },
+      onOversize: (bytes) => listener.fact({ kind: "violation", message: `the agent wrote a stdout line of ${bytes} bytes, over the ${limit}-byte limit` }),
+    });
+    emit({ kind: "spawned", pid: h.pid });
+    const stream: acp.Stream = {
+      readable: new ReadableStream<acp.AnyMessage>({ start: (c) => void (incoming = c) }),
+      writable: new WritableStream<acp.AnyMessage>({
+        write: (message) => {
+          emit({ kind: "sent", message });
+          h.writeLine(JSON.stringify(message));
+        },
+      }),
+    };
+    const answers = new Map<string, (outcome: PermissionOutcome) => void>();
+    const app = acp.client({ name: "prp-kit" })
+      .onRequest(acp.methods.client.session.requestPermission, ({ params, requestId }) => new Promise<acp.RequestPermissionResponse>((resolve) => {
+        // The tap projected the request before the SDK called this handler: a controller may have answered already.
+        const early = agent.early.get(key(requestId));
+        if (early) {
+          agent.early.delete(key(requestId));
+          return resolve({ outcome: early });
+        }
+        answers.set(key(requestId), (outcome) => resolve({ outcome }));
+        const action = policyAction(o.permissionPolicy, params.toolCall.kind);
+        if (action) this.answer(requestId, { action }, "policy");
+      }))
+      .onNotification(acp.methods.client.session.update, () => {}); // projected from the tap, in wire order
+    const connection = app.connect(stream);
+    const agent: Agent = {
+      h, listener, emit, projection, agent: connection.agent, connection, answers, early: new Map(), session: null, prompt: null, ending: false, endedAfterTurn: false,
+      initialized: connection.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientInfo: { name: "prp-kit", version: o.clientVersion ?? "0" },
+      }).then(() => true, () => false),
+    };
+    this.current = agent;
+    void whenGone(h, o.graceMs).then((gone) => {
+      const exit = gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`;
+      if (agent.projection.sessionId) this.previousSessionId = agent.projection.sessionId;
+      emit({ kind: "exited", exit, restartable: !agent.ending && gone.exit.signal !== null });
+      connection.close();
+      for (const resolve of answers.values()) resolve({ outcome: "cancelled" });
+      if (this.current === agent) this.current = null;
+      // Ended by the driver after its turn was over: that is how an ACP agent's run ends, not a failure.
+      listener.gone(agent.endedAfterTurn && !gone.exit.success ? { ...gone, exit: { ...gone.exit, success: true } } : gone);
+    });
+  }
+
+  openSession(open: SessionOpen): void {
+    const a = this.current;
+    if (!a) return;
+    a.session = a.initialized.then(async (ok) => {
+      if (!ok) return false;
+      const load = open.resume && this.previousSessionId !== null && a.projection.capabilities.loadSession === true;
+      try {
+        if (load) await a.agent.request(acp.methods.agent.session.load, { sessionId: this.previousSessionId!, cwd: this.options.cwd, mcpServers: [] });
+        else await a.agent.request(acp.methods.agent.session.new, { cwd: this.options.cwd, mcpServers: [] });
+        return a.projection.sessionId !== null;
+      } catch {
+        return false; // the projection reported the error (session.failed)
+      }
+    });
+  }
+
+  startTurn(turn: { turnId: string; text?: string }): void {
+    const a = this.current;
+    if (!a) return;
+    a.emit({ kind: "turn", turnId: turn.turnId });
+    if (turn.text !== undefined) this.turnText = turn.text;
+    a.prompt = (a.session ?? Promise.resolve(false)).then(async (ok) => {
+      if (!ok || a.projection.sessionId === null) {
+        a.emit({ kind: "turn_refused", message: "the agent has no session: session/new failed, so the prompt was not sent" });
+      } else {
+        const prompt = [{ type: "text" as const, text: this.turnText }];
+        await a.agent.request(acp.methods.agent.session.prompt, { sessionId: a.projection.sessionId, prompt }).catch(() => undefined); // its answer is projected from the tap
+      }
+      await this.endAfterTurn(a);
+    });
+  }
+
+  interrupt(reason: string): void {
+    const a = this.current;
+    if (a) this.cancelTurn(a, "interrupt", reason);
+  }
+
+  resolveRequest(requestId: string, resolution: Record<string, unknown>): void {
+    const a = this.current;
+    if (!a) return;
+    const providerId = a.projection.providerRequestId(requestId);
+    if (providerId === undefined) return this.note(a, "acp_unknown_request", `request.resolve for ${requestId}, which the agent is not waiting on`);
+    this.answer(providerId, resolution, "controller");
+  }
+
+  /** Answers a permission request the agent is waiting on, and says who decided. */
+  private answer(providerId: unknown, resolution: Record<string, unknown>, by: "controller" | "policy"): void {
+    const a = this.current;
+    const options = a?.projection.permissionOptions(providerId);
+    if (!a || !options || a.early.has(key(providerId))) return;
+    const outcome = outcomeFor(resolution, options);
+    if ("error" in outcome) return this.note(a, "acp_resolution_refused", `cannot answer the agent's permission request: ${outcome.error}`);
+    a.emit({ kind: "decided", providerRequestId: providerId, by, ...(by === "policy" ? { policy: this.options.permissionPolicy } : {}) });
+    const resolve = a.answers.get(key(providerId));
+    if (!resolve) return void a.early.set(key(providerId), outcome);
+    a.answers.delete(key(providerId));
+    resolve(outcome);
+  }
+
+  stop(): void {
+    const a = this.current;
+    if (!a) return;
+    if (a.prompt && !a.ending) {
+      this.cancelTurn(a, "cancel", "runner");
+      void sleep(this.settleMs()).then(() => a.h.terminate());
+    } else {
+      void a.h.terminate();
+    }
+  }
+
+  pause(): void {
+    this.current?.h.pause();
+  }
+
+  resume(): void {
+    this.current?.h.resume();
+  }
+
+  /** session/cancel, then every open permission request answered `cancelled` (ACP requires it). */
+  private cancelTurn(a: Agent, why: "interrupt" | "cancel", reason: string): void {
+    if (!a.prompt || a.ending || !a.projection.sessionId) return;
+    a.emit({ kind: "cancelling", why, reason });
+    void a.agent.notify(acp.methods.agent.session.cancel, { sessionId: a.projection.sessionId }).catch(() => {});
+    for (const [k, resolve] of a.answers) {
+      a.answers.delete(k);
+      resolve({ outcome: "cancelled" });
+    }
+    // An agent that does not answer the cancelled prompt is ended after the settle time.
+    void sleep(this.settleMs()).then(() => {
+      if (!a.ending) void a.h.terminate();
+    });
+  }
+
+  /** The turn is over: session/close when the agent offers it, end of stdin, and the group ends. */
+  private async endAfterTurn(a: Agent): Promise<void> {
+    if (a.ending) return;
+    a.ending = true;
+    const sessionId = a.projection.sessionId;
+    const caps = a.projection.capabilities.sessionCapabilities as Obj | undefined;
+    if (sessionId && caps?.close) {
+      await Promise.race([a.agent.request(acp.methods.agent.session.close, { sessionId }).catch(() => undefined), sleep(this.settleMs())]);
+    }
+    a.h.closeStdin();
+    await Promise.race([a.h.exited, sleep(this.settleMs())]);
+    a.endedAfterTurn = true;
+    await a.h.terminate();
+  }
+
+  private settleMs(): number {
+    return this.options.settleMs ?? 2_000;
+  }
+
+  private note(a: Agent, code: string, message: string): void {
+    a.listener.fact({ kind: "event", eventType: "harness.diagnostic", payload: { code, message } });
+  }
+}

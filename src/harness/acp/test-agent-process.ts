@@ -1,0 +1,120 @@
+/**
+ * A deterministic ACP agent for tests and demos, built on the official SDK:
+ * `node test-agent-process.js --scenario NAME|FILE`. It speaks ACP over its stdio like a real
+ * agent (initialize, session/new, session/load, session/close, session/prompt, session/cancel)
+ * and plays its scenario's steps inside each prompt.
+ */
+import { existsSync, writeFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
+import * as acp from "@agentclientprotocol/sdk";
+import { loadAgentScenario, resolveAgentScenario, type AgentScenario, type AgentStep } from "./test-agent-scenario.js";
+
+const SESSION_ID = "acp_test_session_1";
+const CANCEL_WAIT_MS = 60_000;
+
+function scenarioFromArgs(): AgentScenario {
+  try {
+    const { values } = parseArgs({ options: { scenario: { type: "string" } } });
+    if (!values.scenario) throw new Error("--scenario is required");
+    return loadAgentScenario(resolveAgentScenario(values.scenario));
+  } catch (err) {
+    process.stderr.write(`acp test agent: ${(err as Error).message}\nusage: test-agent-process.js --scenario NAME|FILE\n`);
+    process.exit(2);
+  }
+}
+
+const scenario = scenarioFromArgs();
+/** Every write, the SDK's and the raw ones, goes through here in order. */
+const writeOut = (bytes: Uint8Array | string) => new Promise<void>((resolve) => process.stdout.write(bytes, () => resolve()));
+const output = new WritableStream<Uint8Array>({ write: (chunk) => writeOut(chunk) });
+let cancelled = false;
+let wakeOnCancel: (() => void) | null = null;
+
+/** Scenario paths are relative; ACP paths are absolute: they are taken from the agent's cwd. */
+function inCwd(update: Record<string, unknown>): Record<string, unknown> {
+  const fix = (list: unknown) => (Array.isArray(list) ? list.map((x) => (x && typeof x.path === "string" && !isAbsolute(x.path) ? { ...x, path: join(process.cwd(), x.path) } : x)) : list);
+  return { ...update, ...("locations" in update ? { locations: fix(update.locations) } : {}), ...("content" in update ? { content: fix(update.content) } : {}) };
+}
+
+async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.StopReason | undefined> {
+  const update = (u: Record<string, unknown>) => client.notify(acp.methods.client.session.update, { sessionId: SESSION_ID, update: u as acp.SessionUpdate });
+  switch (step.kind) {
+    case "update":
+      await update(inCwd(step.update));
+      return undefined;
+    case "chunks":
+      for (let i = 0; i < step.count; i++) await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.text } });
+      return undefined;
+    case "raw":
+      await writeOut(`${JSON.stringify(step.message)}\n`);
+      return undefined;
+    case "permission": {
+      const answer = await client.request(acp.methods.client.session.requestPermission, {
+        sessionId: SESSION_ID, toolCall: step.toolCall as acp.ToolCallUpdate, options: step.options as acp.PermissionOption[],
+      });
+      const toolCallId = step.toolCall.toolCallId;
+      if (answer.outcome.outcome === "cancelled") return "cancelled";
+      const chosen = step.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId);
+      const allowed = chosen?.kind.startsWith("allow") === true;
+      await update({ sessionUpdate: "tool_call_update", toolCallId, status: allowed ? "completed" : "failed" });
+      await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `permission outcome: ${chosen?.optionId ?? "unknown option"}` } });
+      return undefined;
+    }
+    case "await_cancel":
+      if (!cancelled) await Promise.race([new Promise<void>((r) => (wakeOnCancel = r)), sleep(CANCEL_WAIT_MS)]);
+      if (!cancelled) throw new acp.RequestError(-32603, `no session/cancel within ${CANCEL_WAIT_MS} ms`);
+      return "cancelled";
+    case "error":
+      throw new acp.RequestError(step.code, step.message);
+    case "crash":
+      process.exit(step.code);
+    case "crash_once": {
+      const marker = join(process.cwd(), step.marker);
+      if (existsSync(marker)) return undefined;
+      writeFileSync(marker, "crashed once\n");
+      process.kill(process.pid, "SIGKILL");
+      return undefined;
+    }
+    case "stderr":
+      process.stderr.write(`${step.text}\n`);
+      return undefined;
+    case "delay":
+      await sleep(step.ms);
+      return undefined;
+  }
+}
+
+const app = acp.agent({ name: "prp-kit-acp-test-agent" })
+  .onRequest(acp.methods.agent.initialize, () => ({
+    protocolVersion: acp.PROTOCOL_VERSION,
+    agentCapabilities: {
+      loadSession: scenario.capabilities?.loadSession === true,
+      ...(scenario.capabilities?.close ? { sessionCapabilities: { close: {} } } : {}),
+    },
+    agentInfo: { name: "prp-kit-acp-test-agent", title: `test agent: ${scenario.name}`, version: "1.0.0" },
+    authMethods: [],
+  }))
+  .onRequest(acp.methods.agent.session.new, () => ({ sessionId: SESSION_ID }))
+  .onRequest(acp.methods.agent.session.load, () => ({}))
+  .onRequest(acp.methods.agent.session.close, () => ({}))
+  .onNotification(acp.methods.agent.session.cancel, () => {
+    cancelled = true;
+    wakeOnCancel?.();
+  })
+  .onRequest(acp.methods.agent.session.prompt, async ({ client }) => {
+    cancelled = false;
+    for (const step of scenario.steps) {
+      const stop = await play(step, client);
+      if (stop) return { stopReason: stop };
+      if (cancelled) return { stopReason: "cancelled" as const };
+    }
+    return { stopReason: scenario.stopReason ?? "end_turn" };
+  });
+
+const connection = app.connect(acp.ndJsonStream(output, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
+await connection.closed;
+if (scenario.lingerAfterEof) setInterval(() => {}, 60_000);
+else process.exit(0);

@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { agentRunnerdArgs } from "../../src/cli/agent-options.js";
+import { runDurable, type DurableRunFacts, type FaultStep } from "../../src/cli/durable-run.js";
+import type { PrpEvent } from "../../src/contract/kinds.js";
+import type { PermissionPolicy } from "../../src/harness/acp/permissions.js";
+import { testAgentCommand } from "../harness/acp/drive-agent.js";
+import { describeProcesses, liveGroupMembers } from "../support/processes.js";
+import { until } from "../support/until.js";
+
+/** Once an event of `type` is committed, the controller sends a command built from it. */
+const onEvent = (type: string, command: string, payload: (e: PrpEvent) => Record<string, unknown>): FaultStep => ({
+  afterEvents: 1,
+  act: async (ctx) => {
+    await until(() => ctx.committed().some((e) => e.eventType === type), `a committed ${type}`, 20_000);
+    const e = ctx.committed().find((x) => x.eventType === type)!;
+    await ctx.authority.queueCommand(ctx.runId, command, payload(e));
+  },
+});
+
+describe("ACP agents in durable mode: every scenario through the authority", () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "prp-acp-durable-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = []) => {
+    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: testAgentCommand(scenario), permissionPolicy: policy }), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
+    const types = facts.events.map((e) => e.eventType);
+    assert.equal(types.filter((t) => t === "run.terminal").length, 1, `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`);
+    assert.equal(types.at(-1), "run.terminal");
+    facts.events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "each event committed once, contiguous"));
+    const pid = (facts.events.find((e) => e.eventType === "harness.ready")!.payload as Record<string, number>).pid!;
+    await until(() => liveGroupMembers(pid).length === 0, () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+    return { facts, types, terminal: facts.events.at(-1)!.payload as Record<string, any>, payload: (t: string) => facts.events.find((e) => e.eventType === t)!.payload as Record<string, any> };
+  };
+  const states = (r: { terminal: Record<string, any> }) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
+
+  it("streamed-answer succeeds; the run snapshot says so", async () => {
+    const r = await run("streamed-answer");
+    assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
+    assert.equal(r.payload("item.completed").channel, undefined, "the reasoning item is not on the final channel");
+    assert.equal(r.facts.events.filter((e) => e.eventType === "item.completed").at(-1)!.payload.channel, "final");
+    assert.equal((r.facts.run as DurableRunFacts["run"] & { runTerminalState?: string })?.runTerminalState ?? "succeeded", "succeeded");
+  });
+
+  it("permission asked and answered by the authority: accept → allow_once", async () => {
+    const r = await run("permission", "ask", [onEvent("runtime_request.created", "request.resolve", (e) => ({ requestId: (e.payload as any).request.requestId, turnId: e.turnId, resolution: { action: "accept" } }))]);
+    assert.deepEqual(r.payload("runtime_request.resolved").resolution, { optionId: "allow", optionKind: "allow_once", allowed: true });
+    assert.equal(states(r)[1], "succeeded");
+  });
+
+  it("permission denied by policy", async () => {
+    const r = await run("permission", "deny");
+    assert.deepEqual(r.payload("runtime_request.resolved").decidedBy, { by: "policy", policy: "deny" });
+  });
+
+  it("cancel mid-turn: turn.interrupt from the authority → turn.interrupted", async () => {
+    const r = await run("cancel", "deny", [onEvent("item.delta", "turn.interrupt", (e) => ({ reason: "operator", turnId: e.turnId }))]);
+    assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
+  });
+
+  for (const [scenario, code] of [["agent-error", "agent_internal_error"], ["auth-required", "authentication_required"], ["crash", "agent_exited"]] as const) {
+    it(`${scenario}: turn.failed ${code}, the run failed`, async () => {
+      const r = await run(scenario);
+      assert.equal(r.payload("turn.failed").code, code);
+      assert.equal(states(r)[1], "failed");
+    });
+  }
+
+  it("malformed-update: diagnostics, then success", async () => {
+    const r = await run("malformed-update");
+    assert.equal(r.types.filter((t) => t === "harness.diagnostic").length, 3);
+    assert.equal(states(r)[1], "succeeded");
+  });
+
+  it("long-stream: every chunk reaches the authority (deltas may be coalesced, the text is whole)", async () => {
+    const r = await run("long-stream");
+    const text = r.facts.events.filter((e) => e.eventType === "item.delta").map((e) => (e.payload as any).text).join("");
+    assert.equal(text, "word ".repeat(2000));
+    assert.equal(r.payload("item.completed").text, "word ".repeat(2000));
+  });
+});

@@ -1,0 +1,137 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { decode } from "../../src/contract/index.js";
+import type { PrpEvent } from "../../src/contract/kinds.js";
+import { packageRoot } from "../../src/contract/package-root.js";
+import { testAgentCommand } from "../harness/acp/drive-agent.js";
+import { describeProcesses, liveGroupMembers } from "../support/processes.js";
+import { until } from "../support/until.js";
+import { within } from "../support/within.js";
+import { runPrp } from "./run-cli.js";
+
+interface Ran {
+  status: number | null;
+  events: PrpEvent[];
+  types: string[];
+  stderr: string;
+  terminal: Record<string, any>;
+  payload(type: string, i?: number): Record<string, any>;
+}
+
+function parse(status: number | null, stdout: string, stderr: string): Ran {
+  const events = stdout.trimEnd().split("\n").filter(Boolean).map((l) => JSON.parse(l) as PrpEvent);
+  assert.equal(events.filter((e) => e.eventType === "run.terminal").length, 1, `exactly one run.terminal\n${stderr}`);
+  events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "contiguous sequence"));
+  for (const e of events) assert.ok(decode(JSON.stringify(e)).ok, `every event passes the codec: ${e.eventType}`);
+  return {
+    status, events, stderr, types: events.map((e) => e.eventType), terminal: events.at(-1)!.payload as Record<string, any>,
+    payload: (type, i = 0) => events.filter((e) => e.eventType === type)[i]!.payload as Record<string, any>,
+  };
+}
+
+/** No process of the agent's group is alive once `prp run` has exited (read from /proc). */
+async function noOrphans(r: Ran): Promise<void> {
+  const pid = r.payload("harness.ready").pid as number;
+  await until(() => liveGroupMembers(pid).length === 0, () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+}
+
+const states = (r: Ran) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
+
+describe("prp run --agent: every test-agent scenario end to end in local mode", () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "prp-acp-run-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = (scenario: string, extra: string[] = []) => {
+    const res = runPrp(["run", "--json", "--agent", testAgentCommand(scenario), "--prompt", "Fix the failing test.", "--agent-cwd", dir, "--out", dir, ...extra]);
+    return parse(res.status, res.stdout, res.stderr);
+  };
+
+  it("streamed-answer: succeeded, exit status 0, the answer proposed as the result", async () => {
+    const r = run("streamed-answer");
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
+    assert.equal(r.payload("run.result.proposed").summary, "I fixed the greeting: the test passes now.");
+    assert.equal(r.payload("session.closed").reason, "turn_ended");
+    await noOrphans(r);
+  });
+
+  it("permission, answered from --answer: accept → allow_once", async () => {
+    const answers = join(dir, "answers.json");
+    writeFileSync(answers, JSON.stringify({ acp_permission_0: { action: "accept" } }));
+    const r = run("permission", ["--answer", answers]);
+    assert.deepEqual(r.payload("runtime_request.resolved").resolution, { optionId: "allow", optionKind: "allow_once", allowed: true });
+    assert.equal(r.status, 0);
+    await noOrphans(r);
+  });
+
+  it("permission off a terminal with no answers: the deny policy refuses it, as an event", async () => {
+    const r = run("permission");
+    assert.deepEqual(r.payload("runtime_request.resolved").decidedBy, { by: "policy", policy: "deny" });
+    assert.equal(r.payload("runtime_request.resolved").resolution.optionKind, "reject_once");
+    await noOrphans(r);
+  });
+
+  it("permission under allow-reads: an execute call is refused", async () => {
+    const r = run("permission", ["--permission-policy", "allow-reads"]);
+    assert.deepEqual(r.payload("runtime_request.resolved").decidedBy, { by: "policy", policy: "allow-reads" });
+    assert.equal(r.payload("runtime_request.resolved").resolution.allowed, false);
+    await noOrphans(r);
+  });
+
+  for (const [scenario, code, reason] of [["agent-error", "agent_internal_error", "semantic_result_missing"], ["auth-required", "authentication_required", "semantic_result_missing"], ["crash", "agent_exited", "harness_process_failed"]] as const) {
+    it(`${scenario}: turn.failed ${code}, the run failed, exit status 1`, async () => {
+      const r = run(scenario);
+      assert.equal(r.status, 1);
+      assert.equal(r.payload("turn.failed").code, code);
+      assert.deepEqual(states(r), ["failed", "failed", reason]);
+      await noOrphans(r);
+    });
+  }
+
+  it("malformed-update: three diagnostics, the run still succeeds", async () => {
+    const r = run("malformed-update");
+    assert.equal(r.types.filter((t) => t === "harness.diagnostic").length, 3);
+    assert.equal(r.status, 0);
+    await noOrphans(r);
+  });
+
+  it("long-stream: 2000 deltas", async () => {
+    const r = run("long-stream");
+    assert.equal(r.types.filter((t) => t === "item.delta").length, 2000);
+    assert.equal(r.status, 0);
+    await noOrphans(r);
+  });
+
+  it("cancel: Ctrl-C mid-turn sends turn.interrupt; the agent is cancelled and its group ends", async () => {
+    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--json", "--agent", testAgentCommand("cancel"), "--prompt", "x", "--out", dir], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      await until(() => stdout.includes('"item.delta"'), () => `the agent's first delta\n${stderr}`, 20_000);
+      child.kill("SIGINT");
+      const status = await within(closed, 30_000, "prp run to exit after Ctrl-C");
+      const r = parse(status, stdout, stderr);
+      assert.deepEqual(r.payload("turn.interrupted"), { reason: "operator", stopReason: "cancelled" });
+      assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
+      await noOrphans(r);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("usage: --agent needs --prompt, and --script and --agent exclude each other", () => {
+    assert.match(runPrp(["run", "--agent", "x"]).stderr, /--agent needs --prompt/);
+    assert.match(runPrp(["run", "--agent", "x", "--prompt", "y", "--script", "happy-path"]).stderr, /choose one/);
+    assert.equal(runPrp(["run"]).status, 2);
+  });
+});

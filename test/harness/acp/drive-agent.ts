@@ -1,0 +1,76 @@
+import { join } from "node:path";
+import { packageRoot } from "../../../src/contract/package-root.js";
+import type { PrpEvent } from "../../../src/contract/kinds.js";
+import { AcpDriver } from "../../../src/harness/acp/acp-driver.js";
+import type { PermissionPolicy } from "../../../src/harness/acp/permissions.js";
+import { LocalRunner } from "../../../src/runner/local-runner.js";
+import { parseStreamRecord, type CommandReceipt } from "../../../src/runner/stream.js";
+import { within } from "../../support/within.js";
+
+export const testAgentCommand = (scenario: string): string =>
+  `${process.execPath} ${join(packageRoot(), "dist/src/harness/acp/test-agent-process.js")} --scenario ${scenario}`;
+
+export interface DriveOptions {
+  policy?: PermissionPolicy;
+  /** request.resolve resolutions, in the order requests are created. */
+  answers?: Record<string, unknown>[];
+  /** Sent once the first item.delta arrives. */
+  onFirstDelta?: "turn.interrupt" | "run.cancel";
+  command?: string;
+  env?: Record<string, string>;
+  /** The agent's cwd (default /tmp). */
+  cwd?: string;
+  /** Each event as it arrives (debugging a run that does not end). */
+  trace?: (event: PrpEvent) => void;
+}
+
+export interface Driven {
+  events: PrpEvent[];
+  receipts: CommandReceipt[];
+  types: string[];
+  terminal: Record<string, any>;
+  of(type: string): PrpEvent[];
+}
+
+/** One run of an ACP agent through the local runner, in this process; bounded. */
+export async function driveAgent(scenario: string, options: DriveOptions = {}): Promise<Driven> {
+  const runId = `run_${scenario.replace(/[^a-z0-9]/g, "_")}`;
+  const events: PrpEvent[] = [];
+  const receipts: CommandReceipt[] = [];
+  const answers = [...(options.answers ?? [])];
+  let seq = 0;
+  let sentOnDelta = false;
+  const send = (type: string, payload: Record<string, unknown>) => {
+    seq++;
+    runner.acceptLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `command_${seq}`, controllerSeq: seq, type, issuedAt: "2026-08-07T21:00:00.000Z", payload }));
+  };
+  const driver = new AcpDriver({
+    command: options.command ?? testAgentCommand(scenario), cwd: options.cwd ?? "/tmp", permissionPolicy: options.policy ?? "ask",
+    runId, sessionId: `session_${runId}`, graceMs: 200, settleMs: 2_000, ...(options.env ? { env: options.env } : {}),
+  });
+  const runner: LocalRunner = new LocalRunner({ driver, runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, readyTimeoutMs: 20_000 }, {
+    write: (line) => {
+      const record = parseStreamRecord(line);
+      if (!record) throw new Error(`not a stream record: ${line}`);
+      if (record.kind === "receipt") { receipts.push(record.receipt); if (record.receipt.status !== "accepted") options.trace?.({ eventType: `receipt ${record.receipt.status}`, payload: record.receipt } as unknown as PrpEvent); }
+      else {
+        const e = record.event;
+        events.push(e);
+        options.trace?.(e);
+        const payload = e.payload as Record<string, any>;
+        if (e.eventType === "runtime_request.created" && answers.length > 0) send("request.resolve", { requestId: payload.request.requestId, resolution: answers.shift()! });
+        if (e.eventType === "item.delta" && options.onFirstDelta && !sentOnDelta) {
+          sentOnDelta = true;
+          send(options.onFirstDelta, { reason: "operator" });
+        }
+      }
+      return true;
+    },
+    onDrain: () => {},
+  });
+  send("run.prepare", { workspace: "local" });
+  send("session.open", { reuse: "new_per_run" });
+  send("turn.start", { text: "Fix the failing test." });
+  const terminal = await within(runner.done, 60_000, `the end of ACP run ${scenario}`);
+  return { events, receipts, types: events.map((e) => e.eventType), terminal: terminal as unknown as Record<string, any>, of: (t) => events.filter((e) => e.eventType === t) };
+}
