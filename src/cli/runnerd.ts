@@ -31,6 +31,7 @@ interface RunnerdOptions {
   maxOutboxBytes?: number;
   p0ReserveBytes?: number;
   reconnectDelayMs: number;
+  stopDeliveryMs: number;
   deadPeerTimeoutMs?: number;
   buildMetadata?: boolean;
   runId?: string;
@@ -65,6 +66,7 @@ const program = new Command("prp-runnerd")
   .option("--max-outbox-bytes <n>", "durable mode: the outbox limit (default 16 MiB)", parsePositiveInt)
   .option("--p0-reserve-bytes <n>", "durable mode: outbox bytes kept for P0 events (default 1 MiB)", parsePositiveInt)
   .option("--reconnect-delay-ms <n>", "durable mode: wait before redialling after a drop", parseNonNegativeInt, 250)
+  .option("--stop-delivery-ms <n>", "durable mode: after a stop signal, how long to go on redialling to deliver the cancelled terminal before exiting 3 with the state kept", parsePositiveInt, 30_000)
   .option("--dead-peer-timeout-ms <n>", "durable mode: close and redial when the authority was silent this long (default: 20 heartbeat intervals, at least 5 s)", parsePositiveInt)
   .option("--build-metadata", "print this binary's contract versions and transport modes as JSON, then exit")
   .option("--run-id <id>", "the run this runner serves")
@@ -184,7 +186,7 @@ if (durable) {
     runnerVersion: build.version, runnerDigest: build.digest,
     ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
     ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
-    reconnectDelayMs: opts.reconnectDelayMs,
+    reconnectDelayMs: opts.reconnectDelayMs, stopDeliveryMs: opts.stopDeliveryMs,
     ...(opts.deadPeerTimeoutMs ? { heartbeat: { deadPeerTimeoutMs: opts.deadPeerTimeoutMs } } : {}),
     ...(parseCrashPoint(crashAtText) ? { crashAt: parseCrashPoint(crashAtText)! } : {}),
     log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`),

@@ -22,6 +22,9 @@ const INCURABLE_REFUSALS: ReadonlySet<string> = new Set(["invalid_event", "ident
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
 
+/** How long a stopped runner goes on trying to deliver its terminal (see stopDeliveryMs). */
+const DEFAULT_STOP_DELIVERY_MS = 30_000;
+
 export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId" | "sessionId" | "coalesce"> {
   identity: RunIdentity;
   connectUrl: string;
@@ -33,6 +36,12 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
   maxOutboxBytes?: number;
   p0ReserveBytes?: number;
   reconnectDelayMs?: number;
+  /**
+   * After a stop signal, how long the runner goes on redialling to deliver the run's terminal
+   * before it exits 3 with its state kept (default 30 s): an authority that keeps closing the
+   * connection for a reason that might pass must not hold a stopped runner forever.
+   */
+  stopDeliveryMs?: number;
   /** The lease clock: lease expiry and when to renew; tests move it instead of waiting. */
   clock?: Timers;
   /** Dead-authority detection: its timeout and its own timers (not `clock`). */
@@ -66,7 +75,7 @@ const crash = (): never => {
 /** How a durable runner process ends; the exit code tells its supervisor what to do next. */
 export type DurableOutcome =
   | { code: 0; reason: "run_delivered" | "suspended" }
-  | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" }
+  | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" | "stopped_before_delivery" }
   | { code: 4; reason: "unrecoverable"; detail: string }
   /** The authority refused an event its outbox holds, and resending cannot change that: the run cannot be delivered. */
   | { code: 5; reason: "refused_by_authority"; detail: string };
@@ -101,6 +110,8 @@ export class DurableRunner {
   private suspendCommandId: string | null = null;
   private suspendAcked = false;
   private finished: ((outcome: DurableOutcome) => void) | null = null;
+  /** Set by a stop signal: past it the runner stops redialling (see stopDeliveryMs). */
+  private stopDeadline: number | null = null;
   private readonly restarted: boolean;
 
   constructor(private readonly options: DurableRunnerOptions) {
@@ -137,6 +148,7 @@ export class DurableRunner {
 
   /** Cancels the run (a signal to the runner): the harness group is ended and the terminal delivered. */
   cancel(): void {
+    this.stopDeadline ??= this.clock.now() + (this.options.stopDeliveryMs ?? DEFAULT_STOP_DELIVERY_MS);
     if (this.terminalAdmitted) return; // the run is over: its committed terminal is only delivered
     void this.controller.stop("cancelled");
   }
@@ -173,6 +185,7 @@ export class DurableRunner {
   private async connectLoop(endpoint: ResolvedEndpoint): Promise<void> {
     while (this.finished) {
       if (!this.credential) return void this.end({ code: 3, reason: "lease_expired_requires_bootstrap" });
+      if (this.stopDeadline !== null && this.clock.now() >= this.stopDeadline) return void this.end({ code: 3, reason: "stopped_before_delivery" });
       if (this.credential.kind === "lease" && this.credential.expiresAtUnixMs <= this.clock.now()) {
         this.credential = null;
         continue;
