@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runDurable } from "../../src/cli/durable-run.js";
-import { loadScript, resolveScriptPath } from "../../src/harness/script-file.js";
+import { loadedScript } from "../support/scripts.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
 
@@ -16,12 +16,11 @@ describe("a durable runner killed with SIGKILL", () => {
   after(() => rmSync(out, { recursive: true, force: true }));
 
   it("leaves no harness process: its orphan guard ends the group within 2 s", async () => {
-    const script = loadScript(resolveScriptPath("linger"));
-    assert.ok(script.ok);
+    const script = loadedScript("linger");
     let harnessGroup: number | undefined;
     try {
       const facts = await runDurable({
-        script: script.value,
+        script,
         dir: out,
         delayMs: 0,
         faults: [{

@@ -12,11 +12,9 @@ import { bundleFileProblems, type NativeExecutionBundle } from "../../src/bundle
 import { decode } from "../../src/contract/index.js";
 import { FAULTS } from "../../src/cli/faults.js";
 import { seededRandom } from "../../src/cli/seeded-random.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
 import { runPrp } from "./run-cli.js";
 
-// Fault runs are judged on the whole script: a harness that a loaded machine starts slower than the
-// protocol's 2 s would end a run early, which is not what they test.
-const PATIENT = ["--harness-ready-ms", "30000"];
 
 describe("durable runs over the encrypted WebSocket", () => {
   let out: string;
@@ -65,7 +63,7 @@ describe("durable runs over the encrypted WebSocket", () => {
 
   for (const name of Object.keys(FAULTS)) {
     it(`prp fault ${name} --json passes the judge: the script's events once and in order, contiguous, one terminal last, no secret`, () => {
-      const run = runPrp(["fault", name, "--json", "--delay-ms", "0", ...PATIENT, "--out", out]);
+      const run = runPrp(["fault", name, "--json", "--delay-ms", "0", ...PATIENT_HARNESS, "--out", out]);
       const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
       const failed = verdict.checks?.filter((c: { passed: boolean }) => !c.passed);
       assert.equal(verdict.passed, true, `seed ${verdict.seed}: ${JSON.stringify(failed)}\n${run.stderr}`);
@@ -79,7 +77,7 @@ describe("durable runs over the encrypted WebSocket", () => {
   }
 
   it("prp fault crash-after-commit --at 19: killed right after committing its terminal, the replacement delivers that one terminal and no second", () => {
-    const run = runPrp(["fault", "crash-after-commit", "--json", "--seed", "7", "--at", "19", "--delay-ms", "0", ...PATIENT, "--out", out]);
+    const run = runPrp(["fault", "crash-after-commit", "--json", "--seed", "7", "--at", "19", "--delay-ms", "0", ...PATIENT_HARNESS, "--out", out]);
     const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
     assert.equal(verdict.seed, 7);
     assert.equal(verdict.killPoint, "the runner SIGKILLs itself after committing event 19 to its outbox, before sending it");
@@ -88,7 +86,7 @@ describe("durable runs over the encrypted WebSocket", () => {
   });
 
   it("prp fault runner-restart --seed N kills at the point the seed chooses", () => {
-    const run = runPrp(["fault", "runner-restart", "--json", "--seed", "42", "--delay-ms", "0", ...PATIENT, "--out", out]);
+    const run = runPrp(["fault", "runner-restart", "--json", "--seed", "42", "--delay-ms", "0", ...PATIENT_HARNESS, "--out", out]);
     const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
     assert.equal(verdict.killPoint, FAULTS["runner-restart"]!.plan({ random: seededRandom(42) }).chosen);
     assert.equal(verdict.passed, true, JSON.stringify(verdict.checks));

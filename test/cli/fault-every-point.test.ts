@@ -6,10 +6,9 @@ import { after, before, describe, it } from "node:test";
 import type { DurableRunFacts } from "../../src/cli/durable-run.js";
 import { runFaultOnce, type FaultRun } from "../../src/cli/fault-run.js";
 import { FAULTS } from "../../src/cli/faults.js";
-import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harness/script-file.js";
+import type { LoadedScript } from "../../src/harness/script-file.js";
+import { loadedScript, PATIENT_HARNESS } from "../support/scripts.js";
 
-/** The suite is about crash points, not start-up speed: a loaded machine can start a harness slower than the protocol's 2 s. */
-const PATIENT_HARNESS = ["--harness-ready-ms", "30000"];
 /** Each run takes about 2 s; this bounds a whole sweep on a slow, shared machine. */
 const SWEEP_TIMEOUT_MS = 10 * 60 * 1000;
 
@@ -53,9 +52,7 @@ describe("prp fault: every commit point of a run, one SIGKILL each (issue 9, ite
   let atTerminal: FaultRun | undefined;
   before(async () => {
     out = mkdtempSync(join(tmpdir(), "prp-every-point-"));
-    const loaded = loadScript(resolveScriptPath("happy-path"));
-    assert.ok(loaded.ok);
-    script = loaded.value;
+    script = loadedScript("happy-path");
     const baseline = await runFaultOnce({ fault: FAULTS.none!, script, seed: 1, dir: join(out, "baseline"), delayMs: 0, runnerArgs: PATIENT_HARNESS });
     assert.ok(baseline.verdict.passed, JSON.stringify(baseline.verdict.checks.filter((c) => !c.passed)));
     lastEvent = baseline.facts.events.at(-1)!.sourceSeq;

@@ -11,14 +11,8 @@ import { FAULTS, type Fault } from "../../src/cli/faults.js";
 import { scriptDelivery } from "../../src/cli/script-delivery.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { scriptEmissions } from "../../src/harness/script-emissions.js";
-import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harness/script-file.js";
 import { isLive } from "../support/processes.js";
-
-const script = (name: string): LoadedScript => {
-  const loaded = loadScript(resolveScriptPath(name));
-  assert.ok(loaded.ok, name);
-  return loaded.value;
-};
+import { loadedScript as script, PATIENT_HARNESS } from "../support/scripts.js";
 
 const provider = (e: PrpEvent) => (e.payload as { providerItemId?: string }).providerItemId;
 const indexOf = (events: PrpEvent[], type: string, itemId?: string) => {
@@ -34,8 +28,6 @@ function renumbered(facts: DurableRunFacts, events: PrpEvent[]): DurableRunFacts
   return { ...facts, events: out, run: facts.run ? { ...facts.run, ackedSourceSeq: out.length } : undefined };
 }
 
-/** The judge is tested, not start-up speed: a loaded machine can start a harness slower than the protocol's 2 s. */
-const PATIENT_HARNESS = ["--harness-ready-ms", "30000"];
 
 const failing = (v: FaultVerdict) => Object.fromEntries(v.checks.filter((c) => !c.passed).map((c) => [c.check, c.reasons]));
 

@@ -7,7 +7,8 @@ import type { DurableRunFacts } from "../../src/cli/durable-run.js";
 import { runFaultOnce } from "../../src/cli/fault-run.js";
 import { FAULTS } from "../../src/cli/faults.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
-import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harness/script-file.js";
+import type { LoadedScript } from "../../src/harness/script-file.js";
+import { loadedScript, PATIENT_HARNESS } from "../support/scripts.js";
 
 /** Evidence, from the authority's own counters, that the fault really acted on the run. */
 const ACTED: Record<string, (facts: DurableRunFacts) => boolean> = {
@@ -33,14 +34,11 @@ function itemEventCounts(events: PrpEvent[]): Map<string, number> {
 // Three runs at a time: a run mostly waits on fsync (each event is committed on both sides).
 describe("300 items (600 item events) under each fault: every item event reaches the host once and the run succeeds", { concurrency: 3 }, () => {
   const SEED = 300; // these faults make no random choice; the seed is recorded all the same
-  // The test is about delivery, not start-up speed: a loaded machine can start a harness slower than the protocol's 2 s.
   let out: string;
   let script: LoadedScript;
   before(() => {
     out = mkdtempSync(join(tmpdir(), "prp-faults-300-"));
-    const loaded = loadScript(resolveScriptPath("many-items"));
-    assert.ok(loaded.ok);
-    script = loaded.value;
+    script = loadedScript("many-items");
   });
   after(() => rmSync(out, { recursive: true, force: true }));
 
@@ -48,7 +46,7 @@ describe("300 items (600 item events) under each fault: every item event reaches
     it(`${name}`, { timeout: 180_000 }, async (t) => {
       t.diagnostic(`seed ${SEED}`);
       const started = Date.now();
-      const { facts, verdict } = await runFaultOnce({ fault: FAULTS[name]!, script, seed: SEED, dir: join(out, name), delayMs: 0, runnerArgs: ["--harness-ready-ms", "30000"] });
+      const { facts, verdict } = await runFaultOnce({ fault: FAULTS[name]!, script, seed: SEED, dir: join(out, name), delayMs: 0, runnerArgs: PATIENT_HARNESS });
       t.diagnostic(`${name}: ${facts.events.length} events in ${Date.now() - started} ms`);
       assert.ok(ACTED[name]!(facts), `the ${name} fault acted on the run`);
       assert.equal(verdict.passed, true, JSON.stringify(verdict.checks.filter((c) => !c.passed)));

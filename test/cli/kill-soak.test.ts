@@ -8,7 +8,8 @@ import { judgeFault } from "../../src/cli/fault-judge.js";
 import { FAULTS } from "../../src/cli/faults.js";
 import { describeKillPoint, drawKillPoint, KILL_KINDS, killPlan } from "../../src/cli/kill-points.js";
 import { drawSeed, seededRandom } from "../../src/cli/seeded-random.js";
-import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harness/script-file.js";
+import type { LoadedScript } from "../../src/harness/script-file.js";
+import { loadedScript, PATIENT_HARNESS } from "../support/scripts.js";
 
 /** How many runs, each SIGKILLed once: PRP_SOAK_KILLS (at least 100 in CI). */
 const KILLS = Number(process.env.PRP_SOAK_KILLS ?? 100);
@@ -16,8 +17,6 @@ const KILLS = Number(process.env.PRP_SOAK_KILLS ?? 100);
 const CONCURRENCY = Number(process.env.PRP_SOAK_CONCURRENCY ?? 4);
 /** The whole soak's time bound: PRP_SOAK_TIMEOUT_MS. */
 const TIMEOUT_MS = Number(process.env.PRP_SOAK_TIMEOUT_MS ?? 10 * 60 * 1000);
-/** The soak is about kills, not start-up speed: two runs at a time on a shared machine can start a harness slower than the protocol's 2 s. */
-const PATIENT_HARNESS = ["--harness-ready-ms", "30000"];
 const SEED = process.env.PRP_SOAK_SEED !== undefined ? Number(process.env.PRP_SOAK_SEED) : drawSeed();
 
 /**
@@ -33,9 +32,7 @@ describe(`SIGKILL soak: ${KILLS} runs, one kill each, seed ${SEED} (PRP_SOAK_SEE
   let script: LoadedScript;
   before(() => {
     out = mkdtempSync(join(tmpdir(), "prp-soak-"));
-    const loaded = loadScript(resolveScriptPath("happy-path"));
-    assert.ok(loaded.ok);
-    script = loaded.value;
+    script = loadedScript("happy-path");
   });
   after(() => rmSync(out, { recursive: true, force: true }));
 

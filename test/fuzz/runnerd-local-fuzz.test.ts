@@ -7,6 +7,7 @@ import { scenariosDir } from "../../src/harness/script-file.js";
 import { LocalRunnerClient } from "../../src/runner/local-client.js";
 import { AT } from "../contract/samples.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
 import { until } from "../support/until.js";
 import { FUZZ_SEED, fuzz, hostileString, mutatedText, mutatedValue, type Json } from "./support.js";
 
@@ -73,7 +74,7 @@ async function runLocal(lines: string[], script: string): Promise<LocalRunRecord
   const badLines: string[] = [];
   const client = new LocalRunnerClient({
     runId: `run_fuzz_${++runs}`, sessionId: "session_fuzz", runnerId: "runner_fuzz", scriptPath: join(scenariosDir(), `${script}.json`), delayMs: 0,
-    extraArgs: ["--harness-ready-ms", "30000"],
+    extraArgs: PATIENT_HARNESS,
     onEvent: (e) => events.push(e),
     onReceipt: () => {},
     onBadLine: (l) => badLines.push(l),

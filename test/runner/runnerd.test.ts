@@ -12,6 +12,7 @@ import { LocalRunnerClient } from "../../src/runner/local-client.js";
 import type { CommandReceipt } from "../../src/runner/stream.js";
 import { AT, result } from "../contract/samples.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
 import { until } from "../support/until.js";
 
 /**
@@ -24,7 +25,7 @@ function start(script: string, extraArgs: string[] = []) {
   const receipts: CommandReceipt[] = [];
   const bad: string[] = [];
   const client = new LocalRunnerClient({
-    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs: ["--harness-ready-ms", "30000", ...extraArgs],
+    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs: [...PATIENT_HARNESS, ...extraArgs],
     onEvent: (e) => events.push(e),
     onReceipt: (r) => receipts.push(r),
     onBadLine: (l) => bad.push(l),
@@ -164,7 +165,7 @@ describe("prp-runnerd --local", () => {
   });
 
   it("treats a closed stdout (EPIPE) as the controller closing: no exception, the harness group ended, exit 0", async () => {
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0", "--harness-ready-ms", "30000"], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0", ...PATIENT_HARNESS], { stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (code, signal) => resolve([code, signal])));
@@ -211,7 +212,7 @@ describe("prp-runnerd --local", () => {
     const bad: string[] = [];
     const client = new LocalRunnerClient({
       runId: `run_${"r".repeat(156)}`, sessionId: `session_${"s".repeat(152)}`, runnerId: `runner_${"n".repeat(153)}`,
-      scriptPath: join(scenariosDir(), "happy-path.json"), delayMs: 0, extraArgs: ["--harness-ready-ms", "30000"],
+      scriptPath: join(scenariosDir(), "happy-path.json"), delayMs: 0, extraArgs: PATIENT_HARNESS,
       onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: (l) => bad.push(l),
     });
     try {

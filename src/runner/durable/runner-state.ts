@@ -6,18 +6,13 @@ import { isPlainObject } from "../../contract/plain-object.js";
 import type { Priority } from "../../contract/priority.js";
 import { MAX_FRAME_BYTES } from "../../contract/versions.js";
 import { openPrivateDatabase, statementCache, StateError } from "../../storage/private-sqlite.js";
+import type { RunIdentity } from "../../transport/index.js";
 
 export const STATE_SCHEMA = "paperclip.runner.durable.state.v1";
 export const STATE_FILE = "runner-state.sqlite";
 
 /** What this state belongs to; it must match exactly every time the state is opened. */
-export interface StateBinding {
-  runnerInstanceId: string;
-  environmentLeaseId: string;
-  runId: string;
-  normalizedSessionId: string;
-  turnId: string;
-  itemId: string;
+export interface StateBinding extends RunIdentity {
   maxOutboxBytes: number;
   p0ReserveBytes: number;
 }
