@@ -5,6 +5,7 @@ import { decode } from "../../src/contract/index.js";
 import { parseJson } from "../../src/contract/json-input.js";
 import { parseFrameText } from "../../src/transport/envelope.js";
 import { event, json } from "./samples.js";
+import { seeded } from "../support/seed.js";
 
 const refused = (text: string, path: string, fragment: RegExp) => {
   const parsed = parseJson(text);
@@ -49,18 +50,14 @@ describe("duplicate member names and __proto__ (I-JSON, RFC 7493 §2.3): refused
   });
 
   it("accepts every JSON text without a repeated name, however its strings look (seeded)", () => {
-    const seed = Number(process.env.PRP_TEST_SEED ?? 20261130);
-    console.log(`duplicate-key property seed ${seed}`);
     fc.assert(fc.property(jsonValue, fc.constantFrom("", " ", "\t", "  "), (value, pad) => {
       const parsed = parseJson(spaced(value, pad), Number.POSITIVE_INFINITY);
       assert.equal(parsed.ok, true, parsed.ok ? "" : parsed.error.message);
       if (parsed.ok) assert.deepEqual(parsed.value, value);
-    }), { seed, numRuns: 400 });
+    }), seeded("duplicate keys accepted", 400));
   });
 
   it("refuses every JSON text with one repeated name, wherever it is (seeded)", () => {
-    const seed = Number(process.env.PRP_TEST_SEED ?? 20261130);
-    console.log(`duplicate-key property seed ${seed}`);
     const withName = fc.tuple(jsonValue, tricky.filter((k) => k !== "__proto__"), jsonValue, fc.constantFrom("", " ", "\n"));
     fc.assert(fc.property(withName, fc.array(fc.constantFrom("array", "object"), { maxLength: 3 }), ([value, name, other, pad], wrappers) => {
       // {name: value, ...} written with `name` twice, then nested in arrays and objects.
@@ -77,7 +74,7 @@ describe("duplicate member names and __proto__ (I-JSON, RFC 7493 §2.3): refused
         assert.equal(parsed.error.code, "invalid_json");
         assert.equal(parsed.error.path, path, parsed.error.message);
       }
-    }), { seed, numRuns: 400 });
+    }), seeded("duplicate keys refused", 400));
   });
 
   it("applies to every reader of the codec: decode, and the transport's frames", () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { BoundedLineReader, type LineEvent } from "../../src/harness/line-reader.js";
+import { seeded } from "../support/seed.js";
 
 const read = (limit: number, chunks: Array<string | Buffer>): LineEvent[] => {
   const r = new BoundedLineReader(limit);
@@ -45,6 +46,7 @@ describe("bounded line reader", () => {
         }
         assert.deepEqual(read(10, chunks), read(10, [bytes]));
       }),
+      seeded("gives the same lines however the bytes are chunked"),
     );
   });
 });

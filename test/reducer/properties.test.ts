@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { decodeValue, type PrpEvent } from "../../src/contract/index.js";
 import { applyEvent, applyEvents, prettyJson, reduceEvents, sourceKey, type SessionSnapshot } from "../../src/reducer/index.js";
 import { anyEvent, contiguousStream, envelope, interleavings, projectingBody, sourceDeliveries } from "./arbitraries.js";
+import { seeded } from "../support/seed.js";
 
 const reduce = (events: PrpEvent[]) => reduceEvents(null, null, events);
 
@@ -35,7 +36,7 @@ describe("reducer properties", () => {
           assert.ok(d.ok, d.ok ? "" : `${d.error.code} at ${d.error.path}: ${d.error.message}`);
         }
       }),
-      { numRuns: 200 },
+      seeded("the generators yield schema-valid events (so the properties…", 200),
     );
   });
 
@@ -48,6 +49,7 @@ describe("reducer properties", () => {
         assert.deepEqual(twice, once);
         assert.equal(twice, once, "an applied batch changes nothing, so the same snapshot comes back");
       }),
+      seeded("replaying a batch twice equals replaying it once"),
     );
   });
 
@@ -64,6 +66,7 @@ describe("reducer properties", () => {
         assert.deepEqual(without(after, "duplicateEventIds"), without(before, "duplicateEventIds"));
         assert.deepEqual(after.duplicateEventIds, [...new Set([...before.duplicateEventIds, copy.sourceEventId])].sort());
       }),
+      seeded("a byte-identical duplicate never changes the snapshot"),
     );
   });
 
@@ -77,6 +80,7 @@ describe("reducer properties", () => {
         assert.equal(snapshot.integrity, "gap_detected");
         assert.equal(reduce(events).integrity, "complete");
       }),
+      seeded("removing one event from a source yields exactly one gap…"),
     );
   });
 
@@ -91,6 +95,7 @@ describe("reducer properties", () => {
           assert.deepEqual(without(after, "outOfOrderEventIds", "integrity"), without(before, "outOfOrderEventIds", "integrity"));
         }
       }),
+      seeded("an event at or behind its source's cursor is recorded out…"),
     );
   });
 
@@ -106,6 +111,7 @@ describe("reducer properties", () => {
           assert.deepEqual(perSource(together, key, ids), perSource(reduce(alone), key, ids));
         }
       }),
+      seeded("two sources interleaved in any order give each source the…"),
     );
   });
 
@@ -118,7 +124,7 @@ describe("reducer properties", () => {
         assert.doesNotThrow(() => prettyJson(snapshot));
         for (const event of events) applyEvent(snapshot, event);
       }),
-      { numRuns: 300 },
+      seeded("no schema-valid event sequence makes the reducer throw", 300),
     );
   });
 });

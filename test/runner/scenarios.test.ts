@@ -25,8 +25,9 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
+  let serial = 0; // unique run ids and answer files in one directory, the same every time
   const run = (script: string, extra: string[] = []): Ran => {
-    const runId = `run_${script.replace(/[^A-Za-z0-9]/g, "_")}_${Math.random().toString(16).slice(2, 8)}`;
+    const runId = `run_${script.replace(/[^A-Za-z0-9]/g, "_")}_${++serial}`;
     const res = runPrp(["run", "--json", "--script", script, "--delay-ms", "0", "--run-id", runId, "--out", dir, ...extra]);
     const events = res.stdout.trimEnd().split("\n").filter(Boolean).map((l) => JSON.parse(l) as PrpEvent);
     const terminals = events.filter((e) => e.eventType === "run.terminal");
@@ -39,7 +40,7 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
   const states = (r: Ran) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reportedWorkDisposition, r.terminal.reconciliation.reason];
   const exitOf = (r: Ran) => r.events.find((e) => e.eventType === "harness.exited")!.payload as Record<string, any>;
   const answers = (value: unknown) => {
-    const path = join(dir, `answers-${Math.random().toString(16).slice(2)}.json`);
+    const path = join(dir, `answers-${++serial}.json`);
     writeFileSync(path, JSON.stringify(value));
     return path;
   };
