@@ -322,6 +322,7 @@ export class AcpProjection {
     if (call.rawInput !== undefined) {
       const unstable = this.receipts.check(call.toolCallId, call.rawInput);
       if (unstable) return fail(unstable, "unstable_receipt_identity");
+      this.rawInputs.set(call.toolCallId, call.rawInput);
     }
     this.requests.set(key(message.id), { kind: "permission", projectedId, options: options as unknown as PermissionOption[], toolCall: call });
     const title = typeof toolCall.title === "string" && toolCall.title.trim() ? toolCall.title.trim() : `a ${typeof toolCall.kind === "string" ? toolCall.kind : "tool"} call`;

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { decodeValue } from "../../../src/contract/decode.js";
 import { AcpProjection, type AcpInput } from "../../../src/harness/acp/projection.js";
-import { CONTEXT, SESSION, TURN, chunk, codecProblem, eventsOf, opening, projectAll, promptAnswer, promptError, received, sent, typesOf, update } from "./projection-support.js";
+import { CONTEXT, SESSION, TURN, chunk, codecProblem, eventsOf, opening, permissionRequest, projectAll, promptAnswer, promptError, received, sent, typesOf, update } from "./projection-support.js";
 
 const diffUpdate = { sessionUpdate: "tool_call_update", toolCallId: "call_1", status: "completed", content: [{ type: "diff", path: "/workspace/src/a.ts", oldText: "a\nb", newText: "a\nc\nd" }] };
 
@@ -25,15 +25,11 @@ const TABLE: Array<{ name: string; wire: AcpInput[]; expect: string[] }> = [
   { name: "an unknown _ notification → harness.diagnostic", wire: [received({ method: "_vendor/x", params: {} })], expect: ["harness.diagnostic"] },
   { name: "a line that is not JSON → harness.diagnostic", wire: [{ kind: "unparsable", text: "Loading model…" }], expect: ["harness.diagnostic"] },
   { name: "a request the client does not offer → harness.diagnostic", wire: [received({ id: 9, method: "fs/read_text_file", params: {} })], expect: ["harness.diagnostic"] },
-  { name: "a permission request → runtime_request.created; the answer → .resolved",
+  { name: "a permission request → runtime_request.created; the answer → .resolved; allowed → a semantic input receipt",
     wire: [permissionRequest(7), { kind: "decided", providerRequestId: 7, by: "controller" }, { kind: "sent", message: { jsonrpc: "2.0", id: 7, result: { outcome: { outcome: "selected", optionId: "allow" } } } }],
-    expect: ["runtime_request.created", "runtime_request.resolved"] },
+    expect: ["runtime_request.created", "runtime_request.resolved", "semantic_tool.input"] },
   { name: "a permission answered cancelled → runtime_request.cancelled", wire: [permissionRequest(7), { kind: "sent", message: { jsonrpc: "2.0", id: 7, result: { outcome: { outcome: "cancelled" } } } }], expect: ["runtime_request.created", "runtime_request.cancelled"] },
 ];
-
-function permissionRequest(id: unknown, sessionId = SESSION): AcpInput {
-  return received({ id, method: "session/request_permission", params: { sessionId, toolCall: { toolCallId: "call_1", title: "Run npm install", kind: "execute" }, options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }, { optionId: "reject", name: "Reject", kind: "reject_once" }] } });
-}
 
 describe("ACP projection: the mapping table", () => {
   it("projects the opening: ready with the agent's info, session.started, executing, turn.started", () => {
