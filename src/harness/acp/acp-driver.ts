@@ -58,6 +58,8 @@ interface Agent {
   /** Answers given before the SDK handed the request to its handler. */
   early: Map<string, unknown>;
   ending: boolean;
+  /** The turn is being cancelled: a request the SDK hands over from now on is answered cancelled at once. */
+  cancelled: boolean;
   /** The driver ended the agent itself after its turn was over (not a crash). */
   endedAfterTurn: boolean;
 }
@@ -143,7 +145,7 @@ export class AcpDriver implements HarnessDriver {
         agent.early.delete(key(requestId));
         return resolve(early as R);
       }
-      if (!agent.projection.isOpen(requestId)) return resolve(cancelled);
+      if (agent.cancelled || !agent.projection.isOpen(requestId)) return resolve(cancelled);
       answers.set(key(requestId), { resolve: resolve as (r: unknown) => void, cancelled });
       const action = policy?.();
       if (action) this.answer(requestId, { action }, "policy");
@@ -157,7 +159,7 @@ export class AcpDriver implements HarnessDriver {
       .onNotification(acp.methods.client.session.update, () => {}); // projected from the tap, in wire order
     const connection = app.connect(stream);
     const agent: Agent = {
-      h, listener, emit, projection, agent: connection.agent, connection, answers, early: new Map(), session: null, prompt: null, ending: false, endedAfterTurn: false,
+      h, listener, emit, projection, agent: connection.agent, connection, answers, early: new Map(), session: null, prompt: null, ending: false, cancelled: false, endedAfterTurn: false,
       initialized: connection.agent.request(acp.methods.agent.initialize, {
         protocolVersion: acp.PROTOCOL_VERSION,
         // Form elicitation is advertised: ACP agents may ask questions only when the client says it can show forms.
@@ -270,14 +272,18 @@ export class AcpDriver implements HarnessDriver {
   private cancelTurn(a: Agent, why: "interrupt" | "cancel", reason: string): void {
     if (!a.prompt || a.ending || !a.projection.sessionId) return;
     a.emit({ kind: "cancelling", why, reason });
+    a.cancelled = true;
     void a.agent.notify(acp.methods.agent.session.cancel, { sessionId: a.projection.sessionId }).catch(() => {});
     for (const [k, w] of a.answers) {
       a.answers.delete(k);
       w.resolve(w.cancelled);
     }
-    // An agent that does not answer the cancelled prompt is ended after the settle time.
+    // An agent that does not answer the cancelled prompt is ended after the settle time: the
+    // driver's own signal, so not a crash to restart.
     void sleep(this.settleMs()).then(() => {
-      if (!a.ending) void a.h.terminate();
+      if (a.ending) return;
+      a.ending = true;
+      void a.h.terminate();
     });
   }
 
