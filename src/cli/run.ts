@@ -61,7 +61,8 @@ artifacts. Exit status: 0 when the run succeeded, 1 when it failed or was cancel
 
 With --agent, the runner drives a real agent over the Agent Client Protocol: its answer
 streams live, its tool calls, plans and diffs are shown as they happen, and its permission
-requests are asked at the terminal (or answered by --permission-policy). Agents are your own
+requests and questions are asked at the terminal (or decided by --permission-policy). An ACP
+agent cannot claim its work done: an ended turn proposes needs_review. Agents are your own
 installed commands, logged in with your own credentials.
 
 Examples:
