@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -114,9 +114,12 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     });
   }
 
-  it("--help names every permission policy, forbid included", () => {
-    const help = runPrp(["run", "--help"]).stdout;
-    for (const policy of ["ask", "deny", "allow-reads", "forbid"]) assert.match(help, new RegExp(`"${policy}"`));
+  it("--help of prp run, prp demo and prp-runnerd names every permission policy, forbid included", () => {
+    const runnerd = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--help"], { encoding: "utf8" }).stdout;
+    for (const help of [runPrp(["run", "--help"]).stdout, runPrp(["demo", "--help"]).stdout, runnerd]) {
+      for (const policy of ["ask", "deny", "allow-reads", "forbid"]) assert.match(help, new RegExp(`"${policy}"`));
+      assert.match(help, /forbid\s+\(the\s+agent\s+must\s+never\s+ask/);
+    }
   });
 
   it("permission off a terminal with no answers: the deny policy refuses it, as an event", async () => {
