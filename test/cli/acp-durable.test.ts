@@ -74,6 +74,7 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     const response = { schema: "paperclip.question_response.v1", answers: { [questionId(1, "deploy_target")]: { selectedOptionIds: ["option-2"] }, [questionId(2, "preferred_name")]: { text: "Lin" } } };
     const r = await run("question", "ask", [onEvent("runtime_request.created", "request.resolve", (e) => ({ requestId: (e.payload as any).request.requestId, turnId: e.turnId, resolution: { action: "submit", response } }))]);
     assert.equal(r.payload("runtime_request.created").request.schema, "paperclip.runtime_request.v2");
+    assert.equal(r.payload("runtime_request.created").request.turnId, r.event("runtime_request.created").turnId, "the question names the run's turn");
     assert.deepEqual(r.payload("runtime_request.resolved").resolution, { action: "accept", content: { deploy_target: "production", preferred_name: "Lin" } });
     assert.match(r.payload("run.result.proposed").summary, /question answer: accept/);
     assert.equal(states(r)[1], "succeeded");

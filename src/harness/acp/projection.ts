@@ -354,7 +354,7 @@ export class AcpProjection {
     out.push(this.event("runtime_request.created", {
       request: {
         schema: "paperclip.runtime_request.v2", requestKind: "runtime", requestId: projectedId, type: "input", status: "pending",
-        prompt: form.prompt, input: form.questionSet, origin: { adapter: "acp", method: "elicitation/create" }, ...(this.turnId ? { turnId: this.turnId } : {}),
+        prompt: form.prompt, input: form.questionSet, origin: { adapter: "acp", method: "elicitation/create" }, turnId: this.context.identity?.turnId ?? this.turnId!,
       },
       providerRequest: { id: message.id, method: "elicitation/create" },
       ...(typeof params.toolCallId === "string" ? { toolCall: { toolCallId: params.toolCallId } } : {}),

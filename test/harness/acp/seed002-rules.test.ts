@@ -10,7 +10,7 @@ import { packageRoot } from "../../../src/contract/package-root.js";
 import type { HarnessFact } from "../../../src/harness/harness-driver.js";
 import { AcpProjection, type AcpInput } from "../../../src/harness/acp/projection.js";
 import { formContent, projectForm, questionId } from "../../../src/harness/acp/questions.js";
-import { sanitiseInput } from "../../../src/harness/acp/semantic-receipts.js";
+import { isSecretKey, sanitiseInput } from "../../../src/harness/acp/semantic-receipts.js";
 import {
   CONTEXT, SESSION, TURN, chunk, codecProblem, elicitation, envelopes, eventsOf, opening, permissionAnswer, permissionRequest, projectAll, promptAnswer,
   questionAnswer, received, sent, typesOf, update, violationOf,
@@ -77,6 +77,12 @@ describe("seed 002 rule 3: allowed ACP tool calls become semantic receipts", () 
     for (const k of ["operationId", "idempotencyKey", "correlation", "callId", "content"]) assert.deepEqual(result![k], input![k], k);
     assert.equal(result!.operationReceiptId, `semantic_receipt:${sha256Hex(`${CONTEXT.runId}:acp.tool.execute:${input!.idempotencyKey}`).slice(0, 32)}`);
     assert.deepEqual([result!.outcome, result!.code, result!.retryable, result!.authorizationBoundary, result!.auditReceiptId], ["succeeded", "completed", false, "grant", "acp_permission_7"]);
+  });
+
+  it("secret keys are read word by word: credentials go, look-alikes stay", () => {
+    for (const k of ["API_TOKEN", "accessToken", "api-key", "apiKey", "private_key", "password", "Authorization", "credentials", "client_secret"]) assert.ok(isSecretKey(k), k);
+    for (const k of ["max_tokens", "passthrough", "compass", "path", "keyboard", "tokenizer_name"]) assert.ok(!isSecretKey(k), k);
+    assert.deepEqual(sanitiseInput({ credentials: { user: "u", pass: "p" }, max_tokens: 5 }), { input: { credentials: "[redacted]", max_tokens: 5 }, redacted: true });
   });
 
   it("an input without secrets is not marked redacted; no input at all digests null", () => {
