@@ -139,7 +139,7 @@ export class AcpDriver implements HarnessDriver {
      * answered already; a request the projection did not open (refused, or the run failing
      * closed) is cancelled at once; otherwise it waits, and the policy answers when it decides.
      */
-    const wait = <R>(requestId: unknown, cancelled: R, policy: (() => string | null) | null) => new Promise<R>((resolve) => {
+    const wait = <R>(requestId: unknown, cancelled: R, policy: () => string | null) => new Promise<R>((resolve) => {
       const early = agent.early.get(key(requestId));
       if (early) {
         agent.early.delete(key(requestId));
@@ -147,7 +147,7 @@ export class AcpDriver implements HarnessDriver {
       }
       if (agent.cancelled || !agent.projection.isOpen(requestId)) return resolve(cancelled);
       answers.set(key(requestId), { resolve: resolve as (r: unknown) => void, cancelled });
-      const action = policy?.();
+      const action = policy();
       if (action) this.answer(requestId, { action }, "policy");
     });
     const app = acp.client({ name: "prp-kit" })
