@@ -36,7 +36,7 @@ export function registerDemo(program: Command): void {
       .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness or an ACP agent, over the encrypted WebSocket")
       .option("--script <name|file>", "the fake harness script (default happy-path)"),
     "instead of --script: an Agent Client Protocol agent's command line, driven durably",
-    permissionPolicyOption("deny", "with --agent: who answers the agent's permission requests: deny or allow-reads (nobody is asked in a demo)"),
+    permissionPolicyOption("deny", "with --agent: who answers the agent's permission requests and questions: deny, allow-reads or forbid (the agent must never ask: a request fails the run); nobody is asked in a demo, so questions are cancelled"),
   )
     .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
     .option("--seed <n>", "with --fault: seed every random choice; without it a seed is drawn and printed", parseSeed)
@@ -71,7 +71,7 @@ Examples:
 async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   if (opts.seed !== undefined || opts.at !== undefined) return program.error("--seed and --at choose a fault's kill point: use them with --fault", { exitCode: 2 });
   if (opts.agent && (opts.script || !opts.prompt)) return program.error("--agent needs --prompt <text>, and no --script", { exitCode: 2 });
-  if (opts.agent && opts.permissionPolicy === "ask") return program.error("a demo has nobody to ask: use --permission-policy deny or allow-reads", { exitCode: 2 });
+  if (opts.agent && opts.permissionPolicy === "ask") return program.error("a demo has nobody to ask: use --permission-policy deny, allow-reads or forbid", { exitCode: 2 });
   const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script ?? "happy-path");
   const agentFlags = { agentCommand: opts.agent!, permissionPolicy: opts.permissionPolicy, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}) };
   const serverKey = opts.serverKeyFile === undefined ? undefined : serverKeyOption(program, opts.serverKeyFile);

@@ -38,7 +38,7 @@ export function registerRun(program: Command): void {
       .description("run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle")
       .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line) or a script file"),
     "instead of --script: an Agent Client Protocol agent's command line (e.g. \"npx -y @zed-industries/claude-code-acp\")",
-    permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests: ask (you, or --answer), deny, allow-reads (default: ask at a terminal or with --answer, else deny)"),
+    permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests and questions: ask (you, or --answer), deny, allow-reads (questions are cancelled under both), forbid (the agent must never ask: a request fails the run) (default: ask at a terminal or with --answer, else deny)"),
   )
     .option("--answer <file>", "answers to the run's requests: a JSON object from request id to resolution")
     .option("--json", "print only the PRP events, one JSON per line, on stdout (the summary goes to stderr)")
@@ -61,7 +61,8 @@ artifacts. Exit status: 0 when the run succeeded, 1 when it failed or was cancel
 
 With --agent, the runner drives a real agent over the Agent Client Protocol: its answer
 streams live, its tool calls, plans and diffs are shown as they happen, and its permission
-requests are asked at the terminal (or answered by --permission-policy). Agents are your own
+requests and questions are asked at the terminal (or decided by --permission-policy). An ACP
+agent cannot claim its work done: an ended turn proposes needs_review. Agents are your own
 installed commands, logged in with your own credentials.
 
 Examples:

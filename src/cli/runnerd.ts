@@ -76,7 +76,7 @@ const program = new Command("prp-runnerd")
   .option("--agent-command <cmd>", "--harness acp: the agent's command line, run by /bin/sh (e.g. \"npx -y @zed-industries/claude-code-acp\")")
   .option("--agent-cwd <dir>", "--harness acp: the agent's working directory and session cwd (default: this directory)", parseAgentCwd)
   .option("--agent-env <K=V>", "--harness acp: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
-  .addOption(permissionPolicyOption("deny", "--harness acp: who answers the agent's permission requests: ask (the controller, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest)"))
+  .addOption(permissionPolicyOption("deny", "--harness acp: who answers the agent's permission requests and questions: ask (the controller, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest), forbid (the agent must never ask: a request or question fails the run closed); questions are cancelled under every policy but ask"))
   .option("--script <name|file>", "--harness fake: the script to play (a file, or a scenario name)")
   .option("--fake-harness <path>", "--harness fake: another executable speaking the fake-harness protocol, given --script FILE (default: this package's fake harness)")
   .option("--delay-ms <n>", "passed to the harness: every delay step takes this long", parseNonNegativeInt)
@@ -148,6 +148,7 @@ const driver = opts.harness === "acp"
   ? new AcpDriver({
     command: opts.agentCommand!, cwd: opts.agentCwd ?? process.cwd(), ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
     permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits,
+    ...(durable ? { identity: { turnId: opts.turnId!, itemId: opts.itemId! } } : {}),
   })
   : new FakeHarnessDriver({
     scriptPath: scriptFromOption(program, opts.script!).path,

@@ -82,14 +82,19 @@ interface Receipt {
   correlation?: unknown;
 }
 
-/**
- * Every semantic tool call has one input and one settlement (result, or reconciled on v1 only),
- * agreeing on operation, idempotency key and correlation, and correlated to the fixture's run.
- */
 function semanticToolError(fixture: PRPReplayFixture): ContractError | null {
+  return semanticToolBindingError(fixture.events as Event[], fixture.identity);
+}
+
+/**
+ * wire.md §7.4's fixture binding rule, for any transcript: every semantic tool call has one
+ * input and one settlement (result, or reconciled on v1 only), agreeing on operation,
+ * idempotency key and correlation, and correlated to the run.
+ */
+export function semanticToolBindingError(events: readonly Event[], identity: { runId: string; normalizedSessionId: string }): ContractError | null {
   const calls = new Map<string, { input: Array<[number, Receipt]>; settled: Array<[number, Receipt]> }>();
   const seen = new Set<string>();
-  for (const [i, event] of (fixture.events as Event[]).entries()) {
+  for (const [i, event] of events.entries()) {
     if (seen.has(event.sourceEventId) || !RECEIPT_EVENTS.has(event.eventType)) continue;
     seen.add(event.sourceEventId);
     const receipt = (event.payload as Record<string, unknown>).semantic_tool as Receipt | undefined;
@@ -98,7 +103,7 @@ function semanticToolError(fixture: PRPReplayFixture): ContractError | null {
     if (typeof receipt.callId !== "string") return fail(path, "a semantic tool receipt needs a callId");
     if (receipt.phase === "reconciled" && event.schemaVersion !== 1) return fail(`${path}/phase`, "a reconciled receipt exists only in PRP v1 (wire.md O6)");
     const correlation = receipt.correlation as Record<string, unknown> | undefined;
-    if (correlation?.runId !== fixture.identity.runId || correlation?.normalizedSessionId !== fixture.identity.normalizedSessionId) {
+    if (correlation?.runId !== identity.runId || correlation?.normalizedSessionId !== identity.normalizedSessionId) {
       return fail(`${path}/correlation`, "the receipt correlation does not name the fixture's run and session");
     }
     for (const key of ["turnId", "itemId"] as const) {

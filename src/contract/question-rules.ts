@@ -53,6 +53,8 @@ export function responseMismatch(set: PRPQuestionSet, response: PRPQuestionRespo
       if (question.answerMode !== "text" && question.customAnswer === undefined) {
         return fail(pointer(at, "text"), `question "${id}" takes selected options and allows no custom answer`);
       }
+      const invalid = question.answerMode === "text" ? textProblem(answer.text, question.textValidation) : null;
+      if (invalid) return fail(pointer(at, "text"), `the answer to question "${id}" ${invalid}`);
     } else if (question.required) {
       return fail(at, `required question "${id}" has an empty answer`);
     }
@@ -60,5 +62,22 @@ export function responseMismatch(set: PRPQuestionSet, response: PRPQuestionRespo
   for (const q of set.questions) {
     if (q.required && !(q.id in response.answers)) return fail(answersPath, `required question "${q.id}" is not answered`);
   }
+  return null;
+}
+
+/**
+ * Why a text answer breaks its question's textValidation (length, a number or integer input and
+ * its bounds), or null. `pattern` is not checked: it is a provider's regular expression, and
+ * running it here would let a question stall the runner.
+ */
+function textProblem(text: string, v: PRPQuestionSet["questions"][number]["textValidation"]): string | null {
+  if (v === undefined) return null;
+  if (v.minLength !== undefined && text.length < v.minLength) return `is shorter than ${v.minLength} characters`;
+  if (v.maxLength !== undefined && text.length > v.maxLength) return `is longer than ${v.maxLength} characters`;
+  if (v.inputType !== "number" && v.inputType !== "integer") return null;
+  const n = Number(text.trim());
+  if (text.trim() === "" || !Number.isFinite(n) || (v.inputType === "integer" && !Number.isInteger(n))) return `is not ${v.inputType === "integer" ? "an integer" : "a number"}`;
+  if (v.minimum !== undefined && n < v.minimum) return `is below the minimum ${v.minimum}`;
+  if (v.maximum !== undefined && n > v.maximum) return `is above the maximum ${v.maximum}`;
   return null;
 }

@@ -20,8 +20,11 @@ export type HarnessFact =
   | { kind: "result"; payload: Record<string, unknown> }
   /** A terminal the harness proposes: only a proposal, the runner decides (runtime.md §4.4). */
   | { kind: "terminal_proposal"; payload: Record<string, unknown> }
-  /** Something the harness did that its protocol forbids: the harness is not believed again. */
-  | { kind: "violation"; message: string }
+  /**
+   * Something the harness did that its protocol forbids: the harness is not believed again.
+   * `code`, when the driver names the reason, becomes the terminal's stopReason code.
+   */
+  | { kind: "violation"; message: string; code?: string }
   /**
    * The harness's leader has exited, before its output is drained and its group reaped (`gone`
    * follows): from here on the run's outcome is the harness's own, whatever stops it later.

@@ -200,7 +200,7 @@ export class RunMachine {
         else this.proposal = fact.payload;
         break;
       case "violation":
-        this.violation(fact.message);
+        this.violation(fact.message, fact.code);
         break;
     }
     return this.flush();
@@ -228,7 +228,7 @@ export class RunMachine {
       if (!request.ok) return this.violation(`harness request is not a valid request: ${request.error.path || "/"}: ${request.error.message}`);
       const r = e.payload.request as PendingRequest;
       this.pendingRequests.set(r.requestId, r);
-    } else if (e.eventType === "runtime_request.resolved") {
+    } else if (e.eventType === "runtime_request.resolved" || e.eventType === "runtime_request.cancelled") {
       this.pendingRequests.delete(String(e.payload.requestId));
     } else if (TURN_ENDS.has(e.eventType)) {
       this.turnEnded = true;
@@ -375,9 +375,11 @@ export class RunMachine {
   }
 
   /** A harness that breaks the protocol is not believed again, and its group is ended. */
-  private violation(message: string): void {
+  private violation(message: string, code?: string): void {
     if (!this.harnessTrusted) return;
     this.harnessTrusted = false;
+    // A reason the driver typed travels in the terminal, so a reader need not parse the message.
+    if (code && !this.stopCause) this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: message.slice(0, 4000) };
     this.setIntent("protocol_violation");
     this.emit("harness.diagnostic", { code: "harness_protocol_violation", message });
     this.terminating = true;

@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { agentRunnerdArgs } from "../../src/cli/agent-options.js";
 import { runDurable, type DurableRunFacts, type FaultStep } from "../../src/cli/durable-run.js";
+import { semanticToolBindingError } from "../../src/contract/fixture-bindings.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
+import { questionId } from "../../src/harness/acp/questions.js";
 import type { PermissionPolicy } from "../../src/harness/acp/permissions.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
@@ -34,9 +36,11 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     assert.equal(types.filter((t) => t === "run.terminal").length, 1, `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`);
     assert.equal(types.at(-1), "run.terminal");
     facts.events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "each event committed once, contiguous"));
+    const first = facts.events[0]!;
+    assert.equal(semanticToolBindingError(facts.events, { runId: first.runId, normalizedSessionId: first.normalizedSessionId ?? "" }), null, "the authority's record keeps the receipts' binding rule (wire.md §7.4)");
     const pid = (facts.events.find((e) => e.eventType === "harness.ready")!.payload as Record<string, number>).pid!;
     await until(() => liveGroupMembers(pid).length === 0, () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
-    return { facts, types, terminal: facts.events.at(-1)!.payload as Record<string, any>, payload: (t: string) => facts.events.find((e) => e.eventType === t)!.payload as Record<string, any> };
+    return { facts, types, terminal: facts.events.at(-1)!.payload as Record<string, any>, payload: (t: string) => facts.events.find((e) => e.eventType === t)!.payload as Record<string, any>, event: (t: string) => facts.events.find((e) => e.eventType === t)! };
   };
   const states = (r: { terminal: Record<string, any> }) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
 
@@ -52,6 +56,38 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     const r = await run("permission", "ask", [onEvent("runtime_request.created", "request.resolve", (e) => ({ requestId: (e.payload as any).request.requestId, turnId: e.turnId, resolution: { action: "accept" } }))]);
     assert.deepEqual(r.payload("runtime_request.resolved").resolution, { optionId: "allow", optionKind: "allow_once", allowed: true });
     assert.equal(states(r)[1], "succeeded");
+  });
+
+  it("an allowed permission: the authority commits the input and result receipts, correlated to exactly the run's identity", async () => {
+    const r = await run("permission", "ask", [onEvent("runtime_request.created", "request.resolve", (e) => ({ requestId: (e.payload as any).request.requestId, turnId: e.turnId, resolution: { action: "accept" } }))]);
+    const input = r.event("semantic_tool.input");
+    const correlation = (input.payload as any).semantic_tool.correlation;
+    // The authority refuses an input whose correlation is not the run's: its being committed is the check; the ids say which.
+    assert.deepEqual(correlation, { runId: input.runId, normalizedSessionId: input.normalizedSessionId, turnId: input.turnId, itemId: input.itemId });
+    assert.match(String(correlation.itemId), /^item_/);
+    assert.equal((r.payload("semantic_tool.result") as any).semantic_tool.outcome, "succeeded");
+    assert.equal(r.payload("semantic_tool.input").providerItemId, undefined, "the receipt sits on the run's own item");
+    assert.equal(r.terminal.reportedWorkDisposition, "needs_review");
+  });
+
+  it("a question answered by the authority with request.resolve submit: the agent echoes the content", async () => {
+    const response = { schema: "paperclip.question_response.v1", answers: { [questionId(1, "deploy_target")]: { selectedOptionIds: ["option-2"] }, [questionId(2, "preferred_name")]: { text: "Lin" } } };
+    const r = await run("question", "ask", [onEvent("runtime_request.created", "request.resolve", (e) => ({ requestId: (e.payload as any).request.requestId, turnId: e.turnId, resolution: { action: "submit", response } }))]);
+    assert.equal(r.payload("runtime_request.created").request.schema, "paperclip.runtime_request.v2");
+    assert.equal(r.payload("runtime_request.created").request.turnId, r.event("runtime_request.created").turnId, "the question names the run's turn");
+    assert.deepEqual(r.payload("runtime_request.resolved").resolution, { action: "accept", content: { deploy_target: "production", preferred_name: "Lin" } });
+    assert.match(r.payload("run.result.proposed").summary, /question answer: accept/);
+    assert.equal(states(r)[1], "succeeded");
+  });
+
+  it("a question under the deny policy is cancelled, as an event", async () => {
+    const r = await run("question", "deny");
+    assert.deepEqual(r.payload("runtime_request.cancelled").decidedBy, { by: "policy", policy: "deny" });
+  });
+
+  it("forbid: a permission request fails the run closed with request_forbidden", async () => {
+    const r = await run("permission", "forbid");
+    assert.deepEqual([...states(r), r.terminal.stopReason.code], ["failed", "failed", "harness_protocol_violation", "request_forbidden"]);
   });
 
   it("permission denied by policy", async () => {

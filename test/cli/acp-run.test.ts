@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { decode } from "../../src/contract/index.js";
+import { semanticToolBindingError } from "../../src/contract/fixture-bindings.js";
+import { questionId } from "../../src/harness/acp/questions.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { packageRoot } from "../../src/contract/package-root.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
@@ -27,6 +29,8 @@ function parse(status: number | null, stdout: string, stderr: string): Ran {
   assert.equal(events.filter((e) => e.eventType === "run.terminal").length, 1, `exactly one run.terminal\n${stderr}`);
   events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "contiguous sequence"));
   for (const e of events) assert.ok(decode(JSON.stringify(e)).ok, `every event passes the codec: ${e.eventType}`);
+  const first = events[0]!;
+  assert.equal(semanticToolBindingError(events, { runId: first.runId, normalizedSessionId: first.normalizedSessionId ?? "" }), null, "every authorised call has one input and one result receipt (wire.md §7.4)");
   return {
     status, events, stderr, types: events.map((e) => e.eventType), terminal: events.at(-1)!.payload as Record<string, any>,
     payload: (type, i = 0) => events.filter((e) => e.eventType === type)[i]!.payload as Record<string, any>,
@@ -69,6 +73,53 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     assert.deepEqual(r.payload("runtime_request.resolved").resolution, { optionId: "allow", optionKind: "allow_once", allowed: true });
     assert.equal(r.status, 0);
     await noOrphans(r);
+  });
+
+  it("permission allowed: a semantic input receipt and its result; the run proposes needs_review", async () => {
+    const answers = join(dir, "allow.json");
+    writeFileSync(answers, JSON.stringify({ acp_permission_0: { action: "accept" } }));
+    const r = run("permission", ["--answer", answers]);
+    assert.equal(r.types.filter((t) => t === "semantic_tool.input").length, 1);
+    assert.equal(r.payload("semantic_tool.result").semantic_tool.outcome, "succeeded");
+    assert.deepEqual(r.payload("semantic_tool.input").input, { command: "npm install" });
+    assert.equal(r.terminal.reportedWorkDisposition, "needs_review");
+    await noOrphans(r);
+  });
+
+  it("question, answered from --answer with a question response: the agent gets accept with the content", async () => {
+    const answers = join(dir, "question.json");
+    writeFileSync(answers, JSON.stringify({ acp_question_0: { action: "submit", response: { schema: "paperclip.question_response.v1", answers: {
+      [questionId(1, "deploy_target")]: { selectedOptionIds: ["option-1"] }, [questionId(2, "preferred_name")]: { text: "Grace" },
+    } } } }));
+    const r = run("question", ["--answer", answers]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.payload("runtime_request.created").request.schema, "paperclip.runtime_request.v2");
+    assert.match(r.payload("run.result.proposed").summary, /question answer: accept \{"deploy_target":"staging","preferred_name":"Grace"\}/);
+    await noOrphans(r);
+  });
+
+  it("question off a terminal with no answers: the deny policy cancels it, as an event", async () => {
+    const r = run("question");
+    assert.deepEqual(r.payload("runtime_request.cancelled").decidedBy, { by: "policy", policy: "deny" });
+    assert.match(r.payload("run.result.proposed").summary, /question answer: cancel$/);
+    await noOrphans(r);
+  });
+
+  for (const scenario of ["permission", "question"]) {
+    it(`--permission-policy forbid: the ${scenario} request fails the run closed (request_forbidden), exit status 1`, async () => {
+      const r = run(scenario, ["--permission-policy", "forbid"]);
+      assert.equal(r.status, 1);
+      assert.deepEqual([...states(r), r.terminal.stopReason.code], ["failed", "failed", "harness_protocol_violation", "request_forbidden"]);
+      await noOrphans(r);
+    });
+  }
+
+  it("--help of prp run, prp demo and prp-runnerd names every permission policy, forbid included", () => {
+    const runnerd = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--help"], { encoding: "utf8" }).stdout;
+    for (const help of [runPrp(["run", "--help"]).stdout, runPrp(["demo", "--help"]).stdout, runnerd]) {
+      for (const policy of ["ask", "deny", "allow-reads", "forbid"]) assert.match(help, new RegExp(`"${policy}"`));
+      assert.match(help, /forbid\s+\(the\s+agent\s+must\s+never\s+ask/);
+    }
   });
 
   it("permission off a terminal with no answers: the deny policy refuses it, as an event", async () => {

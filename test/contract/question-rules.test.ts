@@ -31,3 +31,32 @@ describe("a question response against its set", () => {
     assert.match(mismatch({ notes: { text: "x" } })?.message ?? "", /required question "approach" is not answered/);
   });
 });
+
+describe("a text answer against its question's textValidation", () => {
+  const textSet = (textValidation: Record<string, unknown>) => ({
+    schema: "paperclip.question_set.v1", questions: [{ id: "q", prompt: "How many?", required: true, answerMode: "text", textValidation }],
+  }) as unknown as PRPQuestionSet;
+  const ROWS: Array<[string, Record<string, unknown>, string, RegExp | null]> = [
+    ["an integer", { inputType: "integer" }, "3", null],
+    ["not an integer", { inputType: "integer" }, "3.5", /is not an integer/],
+    ["not a number", { inputType: "number" }, "three", /is not a number/],
+    ["an empty number", { inputType: "number" }, " ", /is not a number/],
+    ["a number", { inputType: "number", minimum: 0, maximum: 2 }, "1.5", null],
+    ["below the minimum", { inputType: "number", minimum: 2 }, "1", /below the minimum 2/],
+    ["above the maximum", { inputType: "integer", maximum: 5 }, "6", /above the maximum 5/],
+    ["too short", { minLength: 3 }, "ab", /shorter than 3/],
+    ["too long", { maxLength: 3 }, "abcd", /longer than 3/],
+    ["a pattern is not run here", { pattern: "^x$" }, "y", null],
+  ];
+  for (const [name, validation, text, expected] of ROWS) {
+    it(`${name}: ${JSON.stringify(text)}`, () => {
+      const err = responseMismatch(textSet(validation), response({ q: { text } }), "/resolution/response");
+      if (expected === null) assert.equal(err, null);
+      else {
+        assert.equal(err?.code, "binding_mismatch");
+        assert.equal(err?.path, "/resolution/response/answers/q/text");
+        assert.match(err?.message ?? "", expected);
+      }
+    });
+  }
+});

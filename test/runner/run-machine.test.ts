@@ -80,6 +80,26 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     assert.equal(terminalOf(m.onGone(gone(0))).reconciliation.reason, "harness_protocol_violation");
   });
 
+  it("a violation the driver types carries its code into the terminal's stopReason; an untyped one adds none", () => {
+    const typed = started().m;
+    typed.onFact({ kind: "violation", message: "the agent asked under forbid", code: "request_forbidden" });
+    const terminal = terminalOf(typed.onGone(gone(0)));
+    assert.deepEqual([terminal.reconciliation.reason, terminal.stopReason?.code, terminal.stopReason?.message], ["harness_protocol_violation", "request_forbidden", "the agent asked under forbid"]);
+    const untyped = started().m;
+    untyped.onFact({ kind: "violation", message: "broken" });
+    assert.equal(terminalOf(untyped.onGone(gone(0))).stopReason, undefined);
+  });
+
+  it("a request the harness cancelled is no longer pending: a late request.resolve is refused", () => {
+    const { m } = started();
+    const request = { schema: "paperclip.runtime_request.v1", requestKind: "runtime", requestId: "request_1", type: "permission", status: "pending", prompt: "Allow?" };
+    m.onFact({ kind: "event", eventType: "runtime_request.created", payload: { request } });
+    const resolve = command("request.resolve", { requestId: "request_1", resolution: { action: "accept" } });
+    assert.equal(m.refusal(resolve), null);
+    m.onFact({ kind: "event", eventType: "runtime_request.cancelled", payload: { requestId: "request_1", reason: "cancelled" } });
+    assert.equal(m.refusal(resolve)?.code, "unknown_request");
+  });
+
   it("restarts a harness killed by a signal it did not send, once, and resumes the session", () => {
     const { m } = started();
     const crash = m.onGone(gone(null, "SIGKILL"));

@@ -4,7 +4,7 @@ import type { HarnessDriver, HarnessListener, SessionOpen } from "../harness-dri
 import { DEFAULT_MAX_LINE_BYTES } from "../line-reader.js";
 import { whenGone } from "../gone.js";
 import { SupervisedProcess } from "../supervisor.js";
-import { outcomeFor, policyAction, type PermissionOutcome, type PermissionPolicy } from "./permissions.js";
+import { outcomeFor, policyAction, questionPolicyAction, type PermissionPolicy } from "./permissions.js";
 import { AcpProjection, type AcpInput } from "./projection.js";
 
 export interface AcpDriverOptions {
@@ -18,6 +18,8 @@ export interface AcpDriverOptions {
   permissionPolicy: PermissionPolicy;
   runId: string;
   sessionId: string;
+  /** Durable mode: the run's turn and item, which semantic receipts are correlated to. */
+  identity?: { turnId: string; itemId: string };
   maxLineBytes?: number;
   logMaxLines?: number;
   logMaxBytes?: number;
@@ -31,6 +33,14 @@ export interface AcpDriverOptions {
 type Obj = Record<string, unknown>;
 const key = (id: unknown): string => JSON.stringify(id ?? null);
 
+/** A request the agent waits on: how to answer it, and the answer that cancels it. */
+interface Waiting {
+  resolve(response: unknown): void;
+  cancelled: unknown;
+}
+const CANCELLED_PERMISSION = { outcome: { outcome: "cancelled" } };
+const CANCELLED_QUESTION = { action: "cancel" };
+
 /** One agent process and its ACP connection. */
 interface Agent {
   h: SupervisedProcess;
@@ -43,11 +53,13 @@ interface Agent {
   initialized: Promise<boolean>;
   session: Promise<boolean> | null;
   prompt: Promise<unknown> | null;
-  /** SDK permission handlers waiting for an answer, by the provider's request id. */
-  answers: Map<string, (outcome: PermissionOutcome) => void>;
+  /** SDK request handlers (permissions, questions) waiting for an answer, by the provider's request id. */
+  answers: Map<string, Waiting>;
   /** Answers given before the SDK handed the request to its handler. */
-  early: Map<string, PermissionOutcome>;
+  early: Map<string, unknown>;
   ending: boolean;
+  /** The turn is being cancelled: a request the SDK hands over from now on is answered cancelled at once. */
+  cancelled: boolean;
   /** The driver ended the agent itself after its turn was over (not a crash). */
   endedAfterTurn: boolean;
 }
@@ -78,7 +90,10 @@ export class AcpDriver implements HarnessDriver {
   start(listener: HarnessListener): void {
     const o = this.options;
     const limit = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    const projection = new AcpProjection({ runId: o.runId, sessionId: o.sessionId, cwd: o.cwd, generation: ++this.generation });
+    const projection = new AcpProjection({
+      runId: o.runId, sessionId: o.sessionId, cwd: o.cwd, generation: ++this.generation,
+      ...(o.identity ? { identity: o.identity } : {}), forbidRequests: o.permissionPolicy === "forbid",
+    });
     const emit = (input: AcpInput) => {
       for (const fact of projection.project(input)) listener.fact(fact);
     };
@@ -118,26 +133,37 @@ export class AcpDriver implements HarnessDriver {
         },
       }),
     };
-    const answers = new Map<string, (outcome: PermissionOutcome) => void>();
+    const answers = new Map<string, Waiting>();
+    /**
+     * The SDK hands a request to its handler after the tap projected it: a controller may have
+     * answered already; a request the projection did not open (refused, or the run failing
+     * closed) is cancelled at once; otherwise it waits, and the policy answers when it decides.
+     */
+    const wait = <R>(requestId: unknown, cancelled: R, policy: () => string | null) => new Promise<R>((resolve) => {
+      const early = agent.early.get(key(requestId));
+      if (early) {
+        agent.early.delete(key(requestId));
+        return resolve(early as R);
+      }
+      if (agent.cancelled || !agent.projection.isOpen(requestId)) return resolve(cancelled);
+      answers.set(key(requestId), { resolve: resolve as (r: unknown) => void, cancelled });
+      const action = policy();
+      if (action) this.answer(requestId, { action }, "policy");
+    });
     const app = acp.client({ name: "prp-kit" })
-      .onRequest(acp.methods.client.session.requestPermission, ({ params, requestId }) => new Promise<acp.RequestPermissionResponse>((resolve) => {
-        // The tap projected the request before the SDK called this handler: a controller may have answered already.
-        const early = agent.early.get(key(requestId));
-        if (early) {
-          agent.early.delete(key(requestId));
-          return resolve({ outcome: early });
-        }
-        answers.set(key(requestId), (outcome) => resolve({ outcome }));
-        const action = policyAction(o.permissionPolicy, params.toolCall.kind);
-        if (action) this.answer(requestId, { action }, "policy");
-      }))
+      .onRequest(acp.methods.client.session.requestPermission, ({ params, requestId }) =>
+        wait(requestId, CANCELLED_PERMISSION as acp.RequestPermissionResponse, () => policyAction(o.permissionPolicy, params.toolCall.kind)))
+      // Rule 4: a form question waits for the controller under `ask`; any other policy cancels it, as an event.
+      .onRequest(acp.methods.client.elicitation.create, ({ requestId }) =>
+        wait(requestId, CANCELLED_QUESTION as acp.CreateElicitationResponse, () => questionPolicyAction(o.permissionPolicy)))
       .onNotification(acp.methods.client.session.update, () => {}); // projected from the tap, in wire order
     const connection = app.connect(stream);
     const agent: Agent = {
-      h, listener, emit, projection, agent: connection.agent, connection, answers, early: new Map(), session: null, prompt: null, ending: false, endedAfterTurn: false,
+      h, listener, emit, projection, agent: connection.agent, connection, answers, early: new Map(), session: null, prompt: null, ending: false, cancelled: false, endedAfterTurn: false,
       initialized: connection.agent.request(acp.methods.agent.initialize, {
         protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        // Form elicitation is advertised: ACP agents may ask questions only when the client says it can show forms.
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, elicitation: { form: {} } },
         clientInfo: { name: "prp-kit", version: o.clientVersion ?? "0" },
       }).then(() => true, () => false),
     };
@@ -147,7 +173,7 @@ export class AcpDriver implements HarnessDriver {
       if (agent.projection.sessionId) this.previousSessionId = agent.projection.sessionId;
       emit({ kind: "exited", exit, restartable: !agent.ending && gone.exit.signal !== null });
       connection.close();
-      for (const resolve of answers.values()) resolve({ outcome: "cancelled" });
+      for (const w of answers.values()) w.resolve(w.cancelled);
       if (this.current === agent) this.current = null;
       // Ended by the driver after its turn was over: that is how an ACP agent's run ends, not a failure.
       listener.gone(agent.endedAfterTurn && !gone.exit.success ? { ...gone, exit: { ...gone.exit, success: true } } : gone);
@@ -199,18 +225,28 @@ export class AcpDriver implements HarnessDriver {
     this.answer(providerId, resolution, "controller");
   }
 
-  /** Answers a permission request the agent is waiting on, and says who decided. */
+  /** Answers a permission request or a question the agent is waiting on, and says who decided. */
   private answer(providerId: unknown, resolution: Record<string, unknown>, by: "controller" | "policy"): void {
     const a = this.current;
-    const options = a?.projection.permissionOptions(providerId);
-    if (!a || !options || a.early.has(key(providerId))) return;
-    const outcome = outcomeFor(resolution, options);
-    if ("error" in outcome) return this.note(a, "acp_resolution_refused", `cannot answer the agent's permission request: ${outcome.error}`);
+    if (!a || a.early.has(key(providerId))) return;
+    const response = this.responseFor(a, providerId, resolution);
+    if (response === undefined) return;
+    if ("error" in response) return this.note(a, "acp_resolution_refused", `cannot answer the agent's request: ${response.error}`);
     a.emit({ kind: "decided", providerRequestId: providerId, by, ...(by === "policy" ? { policy: this.options.permissionPolicy } : {}) });
-    const resolve = a.answers.get(key(providerId));
-    if (!resolve) return void a.early.set(key(providerId), outcome);
+    const waiting = a.answers.get(key(providerId));
+    if (!waiting) return void a.early.set(key(providerId), response);
     a.answers.delete(key(providerId));
-    resolve(outcome);
+    waiting.resolve(response);
+  }
+
+  /** The ACP response a resolution asks for: an outcome for a permission, an action for a question. */
+  private responseFor(a: Agent, providerId: unknown, resolution: Record<string, unknown>): Obj | { error: string } | undefined {
+    const options = a.projection.permissionOptions(providerId);
+    if (options) {
+      const outcome = outcomeFor(resolution, options);
+      return "error" in outcome ? outcome : { outcome };
+    }
+    return a.projection.questionAnswer(providerId, resolution);
   }
 
   stop(): void {
@@ -232,18 +268,22 @@ export class AcpDriver implements HarnessDriver {
     this.current?.h.resume();
   }
 
-  /** session/cancel, then every open permission request answered `cancelled` (ACP requires it). */
+  /** session/cancel, then every open request answered cancelled (ACP requires it for permissions; questions are cancelled alike). */
   private cancelTurn(a: Agent, why: "interrupt" | "cancel", reason: string): void {
     if (!a.prompt || a.ending || !a.projection.sessionId) return;
     a.emit({ kind: "cancelling", why, reason });
+    a.cancelled = true;
     void a.agent.notify(acp.methods.agent.session.cancel, { sessionId: a.projection.sessionId }).catch(() => {});
-    for (const [k, resolve] of a.answers) {
+    for (const [k, w] of a.answers) {
       a.answers.delete(k);
-      resolve({ outcome: "cancelled" });
+      w.resolve(w.cancelled);
     }
-    // An agent that does not answer the cancelled prompt is ended after the settle time.
+    // An agent that does not answer the cancelled prompt is ended after the settle time: the
+    // driver's own signal, so not a crash to restart.
     void sleep(this.settleMs()).then(() => {
-      if (!a.ending) void a.h.terminate();
+      if (a.ending) return;
+      a.ending = true;
+      void a.h.terminate();
     });
   }
 

@@ -4,8 +4,12 @@
  * `decline` → `reject_once`, `cancel` → the `cancelled` outcome. Without a controller answer
  * the permission policy decides, and its choice is reported like any answer.
  */
-export type PermissionPolicy = "ask" | "deny" | "allow-reads";
-export const PERMISSION_POLICIES: readonly PermissionPolicy[] = ["ask", "deny", "allow-reads"];
+export type PermissionPolicy = "ask" | "deny" | "allow-reads" | "forbid";
+/**
+ * `forbid` is upstream's pinned-Codex stance (seed 002 rule 9): the agent is configured never to
+ * ask, so a permission request or a question that reaches the projection fails the run closed.
+ */
+export const PERMISSION_POLICIES: readonly PermissionPolicy[] = ["ask", "deny", "allow-reads", "forbid"];
 
 export interface PermissionOption {
   optionId: string;
@@ -57,9 +61,16 @@ export function outcomeFor(resolution: Record<string, unknown>, options: Permiss
 /** Tool kinds `allow-reads` allows: they look, they change nothing. */
 const READ_KINDS = new Set(["read", "search"]);
 
-/** What a policy answers for a tool kind, or null when it asks (the controller answers). */
-export function policyAction(policy: PermissionPolicy, toolKind: unknown): "accept" | "decline" | null {
+/**
+ * What a policy answers for a tool kind, or null when it asks (the controller answers). Under
+ * `forbid` the run is already failing closed; the request is cancelled so the agent is not left waiting.
+ */
+export function policyAction(policy: PermissionPolicy, toolKind: unknown): "accept" | "decline" | "cancel" | null {
   if (policy === "ask") return null;
+  if (policy === "forbid") return "cancel";
   if (policy === "allow-reads" && typeof toolKind === "string" && READ_KINDS.has(toolKind)) return "accept";
   return "decline";
 }
+
+/** What a policy answers for a question: only `ask` puts it to the controller; any other cancels it (nothing is answered for a person). */
+export const questionPolicyAction = (policy: PermissionPolicy): "cancel" | null => (policy === "ask" ? null : "cancel");

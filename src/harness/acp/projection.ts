@@ -3,6 +3,8 @@ import { sha256Digest } from "../../contract/digest.js";
 import type { HarnessFact } from "../harness-driver.js";
 import { IdMap, projectId } from "./acp-ids.js";
 import { permissionChoices, type PermissionOption } from "./permissions.js";
+import { formContent, projectForm, type Field } from "./questions.js";
+import { receiptItemId, SemanticReceipts, type CallEnd, type ReceiptEvent } from "./semantic-receipts.js";
 import { updateProblem } from "./update-check.js";
 import { projectToolCall, type ToolState } from "./tool-projection.js";
 
@@ -23,7 +25,7 @@ export type AcpInput =
   | { kind: "turn"; turnId: string }
   /** The driver is cancelling the turn, and why (turn.interrupt, or run.cancel / stop). */
   | { kind: "cancelling"; why: "interrupt" | "cancel"; reason: string }
-  /** Who answered a permission request the driver is about to answer. */
+  /** Who answered a permission request or a question the driver is about to answer. */
   | { kind: "decided"; providerRequestId: unknown; by: "controller" | "policy"; policy?: string }
   /** The turn cannot be sent: the session did not start. */
   | { kind: "turn_refused"; message: string }
@@ -41,7 +43,22 @@ export interface ProjectionContext {
   cwd: string;
   /** Which agent process of the run this is (1, then 2 after a restart): keeps item ids apart. */
   generation?: number;
+  /**
+   * The run's turn and item in durable mode, where the authority checks that a semantic
+   * receipt's correlation is exactly the run identity. Without it (local mode) a receipt is
+   * correlated to the bound turn and to the tool call's own PRP id as its item.
+   */
+  identity?: { turnId: string; itemId: string };
+  /**
+   * The `forbid` permission policy: the agent must never ask. A permission request or a question
+   * that reaches the projection fails the run closed (seed 002 rule 9, as under upstream's
+   * pinned Codex policy).
+   */
+  forbidRequests?: boolean;
 }
+
+/** Why the projection failed closed (seed 002 rule 9): the typed reason the run's terminal carries. */
+export type ViolationCode = "invalid_identity" | "identity_collision" | "unstable_receipt_identity" | "cross_turn_projection" | "request_forbidden" | "protocol_error";
 
 /** Readable reasons for JSON-RPC errors an agent returns (code → what a person does about it). */
 const ERROR_CODES: Record<number, [string, string]> = {
@@ -74,11 +91,15 @@ interface OpenItem {
   text: string;
 }
 
-interface PendingPermission {
-  projectedId: string;
-  options: PermissionOption[];
-  decidedBy?: { by: string; policy?: string };
-}
+/** A request the agent is waiting on: a permission (for a tool call) or a question (a form). */
+type PendingRequest = { projectedId: string; decidedBy?: { by: string; policy?: string } } & (
+  | { kind: "permission"; options: PermissionOption[]; toolCall: { toolCallId: string; kind: unknown; rawInput: unknown } }
+  | { kind: "question"; fields: Field[] }
+);
+
+/** A provider identity PRP can carry (seed 002 rule 9): a JSON-RPC id is a string or an integer; a string is 1..240 characters without control characters. */
+const validProviderId = (id: unknown): boolean =>
+  (typeof id === "number" && Number.isSafeInteger(id)) || (typeof id === "string" && id.length > 0 && id.length <= 240 && !/[\u0000-\u001f\u007f]/.test(id));
 
 /**
  * The ACP → PRP projection (runtime.md §11.2, seed 002), pure: ACP messages in the order they
@@ -102,56 +123,77 @@ export class AcpProjection {
   private readonly tools = new Map<string, ToolState>();
   private readonly toolIds = new IdMap();
   private readonly requestIds = new IdMap();
-  private readonly permissions = new Map<string, PendingPermission>();
+  private readonly requests = new Map<string, PendingRequest>();
+  /** The last raw input each tool call was announced with: an allowed call's receipt digests it. */
+  private readonly rawInputs = new Map<string, unknown>();
+  private readonly toolKinds = new Map<string, unknown>();
+  private readonly receipts: SemanticReceipts;
   private planRevision = 0;
   private failed = false;
   /** Agent capabilities from `initialize`, for the driver (loadSession, session close). */
   capabilities: Obj = {};
 
-  constructor(private readonly context: ProjectionContext) {}
+  constructor(private readonly context: ProjectionContext) {
+    this.receipts = new SemanticReceipts(context.runId);
+  }
 
   /** The ACP session id, once `session/new` or `session/load` answered. */
   get sessionId(): string | null {
     return this.acpSessionId;
   }
 
-  /** The provider's JSON-RPC id of a projected permission request (rule 5), if it is open. */
+  /** The provider's JSON-RPC id of a projected request (rule 5), if it is open. */
   providerRequestId(projectedId: string): unknown {
     const id = this.requestIds.provider(projectedId);
-    return id !== undefined && this.permissions.has(key(id)) ? id : undefined;
+    return id !== undefined && this.requests.has(key(id)) ? id : undefined;
+  }
+
+  /** Whether a request of the agent's (by provider id) was projected and waits for an answer. */
+  isOpen(providerRequestId: unknown): boolean {
+    return this.requests.has(key(providerRequestId));
   }
 
   /** The options of an open permission request, by provider id. */
   permissionOptions(providerRequestId: unknown): PermissionOption[] | undefined {
-    return this.permissions.get(key(providerRequestId))?.options;
+    const r = this.requests.get(key(providerRequestId));
+    return r?.kind === "permission" ? r.options : undefined;
   }
 
-  /** Open permission requests, by provider id: answered `cancelled` when the turn is cancelled. */
-  openPermissions(): unknown[] {
-    return [...this.permissions.keys()].map((k) => JSON.parse(k));
+  /**
+   * The ACP answer to an open question (rule 5: the exact provider request): `submit` with a
+   * question response (already checked against the question set by the runner) → accept with
+   * the content mapped back, decline → decline, cancel → cancel.
+   */
+  questionAnswer(providerRequestId: unknown, resolution: Obj): { action: "accept"; content: Obj } | { action: "decline" | "cancel" } | { error: string } | undefined {
+    const r = this.requests.get(key(providerRequestId));
+    if (r?.kind !== "question") return undefined;
+    if (resolution.action === "decline" || resolution.action === "cancel") return { action: resolution.action };
+    if (resolution.action !== "submit" || !isObj(resolution.response)) return { error: `a question is answered with submit (and a response), decline or cancel, not ${JSON.stringify(resolution.action)}` };
+    const mapped = formContent(r.fields, resolution.response);
+    return "error" in mapped ? mapped : { action: "accept", content: mapped.content };
   }
 
   project(input: AcpInput): HarnessFact[] {
     if (this.failed) return [];
     const out: HarnessFact[] = [];
-    const fail = (message: string) => {
+    const fail = (message: string, code: ViolationCode) => {
       this.failed = true;
-      out.push({ kind: "violation", message });
+      out.push({ kind: "violation", message, code });
     };
     switch (input.kind) {
       case "spawned":
         this.pid = input.pid;
         break;
       case "turn":
-        if (!RUNNER_ID_PATTERN.test(input.turnId)) fail(`turn id ${JSON.stringify(input.turnId)} is not a valid id`);
-        else if (this.turnId !== null && this.turnId !== input.turnId) fail(`projection is bound to turn ${this.turnId}, not ${input.turnId} (cross-turn projection)`);
+        if (!RUNNER_ID_PATTERN.test(input.turnId)) fail(`turn id ${JSON.stringify(input.turnId)} is not a valid id`, "invalid_identity");
+        else if (this.turnId !== null && this.turnId !== input.turnId) fail(`projection is bound to turn ${this.turnId}, not ${input.turnId} (cross-turn projection)`, "cross_turn_projection");
         else this.turnId = input.turnId;
         break;
       case "cancelling":
         this.cancelling ??= { why: input.why, reason: input.reason };
         break;
       case "decided": {
-        const p = this.permissions.get(key(input.providerRequestId));
+        const p = this.requests.get(key(input.providerRequestId));
         if (p) p.decidedBy = { by: input.by, ...(input.policy ? { policy: input.policy } : {}) };
         break;
       }
@@ -164,7 +206,9 @@ export class AcpProjection {
           this.flushTurn(false, "interrupted", out);
           out.push(this.event("turn.failed", { code: "agent_exited", message: `the agent exited in the middle of the turn (${input.exit})` }));
         }
-        this.permissions.clear();
+        // A replacement agent carries the turn on without this process's calls: they ended here.
+        this.settleReceipts(out);
+        this.requests.clear();
         break;
       case "unparsable":
         out.push(diagnostic("acp_unparsable_line", `the agent wrote a stdout line that is not JSON: ${input.text.slice(0, 200)}`));
@@ -179,7 +223,7 @@ export class AcpProjection {
     return out;
   }
 
-  private onSent(message: unknown, out: HarnessFact[], fail: (m: string) => void): void {
+  private onSent(message: unknown, out: HarnessFact[], fail: Fail): void {
     if (!isObj(message)) return;
     if (typeof message.method === "string" && "id" in message) {
       this.sentRequests.set(key(message.id), { method: message.method, params: message.params });
@@ -190,36 +234,62 @@ export class AcpProjection {
         this.acpSessionId = typeof loaded === "string" ? loaded : null;
         out.push(event("session.resuming", { driverSessionId: this.acpSessionId }));
       } else if (message.method === "session/prompt") {
-        if (this.turnId === null) return fail("session/prompt sent before a turn was bound");
+        if (this.turnId === null) return fail("session/prompt sent before a turn was bound", "cross_turn_projection");
         this.turnOpen = true;
         out.push(this.event("turn.started", {}));
       }
       return;
     }
-    if (!("method" in message) && "id" in message) this.onPermissionAnswered(message, out);
+    if (!("method" in message) && "id" in message) this.onAnswered(message, out, fail);
   }
 
-  private onPermissionAnswered(response: Obj, out: HarnessFact[]): void {
+  /** The driver answered a request of the agent's: the request resolves (or is cancelled), and an allowed tool call gets its input receipt. */
+  private onAnswered(response: Obj, out: HarnessFact[], fail: Fail): void {
     const k = key(response.id);
-    const p = this.permissions.get(k);
+    const p = this.requests.get(k);
     if (!p) return;
-    this.permissions.delete(k);
+    this.requests.delete(k);
     const by = p.decidedBy ?? { by: "controller" };
-    const outcome = isObj(response.result) && isObj(response.result.outcome) ? response.result.outcome : null;
-    if (!outcome || outcome.outcome === "cancelled") {
-      const reason = outcome ? "cancelled" : `answered with an error: ${describeRpcError(response.error).providerError.message}`;
-      out.push(this.event("runtime_request.cancelled", { requestId: p.projectedId, reason, decidedBy: by }));
+    const cancelled = (reason: string) => out.push(this.event("runtime_request.cancelled", { requestId: p.projectedId, reason, decidedBy: by }));
+    if (!isObj(response.result)) return void cancelled(`answered with an error: ${describeRpcError(response.error).providerError.message}`);
+    if (p.kind === "question") {
+      const action = response.result.action;
+      if (action === "cancel") return void cancelled("cancelled");
+      out.push(this.event("runtime_request.resolved", { requestId: p.projectedId, resolution: { action, ...(isObj(response.result.content) ? { content: response.result.content } : {}) }, decidedBy: by }));
       return;
     }
+    const outcome = isObj(response.result.outcome) ? response.result.outcome : null;
+    if (!outcome || outcome.outcome === "cancelled") return void cancelled("cancelled");
     const option = p.options.find((o) => o.optionId === outcome.optionId);
+    const allowed = option?.kind.startsWith("allow") === true;
     out.push(this.event("runtime_request.resolved", {
       requestId: p.projectedId,
-      resolution: { optionId: outcome.optionId, optionKind: option?.kind ?? "unknown", allowed: option?.kind.startsWith("allow") === true },
+      resolution: { optionId: outcome.optionId, optionKind: option?.kind ?? "unknown", allowed },
       decidedBy: by,
     }));
+    if (!allowed) return;
+    // Rule 3: an allowed call is an authorised one; its receipt digests the input it was allowed with.
+    const call = p.toolCall;
+    const rawInput = call.rawInput !== undefined ? call.rawInput : this.rawInputs.get(call.toolCallId);
+    const authorised = this.receipts.authorise(call.toolCallId, call.kind ?? this.toolKinds.get(call.toolCallId), rawInput, this.correlation(call.toolCallId), p.projectedId);
+    if ("unstable" in authorised) return fail(authorised.unstable, "unstable_receipt_identity");
+    this.pushReceipts(authorised.events, out);
+    // A call that already ended before it was allowed settles at once.
+    const tool = this.tools.get(call.toolCallId);
+    if (tool?.done) this.pushReceipts(this.receipts.settle(call.toolCallId, toolEnd(tool)), out);
   }
 
-  private onReceived(message: unknown, out: HarnessFact[], fail: (m: string) => void): void {
+  /** The run identity a receipt is correlated to (wire.md §7.4). */
+  private correlation(toolCallId: string): { runId: string; normalizedSessionId: string; turnId: string; itemId: string } {
+    const identity = this.context.identity;
+    return { runId: this.context.runId, normalizedSessionId: this.context.sessionId, turnId: identity?.turnId ?? this.turnId!, itemId: receiptItemId(toolCallId, identity?.itemId) };
+  }
+
+  private pushReceipts(events: ReceiptEvent[], out: HarnessFact[]): void {
+    for (const e of events) out.push(this.event(e.eventType, e.payload, e.itemId));
+  }
+
+  private onReceived(message: unknown, out: HarnessFact[], fail: Fail): void {
     if (!isObj(message) || message.jsonrpc !== "2.0") {
       out.push(diagnostic("acp_not_jsonrpc", `the agent wrote a line that is not a JSON-RPC 2.0 message: ${JSON.stringify(message).slice(0, 200)}`));
       return;
@@ -231,12 +301,13 @@ export class AcpProjection {
     out.push(diagnostic("acp_not_jsonrpc", "the agent wrote a JSON-RPC message with neither a method nor an id"));
   }
 
-  private onRequest(message: Obj, method: string, out: HarnessFact[], fail: (m: string) => void): void {
-    if (method !== "session/request_permission") {
+  private onRequest(message: Obj, method: string, out: HarnessFact[], fail: Fail): void {
+    if (method !== "session/request_permission" && method !== "elicitation/create") {
       out.push(diagnostic("acp_unsupported_request", `the agent asked for ${method.slice(0, 160)}, which this client does not offer (fs and terminal are off)`));
       return;
     }
     const params = message.params;
+    if (method === "elicitation/create") return this.onElicitation(message, isObj(params) ? params : {}, out, fail);
     const options = isObj(params) && Array.isArray(params.options) ? params.options : null;
     const toolCall = isObj(params) && isObj(params.toolCall) ? params.toolCall : null;
     if (!isObj(params) || typeof params.sessionId !== "string" || !toolCall || typeof toolCall.toolCallId !== "string" || !options ||
@@ -244,13 +315,16 @@ export class AcpProjection {
       out.push(diagnostic("acp_request_dropped", "the agent sent a session/request_permission the SDK refuses (it needs sessionId, toolCall.toolCallId and options)"));
       return;
     }
-    if (params.sessionId !== this.acpSessionId) return fail(`permission request for session ${JSON.stringify(params.sessionId)}, not ${JSON.stringify(this.acpSessionId)}`);
-    if (!this.turnOpen) return fail("permission request outside a turn (cross-turn projection)");
-    const projectedId = projectId("acp_permission", message.id);
-    const collision = this.requestIds.bind(projectedId, message.id);
-    if (collision) return fail(collision);
-    if (this.permissions.has(key(message.id))) return fail(`permission request id ${JSON.stringify(message.id)} is already open`);
-    this.permissions.set(key(message.id), { projectedId, options: options as unknown as PermissionOption[] });
+    if (!validProviderId(toolCall.toolCallId)) return fail(`permission request for tool call id ${JSON.stringify(toolCall.toolCallId).slice(0, 80)}, which is not a usable identity`, "invalid_identity");
+    const projectedId = this.openRequest(message, params.sessionId, "acp_permission", "permission request", fail);
+    if (projectedId === null) return;
+    const call = { toolCallId: toolCall.toolCallId, kind: toolCall.kind, rawInput: toolCall.rawInput };
+    if (call.rawInput !== undefined) {
+      const unstable = this.receipts.check(call.toolCallId, call.rawInput);
+      if (unstable) return fail(unstable, "unstable_receipt_identity");
+      this.rawInputs.set(call.toolCallId, call.rawInput);
+    }
+    this.requests.set(key(message.id), { kind: "permission", projectedId, options: options as unknown as PermissionOption[], toolCall: call });
     const title = typeof toolCall.title === "string" && toolCall.title.trim() ? toolCall.title.trim() : `a ${typeof toolCall.kind === "string" ? toolCall.kind : "tool"} call`;
     out.push(this.event("runtime_request.created", {
       request: {
@@ -262,7 +336,51 @@ export class AcpProjection {
     }));
   }
 
-  private onNotification(method: string, params: unknown, out: HarnessFact[], fail: (m: string) => void): void {
+  /** Rule 4: a form elicitation becomes a `paperclip.runtime_request.v2` question set. */
+  private onElicitation(message: Obj, params: Obj, out: HarnessFact[], fail: Fail): void {
+    if (typeof params.sessionId !== "string") {
+      out.push(diagnostic("acp_question_unsupported", "the agent asked a question outside its session (a request-scoped elicitation); it is cancelled"));
+      return;
+    }
+    const form = projectForm(params);
+    if ("error" in form) {
+      if (this.context.forbidRequests) return fail("the agent asked a question, which the forbid permission policy does not allow", "request_forbidden");
+      out.push(diagnostic("acp_question_unsupported", `the agent asked a question PRP cannot put to a person (${form.error}); it is cancelled`));
+      return;
+    }
+    const projectedId = this.openRequest(message, params.sessionId, "acp_question", "question", fail);
+    if (projectedId === null) return;
+    this.requests.set(key(message.id), { kind: "question", projectedId, fields: form.fields });
+    out.push(this.event("runtime_request.created", {
+      request: {
+        schema: "paperclip.runtime_request.v2", requestKind: "runtime", requestId: projectedId, type: "input", status: "pending",
+        prompt: form.prompt, input: form.questionSet, origin: { adapter: "acp", method: "elicitation/create" }, turnId: this.context.identity?.turnId ?? this.turnId!,
+      },
+      providerRequest: { id: message.id, method: "elicitation/create" },
+      ...(typeof params.toolCallId === "string" ? { toolCall: { toolCallId: params.toolCallId } } : {}),
+    }));
+  }
+
+  /**
+   * The checks every request of the agent's passes before it is projected (rule 9): its id is a
+   * usable identity, it names this session, a turn is open, the policy allows asking at all, and
+   * its projected id stands for no other provider id. Returns the projected id (rule 5), or null
+   * after failing closed.
+   */
+  private openRequest(message: Obj, sessionId: string, prefix: string, what: string, fail: Fail): string | null {
+    const no = (m: string, code: ViolationCode) => (fail(m, code), null);
+    if (!validProviderId(message.id)) return no(`${what} id ${JSON.stringify(message.id)?.slice(0, 80)} is not a usable identity`, "invalid_identity");
+    if (sessionId !== this.acpSessionId) return no(`${what} for session ${JSON.stringify(sessionId).slice(0, 80)}, not ${JSON.stringify(this.acpSessionId)}`, "invalid_identity");
+    if (!this.turnOpen) return no(`${what} outside a turn (cross-turn projection)`, "cross_turn_projection");
+    if (this.context.forbidRequests) return no(`the agent sent a ${what}, which the forbid permission policy does not allow: the agent must never ask`, "request_forbidden");
+    const projectedId = projectId(prefix, message.id);
+    const collision = this.requestIds.bind(projectedId, message.id);
+    if (collision) return no(collision, "identity_collision");
+    if (this.requests.has(key(message.id))) return no(`request id ${JSON.stringify(message.id)} is already open`, "identity_collision");
+    return projectedId;
+  }
+
+  private onNotification(method: string, params: unknown, out: HarnessFact[], fail: Fail): void {
     if (method !== "session/update") {
       out.push(diagnostic(method.startsWith("_") ? "acp_extension_ignored" : "acp_unknown_notification", `the agent sent a ${method.slice(0, 160)} notification, which this client does not read`));
       return;
@@ -273,7 +391,7 @@ export class AcpProjection {
       return;
     }
     const { sessionId, update } = params as { sessionId: string; update: Obj };
-    if (sessionId !== this.acpSessionId) return fail(`update for session ${JSON.stringify(sessionId)}, not ${JSON.stringify(this.acpSessionId)}`);
+    if (sessionId !== this.acpSessionId) return fail(`update for session ${JSON.stringify(sessionId)}, not ${JSON.stringify(this.acpSessionId)}`, "invalid_identity");
     if (this.loading) return; // session/load replays the history: already reported by the run that lived it
     const kind = update.sessionUpdate as string;
     const sessionWide = ["available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update"];
@@ -282,7 +400,7 @@ export class AcpProjection {
       out.push(this.event("session.updated", { update: kind, ...boundedJson(rest) }));
       return;
     }
-    if (!this.turnOpen) return fail(`${kind} update outside a turn (cross-turn projection)`);
+    if (!this.turnOpen) return fail(`${kind} update outside a turn (cross-turn projection)`, "cross_turn_projection");
     switch (kind) {
       case "agent_message_chunk":
         this.message = this.chunk(this.message, "assistant_message", update.content as Obj, out);
@@ -292,11 +410,19 @@ export class AcpProjection {
         break;
       case "tool_call":
       case "tool_call_update": {
+        const id = update.toolCallId as string;
+        if (!validProviderId(id)) return fail(`tool call id ${JSON.stringify(id).slice(0, 80)} is not a usable identity`, "invalid_identity");
+        const unstable = this.receipts.check(id, update.rawInput);
+        if (unstable) return fail(unstable, "unstable_receipt_identity");
+        if (update.rawInput !== undefined) this.rawInputs.set(id, update.rawInput);
+        if (typeof update.kind === "string") this.toolKinds.set(id, update.kind);
         const projected = projectToolCall(update, this.tools, this.toolIds, this.context.cwd);
-        if ("error" in projected) return fail(projected.error);
+        if ("error" in projected) return fail(projected.error, "identity_collision");
         // Tool and diff payloads are closed and carry their own ids: they go without an item id,
         // which durable mode would otherwise add to the payload as providerItemId.
         for (const e of projected.events) out.push(this.event(e.eventType, e.payload));
+        const tool = this.tools.get(id);
+        if (tool?.done) this.pushReceipts(this.receipts.settle(id, toolEnd(tool)), out);
         break;
       }
       case "plan":
@@ -310,7 +436,7 @@ export class AcpProjection {
     }
   }
 
-  private onResponse(response: Obj, out: HarnessFact[], fail: (m: string) => void): void {
+  private onResponse(response: Obj, out: HarnessFact[], fail: Fail): void {
     const request = this.sentRequests.get(key(response.id));
     if (!request) {
       out.push(diagnostic("acp_unexpected_response", `the agent answered a request that was not sent (id ${JSON.stringify(response.id)})`));
@@ -321,7 +447,7 @@ export class AcpProjection {
     const error = result ? null : describeRpcError(response.error);
     switch (request.method) {
       case "initialize":
-        if (!result) return fail(`the agent refused initialize: ${error!.message}`);
+        if (!result) return fail(`the agent refused initialize: ${error!.message}`, "protocol_error");
         this.capabilities = isObj(result.agentCapabilities) ? result.agentCapabilities : {};
         out.push({ kind: "ready", pid: this.pid, resumePoint: {}, agent: agentInfo(result) });
         return;
@@ -334,7 +460,7 @@ export class AcpProjection {
           return;
         }
         const id = resumed ? (request.params as Obj | undefined)?.sessionId : result.sessionId;
-        if (typeof id !== "string" || id.length === 0 || id.length > 240 || /[\u0000-\u001f]/.test(id)) return fail(`the agent's session id ${JSON.stringify(id)?.slice(0, 80)} is not a usable identity`);
+        if (typeof id !== "string" || id.length === 0 || id.length > 240 || /[\u0000-\u001f]/.test(id)) return fail(`the agent's session id ${JSON.stringify(id)?.slice(0, 80)} is not a usable identity`, "invalid_identity");
         this.acpSessionId = id;
         out.push(event(resumed ? "session.resumed" : "session.started", { driverSessionId: id }));
         if (isObj(result.modes) || Array.isArray(result.configOptions)) {
@@ -364,7 +490,7 @@ export class AcpProjection {
       out.push(this.event("turn.failed", error));
     } else if (stopReason === "end_turn") {
       out.push(this.event("turn.completed", { stopReason }));
-      out.push({ kind: "result", payload: completedResult(this.finalText) });
+      out.push({ kind: "result", payload: reviewResult(this.finalText) });
     } else if (stopReason === "cancelled") {
       const why = this.cancelling ?? { why: "interrupt", reason: "agent" };
       out.push(this.event(why.why === "interrupt" ? "turn.interrupted" : "turn.cancelled", { reason: why.reason, stopReason }));
@@ -385,6 +511,15 @@ export class AcpProjection {
     if (this.message) this.finalText = this.message.text;
     this.message = this.thought = null;
     for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload));
+    this.settleReceipts(out);
+  }
+
+  /** Every authorised call still open gets its one result receipt: how it ended, or unavailable. */
+  private settleReceipts(out: HarnessFact[]): void {
+    this.pushReceipts(this.receipts.settleAll((id) => {
+      const tool = this.tools.get(id);
+      return tool ? toolEnd(tool) : "turn_ended";
+    }), out);
   }
 
   private chunk(open: OpenItem | null, kind: OpenItem["kind"], content: Obj, out: HarnessFact[]): OpenItem {
@@ -462,12 +597,25 @@ function closeOpenTools(tools: Map<string, ToolState>, status: "cancelled" | "in
   return out;
 }
 
-/** A finished turn's result: the agent's final answer as its summary (runtime.md §8.2). */
-function completedResult(finalText: string): Obj {
+/**
+ * Seed 002 rule 6 for ACP: only the reserved finish/block semantic operations may propose a run
+ * result, and ACP has none, so an agent's `end_turn` is not a claim that the work is done. The
+ * runner proposes the result itself, always `needs_review`: the agent's final answer as the
+ * summary, the objective not claimed satisfied. Nothing the agent writes — its text, a tool
+ * call named like a finish operation, metadata — reaches the disposition.
+ */
+function reviewResult(finalText: string): Obj {
   return {
-    schema: "paperclip.run_result.v1", reportedWorkDisposition: "done",
+    schema: "paperclip.run_result.v1", reportedWorkDisposition: "needs_review",
     summary: (finalText.trim() || "The agent ended its turn without a message.").slice(0, 12_000),
-    completionClaim: { contractRevision: "acp_turn", objectiveSatisfied: true, criteria: [], remainingWork: [] },
-    evidence: [], verification: [], attentionRequests: [], artifacts: [],
+    completionClaim: { contractRevision: "acp_turn", objectiveSatisfied: false, criteria: [], remainingWork: [] },
+    evidence: [], verification: [], attentionRequests: [{ kind: "review", summary: "An ACP agent ended its turn; ACP has no finish operation, so a person reviews the work.", ownerClass: "human" }], artifacts: [],
   };
+}
+
+type Fail = (message: string, code: ViolationCode) => void;
+
+/** How a tool call ended, for its result receipt. */
+function toolEnd(tool: ToolState): CallEnd {
+  return tool.payload.status === "completed" ? "completed" : tool.payload.status === "failed" ? "failed" : "turn_ended";
 }

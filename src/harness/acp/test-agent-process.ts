@@ -31,6 +31,8 @@ const scenario = scenarioFromArgs();
 const writeOut = (bytes: Uint8Array | string) => new Promise<void>((resolve) => process.stdout.write(bytes, () => resolve()));
 const output = new WritableStream<Uint8Array>({ write: (chunk) => writeOut(chunk) });
 let cancelled = false;
+/** Whether the client said, at initialize, that it can show form questions. */
+let formsOffered = false;
 let wakeOnCancel: (() => void) | null = null;
 
 /** Scenario paths are relative; ACP paths are absolute: they are taken from the agent's cwd. */
@@ -63,6 +65,15 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
       await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `permission outcome: ${chosen?.optionId ?? "unknown option"}` } });
       return undefined;
     }
+    case "question": {
+      if (!formsOffered) throw new acp.RequestError(-32603, "the client does not offer form elicitation, so the agent cannot ask");
+      const answer = await client.request(acp.methods.client.elicitation.create, {
+        sessionId: SESSION_ID, mode: "form", message: step.message, requestedSchema: step.requestedSchema as acp.ElicitationSchema,
+      });
+      const content = "content" in answer && answer.content ? ` ${JSON.stringify(answer.content)}` : "";
+      await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `question answer: ${answer.action}${content}` } });
+      return undefined;
+    }
     case "await_cancel":
       if (!cancelled) await Promise.race([new Promise<void>((r) => (wakeOnCancel = r)), sleep(CANCEL_WAIT_MS)]);
       if (!cancelled) throw new acp.RequestError(-32603, `no session/cancel within ${CANCEL_WAIT_MS} ms`);
@@ -88,7 +99,9 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
 }
 
 const app = acp.agent({ name: "prp-kit-acp-test-agent" })
-  .onRequest(acp.methods.agent.initialize, () => ({
+  .onRequest(acp.methods.agent.initialize, ({ params }) => {
+    formsOffered = params.clientCapabilities?.elicitation?.form != null;
+    return {
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: {
       loadSession: scenario.capabilities?.loadSession === true,
@@ -96,7 +109,8 @@ const app = acp.agent({ name: "prp-kit-acp-test-agent" })
     },
     agentInfo: { name: "prp-kit-acp-test-agent", title: `test agent: ${scenario.name}`, version: "1.0.0" },
     authMethods: [],
-  }))
+  };
+  })
   .onRequest(acp.methods.agent.session.new, () => ({ sessionId: SESSION_ID }))
   .onRequest(acp.methods.agent.session.load, () => ({}))
   .onRequest(acp.methods.agent.session.close, () => ({}))

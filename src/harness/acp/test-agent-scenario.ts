@@ -16,6 +16,11 @@ export type AgentStep =
   | { kind: "raw"; message: Record<string, unknown> }
   /** `session/request_permission`; the chosen option is then reported in a tool_call_update and a chunk. */
   | { kind: "permission"; toolCall: Record<string, unknown>; options: Array<{ optionId: string; name: string; kind: string }> }
+  /**
+   * `elicitation/create` in form mode (only when the client advertised form elicitation); the
+   * answer is then reported in a chunk: `question answer: <action> <content as JSON>`.
+   */
+  | { kind: "question"; message: string; requestedSchema: Record<string, unknown> }
   /** Waits for `session/cancel`; the prompt then answers `cancelled`. */
   | { kind: "await_cancel" }
   /** The prompt fails with this JSON-RPC error. */
@@ -40,7 +45,7 @@ export interface AgentScenario {
   stopReason?: "end_turn" | "max_tokens" | "max_turn_requests" | "refusal";
 }
 
-const STEP_KINDS = new Set(["update", "chunks", "raw", "permission", "await_cancel", "error", "crash", "crash_once", "stderr", "delay"]);
+const STEP_KINDS = new Set(["update", "chunks", "raw", "permission", "question", "await_cancel", "error", "crash", "crash_once", "stderr", "delay"]);
 
 export const acpScenariosDir = (): string => join(packageRoot(), "src/harness/acp/scenarios");
 

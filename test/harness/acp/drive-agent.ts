@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { semanticToolBindingError } from "../../../src/contract/fixture-bindings.js";
 import { packageRoot } from "../../../src/contract/package-root.js";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { AcpDriver } from "../../../src/harness/acp/acp-driver.js";
@@ -12,7 +13,12 @@ export const testAgentCommand = (scenario: string): string =>
 
 export interface DriveOptions {
   policy?: PermissionPolicy;
-  /** request.resolve resolutions, in the order requests are created. */
+  /** Sent once the first runtime_request.created arrives (before any answer). */
+  onFirstRequest?: "turn.interrupt" | "run.cancel";
+  /**
+   * request.resolve resolutions, in the order requests are created; when the runner rejects one,
+   * the next is sent for the same request.
+   */
   answers?: Record<string, unknown>[];
   /** Sent once the first item.delta arrives. */
   onFirstDelta?: "turn.interrupt" | "run.cancel";
@@ -40,6 +46,8 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   const answers = [...(options.answers ?? [])];
   let seq = 0;
   let sentOnDelta = false;
+  let sentOnRequest = false;
+  let lastRequest: string | null = null;
   const send = (type: string, payload: Record<string, unknown>) => {
     seq++;
     runner.acceptLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `command_${seq}`, controllerSeq: seq, type, issuedAt: "2026-08-07T21:00:00.000Z", payload }));
@@ -52,13 +60,22 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
     write: (line) => {
       const record = parseStreamRecord(line);
       if (!record) throw new Error(`not a stream record: ${line}`);
-      if (record.kind === "receipt") { receipts.push(record.receipt); if (record.receipt.status !== "accepted") options.trace?.({ eventType: `receipt ${record.receipt.status}`, payload: record.receipt } as unknown as PrpEvent); }
+      if (record.kind === "receipt") {
+        receipts.push(record.receipt);
+        if (record.receipt.status !== "accepted") options.trace?.({ eventType: `receipt ${record.receipt.status}`, payload: record.receipt } as unknown as PrpEvent);
+        if (record.receipt.status === "rejected" && record.receipt.type === "request.resolve" && lastRequest && answers.length > 0) send("request.resolve", { requestId: lastRequest, resolution: answers.shift()! });
+      }
       else {
         const e = record.event;
         events.push(e);
         options.trace?.(e);
         const payload = e.payload as Record<string, any>;
+        if (e.eventType === "runtime_request.created") lastRequest = payload.request.requestId;
         if (e.eventType === "runtime_request.created" && answers.length > 0) send("request.resolve", { requestId: payload.request.requestId, resolution: answers.shift()! });
+        if (e.eventType === "runtime_request.created" && options.onFirstRequest && !sentOnRequest) {
+          sentOnRequest = true;
+          send(options.onFirstRequest, { reason: "operator" });
+        }
         if (e.eventType === "item.delta" && options.onFirstDelta && !sentOnDelta) {
           sentOnDelta = true;
           send(options.onFirstDelta, { reason: "operator" });
@@ -72,5 +89,8 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   send("session.open", { reuse: "new_per_run" });
   send("turn.start", { text: "Fix the failing test." });
   const terminal = await within(runner.done, 60_000, `the end of ACP run ${scenario}`);
+  // wire.md §7.4 on every transcript: each authorised call has exactly one input and one result receipt.
+  const binding = semanticToolBindingError(events, { runId, normalizedSessionId: `session_${runId}` });
+  if (binding) throw new Error(`${scenario}: the semantic receipts break the binding rule: ${binding.path}: ${binding.message}`);
   return { events, receipts, types: events.map((e) => e.eventType), terminal: terminal as unknown as Record<string, any>, of: (t) => events.filter((e) => e.eventType === t) };
 }

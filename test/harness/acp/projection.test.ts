@@ -3,7 +3,11 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { decodeValue } from "../../../src/contract/decode.js";
 import { AcpProjection, type AcpInput } from "../../../src/harness/acp/projection.js";
-import { CONTEXT, SESSION, TURN, chunk, codecProblem, eventsOf, opening, projectAll, promptAnswer, promptError, received, sent, typesOf, update } from "./projection-support.js";
+import { semanticToolBindingError } from "../../../src/contract/fixture-bindings.js";
+import {
+  CONTEXT, SESSION, TURN, chunk, codecProblem, elicitation, envelopes, eventsOf, opening, permissionAnswer, permissionRequest, projectAll, promptAnswer, promptError,
+  questionAnswer, received, sent, typesOf, update,
+} from "./projection-support.js";
 
 const diffUpdate = { sessionUpdate: "tool_call_update", toolCallId: "call_1", status: "completed", content: [{ type: "diff", path: "/workspace/src/a.ts", oldText: "a\nb", newText: "a\nc\nd" }] };
 
@@ -25,15 +29,11 @@ const TABLE: Array<{ name: string; wire: AcpInput[]; expect: string[] }> = [
   { name: "an unknown _ notification → harness.diagnostic", wire: [received({ method: "_vendor/x", params: {} })], expect: ["harness.diagnostic"] },
   { name: "a line that is not JSON → harness.diagnostic", wire: [{ kind: "unparsable", text: "Loading model…" }], expect: ["harness.diagnostic"] },
   { name: "a request the client does not offer → harness.diagnostic", wire: [received({ id: 9, method: "fs/read_text_file", params: {} })], expect: ["harness.diagnostic"] },
-  { name: "a permission request → runtime_request.created; the answer → .resolved",
+  { name: "a permission request → runtime_request.created; the answer → .resolved; allowed → a semantic input receipt",
     wire: [permissionRequest(7), { kind: "decided", providerRequestId: 7, by: "controller" }, { kind: "sent", message: { jsonrpc: "2.0", id: 7, result: { outcome: { outcome: "selected", optionId: "allow" } } } }],
-    expect: ["runtime_request.created", "runtime_request.resolved"] },
+    expect: ["runtime_request.created", "runtime_request.resolved", "semantic_tool.input"] },
   { name: "a permission answered cancelled → runtime_request.cancelled", wire: [permissionRequest(7), { kind: "sent", message: { jsonrpc: "2.0", id: 7, result: { outcome: { outcome: "cancelled" } } } }], expect: ["runtime_request.created", "runtime_request.cancelled"] },
 ];
-
-function permissionRequest(id: unknown, sessionId = SESSION): AcpInput {
-  return received({ id, method: "session/request_permission", params: { sessionId, toolCall: { toolCallId: "call_1", title: "Run npm install", kind: "execute" }, options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }, { optionId: "reject", name: "Reject", kind: "reject_once" }] } });
-}
 
 describe("ACP projection: the mapping table", () => {
   it("projects the opening: ready with the agent's info, session.started, executing, turn.started", () => {
@@ -140,26 +140,43 @@ describe("ACP projection: fail closed (seed 002 rule 9)", () => {
 });
 
 describe("ACP projection: determinism (property)", () => {
+  const one = (a: fc.Arbitrary<AcpInput>) => a.map((input) => [input]);
+  const questionKinds = fc.constantFrom<Record<string, unknown>>({ type: "string", enum: ["a", "b"] }, { type: "integer" }, { type: "array", items: { enum: ["x"] } }, { type: "boolean" }, { type: "object" });
   const wireArb = fc.array(fc.oneof(
-    fc.string({ maxLength: 12 }).map((t) => chunk(t)),
-    fc.string({ maxLength: 12 }).map((t) => chunk(t, "agent_thought_chunk")),
-    fc.record({ id: fc.constantFrom("a", "b", "c"), kind: fc.constantFrom("read", "edit", "execute", "other"), status: fc.constantFrom("pending", "in_progress", "completed", "failed") })
-      .map(({ id, kind, status }) => update({ sessionUpdate: "tool_call_update", toolCallId: id, kind, status })),
-    fc.constantFrom("pending", "completed").map((status) => update({ sessionUpdate: "plan", entries: [{ content: "x", priority: "low", status }] })),
-    fc.constant(update({ sessionUpdate: "telepathy" })),
-    fc.integer({ min: 1, max: 3 }).map((id) => permissionRequest(id)),
-  ), { maxLength: 30 });
+    one(fc.string({ maxLength: 12 }).map((t) => chunk(t))),
+    one(fc.string({ maxLength: 12 }).map((t) => chunk(t, "agent_thought_chunk"))),
+    one(fc.record({ id: fc.constantFrom("a", "b", "c"), kind: fc.constantFrom("read", "edit", "execute", "other"), status: fc.constantFrom("pending", "in_progress", "completed", "failed"), input: fc.constantFrom(undefined, { cmd: "ls" }) })
+      .map(({ id, kind, status, input }) => update({ sessionUpdate: "tool_call_update", toolCallId: id, kind, status, ...(input ? { rawInput: input } : {}) }))),
+    one(fc.constantFrom("pending", "completed").map((status) => update({ sessionUpdate: "plan", entries: [{ content: "x", priority: "low", status }] }))),
+    one(fc.constant(update({ sessionUpdate: "telepathy" }))),
+    one(fc.integer({ min: 1, max: 3 }).map((id) => permissionRequest(id))),
+    // A permission for a generated call, with a raw input, answered at once: allowed ones get receipts.
+    fc.record({ id: fc.integer({ min: 10, max: 60 }), call: fc.constantFrom("a", "b", "c"), input: fc.constantFrom(undefined, { cmd: "ls" }, { cmd: "ls", token: "t" }), option: fc.constantFrom("allow", "allow", "reject", null) })
+      .map(({ id, call, input, option }) => [permissionRequest(id, { toolCallId: call, ...(input ? { rawInput: input } : {}) }), permissionAnswer(id, option)]),
+    one(fc.record({ id: fc.integer({ min: 1, max: 60 }), option: fc.constantFrom("allow", "reject", null) }).map(({ id, option }) => permissionAnswer(id, option))),
+    // Form questions of the kinds a question set holds (and one it cannot), answered or left open.
+    fc.record({ id: fc.integer({ min: 100, max: 160 }), kind: questionKinds, action: fc.constantFrom("accept", "decline", "cancel", null) })
+      .map(({ id, kind, action }) => [elicitation(id, { type: "object", properties: { p: kind } }), ...(action ? [questionAnswer(id, { action, ...(action === "accept" ? { content: { p: "a" } } : {}) })] : [])]),
+  ), { maxLength: 30 }).map((steps) => steps.flat());
   const endArb = fc.constantFrom(promptAnswer("end_turn"), promptAnswer("cancelled"), promptAnswer("refusal"), promptError(-32000, "auth"));
 
-  it("the same wire always projects to the same facts, and every event passes the codec", () => {
+  it("the same wire always projects to the same facts, every event passes the codec, and receipts bind", () => {
     const seed = 20260807;
     process.stdout.write(`# fast-check seed ${seed}\n`);
+    const reached = new Map<string, number>();
     fc.assert(fc.property(wireArb, endArb, (middle, end) => {
       const wire = [...opening(), ...middle, end];
       const first = projectAll(wire);
+      for (const t of new Set(typesOf(first))) reached.set(t, (reached.get(t) ?? 0) + 1);
       assert.deepEqual(projectAll(wire), first);
       for (const e of eventsOf(first)) assert.equal(codecProblem(e), null);
-    }), { seed, numRuns: 200 });
+      // Unless it failed closed, every allowed call's receipts keep the binding rule (wire.md §7.4).
+      if (!first.some((f) => f.kind === "violation")) assert.equal(semanticToolBindingError(envelopes(first), { runId: CONTEXT.runId, normalizedSessionId: CONTEXT.sessionId }), null);
+    }), { seed, numRuns: 300 });
+    // The generator reaches the new inputs: receipts, questions and their answers, and failing closed.
+    for (const t of ["semantic_tool.input", "semantic_tool.result", "runtime_request.created", "runtime_request.resolved", "runtime_request.cancelled", "violation", "result"]) {
+      assert.ok((reached.get(t) ?? 0) > 0, `no generated wire projected ${t}`);
+    }
   });
 
   it("the codec oracle can fail: a payload the contract refuses is caught", () => {
