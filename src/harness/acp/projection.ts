@@ -294,9 +294,9 @@ export class AcpProjection {
       case "tool_call_update": {
         const projected = projectToolCall(update, this.tools, this.toolIds, this.context.cwd);
         if ("error" in projected) return fail(projected.error);
-        // Tool and diff payloads are closed and carry their own ids: they go without an item id,
-        // which durable mode would otherwise add to the payload as providerItemId.
-        for (const e of projected.events) out.push(this.event(e.eventType, e.payload));
+        // A tool call is one item: its execution and its diffs carry the execution id as item id.
+        const itemId = this.tools.get(update.toolCallId as string)!.payload.executionId as string;
+        for (const e of projected.events) out.push(this.event(e.eventType, e.payload, itemId));
         break;
       }
       case "plan":
@@ -384,7 +384,7 @@ export class AcpProjection {
     }
     if (this.message) this.finalText = this.message.text;
     this.message = this.thought = null;
-    for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload));
+    for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload, e.payload.executionId as string));
   }
 
   private chunk(open: OpenItem | null, kind: OpenItem["kind"], content: Obj, out: HarnessFact[]): OpenItem {
