@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { liveGroupMembers, describeProcesses } from "../../support/processes.js";
 import { until } from "../../support/until.js";
-import { driveAgent, type Driven } from "./drive-agent.js";
+import { driveAgent, testAgentCommand, type Driven } from "./drive-agent.js";
 
 const states = (r: Driven) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
 const payload = (r: Driven, type: string, i = 0) => r.of(type)[i]!.payload as Record<string, any>;
@@ -116,7 +116,8 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
   it("killed by a signal mid-turn: a replacement agent loads the session (session/load) and finishes the turn", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "prp-acp-killed-"));
     try {
-      const r = await driveAgent("killed-once", { cwd });
+      // The replacement is another process: it finds the session where the first one stored it.
+      const r = await driveAgent("killed-once", { cwd, command: `${testAgentCommand("killed-once")} --session-dir ${join(cwd, "sessions")}` });
       assert.equal(r.of("harness.ready").length, 2, r.types.join(", "));
       assert.deepEqual([payload(r, "harness.exited").signal, payload(r, "harness.exited").restarting], ["SIGKILL", true]);
       assert.equal(r.of("turn.failed").length, 0, "the turn is carried on, not failed");
