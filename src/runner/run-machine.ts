@@ -59,8 +59,11 @@ export interface WarmResume {
   driverSessionId: string;
   /** Whether the agent said it can load a session in a new process. */
   loadSession: boolean;
-  /** The run's turn, if turn.start was journaled (its id when turn.submitted was committed). */
-  turn: { turnId: string | null; ended: boolean } | null;
+  /**
+   * The run's turn when it was under way — turn.start journaled, no end of the turn committed —
+   * with its id once turn.submitted was committed; null when no turn had started.
+   */
+  turn: { turnId: string | null } | null;
 }
 
 /**
@@ -228,7 +231,7 @@ export class RunMachine {
     this.emit("harness.ready", { pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}), ...(agent ? { agent } : {}) });
     if (this.recovering) {
       this.do({ kind: "open_session", resume: true, resumeSessionId: this.recovering.driverSessionId });
-      this.do({ kind: "arm_timer", timer: "session_started", ms: this.options.commandWaitMs ?? 10_000 });
+      this.do({ kind: "arm_timer", timer: "session_started", ms: this.loadWaitMs() });
     } else if (this.restarting) {
       // The replacement resumes the session where its predecessor stopped (§5.10 harness-restart).
       this.restarting = false;
@@ -269,7 +272,6 @@ export class RunMachine {
     this.prepared = true;
     this.sessionOpened = true;
     if (resume.turn) this.turnId = resume.turn.turnId ?? `turn_${this.options.runId}_1`;
-    this.turnEnded = resume.turn?.ended === true;
     if (!resume.loadSession) {
       this.failClosed("runner_restarted", "session_not_resumable", `the runner restarted, and its agent does not advertise loadSession: session ${resume.driverSessionId} cannot be resumed in a new agent process`);
       return this.flush();
@@ -287,7 +289,7 @@ export class RunMachine {
     const id = resume.driverSessionId;
     if (failure !== null) {
       this.failClosed("runner_restarted", "session_resume_failed", `the runner restarted, and the agent could not resume session ${id}: ${failure}`);
-    } else if (resume.turn && !resume.turn.ended) {
+    } else if (resume.turn) {
       const message = `the runner restarted during turn ${this.turnId}: whether the agent finished it is unknown, and its prompt is not sent again`;
       this.emit("turn.failed", { code: "turn_indeterminate", message }, { turnId: this.turnId! });
       this.turnEnded = true;
@@ -376,7 +378,7 @@ export class RunMachine {
     } else if (timer === "session_started" && this.waitingFor === "session_started") {
       this.commandDone();
     } else if (timer === "session_started" && this.recovering) {
-      this.resumed(`no answer to the session load within ${this.options.commandWaitMs ?? 10_000} ms`);
+      this.resumed(`no answer to the session load within ${this.loadWaitMs()} ms`);
     }
     return this.flush();
   }
@@ -423,6 +425,11 @@ export class RunMachine {
     if (this.exitedOnItsOwn && this.harnessUp) return;
     if (this.harnessUp) this.do({ kind: "stop_harness" });
     else this.finish(null);
+  }
+
+  /** A session load replays the whole conversation: it gets as long as the harness has to start, and at least the command wait. */
+  private loadWaitMs(): number {
+    return Math.max(this.options.commandWaitMs ?? 10_000, this.options.readyTimeoutMs ?? 0);
   }
 
   private startHarness(): void {

@@ -45,7 +45,7 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
   });
 
   describe("warm resume after a durable runner restart (recover)", () => {
-    const turn = { turnId: "turn_1", ended: false };
+    const turn = { turnId: "turn_1" };
     const emits = (effects: RunEffect[], type: string) => effects.filter((e): e is Extract<RunEffect, { kind: "emit" }> => e.kind === "emit" && e.eventType === type).map((e) => e.payload);
     const resumedSession = (m: RunMachine) => [
       ...m.onFact({ kind: "ready", pid: 43, resumePoint: {} }),

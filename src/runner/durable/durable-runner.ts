@@ -185,7 +185,7 @@ export class DurableRunner {
     const resumable = prepared && r.driverSessionId !== null && r.loadSession !== null && !r.turnEnded;
     this.controller.emitRunnerEvent("runner.reconciled", { outcome: "same_durable_session_resumed", harness: prepared ? "lost" : "not_started", ...(resumable ? { session: "resuming" } : {}) });
     if (resumable) {
-      const turn = r.turnId !== null || this.state.journaled("turn.start") ? { turnId: r.turnId, ended: false } : null;
+      const turn = r.turnId !== null || this.state.journaled("turn.start") ? { turnId: r.turnId } : null;
       this.controller.recover({ driverSessionId: r.driverSessionId!, loadSession: r.loadSession!, turn });
     } else if (prepared) void this.controller.stop(null);
   }
