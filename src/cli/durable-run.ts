@@ -28,6 +28,8 @@ export interface FaultContext {
   committed(): PrpEvent[];
   /** The run's directory (absolute), where its runners work. */
   dir: string;
+  /** Queues the run's turn.start, for a run whose agent turn is held back (`agent.holdTurn`). */
+  startTurn(): Promise<void>;
   /** Moves the authority's clock forward (ticket and lease expiry). */
   advanceAuthorityClock(ms: number): void;
   note(text: string): void;
@@ -36,8 +38,11 @@ export interface FaultContext {
 export interface DurableRunOptions {
   /** The fake harness script the runner plays … */
   script?: LoadedScript;
-  /** … or an ACP agent: its prp-runnerd flags and the turn's prompt. */
-  agent?: { runnerdArgs: string[]; prompt: string };
+  /**
+   * … or an ACP agent: its prp-runnerd flags and the turn's prompt. With `holdTurn` the turn is
+   * queued only when a fault calls `startTurn` (a fault between the session and the turn).
+   */
+  agent?: { runnerdArgs: string[]; prompt: string; holdTurn?: boolean };
   delayMs?: number;
   /** The demo's folder: authority/ and runner-state/ go under <dir>/<runId>/. */
   dir: string;
@@ -153,6 +158,10 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     facts.runnerExits.push(await r.terminate());
     facts.runnerLogs.push(r.log.snapshot().lines);
   };
+  async function queueTurn(): Promise<void> {
+    const text = options.agent ? options.agent.prompt : `Play the ${options.script!.script.name} script.`;
+    await authority.queueCommand(identity.runId, "turn.start", { text, turnId: identity.turnId });
+  }
   const ctx: FaultContext = {
     authority,
     runId: identity.runId,
@@ -164,6 +173,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       await startRunner();
     },
     committed: () => facts.events,
+    startTurn: queueTurn,
     dir,
     advanceAuthorityClock: (ms) => {
       clockOffset += ms;
@@ -180,8 +190,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
     await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo" });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });
-    const text = options.agent ? options.agent.prompt : `Play the ${options.script!.script.name} script.`;
-    await authority.queueCommand(identity.runId, "turn.start", { text, turnId: identity.turnId });
+    if (!options.agent?.holdTurn) await queueTurn();
     await startRunner();
     // The run ends when its terminal is committed and the current runner has exited.
     for (;;) {

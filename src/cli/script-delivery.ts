@@ -2,8 +2,8 @@ import { isDeepStrictEqual } from "node:util";
 import type { PrpEvent } from "../contract/kinds.js";
 import type { ScriptEmission } from "../harness/script-emissions.js";
 
-/** Fields the durable runner adds to a harness payload: the harness's item id, and a merge count. */
-const RUNNER_ADDED = ["providerItemId", "coalescedDeltas"];
+/** What the durable runner adds to a harness payload: the count of deltas a coalesced one merges. */
+const RUNNER_ADDED = ["coalescedDeltas"];
 /** Events the runner reports about itself, never on a harness's behalf. */
 const RUNNER_EVENTS = new Set(["workspace.ready", "session.starting", "session.reconciled", "turn.submitted", "run.terminal"]);
 
@@ -25,8 +25,9 @@ interface Seen {
 function seen(event: PrpEvent): Seen {
   const payload = event.payload as Record<string, unknown>;
   const coalesced = event.eventType === "item.delta" && typeof payload.coalescedDeltas === "number" ? payload.coalescedDeltas : 1;
-  // In durable mode the envelope carries the run's item; the harness's own travels in the payload.
-  const itemId = typeof payload.providerItemId === "string" ? payload.providerItemId : (event as { itemId?: string }).itemId;
+  // In durable mode the envelope's itemId is the run's; the harness's own is its providerItemId.
+  const envelope = event as { itemId?: string; providerItemId?: unknown };
+  const itemId = typeof envelope.providerItemId === "string" ? envelope.providerItemId : envelope.itemId;
   return { eventType: event.eventType, itemId, payload: omit(payload, RUNNER_ADDED), sourceSeq: event.sourceSeq, carries: Math.max(1, coalesced) };
 }
 

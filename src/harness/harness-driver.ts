@@ -52,6 +52,11 @@ export interface SessionOpen {
   driverSessionId: string;
   /** True when a replacement harness resumes the session of one that crashed. */
   resume: boolean;
+  /**
+   * The harness's own session a restarted durable runner recorded (warm resume): the new
+   * harness loads this one, or reports session.failed; it never starts another.
+   */
+  resumeSessionId?: string;
 }
 
 /**

@@ -16,6 +16,11 @@ export interface EventFacts {
   payload: Record<string, unknown>;
   turnId?: string | undefined;
   itemId?: string | undefined;
+  /**
+   * The harness's own item id where `itemId` must be the run's (durable mode). It goes on the
+   * envelope, which is open, never into the payload: many payloads are closed.
+   */
+  providerItemId?: string | undefined;
 }
 
 /**
@@ -33,6 +38,7 @@ export function buildEvent(facts: EventFacts): PrpEvent {
     normalizedSessionId: facts.normalizedSessionId,
     ...(facts.turnId ? { turnId: facts.turnId } : {}),
     ...(facts.itemId ? { itemId: facts.itemId } : {}),
+    ...(facts.providerItemId ? { providerItemId: facts.providerItemId } : {}),
     eventType: facts.eventType,
     schemaVersion: 1,
     priority: priorityOf(facts.eventType, facts.payload.code),

@@ -3,7 +3,7 @@ import type * as T from "../contract/generated/types.js";
 import type { ExitFact } from "../harness/supervisor.js";
 
 /** Why the run is ending, as the runner saw it; the first one set wins. */
-export type Intent = "interrupted" | "cancelled" | "controller_closed" | "protocol_violation" | "event_refused" | "internal_error";
+export type Intent = "interrupted" | "cancelled" | "controller_closed" | "protocol_violation" | "event_refused" | "internal_error" | "runner_restarted";
 
 /** Why the runner stopped a run of its own accord, when the reason alone does not say it (terminal.stopReason). */
 export interface StopCause {
@@ -35,6 +35,9 @@ const BY_INTENT: Record<Intent, [T.PRPRunTerminal["turnTerminalState"], T.PRPRun
   // The runner failed in a way nothing handled (the reason enum has no runner fault): the run's
   // process tree failed, and stopReason says it was the runner.
   internal_error: ["failed", "failed", "harness_process_failed"],
+  // The runner restarted and its harness's work cannot go on (a session it cannot resume, a
+  // turn whose outcome is unknown): the harness process of the run was lost; stopReason says why.
+  runner_restarted: ["failed", "failed", "harness_process_failed"],
 };
 
 /**

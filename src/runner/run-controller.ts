@@ -4,7 +4,7 @@ import type { HarnessDriver, HarnessListener } from "../harness/harness-driver.j
 import { EmitGate, type GatedEvent } from "./emit-gate.js";
 import type { EventSink } from "./event-sink.js";
 import type { Intent } from "./reconcile.js";
-import { RunMachine, type RunEffect, type RunMachineOptions, type Timer } from "./run-machine.js";
+import { RunMachine, type RunEffect, type RunMachineOptions, type Timer, type WarmResume } from "./run-machine.js";
 
 export interface RunControllerOptions extends Omit<RunMachineOptions, "harnessCommand"> {
   driver: HarnessDriver;
@@ -75,6 +75,11 @@ export class RunController {
     this.run(this.machine.onInternalError(message));
   }
 
+  /** A restarted durable runner resumes its predecessor's harness session (see RunMachine.recover). */
+  recover(resume: WarmResume): void {
+    this.run(this.machine.recover(resume));
+  }
+
   /** An event the runner reports about itself (runner.reconciled, runner.draining, …). */
   emitRunnerEvent(eventType: string, payload: Record<string, unknown>): void {
     this.run(this.machine.runnerEvent(eventType, payload));
@@ -102,7 +107,7 @@ export class RunController {
           driver.start(this.listener);
           break;
         case "open_session":
-          driver.openSession({ normalizedSessionId: this.options.sessionId, driverSessionId: `driver_${this.options.sessionId}`, resume: effect.resume });
+          driver.openSession({ normalizedSessionId: this.options.sessionId, driverSessionId: `driver_${this.options.sessionId}`, resume: effect.resume, ...(effect.resumeSessionId ? { resumeSessionId: effect.resumeSessionId } : {}) });
           break;
         case "start_turn":
           driver.startTurn(effect.text !== undefined ? { turnId: effect.turnId, text: effect.text } : { turnId: effect.turnId });

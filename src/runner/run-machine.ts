@@ -18,7 +18,8 @@ export type Timer = "ready" | "session_started";
 export type RunEffect =
   | { kind: "emit"; eventType: string; payload: Record<string, unknown>; turnId?: string; itemId?: string; fromHarness: boolean }
   | { kind: "start_harness" }
-  | { kind: "open_session"; resume: boolean }
+  /** `resumeSessionId`: the session a restarted durable runner's new harness loads (warm resume). */
+  | { kind: "open_session"; resume: boolean; resumeSessionId?: string }
   | { kind: "start_turn"; turnId: string; text?: string }
   | { kind: "interrupt"; reason: string }
   | { kind: "resolve_request"; requestId: string; resolution: Record<string, unknown> }
@@ -52,6 +53,19 @@ interface PendingRequest {
 
 type Refusal = { code: string; reason: string } | null;
 
+/** What a restarted durable runner knows of its predecessor's harness (runtime.md §8.3). */
+export interface WarmResume {
+  /** The harness's session, recorded when it started. */
+  driverSessionId: string;
+  /** Whether the agent said it can load a session in a new process. */
+  loadSession: boolean;
+  /**
+   * The run's turn when it was under way — turn.start journaled, no end of the turn committed —
+   * with its id once turn.submitted was committed; null when no turn had started.
+   */
+  turn: { turnId: string | null } | null;
+}
+
 /**
  * One run as a pure state machine (runtime.md §4): admitted commands, harness facts and timer
  * expiries go in; PRP events to emit and things to do to the harness come out as effects. It
@@ -72,6 +86,9 @@ export class RunMachine {
    */
   private exitedOnItsOwn = false;
   private restarting = false;
+  /** A restarted durable runner's new harness is loading the session: turns wait for it. */
+  private recovering: WarmResume | null = null;
+  private deferredTurn: Extract<RunEffect, { kind: "start_turn" }> | null = null;
   private harnessRestarts = 0;
   private suspended = false;
   private intent: Intent | null = null;
@@ -157,7 +174,9 @@ export class RunMachine {
         const turnId = typeof payload.turnId === "string" && payload.turnId ? payload.turnId : `turn_${this.options.runId}_1`;
         this.turnId = turnId;
         this.emit("turn.submitted", {}, { turnId });
-        this.do({ kind: "start_turn", turnId, ...(typeof payload.text === "string" ? { text: payload.text } : {}) });
+        const start = { kind: "start_turn" as const, turnId, ...(typeof payload.text === "string" ? { text: payload.text } : {}) };
+        if (this.recovering) this.deferredTurn = start;
+        else this.do(start);
         this.do({ kind: "command_done" });
         break;
       }
@@ -210,7 +229,10 @@ export class RunMachine {
     this.harnessReady = true;
     this.do({ kind: "disarm_timer", timer: "ready" });
     this.emit("harness.ready", { pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}), ...(agent ? { agent } : {}) });
-    if (this.restarting) {
+    if (this.recovering) {
+      this.do({ kind: "open_session", resume: true, resumeSessionId: this.recovering.driverSessionId });
+      this.do({ kind: "arm_timer", timer: "session_started", ms: this.loadWaitMs() });
+    } else if (this.restarting) {
       // The replacement resumes the session where its predecessor stopped (§5.10 harness-restart).
       this.restarting = false;
       this.do({ kind: "open_session", resume: true });
@@ -236,6 +258,45 @@ export class RunMachine {
     this.out.push({ kind: "emit", eventType: e.eventType, payload: e.payload, ...(e.turnId ? { turnId: e.turnId } : this.turnId ? { turnId: this.turnId } : {}), ...(e.itemId ? { itemId: e.itemId } : {}), fromHarness: true });
     if ((e.eventType === "runtime.phase.changed" && e.payload.phase === "executing") || e.eventType === "session.failed") {
       if (this.waitingFor === "session_started") this.commandDone();
+      if (this.recovering) this.resumed(e.eventType === "session.failed" ? String(e.payload.message ?? "the agent gave no reason") : null);
+    }
+  }
+
+  /**
+   * A restarted durable runner resumes the session of its predecessor's harness (runtime.md
+   * §8.3): a new harness loads it, and the run goes on from there. A turn that was under way
+   * when the runner died is indeterminate: it is reported failed, never sent again, and the
+   * run ends. An agent that cannot load a session ends the run at once, saying so.
+   */
+  recover(resume: WarmResume): RunEffect[] {
+    this.prepared = true;
+    this.sessionOpened = true;
+    if (resume.turn) this.turnId = resume.turn.turnId ?? `turn_${this.options.runId}_1`;
+    if (!resume.loadSession) {
+      this.failClosed("runner_restarted", "session_not_resumable", `the runner restarted, and its agent does not advertise loadSession: session ${resume.driverSessionId} cannot be resumed in a new agent process`);
+      return this.flush();
+    }
+    this.recovering = resume;
+    this.startHarness();
+    return this.flush();
+  }
+
+  /** The new harness answered the session load: `failure` says why it could not, or null. */
+  private resumed(failure: string | null): void {
+    const resume = this.recovering!;
+    this.recovering = null;
+    this.do({ kind: "disarm_timer", timer: "session_started" });
+    const id = resume.driverSessionId;
+    if (failure !== null) {
+      this.failClosed("runner_restarted", "session_resume_failed", `the runner restarted, and the agent could not resume session ${id}: ${failure}`);
+    } else if (resume.turn) {
+      const message = `the runner restarted during turn ${this.turnId}: whether the agent finished it is unknown, and its prompt is not sent again`;
+      this.emit("turn.failed", { code: "turn_indeterminate", message }, { turnId: this.turnId! });
+      this.turnEnded = true;
+      this.failClosed("runner_restarted", "turn_indeterminate", message);
+    } else if (this.deferredTurn) {
+      this.do(this.deferredTurn);
+      this.deferredTurn = null;
     }
   }
 
@@ -259,12 +320,14 @@ export class RunMachine {
    * closed, with a P0 diagnostic that says which event and why (runtime.md §5.7: never silent).
    */
   onEventRefused(eventType: string, code: string, message: string): RunEffect[] {
-    return this.failClosed("event_refused", `${eventType} was refused (${code}): ${message}`, `${eventType}: ${message}`);
+    this.failClosed("event_refused", "event_refused", `${eventType} was refused (${code}): ${message}`, `${eventType}: ${message}`);
+    return this.flush();
   }
 
   /** The runner itself failed with an error nothing handled: the run fails closed, saying so (the process's last guard). */
   onInternalError(message: string): RunEffect[] {
-    return this.failClosed("internal_error", message, message);
+    this.failClosed("internal_error", "runner_internal_error", message);
+    return this.flush();
   }
 
   /**
@@ -272,14 +335,12 @@ export class RunMachine {
    * stands. It overrides even an outcome the harness reached by itself: a run whose report cannot
    * be carried, or whose runner broke, did not succeed.
    */
-  private failClosed(intent: "event_refused" | "internal_error", diagnostic: string, cause: string): RunEffect[] {
-    if (this.ended || this.stopCause) return this.flush(); // the first cause already ends the run
-    const code = intent === "event_refused" ? "event_refused" : "runner_internal_error";
+  private failClosed(intent: "event_refused" | "internal_error" | "runner_restarted", code: string, diagnostic: string, cause = diagnostic): void {
+    if (this.ended || this.stopCause) return; // the first cause already ends the run
     this.emit("runner.diagnostic", { code, message: diagnostic });
     this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cause };
     this.setIntent(intent);
     this.stopRun(null);
-    return this.flush();
   }
 
   /** The harness is gone: restart it after a crash, report a suspension, or end the run. */
@@ -316,6 +377,8 @@ export class RunMachine {
       if (this.waitingFor === "ready") this.commandDone();
     } else if (timer === "session_started" && this.waitingFor === "session_started") {
       this.commandDone();
+    } else if (timer === "session_started" && this.recovering) {
+      this.resumed(`no answer to the session load within ${this.loadWaitMs()} ms`);
     }
     return this.flush();
   }
@@ -364,12 +427,17 @@ export class RunMachine {
     else this.finish(null);
   }
 
+  /** A session load replays the whole conversation: it gets as long as the harness has to start, and at least the command wait. */
+  private loadWaitMs(): number {
+    return Math.max(this.options.commandWaitMs ?? 10_000, this.options.readyTimeoutMs ?? 0);
+  }
+
   private startHarness(): void {
     this.harnessUp = true;
     this.exitedOnItsOwn = false;
     this.harnessReady = false;
     this.harnessTrusted = true;
-    if (!this.restarting) this.waitingFor = "ready";
+    if (!this.restarting && !this.recovering) this.waitingFor = "ready";
     this.do({ kind: "start_harness" });
     this.do({ kind: "arm_timer", timer: "ready", ms: this.options.readyTimeoutMs ?? 2_000 });
   }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -9,6 +9,7 @@ import { semanticToolBindingError } from "../../src/contract/fixture-bindings.js
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { questionId } from "../../src/harness/acp/questions.js";
 import type { PermissionPolicy } from "../../src/harness/acp/permissions.js";
+import { acpScenariosDir } from "../../src/harness/acp/test-agent-scenario.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
@@ -30,16 +31,22 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = []) => {
-    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: testAgentCommand(scenario), permissionPolicy: policy }), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
+  /** Every scenario that ran here: the last test checks that none was left out. */
+  const ran = new Set<string>();
+  const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = [], agentArgs = "") => {
+    ran.add(scenario);
+    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: `${testAgentCommand(scenario)}${agentArgs}`, permissionPolicy: policy }), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
     const types = facts.events.map((e) => e.eventType);
     assert.equal(types.filter((t) => t === "run.terminal").length, 1, `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`);
     assert.equal(types.at(-1), "run.terminal");
     facts.events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "each event committed once, contiguous"));
     const first = facts.events[0]!;
     assert.equal(semanticToolBindingError(facts.events, { runId: first.runId, normalizedSessionId: first.normalizedSessionId ?? "" }), null, "the authority's record keeps the receipts' binding rule (wire.md §7.4)");
-    const pid = (facts.events.find((e) => e.eventType === "harness.ready")!.payload as Record<string, number>).pid!;
-    await until(() => liveGroupMembers(pid).length === 0, () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+    for (const ready of facts.events.filter((e) => e.eventType === "harness.ready")) {
+      const pid = (ready.payload as Record<string, number>).pid!;
+      await until(() => liveGroupMembers(pid).length === 0, () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+    }
+    assert.deepEqual(facts.survivors, [], "no process of the run outlives it");
     return { facts, types, terminal: facts.events.at(-1)!.payload as Record<string, any>, payload: (t: string) => facts.events.find((e) => e.eventType === t)!.payload as Record<string, any>, event: (t: string) => facts.events.find((e) => e.eventType === t)! };
   };
   const states = (r: { terminal: Record<string, any> }) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
@@ -50,6 +57,10 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     assert.equal(r.payload("item.completed").channel, undefined, "the reasoning item is not on the final channel");
     assert.equal(r.facts.events.filter((e) => e.eventType === "item.completed").at(-1)!.payload.channel, "final");
     assert.equal((r.facts.run as DurableRunFacts["run"] & { runTerminalState?: string })?.runTerminalState ?? "succeeded", "succeeded");
+    // The tool call's item id travels on the envelope (providerItemId); its closed payloads are the projection's, untouched.
+    const tools = r.facts.events.filter((e) => e.eventType.startsWith("tool.execution.") || e.eventType === "workspace.change.updated");
+    assert.deepEqual([...new Set(tools.map((e) => (e as { providerItemId?: string }).providerItemId))], ["tool_call_edit_1"], tools.map((e) => e.eventType).join(", "));
+    assert.equal(tools.length, 4);
   });
 
   it("permission asked and answered by the authority: accept → allow_once", async () => {
@@ -95,9 +106,25 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     assert.deepEqual(r.payload("runtime_request.resolved").decidedBy, { by: "policy", policy: "deny" });
   });
 
-  it("cancel mid-turn: turn.interrupt from the authority → turn.interrupted", async () => {
-    const r = await run("cancel", "deny", [onEvent("item.delta", "turn.interrupt", (e) => ({ reason: "operator", turnId: e.turnId }))]);
-    assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
+  for (const scenario of ["cancel", "working"]) {
+    it(`${scenario}: turn.interrupt from the authority mid-turn → turn.interrupted`, async () => {
+      const r = await run(scenario, "deny", [onEvent("item.delta", "turn.interrupt", (e) => ({ reason: "operator", turnId: e.turnId }))]);
+      assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
+    });
+  }
+
+  it("killed-once: the agent dies by a signal mid-turn; the runner starts another, which loads the session and finishes the turn", async () => {
+    const r = await run("killed-once", "deny", [], ` --session-dir ${join(dir, "killed-once-sessions")}`);
+    assert.equal(r.types.filter((t) => t === "harness.ready").length, 2, r.types.join(", "));
+    assert.deepEqual(r.facts.events.filter((e) => e.eventType === "session.resumed").map((e) => (e.payload as any).driverSessionId), [r.payload("session.started").driverSessionId]);
+    assert.equal(r.types.includes("turn.failed"), false, "the turn is carried on");
+    assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
+  });
+
+  it("linger: an agent that outlives its stdin is ended after its turn, and the run succeeds", async () => {
+    const r = await run("linger");
+    assert.deepEqual([r.payload("harness.exited").signal, r.payload("harness.exited").success], ["SIGTERM", true]);
+    assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
   });
 
   for (const [scenario, code] of [["agent-error", "agent_internal_error"], ["auth-required", "authentication_required"], ["crash", "agent_exited"]] as const) {
@@ -119,5 +146,10 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     const text = r.facts.events.filter((e) => e.eventType === "item.delta").map((e) => (e.payload as any).text).join("");
     assert.equal(text, "word ".repeat(2000));
     assert.equal(r.payload("item.completed").text, "word ".repeat(2000));
+  });
+
+  it("every test-agent scenario ran in durable mode here", () => {
+    const all = readdirSync(acpScenariosDir()).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -".json".length));
+    assert.deepEqual(all.filter((s) => !ran.has(s)), []);
   });
 });

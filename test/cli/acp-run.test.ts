@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -9,6 +9,7 @@ import { semanticToolBindingError } from "../../src/contract/fixture-bindings.js
 import { questionId } from "../../src/harness/acp/questions.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { packageRoot } from "../../src/contract/package-root.js";
+import { acpScenariosDir } from "../../src/harness/acp/test-agent-scenario.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
@@ -52,8 +53,11 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  const run = (scenario: string, extra: string[] = []) => {
-    const res = runPrp(["run", "--json", "--agent", testAgentCommand(scenario), "--prompt", "Fix the failing test.", "--agent-cwd", dir, "--out", dir, ...extra]);
+  /** Every scenario that ran here: the last test checks that none was left out. */
+  const ran = new Set<string>();
+  const run = (scenario: string, extra: string[] = [], agent = testAgentCommand(scenario), cwd = dir) => {
+    ran.add(scenario);
+    const res = runPrp(["run", "--json", "--agent", agent, "--prompt", "Fix the failing test.", "--agent-cwd", cwd, "--out", dir, ...extra]);
     return parse(res.status, res.stdout, res.stderr);
   };
 
@@ -63,6 +67,8 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     assert.equal(r.payload("run.result.proposed").summary, "I fixed the greeting: the test passes now.");
     assert.equal(r.payload("session.closed").reason, "turn_ended");
+    const tools = r.events.filter((e) => e.eventType.startsWith("tool.execution.") || e.eventType === "workspace.change.updated");
+    assert.deepEqual([...new Set(tools.map((e) => e.itemId))], ["tool_call_edit_1"], "the tool call's events carry its item id, as in durable mode");
     await noOrphans(r);
   });
 
@@ -160,8 +166,30 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     await noOrphans(r);
   });
 
-  it("cancel: Ctrl-C mid-turn sends turn.interrupt; the agent is cancelled and its group ends", async () => {
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--json", "--agent", testAgentCommand("cancel"), "--prompt", "x", "--out", dir], { stdio: ["ignore", "pipe", "pipe"] });
+  it("killed-once: the agent dies by a signal mid-turn; a replacement loads the session from its store and finishes the turn", async () => {
+    const cwd = join(dir, "killed-once");
+    mkdirSync(cwd);
+    const r = run("killed-once", [], `${testAgentCommand("killed-once")} --session-dir ${join(cwd, "sessions")}`, cwd);
+    assert.equal(r.types.filter((t) => t === "harness.ready").length, 2, r.types.join(", "));
+    assert.equal(r.payload("session.resumed").driverSessionId, r.payload("session.started").driverSessionId);
+    assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
+    assert.equal(r.status, 0);
+    for (const e of r.events.filter((x) => x.eventType === "harness.ready")) {
+      const pid = (e.payload as Record<string, number>).pid!;
+      await until(() => liveGroupMembers(pid).length === 0, () => `no live process in agent group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+    }
+  });
+
+  it("linger: an agent that outlives its stdin is ended after its turn; the run succeeds", async () => {
+    const r = run("linger");
+    assert.deepEqual([r.payload("harness.exited").signal, r.payload("harness.exited").success], ["SIGTERM", true]);
+    assert.equal(r.status, 0);
+    await noOrphans(r);
+  });
+
+  for (const scenario of ["cancel", "working"]) it(`${scenario}: Ctrl-C mid-turn sends turn.interrupt; the agent is cancelled and its group ends`, async () => {
+    ran.add(scenario);
+    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--json", "--agent", testAgentCommand(scenario), "--prompt", "x", "--out", dir], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
@@ -178,6 +206,11 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     } finally {
       child.kill("SIGKILL");
     }
+  });
+
+  it("every test-agent scenario ran in local mode here", () => {
+    const all = readdirSync(acpScenariosDir()).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -".json".length));
+    assert.deepEqual(all.filter((s) => !ran.has(s)), []);
   });
 
   it("usage: --agent needs --prompt, and --script and --agent exclude each other", () => {

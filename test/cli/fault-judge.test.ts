@@ -14,7 +14,7 @@ import { scriptEmissions } from "../../src/harness/script-emissions.js";
 import { isLive } from "../support/processes.js";
 import { loadedScript as script, PATIENT_HARNESS } from "../support/scripts.js";
 
-const provider = (e: PrpEvent) => (e.payload as { providerItemId?: string }).providerItemId;
+const provider = (e: PrpEvent) => (e as { providerItemId?: string }).providerItemId;
 const indexOf = (events: PrpEvent[], type: string, itemId?: string) => {
   const i = events.findIndex((e) => e.eventType === type && (itemId === undefined || provider(e) === itemId));
   assert.ok(i >= 0, `the record has ${type} ${itemId ?? ""}`);
@@ -160,7 +160,7 @@ describe("scriptDelivery takes a coalesced delta as the deltas whose texts it jo
   const pressure = script("storage-pressure").script;
   const expected = scriptEmissions(pressure);
   const event = (sourceSeq: number, eventType: string, payload: Record<string, unknown>): PrpEvent =>
-    ({ sourceSeq, eventType, payload: { ...payload, providerItemId: "item_stream_1" } }) as unknown as PrpEvent;
+    ({ sourceSeq, eventType, payload, providerItemId: "item_stream_1" }) as unknown as PrpEvent;
   const opening = expected.slice(0, 3).map((e, i) => ({ sourceSeq: i + 1, eventType: e.eventType, payload: e.payload }) as unknown as PrpEvent);
   const deltas = expected.filter((e) => e.eventType === "item.delta").map((e) => e.payload.text as string);
   const started = event(4, "item.started", expected[3]!.payload);
@@ -170,7 +170,7 @@ describe("scriptDelivery takes a coalesced delta as the deltas whose texts it jo
     const ok = scriptDelivery(expected, [...opening, started, ...carried], { prefix: true });
     assert.deepEqual(ok, { delivered: 4 + 250, reasons: [] });
     const wrong = { ...carried[2]!, payload: { ...carried[2]!.payload, text: deltas.slice(101).reverse().join("") } } as PrpEvent;
-    const rest = expected.slice(4 + 250).map((e, i) => ({ sourceSeq: 8 + i, eventType: e.eventType, payload: { ...e.payload, ...(e.itemId ? { providerItemId: e.itemId } : {}) } }) as unknown as PrpEvent);
+    const rest = expected.slice(4 + 250).map((e, i) => ({ sourceSeq: 8 + i, eventType: e.eventType, payload: e.payload, ...(e.itemId ? { providerItemId: e.itemId } : {}) }) as unknown as PrpEvent);
     assert.deepEqual(scriptDelivery(expected, [...opening, started, ...carried, ...rest], { prefix: false }).reasons, []);
     assert.deepEqual(scriptDelivery(expected, [...opening, started, carried[0]!, carried[1]!, wrong, ...rest], { prefix: false }).reasons, ["altered: item.delta item_stream_1 at sourceSeq 7 (expected #106): payload text differs"]);
   });

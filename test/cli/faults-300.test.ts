@@ -25,7 +25,7 @@ function itemEventCounts(events: PrpEvent[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const e of events) {
     if (!e.eventType.startsWith("item.")) continue;
-    const key = `${e.eventType} ${(e.payload as { providerItemId?: string }).providerItemId}`;
+    const key = `${e.eventType} ${(e as { providerItemId?: string }).providerItemId}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return counts;

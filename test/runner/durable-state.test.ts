@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { packageRoot } from "../../src/contract/package-root.js";
+import { NO_RECOVERY, recoveryChange } from "../../src/runner/durable/provider-recovery.js";
 import { RunnerState, STATE_FILE, type JournalCommand, type StateBinding } from "../../src/runner/durable/runner-state.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
 
@@ -64,6 +65,35 @@ describe("runner durable state (SQLite)", () => {
     assert.deepEqual(again.pending().map((p) => p.envelope), sent.map((a) => (a.ok ? a.envelope : "")));
     assert.equal(again.counters().nextSourceSeq, 4);
     again.close();
+  });
+
+  it("keeps the provider recovery record (§8.3) with the events it is read off, in their transactions, across a restart", () => {
+    const d = dir();
+    const s = RunnerState.open(d, binding({ maxOutboxBytes: 4000, p0ReserveBytes: 1000 }));
+    const admit = (eventType: string, payload: Record<string, unknown>, turnId?: string) => s.admit(1, eventType, envelope(), recoveryChange({ eventType, payload, turnId }));
+    assert.deepEqual(s.recovery(), NO_RECOVERY);
+    admit("harness.ready", { pid: 1, agent: { capabilities: { loadSession: true } } });
+    admit("session.started", { driverSessionId: "acp_session_7" });
+    admit("turn.submitted", {}, "turn_1");
+    s.close();
+    const again = RunnerState.open(d, binding({ maxOutboxBytes: 4000, p0ReserveBytes: 1000 }));
+    assert.deepEqual(again.recovery(), { driverSessionId: "acp_session_7", loadSession: true, turnId: "turn_1", turnEnded: false });
+    // An event the outbox refuses changes nothing: the record never says more than was committed.
+    while (again.admit(2, "item.delta", envelope(200)).ok);
+    assert.equal(again.admit(2, "turn.completed", envelope(200), recoveryChange({ eventType: "turn.completed", payload: {} })).ok, false);
+    assert.equal(again.recovery().turnEnded, false);
+    assert.ok(again.admit(0, "turn.completed", envelope(), recoveryChange({ eventType: "turn.completed", payload: {} })).ok);
+    assert.equal(again.recovery().turnEnded, true);
+    again.close();
+  });
+
+  it("reads the recovery record off events: an ACP agent's loadSession, the fake harness's silence, sessions and turns", () => {
+    assert.deepEqual(recoveryChange({ eventType: "harness.ready", payload: { pid: 1, agent: { capabilities: {} } } }), { loadSession: false });
+    assert.deepEqual(recoveryChange({ eventType: "harness.ready", payload: { pid: 1 } }), { loadSession: null }, "a harness that says nothing of an agent");
+    assert.deepEqual(recoveryChange({ eventType: "session.resumed", payload: { driverSessionId: "s" } }), { driverSessionId: "s" });
+    assert.equal(recoveryChange({ eventType: "session.started", payload: {} }), null);
+    assert.deepEqual(recoveryChange({ eventType: "turn.failed", payload: {} }), { turnEnded: true });
+    assert.equal(recoveryChange({ eventType: "item.delta", payload: { text: "x" } }), null);
   });
 
   it("trims on a cumulative ACK and refuses one that goes backward or past what was produced", () => {

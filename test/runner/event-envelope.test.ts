@@ -62,7 +62,25 @@ describe("one envelope builder for both runner modes", () => {
     });
     after(() => rmSync(dir, { recursive: true, force: true }));
 
-    it("event_<runnerInstanceId>_<seq, 16 digits>, the wall clock, and the run's turn and item with the harness's item in the payload", () => {
+    it("a closed payload with the harness's item id (tool execution, diff): admitted as it is, the harness's item on the envelope", () => {
+      const state = RunnerState.open(join(dir, "state-closed"), { ...identity, maxOutboxBytes: 1024 * 1024, p0ReserveBytes: 64 * 1024 });
+      const sent: string[] = [];
+      const sink = outboxSink(state, identity, { send: (envelope) => sent.push(envelope), unrecoverable: () => assert.fail("unrecoverable"), backpressure: () => assert.fail("backpressure"), waitForRoom: () => {} });
+      const tool = { schema: "paperclip.tool.execution.v1", executionId: "tool_call_1", transport: "builtin", operation: "edit", status: "running", output: null, outputBytes: 0, outputTruncated: false, outputDigest: null, name: "Edit a.ts" };
+      const diff = { schema: "paperclip.workspace.diff.v1", diffId: "tool_call_1_diff_1", complete: false, files: [], body: null };
+      const offers = [sink.offer({ eventType: "tool.execution.started", payload: tool, turnId: "turn_harness", itemId: "tool_call_1" }), sink.offer({ eventType: "workspace.change.updated", payload: diff, turnId: "turn_harness", itemId: "tool_call_1" })];
+      state.close();
+      assert.deepEqual(offers.map((o) => o.kind), ["admitted", "admitted"]);
+      const events = sent.map((line) => {
+        const decoded = decode(line);
+        assert.ok(decoded.ok, decoded.ok ? "" : `${decoded.error.path}: ${decoded.error.message}`);
+        return JSON.parse(line);
+      });
+      assert.deepEqual(events.map((e) => e.payload), [tool, diff], "the payload is the harness's, untouched");
+      assert.deepEqual(events.map((e) => [e.itemId, e.providerItemId]), [["item_run", "tool_call_1"], ["item_run", "tool_call_1"]]);
+    });
+
+    it("event_<runnerInstanceId>_<seq, 16 digits>, the wall clock, and the run's turn and item with the harness's item on the envelope", () => {
       const state = RunnerState.open(join(dir, "state"), { ...identity, maxOutboxBytes: 1024 * 1024, p0ReserveBytes: 64 * 1024 });
       const sent: string[] = [];
       const sink = outboxSink(state, identity, { send: (envelope) => sent.push(envelope), unrecoverable: () => assert.fail("unrecoverable"), backpressure: () => assert.fail("backpressure"), waitForRoom: () => {} });
@@ -72,10 +90,10 @@ describe("one envelope builder for both runner modes", () => {
       state.close();
       const [item, session] = sent.map((line) => JSON.parse(line));
       assert.equal(item.sourceEventId, "event_runner_1_0000000000000001");
-      assert.deepEqual([item.turnId, item.itemId, item.payload.providerItemId], ["turn_run", "item_run", "item_harness"]);
+      assert.deepEqual([item.turnId, item.itemId, item.providerItemId, item.payload], ["turn_run", "item_run", "item_harness", { kind: "agent_message" }]);
       assert.ok(Date.parse(item.emittedAt) >= start && Date.parse(item.emittedAt) <= Date.now());
       assert.equal(session.sourceEventId, "event_runner_1_0000000000000002");
-      assert.equal("turnId" in session || "itemId" in session || "providerItemId" in session.payload, false);
+      assert.equal("turnId" in session || "itemId" in session || "providerItemId" in session, false);
     });
 
     it("a runner instance id of 160 characters: every event it admits passes the codec, with ids of 160 or fewer", () => {

@@ -44,6 +44,61 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     assert.deepEqual(m.onFact({ kind: "event", eventType: "item.started", payload: {} }), [], "nothing follows the terminal");
   });
 
+  describe("warm resume after a durable runner restart (recover)", () => {
+    const turn = { turnId: "turn_1" };
+    const emits = (effects: RunEffect[], type: string) => effects.filter((e): e is Extract<RunEffect, { kind: "emit" }> => e.kind === "emit" && e.eventType === type).map((e) => e.payload);
+    const resumedSession = (m: RunMachine) => [
+      ...m.onFact({ kind: "ready", pid: 43, resumePoint: {} }),
+      ...m.onFact({ kind: "event", eventType: "session.resumed", payload: { driverSessionId: "acp_1" } }),
+      ...m.onFact({ kind: "event", eventType: "runtime.phase.changed", payload: { phase: "executing" } }),
+    ];
+
+    it("an agent that cannot load sessions: the run fails closed at once, no harness started", () => {
+      const m = machine();
+      const out = m.recover({ driverSessionId: "acp_1", loadSession: false, turn });
+      assert.equal(out.some((e) => e.kind === "start_harness"), false);
+      assert.equal(terminalOf(out).stopReason.code, "session_not_resumable");
+      assert.ok(m.terminated);
+    });
+
+    it("a turn in flight: the new harness loads the session, then the turn is failed as indeterminate and never sent again", () => {
+      const m = machine();
+      assert.deepEqual(kinds(m.recover({ driverSessionId: "acp_1", loadSession: true, turn })), ["start_harness", "arm_timer"]);
+      const out = resumedSession(m);
+      assert.deepEqual(out.filter((e) => e.kind === "open_session"), [{ kind: "open_session", resume: true, resumeSessionId: "acp_1" }]);
+      assert.equal(out.some((e) => e.kind === "start_turn"), false, "the prompt is not sent again");
+      assert.deepEqual(emits(out, "turn.failed").map((p) => p.code), ["turn_indeterminate"]);
+      assert.ok(kinds(out).includes("stop_harness"));
+      const terminal = terminalOf(m.onGone(gone(null, "SIGTERM")));
+      assert.deepEqual([terminal.runTerminalState, terminal.reconciliation.reason, terminal.stopReason.code], ["failed", "harness_process_failed", "turn_indeterminate"]);
+    });
+
+    it("no turn yet: a turn.start that arrives while the session loads waits for it, then runs; a second turn is still refused", () => {
+      const m = machine();
+      m.recover({ driverSessionId: "acp_1", loadSession: true, turn: null });
+      assert.equal(m.refusal(command("session.open"))?.code, "session_already_open");
+      const early = m.apply(command("turn.start", { turnId: "turn_1", text: "go" }));
+      assert.deepEqual(kinds(early), ["emit:turn.submitted", "command_done"], "held until the session is loaded");
+      const out = resumedSession(m);
+      assert.deepEqual(out.filter((e) => e.kind === "start_turn"), [{ kind: "start_turn", turnId: "turn_1", text: "go" }]);
+      assert.equal(m.refusal(command("turn.start"))?.code, "turn_already_started");
+      assert.equal(m.terminated, false);
+    });
+
+    it("the load fails or never answers: the run fails closed with session_resume_failed and the reason", () => {
+      const failed = machine();
+      failed.recover({ driverSessionId: "acp_1", loadSession: true, turn: null });
+      failed.onFact({ kind: "ready", pid: 43, resumePoint: {} });
+      const out = failed.onFact({ kind: "event", eventType: "session.failed", payload: { code: "resource_not_found", message: "the agent does not know this resource" } });
+      assert.match(String(emits(out, "runner.diagnostic")[0]?.message), /could not resume session acp_1: the agent does not know this resource/);
+      assert.equal(terminalOf(failed.onGone(gone(null, "SIGTERM"))).stopReason.code, "session_resume_failed");
+      const silent = machine();
+      silent.recover({ driverSessionId: "acp_1", loadSession: true, turn: null });
+      silent.onFact({ kind: "ready", pid: 43, resumePoint: {} });
+      assert.match(String(emits(silent.onTimer("session_started"), "runner.diagnostic")[0]?.message), /no answer to the session load/);
+    });
+  });
+
   it("fails the run closed on an internal error, with a P0 diagnostic and stopReason runner_internal_error; the first cause stands", () => {
     const { m } = started();
     const out = m.onInternalError("TypeError: boom");

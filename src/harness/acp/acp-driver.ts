@@ -185,9 +185,16 @@ export class AcpDriver implements HarnessDriver {
     if (!a) return;
     a.session = a.initialized.then(async (ok) => {
       if (!ok) return false;
-      const load = open.resume && this.previousSessionId !== null && a.projection.capabilities.loadSession === true;
+      const canLoad = a.projection.capabilities.loadSession === true;
+      // A restarted runner's recorded session is loaded or nothing: a new one would lose the run's work.
+      if (open.resumeSessionId !== undefined && !canLoad) {
+        a.listener.fact({ kind: "event", eventType: "session.failed", payload: { code: "load_session_unsupported", message: `the agent does not advertise loadSession, so session ${open.resumeSessionId} cannot be loaded`, method: "session/load" } });
+        return false;
+      }
+      const previous = open.resumeSessionId ?? this.previousSessionId;
+      const load = open.resume && previous !== null && canLoad;
       try {
-        if (load) await a.agent.request(acp.methods.agent.session.load, { sessionId: this.previousSessionId!, cwd: this.options.cwd, mcpServers: [] });
+        if (load) await a.agent.request(acp.methods.agent.session.load, { sessionId: previous, cwd: this.options.cwd, mcpServers: [] });
         else await a.agent.request(acp.methods.agent.session.new, { cwd: this.options.cwd, mcpServers: [] });
         return a.projection.sessionId !== null;
       } catch {

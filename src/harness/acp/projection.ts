@@ -418,11 +418,10 @@ export class AcpProjection {
         if (typeof update.kind === "string") this.toolKinds.set(id, update.kind);
         const projected = projectToolCall(update, this.tools, this.toolIds, this.context.cwd);
         if ("error" in projected) return fail(projected.error, "identity_collision");
-        // Tool and diff payloads are closed and carry their own ids: they go without an item id,
-        // which durable mode would otherwise add to the payload as providerItemId.
-        for (const e of projected.events) out.push(this.event(e.eventType, e.payload));
-        const tool = this.tools.get(id);
-        if (tool?.done) this.pushReceipts(this.receipts.settle(id, toolEnd(tool)), out);
+        // A tool call is one item: its execution and its diffs carry the execution id as item id.
+        const tool = this.tools.get(id)!;
+        for (const e of projected.events) out.push(this.event(e.eventType, e.payload, tool.payload.executionId as string));
+        if (tool.done) this.pushReceipts(this.receipts.settle(id, toolEnd(tool)), out);
         break;
       }
       case "plan":
@@ -510,7 +509,7 @@ export class AcpProjection {
     }
     if (this.message) this.finalText = this.message.text;
     this.message = this.thought = null;
-    for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload));
+    for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload, e.payload.executionId as string));
     this.settleReceipts(out);
   }
 

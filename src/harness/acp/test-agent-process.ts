@@ -1,8 +1,10 @@
 /**
  * A deterministic ACP agent for tests and demos, built on the official SDK:
- * `node test-agent-process.js --scenario NAME|FILE`. It speaks ACP over its stdio like a real
- * agent (initialize, session/new, session/load, session/close, session/prompt, session/cancel)
- * and plays its scenario's steps inside each prompt.
+ * `node test-agent-process.js --scenario NAME|FILE [--session-dir DIR]`. It speaks ACP over its
+ * stdio like a real agent (initialize, session/new, session/load, session/close,
+ * session/prompt, session/cancel) and plays its scenario's steps inside each prompt. With
+ * --session-dir its sessions outlive the process (see session-store), so another agent
+ * process can load one; without it, it knows only the sessions it made itself.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
@@ -11,22 +13,25 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import * as acp from "@agentclientprotocol/sdk";
 import { loadAgentScenario, resolveAgentScenario, type AgentScenario, type AgentStep } from "./test-agent-scenario.js";
+import { TestAgentSessions } from "./test-agent-sessions.js";
 
-const SESSION_ID = "acp_test_session_1";
 const CANCEL_WAIT_MS = 60_000;
 
-function scenarioFromArgs(): AgentScenario {
+function fromArgs(): { scenario: AgentScenario; sessionDir: string | undefined } {
   try {
-    const { values } = parseArgs({ options: { scenario: { type: "string" } } });
+    const { values } = parseArgs({ options: { scenario: { type: "string" }, "session-dir": { type: "string" } } });
     if (!values.scenario) throw new Error("--scenario is required");
-    return loadAgentScenario(resolveAgentScenario(values.scenario));
+    return { scenario: loadAgentScenario(resolveAgentScenario(values.scenario)), sessionDir: values["session-dir"] };
   } catch (err) {
-    process.stderr.write(`acp test agent: ${(err as Error).message}\nusage: test-agent-process.js --scenario NAME|FILE\n`);
+    process.stderr.write(`acp test agent: ${(err as Error).message}\nusage: test-agent-process.js --scenario NAME|FILE [--session-dir DIR]\n`);
     process.exit(2);
   }
 }
 
-const scenario = scenarioFromArgs();
+const { scenario, sessionDir } = fromArgs();
+const sessions = new TestAgentSessions(sessionDir);
+/** The session the agent works in: the one session/new made or session/load loaded. */
+let sessionId = "";
 /** Every write, the SDK's and the raw ones, goes through here in order. */
 const writeOut = (bytes: Uint8Array | string) => new Promise<void>((resolve) => process.stdout.write(bytes, () => resolve()));
 const output = new WritableStream<Uint8Array>({ write: (chunk) => writeOut(chunk) });
@@ -42,7 +47,10 @@ function inCwd(update: Record<string, unknown>): Record<string, unknown> {
 }
 
 async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.StopReason | undefined> {
-  const update = (u: Record<string, unknown>) => client.notify(acp.methods.client.session.update, { sessionId: SESSION_ID, update: u as acp.SessionUpdate });
+  const update = (u: Record<string, unknown>) => {
+    sessions.record(sessionId, u);
+    return client.notify(acp.methods.client.session.update, { sessionId, update: u as acp.SessionUpdate });
+  };
   switch (step.kind) {
     case "update":
       await update(inCwd(step.update));
@@ -55,7 +63,7 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
       return undefined;
     case "permission": {
       const answer = await client.request(acp.methods.client.session.requestPermission, {
-        sessionId: SESSION_ID, toolCall: step.toolCall as acp.ToolCallUpdate, options: step.options as acp.PermissionOption[],
+        sessionId, toolCall: step.toolCall as acp.ToolCallUpdate, options: step.options as acp.PermissionOption[],
       });
       const toolCallId = step.toolCall.toolCallId;
       if (answer.outcome.outcome === "cancelled") return "cancelled";
@@ -68,7 +76,7 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
     case "question": {
       if (!formsOffered) throw new acp.RequestError(-32603, "the client does not offer form elicitation, so the agent cannot ask");
       const answer = await client.request(acp.methods.client.elicitation.create, {
-        sessionId: SESSION_ID, mode: "form", message: step.message, requestedSchema: step.requestedSchema as acp.ElicitationSchema,
+        sessionId, mode: "form", message: step.message, requestedSchema: step.requestedSchema as acp.ElicitationSchema,
       });
       const content = "content" in answer && answer.content ? ` ${JSON.stringify(answer.content)}` : "";
       await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `question answer: ${answer.action}${content}` } });
@@ -111,8 +119,18 @@ const app = acp.agent({ name: "prp-kit-acp-test-agent" })
     authMethods: [],
   };
   })
-  .onRequest(acp.methods.agent.session.new, () => ({ sessionId: SESSION_ID }))
-  .onRequest(acp.methods.agent.session.load, () => ({}))
+  .onRequest(acp.methods.agent.session.new, ({ params }) => {
+    sessionId = sessions.create(params.cwd);
+    return { sessionId };
+  })
+  .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+    const history = sessions.history(params.sessionId);
+    if (!history) throw new acp.RequestError(-32002, `no session ${params.sessionId} here${sessionDir ? ` or in ${sessionDir}` : " (this agent keeps no sessions: --session-dir)"}`);
+    sessionId = params.sessionId;
+    // ACP: the agent replays the whole conversation as session/update notifications, then answers.
+    for (const update of history) await client.notify(acp.methods.client.session.update, { sessionId, update: update as acp.SessionUpdate });
+    return {};
+  })
   .onRequest(acp.methods.agent.session.close, () => ({}))
   .onNotification(acp.methods.agent.session.cancel, () => {
     cancelled = true;

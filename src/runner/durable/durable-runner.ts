@@ -173,13 +173,21 @@ export class DurableRunner {
   }
 
   /**
-   * After a restart the harness of the previous process is gone. A run whose prepare was
-   * journaled cannot go on: report the reconciliation and end the run with the runner's own
-   * facts (no harness exit, no result), so the authority gets exactly one terminal.
+   * After a restart the harness of the previous process is gone. When it had a session whose
+   * turn was not over, and its agent reported whether it can load sessions (an ACP agent), a
+   * new harness resumes that session (warm resume, runtime.md §8.3), or the run fails closed
+   * saying why. Otherwise a run whose prepare was journaled cannot go on: it ends with the
+   * runner's own facts (no harness exit, no result). Either way the authority gets one terminal.
    */
   private recoverAfterRestart(): void {
-    this.controller.emitRunnerEvent("runner.reconciled", { outcome: "same_durable_session_resumed", harness: this.state.journaled("run.prepare") ? "lost" : "not_started" });
-    if (this.state.journaled("run.prepare")) void this.controller.stop(null);
+    const prepared = this.state.journaled("run.prepare");
+    const r = this.state.recovery();
+    const resumable = prepared && r.driverSessionId !== null && r.loadSession !== null && !r.turnEnded;
+    this.controller.emitRunnerEvent("runner.reconciled", { outcome: "same_durable_session_resumed", harness: prepared ? "lost" : "not_started", ...(resumable ? { session: "resuming" } : {}) });
+    if (resumable) {
+      const turn = r.turnId !== null || this.state.journaled("turn.start") ? { turnId: r.turnId } : null;
+      this.controller.recover({ driverSessionId: r.driverSessionId!, loadSession: r.loadSession!, turn });
+    } else if (prepared) void this.controller.stop(null);
   }
 
   private async connectLoop(endpoint: ResolvedEndpoint): Promise<void> {

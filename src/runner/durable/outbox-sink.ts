@@ -3,6 +3,7 @@ import { priorityOf } from "../../contract/priority.js";
 import { sequencedId } from "../../contract/ids.js";
 import { admittedLine, buildEvent } from "../event-envelope.js";
 import { refusedUncanonical, type EventSink, type PendingEvent } from "../event-sink.js";
+import { recoveryChange } from "./provider-recovery.js";
 import type { Admission, RunnerState } from "./runner-state.js";
 
 export interface DurableIdentity {
@@ -34,8 +35,9 @@ class NoCanonicalForm extends Error {
 /**
  * Durable mode: every event is committed to the outbox before it is sent (write before send),
  * under `event_<runnerInstanceId>_<seq, 16 digits>` (runtime.md §5.6). The authority checks that
- * an event's turn and item are the run's, so a harness's own item id travels in the payload as
- * `providerItemId` and the envelope carries the run's turn and item.
+ * an event's turn and item are the run's, so the envelope carries the run's turn and item and a
+ * harness's own item id travels beside them as the envelope's `providerItemId` (the envelope is
+ * open; a payload may be closed, and is sent as the harness made it).
  *
  * Over the soft limit an event is `full`, not lost: the gate in front keeps it and offers it
  * again when ACKs free room. Each episode — from the first `full` until that event is in — is
@@ -45,7 +47,6 @@ class NoCanonicalForm extends Error {
 export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks: OutboxSinkHooks): EventSink {
   let reported = false;
   const admit = (e: PendingEvent): Admission => {
-    const body = e.itemId && e.itemId !== identity.itemId ? { ...e.payload, providerItemId: e.itemId } : e.payload;
     const priority = priorityOf(e.eventType, e.payload.code);
     const admission = state.admit(priority, e.eventType, (sourceSeq) => {
       const admitted = admittedLine(
@@ -57,15 +58,16 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
           runId: identity.runId,
           normalizedSessionId: identity.normalizedSessionId,
           eventType: e.eventType,
-          payload: body,
+          payload: e.payload,
           turnId: e.turnId ? identity.turnId : undefined,
           itemId: e.itemId ? identity.itemId : undefined,
+          providerItemId: e.itemId !== identity.itemId ? e.itemId : undefined,
         }),
       );
       // Thrown out of the outbox's transaction, so that no sequence number is used.
       if ("noCanonicalForm" in admitted) throw new NoCanonicalForm(admitted.noCanonicalForm);
       return admitted.line;
-    });
+    }, recoveryChange(e));
     if (admission.ok) hooks.send(admission.envelope, admission.sourceSeq);
     return admission;
   };

@@ -7,6 +7,7 @@ import type { Priority } from "../../contract/priority.js";
 import { MAX_FRAME_BYTES } from "../../contract/versions.js";
 import { openPrivateDatabase, statementCache, StateError } from "../../storage/private-sqlite.js";
 import type { RunIdentity } from "../../transport/index.js";
+import { NO_RECOVERY, type ProviderRecovery } from "./provider-recovery.js";
 
 export const STATE_SCHEMA = "paperclip.runner.durable.state.v1";
 export const STATE_FILE = "runner-state.sqlite";
@@ -78,6 +79,9 @@ CREATE TABLE IF NOT EXISTS outbox (
 CREATE TABLE IF NOT EXISTS processed_commands (
   command_id TEXT PRIMARY KEY, controller_seq INTEGER NOT NULL UNIQUE, command_type TEXT NOT NULL,
   status TEXT NOT NULL, result TEXT, fingerprint TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS provider_recovery (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  driver_session_id TEXT, load_session INTEGER, turn_id TEXT, turn_ended INTEGER NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS diagnostics (
   id INTEGER PRIMARY KEY AUTOINCREMENT, code TEXT NOT NULL, message TEXT NOT NULL) STRICT;
 `;
@@ -197,8 +201,9 @@ export class RunnerState {
    * the soft limit (outbox − P0 reserve) is refused and turns backpressure on, to be offered
    * again once ACKs free room; a P0 event past the whole outbox leaves the state unrecoverable
    * (runtime.md §5.7). An event larger than its whole class limit can never fit: event_too_large.
+   * `recovery` is what the event changes in the provider recovery record, committed with it.
    */
-  admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string): Admission {
+  admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string, recovery: Partial<ProviderRecovery> | null = null): Admission {
     return this.db.transaction((): Admission => {
       const c = this.counters();
       if (c.lifecycle === "unrecoverable") return { ok: false, code: "state_unrecoverable", message: "the state is unrecoverable; no event is admitted" };
@@ -221,6 +226,7 @@ export class RunnerState {
       this.sql("INSERT INTO outbox (source_seq, priority, event_type, envelope, byte_size) VALUES (?, ?, ?, ?, ?)").run(c.nextSourceSeq, priority, eventType, envelope, size);
       // The run's terminal is remembered apart from the outbox, which forgets it once acknowledged.
       if (eventType === "run.terminal") this.sql("INSERT OR IGNORE INTO meta (key, value) VALUES ('terminal_source_seq', ?)").run(String(c.nextSourceSeq));
+      if (recovery) this.writeRecovery({ ...this.recovery(), ...recovery });
       this.sql("UPDATE runner_state SET next_source_seq = next_source_seq + 1, outbox_bytes = ?, peak_outbox_bytes = MAX(peak_outbox_bytes, ?) WHERE id = 1").run(total, total);
       return { ok: true, sourceSeq: c.nextSourceSeq, envelope };
     })();
@@ -234,6 +240,18 @@ export class RunnerState {
   terminalSourceSeq(): number | null {
     const row = this.sql("SELECT value FROM meta WHERE key = 'terminal_source_seq'").get() as { value: string } | undefined;
     return row ? Number(row.value) : null;
+  }
+
+  /** The provider recovery record (runtime.md §8.3): what a restarted runner resumes its harness's session from. */
+  recovery(): ProviderRecovery {
+    const r = this.sql("SELECT * FROM provider_recovery WHERE id = 1").get() as { driver_session_id: string | null; load_session: number | null; turn_id: string | null; turn_ended: number } | undefined;
+    if (!r) return NO_RECOVERY;
+    return { driverSessionId: r.driver_session_id, loadSession: r.load_session === null ? null : r.load_session === 1, turnId: r.turn_id, turnEnded: r.turn_ended === 1 };
+  }
+
+  private writeRecovery(r: ProviderRecovery): void {
+    this.sql("INSERT OR REPLACE INTO provider_recovery (id, driver_session_id, load_session, turn_id, turn_ended) VALUES (1, ?, ?, ?, ?)")
+      .run(r.driverSessionId, r.loadSession === null ? null : Number(r.loadSession), r.turnId, Number(r.turnEnded));
   }
 
   /** Up to `limit` unacknowledged events after `sourceSeq`, in order, as their committed bytes. */

@@ -5,7 +5,10 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { liveGroupMembers, describeProcesses } from "../../support/processes.js";
 import { until } from "../../support/until.js";
-import { driveAgent, type Driven } from "./drive-agent.js";
+import { AcpDriver } from "../../../src/harness/acp/acp-driver.js";
+import type { HarnessFact } from "../../../src/harness/harness-driver.js";
+import { within } from "../../support/within.js";
+import { driveAgent, testAgentCommand, type Driven } from "./drive-agent.js";
 
 const states = (r: Driven) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
 const payload = (r: Driven, type: string, i = 0) => r.of(type)[i]!.payload as Record<string, any>;
@@ -116,7 +119,8 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
   it("killed by a signal mid-turn: a replacement agent loads the session (session/load) and finishes the turn", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "prp-acp-killed-"));
     try {
-      const r = await driveAgent("killed-once", { cwd });
+      // The replacement is another process: it finds the session where the first one stored it.
+      const r = await driveAgent("killed-once", { cwd, command: `${testAgentCommand("killed-once")} --session-dir ${join(cwd, "sessions")}` });
       assert.equal(r.of("harness.ready").length, 2, r.types.join(", "));
       assert.deepEqual([payload(r, "harness.exited").signal, payload(r, "harness.exited").restarting], ["SIGKILL", true]);
       assert.equal(r.of("turn.failed").length, 0, "the turn is carried on, not failed");
@@ -140,5 +144,38 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
     assert.equal(payload(r, "item.completed").text, "word ".repeat(2000));
     assert.equal(states(r)[1], "succeeded");
     await noOrphans(r);
+  });
+
+  describe("a restarted durable runner's session (openSession with resumeSessionId)", () => {
+    /** Starts `scenario`, opens the recorded session, and returns the session facts; the agent is then ended. */
+    const openRecorded = async (scenario: string) => {
+      const facts: HarnessFact[] = [];
+      let ready!: () => void;
+      let gone!: () => void;
+      const isReady = new Promise<void>((r) => (ready = r));
+      const isGone = new Promise<void>((r) => (gone = r));
+      const driver = new AcpDriver({ command: testAgentCommand(scenario), cwd: "/tmp", permissionPolicy: "deny", runId: "run_1", sessionId: "session_1", graceMs: 200 });
+      driver.start({ fact: (f) => { facts.push(f); if (f.kind === "ready") ready(); }, gone: () => gone() });
+      let pid = 0;
+      try {
+        await within(isReady, 20_000, "the agent to answer initialize");
+        pid = (facts.find((f) => f.kind === "ready") as { pid: number }).pid;
+        driver.openSession({ normalizedSessionId: "session_1", driverSessionId: "driver_session_1", resume: true, resumeSessionId: "acp_test_session_1" });
+        await until(() => facts.some((f) => f.kind === "event" && f.eventType.startsWith("session.") && f.eventType !== "session.resuming"), "a session fact", 20_000);
+      } finally {
+        driver.stop();
+        await within(isGone, 20_000, "the agent to be gone");
+      }
+      await until(() => liveGroupMembers(pid).length === 0, () => `agent group ${pid} gone: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+      return facts.flatMap((f) => (f.kind === "event" && f.eventType.startsWith("session.") ? [[f.eventType, f.payload.code ?? f.payload.driverSessionId]] : []));
+    };
+
+    it("an agent that does not advertise loadSession: session.failed load_session_unsupported, and no session/new instead", async () => {
+      assert.deepEqual(await openRecorded("cancel"), [["session.failed", "load_session_unsupported"]]);
+    });
+
+    it("an agent that cannot find the session: session/load is asked, and its error is session.failed", async () => {
+      assert.deepEqual(await openRecorded("working"), [["session.resuming", "acp_test_session_1"], ["session.failed", "resource_not_found"]]);
+    });
   });
 });

@@ -52,8 +52,11 @@ describe("ACP projection: the mapping table", () => {
       assert.deepEqual(typesOf(facts), row.expect);
       for (const e of eventsOf(all)) assert.equal(codecProblem(e), null);
       for (const e of eventsOf(facts)) if (e.eventType !== "harness.diagnostic") assert.equal(e.turnId, TURN);
-      // Closed payloads carry their own ids: an item id would be added to them in durable mode.
-      for (const e of eventsOf(facts)) if (typeof e.payload.schema === "string") assert.equal(e.itemId, undefined, e.eventType);
+      // A tool call is one item: its executions and diffs carry its execution id as item id.
+      for (const e of eventsOf(facts)) {
+        if (e.eventType.startsWith("tool.execution.")) assert.equal(e.itemId, e.payload.executionId, e.eventType);
+        if (e.eventType === "workspace.change.updated") assert.ok(e.itemId && String(e.payload.diffId).startsWith(`${e.itemId}_diff_`), `${e.eventType} ${e.itemId}`);
+      }
     });
   }
 
