@@ -79,9 +79,14 @@ export class AuthorityServer {
   ) {
     // What another instance on the same database did reaches this one's live runner.
     this.unsubscribe = store.subscribe((notice) => {
-      if (notice.kind === "command_queued") void this.deliverNext(notice.runId).catch((err: unknown) => this.options.log?.(`run ${notice.runId}: delivering a command queued elsewhere failed: ${String(err)}`));
-      else this.live.get(notice.runId)?.send("revoke", { revocationEpoch: notice.revocationEpoch });
+      if (notice.kind === "revoked") this.live.get(notice.runId)?.send("revoke", { revocationEpoch: notice.revocationEpoch });
+      else for (const runId of notice.kind === "missed" ? [...this.live.keys()] : [notice.runId]) this.offerNext(runId);
     });
+  }
+
+  /** Delivers a command queued through another instance; a failure leaves it queued for the next offer or reconnect. */
+  private offerNext(runId: string): void {
+    this.deliverNext(runId).catch((err: unknown) => this.options.log?.(`run ${runId}: delivering a command queued elsewhere failed: ${String(err)}`));
   }
 
   /**
