@@ -238,7 +238,10 @@ export class AuthorityServer {
   }
 
   private async accept(ws: WebSocket, runId: string, authenticated: () => void): Promise<void> {
-    const run = await this.store.run(runId);
+    // The runner's hello may arrive while the run is read (a networked store takes real time):
+    // the socket is held until the channel below listens, so no frame is read unheard.
+    ws.pause();
+    const run = await this.store.runCursor(runId);
     if (!run) {
       this.options.log?.(`a runner dialled unknown run ${runId}`);
       ws.close(1008, "unknown_run");
@@ -246,7 +249,7 @@ export class AuthorityServer {
     }
     let connectionId = "";
     let channel: CoreChannel | null = null;
-    const accepted = await acceptCoreChannel(ws, {
+    const accepting = acceptCoreChannel(ws, {
       expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: LOCAL_RANGE },
       ...coreChannelHooks(this.credentials, this.commands),
       ...(this.options.now ? { now: this.options.now } : {}),
@@ -265,6 +268,8 @@ export class AuthorityServer {
         },
       },
     });
+    ws.resume();
+    const accepted = await accepting;
     if (!accepted.ok) {
       this.options.log?.(`run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`);
       await this.store.recordAuthFailure(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());
