@@ -9,6 +9,7 @@ import { coreChannelHooks } from "./handshake-hooks.js";
 import { EventIngest, type OnCommittedEvent } from "./ingest.js";
 import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
+import { storeFailure } from "./store-failure.js";
 import type { ServerKey } from "./server-key.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { AuthorityStore, Diagnostic, RunSnapshot } from "./store.js";
@@ -154,7 +155,13 @@ export class AuthorityServer {
     const { headersTimeoutMs, ...admission } = this.options.connections ?? {};
     let overCap = 0;
     this.upgrade = createRunnerUpgradeServer({
-      onRunner: (ws, runId, authenticated) => void this.accept(ws, runId, authenticated),
+      onRunner: (ws, runId, authenticated) =>
+        void this.accept(ws, runId, authenticated).catch((err: unknown) => {
+          // The store failed while admitting: the runner redials, with its credential unused or its lease intact.
+          const failure = storeFailure(err);
+          this.options.log?.(`run ${runId}: admission failed: ${failure.code}: ${failure.message}`);
+          ws.close(1011, failure.code);
+        }),
       onRefused: (error, req) => void this.refusedUpgrade(error, req.url ?? ""),
       onOverCap: (status, address) => {
         overCap++;
@@ -262,8 +269,10 @@ export class AuthorityServer {
             this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`);
             // A frame the channel refused (not JSON, unsealed, replayed, oversize, a wrong
             // identity) counts as malformed; a refusal by ingest or the queue is recorded there.
-            if (LIFECYCLE_CLOSES.has(diagnostic.code)) void this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now());
-            else void this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
+            const recorded = LIFECYCLE_CLOSES.has(diagnostic.code)
+              ? this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now())
+              : this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
+            recorded.catch((err: unknown) => this.options.log?.(`run ${runId}: the close was not recorded: ${storeFailure(err).message}`));
           }
         },
       },

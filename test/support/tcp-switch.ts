@@ -3,10 +3,12 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 /**
  * A TCP front on 127.0.0.1 that forwards each new connection to the port it currently points
  * at: what a load balancer in front of several authority instances is to a runner, which keeps
- * dialling one address. `pointAt` changes where new connections go; open ones stay.
+ * dialling one address, or a network between a service and its database. `pointAt` changes
+ * where new connections go (open ones stay); `cut` makes the far side unreachable.
  */
 export class TcpSwitch {
   private readonly sockets = new Set<Socket>();
+  private down = false;
 
   private constructor(
     private readonly server: Server,
@@ -31,7 +33,18 @@ export class TcpSwitch {
     this.target = target;
   }
 
+  /** What is behind is unreachable: open connections are cut, new ones closed at once. */
+  cut(): void {
+    this.down = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  restore(): void {
+    this.down = false;
+  }
+
   private forward(client: Socket): void {
+    if (this.down) return void client.destroy();
     const upstream = connect(this.target, "127.0.0.1");
     for (const s of [client, upstream]) {
       this.sockets.add(s);
