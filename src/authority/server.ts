@@ -9,16 +9,26 @@ import { coreChannelHooks } from "./handshake-hooks.js";
 import { EventIngest, type OnCommittedEvent } from "./ingest.js";
 import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
+import { storeFailure } from "./store-failure.js";
 import type { ServerKey } from "./server-key.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
-import type { Diagnostic, RunSnapshot } from "./store.js";
+import type { AuthorityStore, Diagnostic, RunSnapshot } from "./store.js";
 
-export interface AuthorityServerOptions {
+/**
+ * The authority's store: one the caller opened (SQLite or PostgreSQL) and closes after the
+ * server's `close`, or a SQLite store under `stateDir` that the server opens and closes itself.
+ */
+export type AuthorityServerOptions = AuthorityServerSettings & ({ store: AuthorityStore } | SqliteStateDir);
+
+export interface SqliteStateDir {
   stateDir: string;
   /** Seals the stored ticket and lease keys; kept outside `stateDir` (server-key-source.ts). */
   serverKey: ServerKey;
   /** See SqliteStoreOptions.adoptServerKey: for a key change, once. */
   adoptServerKey?: boolean;
+}
+
+export interface AuthorityServerSettings {
   /** The runner build every run expects (§5.3 step 2). */
   runnerVersion: string;
   runnerDigest: string;
@@ -57,27 +67,46 @@ export class AuthorityServer {
   private baseUrl = "";
   private readonly live = new Map<string, CoreChannel>();
   private readonly ackDrops = new Set<string>();
+  private readonly unsubscribe: () => void;
 
   private constructor(
     private readonly options: AuthorityServerOptions,
-    private readonly store: SqliteAuthorityStore,
+    private readonly store: AuthorityStore,
+    /** Whether `close` closes the store: only one the server opened itself. */
+    private readonly ownsStore: boolean,
     readonly credentials: Credentials,
     readonly commands: CommandQueue,
     private readonly ingest: EventIngest,
-  ) {}
+  ) {
+    // What another instance on the same database did reaches this one's live runner.
+    this.unsubscribe = store.subscribe((notice) => {
+      if (notice.kind === "revoked") this.live.get(notice.runId)?.send("revoke", { revocationEpoch: notice.revocationEpoch });
+      else for (const runId of notice.kind === "missed" ? [...this.live.keys()] : [notice.runId]) this.offerNext(runId);
+    });
+  }
 
-  /** Opens the store under `stateDir`; throws StateError on a store it must refuse, Error on a bad option. */
+  /** Delivers a command queued through another instance; a failure leaves it queued for the next offer or reconnect. */
+  private offerNext(runId: string): void {
+    this.deliverNext(runId).catch((err: unknown) => this.options.log?.(`run ${runId}: delivering a command queued elsewhere failed: ${String(err)}`));
+  }
+
+  /**
+   * Serves `options.store`, or opens the SQLite store under `stateDir`; throws StateError on a
+   * store it must refuse, Error on a bad option.
+   */
   static open(options: AuthorityServerOptions): AuthorityServer {
-    const store = SqliteAuthorityStore.open(options.stateDir, { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true });
+    const ownsStore = !("store" in options);
+    const store = "store" in options ? options.store : SqliteAuthorityStore.open(options.stateDir, { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true });
     const clock = options.now ? { now: options.now } : {};
     const credentials = Credentials.create({ store, ...clock, ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}) });
     if (!credentials.ok) {
-      void store.close();
+      if (ownsStore) void store.close();
       throw new Error(`${credentials.error.code}: ${credentials.error.message}`);
     }
     return new AuthorityServer(
       options,
       store,
+      ownsStore,
       credentials.value,
       new CommandQueue({ store, ...clock }),
       new EventIngest({ store, ...clock, ...(options.onCommittedEvent ? { onCommittedEvent: options.onCommittedEvent } : {}) }),
@@ -126,7 +155,14 @@ export class AuthorityServer {
     const { headersTimeoutMs, ...admission } = this.options.connections ?? {};
     let overCap = 0;
     this.upgrade = createRunnerUpgradeServer({
-      onRunner: (ws, runId, authenticated) => void this.accept(ws, runId, authenticated),
+      onRunner: (ws, runId, authenticated) =>
+        void this.accept(ws, runId, authenticated).catch((err: unknown) => {
+          // The store failed while admitting: the runner redials, with its credential unused or its lease intact.
+          const failure = storeFailure(err);
+          this.options.log?.(`run ${runId}: admission failed: ${failure.code}: ${failure.message}`);
+          ws.resume(); // held while the run was read: it must read the runner's close to end
+          ws.close(1011, failure.code);
+        }),
       onRefused: (error, req) => void this.refusedUpgrade(error, req.url ?? ""),
       onOverCap: (status, address) => {
         overCap++;
@@ -168,7 +204,7 @@ export class AuthorityServer {
   /** Sends the lowest pending command again on the live connection (the duplicate-command fault). */
   async redeliverPendingCommand(runId: string): Promise<boolean> {
     const channel = this.live.get(runId);
-    const run = await this.store.run(runId);
+    const run = await this.store.runCursor(runId);
     if (!channel || !run?.currentConnectionId) return false;
     const next = await this.commands.nextCommandToDeliver(runId, run.currentConnectionId, { repeat: true });
     if (!next.ok || !next.value) return false;
@@ -184,11 +220,13 @@ export class AuthorityServer {
     return this.live.has(runId) ? 1 : 0;
   }
 
+  /** Stops serving; closes the store only when the server opened it (`stateDir`). */
   async close(): Promise<void> {
+    this.unsubscribe();
     for (const channel of this.live.values()) channel.close();
     this.live.clear();
     await this.upgrade?.close();
-    await this.store.close();
+    if (this.ownsStore) await this.store.close();
   }
 
   /**
@@ -208,15 +246,19 @@ export class AuthorityServer {
   }
 
   private async accept(ws: WebSocket, runId: string, authenticated: () => void): Promise<void> {
-    const run = await this.store.run(runId);
+    // The runner's hello may arrive while the run is read (a networked store takes real time):
+    // the socket is held until the channel below listens, so no frame is read unheard.
+    ws.pause();
+    const run = await this.store.runCursor(runId);
     if (!run) {
       this.options.log?.(`a runner dialled unknown run ${runId}`);
+      ws.resume();
       ws.close(1008, "unknown_run");
       return;
     }
     let connectionId = "";
     let channel: CoreChannel | null = null;
-    const accepted = await acceptCoreChannel(ws, {
+    const accepting = acceptCoreChannel(ws, {
       expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: LOCAL_RANGE },
       ...coreChannelHooks(this.credentials, this.commands),
       ...(this.options.now ? { now: this.options.now } : {}),
@@ -229,12 +271,16 @@ export class AuthorityServer {
             this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`);
             // A frame the channel refused (not JSON, unsealed, replayed, oversize, a wrong
             // identity) counts as malformed; a refusal by ingest or the queue is recorded there.
-            if (LIFECYCLE_CLOSES.has(diagnostic.code)) void this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now());
-            else void this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
+            const recorded = LIFECYCLE_CLOSES.has(diagnostic.code)
+              ? this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now())
+              : this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
+            recorded.catch((err: unknown) => this.options.log?.(`run ${runId}: the close was not recorded: ${storeFailure(err).message}`));
           }
         },
       },
     });
+    ws.resume();
+    const accepted = await accepting;
     if (!accepted.ok) {
       this.options.log?.(`run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`);
       await this.store.recordAuthFailure(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());
@@ -266,7 +312,8 @@ export class AuthorityServer {
 
   private async deliverNext(runId: string): Promise<void> {
     const channel = this.live.get(runId);
-    const run = await this.store.run(runId);
+    if (!channel) return;
+    const run = await this.store.runCursor(runId);
     if (!channel || !run?.currentConnectionId) return;
     const next = await this.commands.nextCommandToDeliver(runId, run.currentConnectionId);
     if (next.ok && next.value) channel.send("command", { command: next.value.command as unknown as Record<string, unknown> });
