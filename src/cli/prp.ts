@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { packageVersion } from "./package-info.js";
+import { registerAuthority } from "./authority.js";
 import { registerDemo } from "./demo.js";
 import { registerFakeHarness } from "./fake-harness.js";
 import { registerFault } from "./fault.js";
@@ -26,5 +27,6 @@ registerFault(program);
 registerFakeHarness(program);
 registerRun(program);
 registerReplay(program);
+registerAuthority(program);
 
 await program.parseAsync(process.argv);
