@@ -4,15 +4,18 @@ import { fail, ok, terminalCommitted, type AuthorityError, type Refusal, type Re
 import type { RunIdentity } from "./identity.js";
 import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
-import type { AuthorityStore, RunSnapshot } from "./store.js";
+import type { AuthorityStore, RunCursor, StoreTransaction } from "./store.js";
 
 /**
- * The caller's durable commit of one event (§5.6 step 5): the ACK authority. It runs before the
- * cursor moves, so it must itself be idempotent by (runId, sourceEventId): after a crash between
- * it and the cursor, the redelivered event reaches it again. If it throws, nothing is persisted
- * and no ACK is sent.
+ * The caller's durable commit of one event (§5.6 step 5): the ACK authority. It runs inside the
+ * store's transaction that appends the event and advances the cursor, after that transaction's
+ * checks passed: rows the caller writes through `transaction` commit atomically with the cursor,
+ * so an event reaches them exactly once. If it throws, the whole transaction is rolled back and
+ * no ACK is sent; the runner redelivers. It must not call the store itself (it holds the
+ * store's only transaction), and work outside `transaction` (a message sent, another
+ * database) still happens again on a redelivery after a failure.
  */
-export type OnCommittedEvent = (event: PrpEvent, context: { runId: string; sourceSeq: number }) => Promise<void> | void;
+export type OnCommittedEvent = (event: PrpEvent, context: { runId: string; sourceSeq: number; transaction: StoreTransaction }) => Promise<void> | void;
 
 export interface EventIngestOptions {
   store: AuthorityStore;
@@ -41,9 +44,9 @@ const CORRELATION_FIELDS = ["runId", "normalizedSessionId", "turnId", "itemId"] 
  *      counted and the current cursor is acknowledged again, nothing new committed;
  *   4. otherwise sourceSeq must be ackedSourceSeq + 1, with no run.terminal committed before
  *      it: a committed terminal is final (`event_after_terminal`);
- *   5. await onCommittedEvent;
- *   6. in one transaction insert the window row and advance the cursor (re-checking 4 and the
- *      connection), then return the cumulative ACK for the caller to send.
+ *   5–6. in one transaction re-check 4 and the connection, append the event to the run log and
+ *      the window, advance the cursor and await onCommittedEvent, then return the cumulative
+ *      ACK for the caller to send.
  * Every refusal means: close the connection. A refusal changes no cursor or window; it leaves
  * a diagnostic, and a refused event (step 1) also counts as a malformed frame.
  *
@@ -72,7 +75,7 @@ export class EventIngest {
   }
 
   private async ingestNow(runId: string, connectionId: string, value: unknown): Promise<Result<Ingested>> {
-    const run = await this.store.run(runId);
+    const run = await this.store.runCursor(runId);
     if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
     if (run.currentConnectionId !== connectionId) return this.refuse(runId, fail("connection_superseded", "/connectionId", `${connectionId} is not the current connection of run ${runId}`));
 
@@ -99,19 +102,15 @@ export class EventIngest {
     const order = sequenceError(event.sourceSeq, run);
     if (order) return this.refuse(runId, { ok: false, error: order });
 
-    try {
-      await this.onCommittedEvent(event, { runId, sourceSeq: event.sourceSeq });
-    } catch (err) {
-      // The caller's own failure: no diagnostic is written, so nothing at all is persisted.
-      return fail("callback_failed", "", `onCommittedEvent failed for ${event.sourceEventId}: ${(err as Error)?.message ?? String(err)}`);
-    }
-
     const committed = await this.store.commitEvent(
       runId,
       connectionId,
       { sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, eventType: event.eventType, priority: event.priority, envelope },
       this.now(),
+      (transaction) => this.onCommittedEvent(event, { runId, sourceSeq: event.sourceSeq, transaction }),
     );
+    // The caller's own failure: no diagnostic is written, so nothing at all is persisted.
+    if (!committed.ok && committed.error.code === "callback_failed") return committed;
     if (!committed.ok) return this.refuse(runId, committed);
     return ok({ outcome: "committed", sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, ack: { ackedSourceSeq: committed.value.ackedSourceSeq } });
   }
@@ -153,7 +152,7 @@ function correlationMismatch(event: PrpEvent, identity: RunIdentity): AuthorityE
 }
 
 /** §5.6 step 4: strictly contiguous, and nothing after the run's committed terminal. */
-function sequenceError(sourceSeq: number, run: RunSnapshot): AuthorityError | null {
+function sequenceError(sourceSeq: number, run: RunCursor): AuthorityError | null {
   if (run.terminalSourceSeq !== null && sourceSeq > run.terminalSourceSeq) return terminalCommitted(sourceSeq, run.terminalSourceSeq);
   if (sourceSeq <= run.ackedSourceSeq) return { code: "sequence_stale", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is at or before the committed ${run.ackedSourceSeq} and not in the window` };
   if (sourceSeq !== run.ackedSourceSeq + 1) return { code: "sequence_gap", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is not the next one (${run.ackedSourceSeq + 1})` };

@@ -13,14 +13,23 @@ import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
 import type { ServerKey } from "./server-key.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
-import type { Diagnostic, RunSnapshot } from "./store.js";
+import type { AuthorityStore, Diagnostic, RunSnapshot } from "./store.js";
 
-export interface AuthorityServerOptions {
+/**
+ * The authority's store: one the caller opened (SQLite or PostgreSQL) and closes after the
+ * server's `close`, or a SQLite store under `stateDir` that the server opens and closes itself.
+ */
+export type AuthorityServerOptions = AuthorityServerSettings & ({ store: AuthorityStore } | SqliteStateDir);
+
+export interface SqliteStateDir {
   stateDir: string;
   /** Seals the stored ticket and lease keys; kept outside `stateDir` (server-key-source.ts). */
   serverKey: ServerKey;
   /** See SqliteStoreOptions.adoptServerKey: for a key change, once. */
   adoptServerKey?: boolean;
+}
+
+export interface AuthorityServerSettings {
   /** The runner build every run expects (§5.3 step 2). */
   runnerVersion: string;
   runnerDigest: string;
@@ -73,27 +82,41 @@ export class AuthorityServer {
   /** Envelopes being handled, so a shutdown lets their commits finish. */
   private readonly inflight = new Set<Promise<void>>();
   private closing = false;
+  private readonly unsubscribe: () => void;
 
   private constructor(
     private readonly options: AuthorityServerOptions,
-    private readonly store: SqliteAuthorityStore,
+    private readonly store: AuthorityStore,
+    /** Whether `close` closes the store: only one the server opened itself. */
+    private readonly ownsStore: boolean,
     readonly credentials: Credentials,
     readonly commands: CommandQueue,
     private readonly ingest: EventIngest,
-  ) {}
+  ) {
+    // What another instance on the same database did reaches this one's live runner.
+    this.unsubscribe = store.subscribe((notice) => {
+      if (notice.kind === "command_queued") void this.deliverNext(notice.runId).catch((err: unknown) => this.options.log?.(`run ${notice.runId}: delivering a command queued elsewhere failed: ${String(err)}`));
+      else this.sendRevoke(notice.runId, notice.revocationEpoch);
+    });
+  }
 
-  /** Opens the store under `stateDir`; throws StateError on a store it must refuse, Error on a bad option. */
+  /**
+   * Serves `options.store`, or opens the SQLite store under `stateDir`; throws StateError on a
+   * store it must refuse, Error on a bad option.
+   */
   static open(options: AuthorityServerOptions): AuthorityServer {
-    const store = SqliteAuthorityStore.open(options.stateDir, { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true });
+    const ownsStore = !("store" in options);
+    const store = "store" in options ? options.store : SqliteAuthorityStore.open(options.stateDir, { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true });
     const clock = options.now ? { now: options.now } : {};
     const credentials = Credentials.create({ store, ...clock, ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}) });
     if (!credentials.ok) {
-      void store.close();
+      if (ownsStore) void store.close();
       throw new Error(`${credentials.error.code}: ${credentials.error.message}`);
     }
     return new AuthorityServer(
       options,
       store,
+      ownsStore,
       credentials.value,
       new CommandQueue({ store, ...clock }),
       new EventIngest({ store, ...clock, ...(options.onCommittedEvent ? { onCommittedEvent: options.onCommittedEvent } : {}) }),
@@ -210,7 +233,7 @@ export class AuthorityServer {
   /** Sends the lowest pending command again on the live connection (the duplicate-command fault). */
   async redeliverPendingCommand(runId: string): Promise<boolean> {
     const channel = this.live.get(runId);
-    const run = await this.store.run(runId);
+    const run = await this.store.runCursor(runId);
     if (!channel || !run?.currentConnectionId) return false;
     const next = await this.commands.nextCommandToDeliver(runId, run.currentConnectionId, { repeat: true });
     if (!next.ok || !next.value) return false;
@@ -228,15 +251,17 @@ export class AuthorityServer {
 
   /**
    * Stops: new upgrades are refused, each live runner is told `authority_shutdown` in its close
-   * frame (it keeps its outbox and redials), the commits under way finish, then the store closes.
+   * frame (it keeps its outbox and redials), the commits under way finish, then the store
+   * closes, only when the server opened it (`stateDir`).
    */
   async close(): Promise<void> {
     this.closing = true;
+    this.unsubscribe();
     for (const channel of this.live.values()) channel.close("authority_shutdown");
     this.live.clear();
     await Promise.allSettled([...this.inflight]);
     await this.upgrade?.close();
-    await this.store.close();
+    if (this.ownsStore) await this.store.close();
   }
 
   /**
@@ -325,7 +350,8 @@ export class AuthorityServer {
 
   private async deliverNext(runId: string): Promise<void> {
     const channel = this.live.get(runId);
-    const run = await this.store.run(runId);
+    if (!channel) return;
+    const run = await this.store.runCursor(runId);
     if (!channel || !run?.currentConnectionId) return;
     const next = await this.commands.nextCommandToDeliver(runId, run.currentConnectionId);
     if (next.ok && next.value) channel.send("command", { command: next.value.command as unknown as Record<string, unknown> });

@@ -7,8 +7,8 @@ import { opensServerKeyCheck, openAuthKeyDigest, sealAuthKeyDigest, serverKeyChe
 import { ServerKey } from "./server-key.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
 import type {
-  AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
-  Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunInit, RunSnapshot,
+  AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
+  Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, WithinCommit,
 } from "./store.js";
 
 const SCHEMA_SQL = `
@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS committed_events (
   source_seq INTEGER NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL,
   priority INTEGER NOT NULL, envelope TEXT NOT NULL, delivery_count INTEGER NOT NULL, committed_at INTEGER NOT NULL,
   PRIMARY KEY (run_id, source_seq), UNIQUE (run_id, source_event_id)) STRICT;
+CREATE TABLE IF NOT EXISTS event_log (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  source_seq INTEGER NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+  priority INTEGER NOT NULL, envelope TEXT NOT NULL, committed_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, source_seq)) STRICT;
 CREATE TABLE IF NOT EXISTS diagnostics (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
@@ -132,6 +137,15 @@ const eventFrom = (r: Row): CommittedEventRow => ({
   logicalEffectCount: 1,
 });
 
+const loggedFrom = (r: Row): LoggedEvent => ({
+  sourceSeq: r.source_seq as number,
+  sourceEventId: r.source_event_id as string,
+  eventType: r.event_type as string,
+  priority: r.priority as number,
+  envelope: r.envelope as string,
+  committedAtUnixMs: r.committed_at as number,
+});
+
 const identityFrom = (r: Row): RunIdentity => ({
   runnerInstanceId: r.runner_instance_id as string,
   environmentLeaseId: r.environment_lease_id as string,
@@ -157,6 +171,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
   private readonly pageSize: number;
 
   private readonly sql: (text: string) => Database.Statement;
+  /** Settles when the transaction `commitEvent` holds open around the host's callback ends. */
+  private open: Promise<void> | null = null;
 
   private constructor(
     private readonly db: Database.Database,
@@ -261,6 +277,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
       }
       const terminal = this.terminalSourceSeq(runId);
       if (terminal !== null && terminal !== acked) refuse("state_window_invalid", `run ${runId}: events are committed after its run.terminal (sourceSeq ${terminal}, cursor ${acked})`);
+      const logged = (this.sql("SELECT MAX(source_seq) AS seq FROM event_log WHERE run_id = ?").get(runId) as { seq: number | null }).seq;
+      if (logged !== null && logged !== acked) refuse("state_log_invalid", `run ${runId}: the run log ends at sourceSeq ${logged}, the cursor is ${acked}`);
     }
     for (const c of this.sql("SELECT * FROM credentials").all() as Row[]) {
       if (!DIGEST.test(c.credential_id as string)) refuse("state_credential_invalid", "a credential record's locator is not a sha256 digest");
@@ -286,9 +304,24 @@ export class SqliteAuthorityStore implements AuthorityStore {
     return pages * this.pageSize + extraBytes > this.maxStoreBytes;
   }
 
-  private write<T>(fn: () => T): T {
+  private async write<T>(fn: () => T): Promise<T> {
+    await this.idle();
     // IMMEDIATE takes the write lock first, so a read-then-write never upgrades into SQLITE_BUSY.
     return this.db.transaction(fn).immediate();
+  }
+
+  private async read<T>(fn: () => T): Promise<T> {
+    await this.idle();
+    return fn();
+  }
+
+  /**
+   * One connection serves every call, so while `commitEvent` awaits the host inside its
+   * transaction no other call may run on it: it would join that transaction, and a reader
+   * would see rows a rollback then removes.
+   */
+  private async idle(): Promise<void> {
+    while (this.open !== null) await this.open;
   }
 
   private runRow(runId: string): Row | undefined {
@@ -350,13 +383,29 @@ export class SqliteAuthorityStore implements AuthorityStore {
     });
   }
 
-  async run(runId: string): Promise<RunSnapshot | undefined> {
-    const r = this.runRow(runId);
-    return r ? this.snapshot(r) : undefined;
+  run(runId: string): Promise<RunSnapshot | undefined> {
+    return this.read(() => {
+      const r = this.runRow(runId);
+      return r ? this.snapshot(r) : undefined;
+    });
   }
 
-  async runIds(): Promise<string[]> {
-    return (this.sql("SELECT run_id FROM runs ORDER BY run_id").all() as Array<{ run_id: string }>).map((r) => r.run_id);
+  runCursor(runId: string): Promise<RunCursor | undefined> {
+    return this.read(() => {
+      const r = this.runRow(runId);
+      if (!r) return undefined;
+      return {
+        identity: identityFrom(r),
+        ackedSourceSeq: r.acked_source_seq as number,
+        terminalSourceSeq: this.terminalSourceSeq(runId),
+        currentConnectionId: r.current_connection_id as string | null,
+        revocationEpoch: r.revocation_epoch as number,
+      };
+    });
+  }
+
+  runIds(): Promise<string[]> {
+    return this.read(() => (this.sql("SELECT run_id FROM runs ORDER BY run_id").all() as Array<{ run_id: string }>).map((r) => r.run_id));
   }
 
   async insertTicket(t: NewTicket): Promise<Result<void>> {
@@ -369,9 +418,11 @@ export class SqliteAuthorityStore implements AuthorityStore {
     });
   }
 
-  async credential(credentialId: string): Promise<CredentialRow | undefined> {
-    const r = this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(credentialId) as Row | undefined;
-    return r ? this.credentialOf(r) : undefined;
+  credential(credentialId: string): Promise<CredentialRow | undefined> {
+    return this.read(() => {
+      const r = this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(credentialId) as Row | undefined;
+      return r ? this.credentialOf(r) : undefined;
+    });
   }
 
   async reauthorize(req: ReauthorizeRequest): Promise<Result<Reauthorized>> {
@@ -456,13 +507,19 @@ export class SqliteAuthorityStore implements AuthorityStore {
     );
   }
 
-  async committedEvent(runId: string, sourceEventId: string): Promise<CommittedEventRow | undefined> {
-    const r = this.sql("SELECT * FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, sourceEventId) as Row | undefined;
-    return r ? eventFrom(r) : undefined;
+  committedEvent(runId: string, sourceEventId: string): Promise<CommittedEventRow | undefined> {
+    return this.read(() => {
+      const r = this.sql("SELECT * FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, sourceEventId) as Row | undefined;
+      return r ? eventFrom(r) : undefined;
+    });
   }
 
-  async committedWindow(runId: string): Promise<CommittedEventRow[]> {
-    return (this.sql("SELECT * FROM committed_events WHERE run_id = ? ORDER BY source_seq").all(runId) as Row[]).map(eventFrom);
+  committedWindow(runId: string): Promise<CommittedEventRow[]> {
+    return this.read(() => (this.sql("SELECT * FROM committed_events WHERE run_id = ? ORDER BY source_seq").all(runId) as Row[]).map(eventFrom));
+  }
+
+  eventLog(runId: string, afterSourceSeq: number, limit: number): Promise<LoggedEvent[]> {
+    return this.read(() => (this.sql("SELECT * FROM event_log WHERE run_id = ? AND source_seq > ? ORDER BY source_seq LIMIT ?").all(runId, afterSourceSeq, limit) as Row[]).map(loggedFrom));
   }
 
   async countRedelivery(runId: string, connectionId: string, sourceEventId: string, envelope: string): Promise<Result<{ ackedSourceSeq: number }>> {
@@ -478,34 +535,62 @@ export class SqliteAuthorityStore implements AuthorityStore {
     });
   }
 
-  async commitEvent(runId: string, connectionId: string, e: NewCommittedEvent, nowMs: number): Promise<Result<{ ackedSourceSeq: number }>> {
-    return this.write((): Result<{ ackedSourceSeq: number }> => {
-      const run = this.currentRun(runId, connectionId);
-      if (!run.ok) return run;
-      const acked = run.value.acked_source_seq as number;
-      const terminal = this.terminalSourceSeq(runId);
-      if (terminal !== null && e.sourceSeq > terminal) return { ok: false, error: terminalCommitted(e.sourceSeq, terminal) };
-      if (e.sourceSeq <= acked) return fail("sequence_stale", "/sourceSeq", `sourceSeq ${e.sourceSeq} is at or before the committed ${acked}`);
-      if (e.sourceSeq !== acked + 1) return fail("sequence_gap", "/sourceSeq", `sourceSeq ${e.sourceSeq} is not the next one (${acked + 1})`);
-      if (this.sql("SELECT 1 FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, e.sourceEventId)) {
-        return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
+  async commitEvent(runId: string, connectionId: string, e: NewCommittedEvent, nowMs: number, withinCommit?: WithinCommit): Promise<Result<{ ackedSourceSeq: number }>> {
+    if (!withinCommit) return this.write(() => this.appendEvent(runId, connectionId, e, nowMs));
+    await this.idle();
+    let release = (): void => undefined;
+    this.open = new Promise((resolve) => (release = resolve));
+    let committed = false;
+    try {
+      this.db.exec("BEGIN IMMEDIATE");
+      const appended = this.appendEvent(runId, connectionId, e, nowMs);
+      if (!appended.ok) return appended;
+      try {
+        await withinCommit({ kind: "sqlite", db: this.db });
+      } catch (err) {
+        return fail("callback_failed", "", `the host's commit (onCommittedEvent) failed for ${e.sourceEventId}: ${(err as Error)?.message ?? String(err)}`);
       }
-      if (this.wouldExceed(Buffer.byteLength(e.envelope))) return fail("store_full", "", `the store would pass its ${this.maxStoreBytes}-byte bound`);
-      this.sql("INSERT INTO committed_events (run_id, source_seq, source_event_id, event_type, priority, envelope, delivery_count, committed_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)")
-        .run(runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs);
-      this.sql("UPDATE runs SET acked_source_seq = ? WHERE run_id = ?").run(e.sourceSeq, runId);
-      this.sql("DELETE FROM committed_events WHERE run_id = ? AND source_seq <= ?").run(runId, e.sourceSeq - COMMITTED_WINDOW);
-      return ok({ ackedSourceSeq: e.sourceSeq });
+      this.db.exec("COMMIT");
+      committed = true;
+      return appended;
+    } finally {
+      if (!committed && this.db.inTransaction) this.db.exec("ROLLBACK");
+      this.open = null;
+      release();
+    }
+  }
+
+  /** The checks and writes of `commitEvent`, inside the caller's transaction. */
+  private appendEvent(runId: string, connectionId: string, e: NewCommittedEvent, nowMs: number): Result<{ ackedSourceSeq: number }> {
+    const run = this.currentRun(runId, connectionId);
+    if (!run.ok) return run;
+    const acked = run.value.acked_source_seq as number;
+    const terminal = this.terminalSourceSeq(runId);
+    if (terminal !== null && e.sourceSeq > terminal) return { ok: false, error: terminalCommitted(e.sourceSeq, terminal) };
+    if (e.sourceSeq <= acked) return fail("sequence_stale", "/sourceSeq", `sourceSeq ${e.sourceSeq} is at or before the committed ${acked}`);
+    if (e.sourceSeq !== acked + 1) return fail("sequence_gap", "/sourceSeq", `sourceSeq ${e.sourceSeq} is not the next one (${acked + 1})`);
+    if (this.sql("SELECT 1 FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, e.sourceEventId)) {
+      return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
+    }
+    if (this.wouldExceed(Buffer.byteLength(e.envelope))) return fail("store_full", "", `the store would pass its ${this.maxStoreBytes}-byte bound`);
+    this.sql("INSERT INTO committed_events (run_id, source_seq, source_event_id, event_type, priority, envelope, delivery_count, committed_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)")
+      .run(runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs);
+    this.sql("INSERT INTO event_log (run_id, source_seq, source_event_id, event_type, priority, envelope, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run(runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs);
+    this.sql("UPDATE runs SET acked_source_seq = ? WHERE run_id = ?").run(e.sourceSeq, runId);
+    this.sql("DELETE FROM committed_events WHERE run_id = ? AND source_seq <= ?").run(runId, e.sourceSeq - COMMITTED_WINDOW);
+    return ok({ ackedSourceSeq: e.sourceSeq });
+  }
+
+  command(runId: string, commandId: string): Promise<CommandRow | undefined> {
+    return this.read(() => {
+      const r = this.sql("SELECT * FROM commands WHERE run_id = ? AND command_id = ?").get(runId, commandId) as Row | undefined;
+      return r ? commandFrom(r) : undefined;
     });
   }
 
-  async command(runId: string, commandId: string): Promise<CommandRow | undefined> {
-    const r = this.sql("SELECT * FROM commands WHERE run_id = ? AND command_id = ?").get(runId, commandId) as Row | undefined;
-    return r ? commandFrom(r) : undefined;
-  }
-
-  async commands(runId: string): Promise<CommandRow[]> {
-    return (this.sql("SELECT * FROM commands WHERE run_id = ? ORDER BY controller_seq").all(runId) as Row[]).map(commandFrom);
+  commands(runId: string): Promise<CommandRow[]> {
+    return this.read(() => (this.sql("SELECT * FROM commands WHERE run_id = ? ORDER BY controller_seq").all(runId) as Row[]).map(commandFrom));
   }
 
   async appendCommand(runId: string, c: NewCommand, nowMs: number): Promise<Result<CommandRow>> {
@@ -554,13 +639,13 @@ export class SqliteAuthorityStore implements AuthorityStore {
   }
 
   async recordMalformedFrame(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void> {
-    this.write(() => {
+    await this.write(() => {
       if (this.sql("UPDATE runs SET malformed_frames = malformed_frames + 1 WHERE run_id = ?").run(runId).changes === 1) this.insertDiagnostic(runId, diagnostic, nowMs);
     });
   }
 
   async recordDiagnostic(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void> {
-    this.write(() => {
+    await this.write(() => {
       if (this.runRow(runId)) this.insertDiagnostic(runId, diagnostic, nowMs);
     });
   }
@@ -571,7 +656,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
    * pushes out what else happened to the run.
    */
   async recordAuthFailure(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void> {
-    this.write(() => {
+    await this.write(() => {
       if (!this.runRow(runId)) return;
       const code = diagnostic.code.slice(0, MAX_DIAGNOSTIC_CODE);
       const id = this.appendDiagnostic(runId, diagnostic, nowMs);
@@ -582,9 +667,11 @@ export class SqliteAuthorityStore implements AuthorityStore {
     });
   }
 
-  async authFailures(runId: string): Promise<Record<string, number>> {
-    const rows = this.sql("SELECT code, count FROM auth_failures WHERE run_id = ? ORDER BY code").all(runId) as Array<{ code: string; count: number }>;
-    return Object.fromEntries(rows.map((r) => [r.code, r.count]));
+  authFailures(runId: string): Promise<Record<string, number>> {
+    return this.read(() => {
+      const rows = this.sql("SELECT code, count FROM auth_failures WHERE run_id = ? ORDER BY code").all(runId) as Array<{ code: string; count: number }>;
+      return Object.fromEntries(rows.map((r) => [r.code, r.count]));
+    });
   }
 
   /** Appends to the run's window of 32; the first and latest refusal of each code stay outside it. */
@@ -599,11 +686,17 @@ export class SqliteAuthorityStore implements AuthorityStore {
     return Number(inserted.lastInsertRowid);
   }
 
-  async diagnostics(runId: string): Promise<Diagnostic[]> {
-    return this.sql("SELECT code, message FROM diagnostics WHERE run_id = ? ORDER BY id").all(runId) as Diagnostic[];
+  diagnostics(runId: string): Promise<Diagnostic[]> {
+    return this.read(() => this.sql("SELECT code, message FROM diagnostics WHERE run_id = ? ORDER BY id").all(runId) as Diagnostic[]);
+  }
+
+  /** One authority process serves a SQLite store: no other instance commits to it. */
+  subscribe(): () => void {
+    return () => undefined;
   }
 
   async close(): Promise<void> {
+    await this.idle();
     if (this.db.open) this.db.close();
   }
 }

@@ -1,3 +1,5 @@
+import type BetterSqlite3 from "better-sqlite3";
+import type { PoolClient } from "pg";
 import type { CredentialKind } from "../transport/handshake-payloads.js";
 import type { Result } from "./errors.js";
 import type { RunIdentity } from "./identity.js";
@@ -26,6 +28,8 @@ export interface AuthorityStore {
    */
   registerRun(identity: RunIdentity, init: RunInit): Promise<Result<RunSnapshot>>;
   run(runId: string): Promise<RunSnapshot | undefined>;
+  /** What ingest checks for each event: one row, without the command scan of `run`. */
+  runCursor(runId: string): Promise<RunCursor | undefined>;
   runIds(): Promise<string[]>;
 
   /** Stores a new bootstrap ticket (digest only) for a registered run. */
@@ -51,11 +55,19 @@ export interface AuthorityStore {
    */
   countRedelivery(runId: string, connectionId: string, sourceEventId: string, envelope: string): Promise<Result<{ ackedSourceSeq: number }>>;
   /**
-   * §5.6 steps 5–6 after the callback: inserts the window row and advances ackedSourceSeq to
-   * `event.sourceSeq`, only if that is ackedSourceSeq + 1 and `connectionId` is the run's
-   * current connection; trims the window to its newest 64 rows.
+   * §5.6 steps 5–6, one transaction: only if `event.sourceSeq` is ackedSourceSeq + 1, no
+   * run.terminal precedes it and `connectionId` is the run's current connection, it appends the
+   * event to the run log and the window, advances ackedSourceSeq, trims the window to its newest
+   * 64 rows, and runs `withinCommit` (the host's own rows) inside that same transaction before
+   * it commits. If `withinCommit` throws, everything is rolled back and `callback_failed` is
+   * returned: the event is not committed and must not be acknowledged.
    */
-  commitEvent(runId: string, connectionId: string, event: NewCommittedEvent, nowMs: number): Promise<Result<{ ackedSourceSeq: number }>>;
+  commitEvent(runId: string, connectionId: string, event: NewCommittedEvent, nowMs: number, withinCommit?: WithinCommit): Promise<Result<{ ackedSourceSeq: number }>>;
+  /**
+   * The run's durable log: every committed event with sourceSeq > `afterSourceSeq`, in
+   * sourceSeq order, at most `limit` of them. Unlike the window it is never trimmed.
+   */
+  eventLog(runId: string, afterSourceSeq: number, limit: number): Promise<LoggedEvent[]>;
 
   command(runId: string, commandId: string): Promise<CommandRow | undefined>;
   commands(runId: string): Promise<CommandRow[]>;
@@ -83,8 +95,28 @@ export interface AuthorityStore {
   /** The run's refusals before authentication, by code. */
   authFailures(runId: string): Promise<Record<string, number>>;
 
+  /**
+   * Changes committed through another store instance on the same database (another authority
+   * process): a command queued, a run revoked. The listener runs after their commit. Returns
+   * the unsubscribe. A store that only one process can open (SQLite) never calls it.
+   */
+  subscribe(listener: (notice: StoreNotice) => void): () => void;
+
   close(): Promise<void>;
 }
+
+/**
+ * The open transaction of `commitEvent`, for the host's own rows: the caller's SQL runs on the
+ * store's own connection, so it commits or rolls back with the cursor. Each store names its
+ * driver handle rather than hiding it behind a query wrapper, because the SQL a host writes is
+ * dialect-specific anyway (`?` against `$1`, synchronous against awaited). Valid only until
+ * the callback returns (or its promise settles); never commit, roll back or release it.
+ */
+export type StoreTransaction = { kind: "sqlite"; db: BetterSqlite3.Database } | { kind: "postgres"; client: PoolClient };
+
+export type WithinCommit = (transaction: StoreTransaction) => Promise<void> | void;
+
+export type StoreNotice = { kind: "command_queued"; runId: string } | { kind: "revoked"; runId: string; revocationEpoch: number };
 
 export interface RunInit {
   /** The protocol version commands are built for until a lease pins one. */
@@ -113,6 +145,9 @@ export interface RunSnapshot {
   commandCount: number;
   commandDeliveryCounts: Record<string, number>;
 }
+
+/** The part of a run that ingest needs for each event. */
+export type RunCursor = Pick<RunSnapshot, "identity" | "ackedSourceSeq" | "terminalSourceSeq" | "currentConnectionId" | "revocationEpoch">;
 
 /** A ticket or lease as stored: a locator and a digest, never the token (§5.2). */
 export interface CredentialRow {
@@ -215,6 +250,11 @@ export interface CommittedEventRow {
 }
 
 export type NewCommittedEvent = Omit<CommittedEventRow, "deliveryCount" | "logicalEffectCount">;
+
+/** A row of the run log: every committed event, kept. */
+export interface LoggedEvent extends NewCommittedEvent {
+  committedAtUnixMs: number;
+}
 
 export interface CommandRow {
   commandId: string;

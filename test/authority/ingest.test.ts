@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { COMMITTED_WINDOW } from "../../src/authority/limits.js";
-import type { AuthorityStore } from "../../src/authority/store.js";
-import { authority, codeOf, connect, openStore, event, tempRoot, unwrap, withRun, type Authority } from "./support.js";
+import Database from "better-sqlite3";
+import type { OnCommittedEvent } from "../../src/authority/ingest.js";
+import { COMMITTED_WINDOW, STORE_FILE } from "../../src/authority/limits.js";
+import { authority, codeOf, connect, event, tempRoot, unwrap, withRun, type Authority } from "./support.js";
 
 const semanticInput = (seq: number, correlation: Record<string, string> = {}) =>
   event(seq, 1, {
@@ -161,32 +163,37 @@ describe("authority ingest (runtime.md §5.6)", () => {
     await b.store.close();
   });
 
-  it("after a crash between the callback and the cursor, the redelivery reaches the callback again and commits once", async () => {
+  it("the host's rows commit atomically with the cursor: a failure after it wrote them leaves neither, and the redelivery writes them once", async () => {
     const dir = tmp.dir();
-    const real = openStore(dir);
     let crash = true;
-    // A store whose process dies inside the commit: the transaction never happens.
-    const crashing: AuthorityStore = Object.assign(Object.create(real) as AuthorityStore, {
-      commitEvent: async (...args: Parameters<AuthorityStore["commitEvent"]>) => {
-        if (crash) {
-          crash = false;
-          throw new Error("killed");
-        }
-        return real.commitEvent(...args);
-      },
-    });
-    const { a, conn } = await ready(dir, { store: crashing });
-    await assert.rejects(a.ingest.ingest("run_1", conn, event(1)), /killed/);
-    assert.equal(a.committed.length, 1, "the caller committed it");
+    const onCommittedEvent: OnCommittedEvent = (e, { transaction }) => {
+      assert.equal(transaction.kind, "sqlite");
+      if (transaction.kind !== "sqlite") return;
+      transaction.db.prepare("INSERT INTO host_events (source_event_id) VALUES (?)").run(e.sourceEventId);
+      if (crash) {
+        crash = false;
+        throw new Error("killed after the host's insert");
+      }
+    };
+    const { a, conn } = await ready(dir, { onCommittedEvent });
+    const setup = new Database(join(dir, STORE_FILE));
+    setup.exec("CREATE TABLE host_events (source_event_id TEXT PRIMARY KEY)"); // the control plane's own table
+    setup.close();
+    assert.equal(codeOf(await a.ingest.ingest("run_1", conn, event(1))), "callback_failed");
+    const hostRows = (): number => {
+      const raw = new Database(join(dir, STORE_FILE), { readonly: true });
+      const n = (raw.prepare("SELECT COUNT(*) AS n FROM host_events").get() as { n: number }).n;
+      raw.close();
+      return n;
+    };
+    assert.equal(hostRows(), 0, "the host's row was rolled back with the event");
     assert.equal(await cursor(a), 0, "the cursor did not move");
-    await real.close();
-
-    const b = authority(dir);
-    const conn2 = (await connect(b)).connectionId;
-    assert.equal(unwrap(await b.ingest.ingest("run_1", conn2, event(1))).outcome, "committed");
-    assert.equal(b.committed.length, 1, "the callback sees it again: it dedupes by sourceEventId");
-    assert.equal((await b.store.committedWindow("run_1")).length, 1);
-    await b.store.close();
+    assert.deepEqual(await a.store.eventLog("run_1", 0, 10), [], "nothing in the run log");
+    assert.equal(unwrap(await a.ingest.ingest("run_1", conn, event(1))).outcome, "committed");
+    assert.equal(unwrap(await a.ingest.ingest("run_1", conn, event(1))).outcome, "duplicate");
+    assert.equal(hostRows(), 1, "the host's row, once");
+    assert.deepEqual((await a.store.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq), [1]);
+    await a.store.close();
   });
 
   it("refuses events from a superseded connection", async () => {

@@ -70,6 +70,8 @@ describe("authority store (SQLite)", () => {
       ["UPDATE runs SET acked_source_seq = 100", "state_window_invalid"],
       // An event committed after the run's terminal (a committed terminal is final).
       ["INSERT INTO committed_events SELECT run_id, 2, 'event_after', event_type, priority, envelope, 1, committed_at FROM committed_events; UPDATE committed_events SET event_type = 'run.terminal' WHERE source_seq = 1; UPDATE runs SET acked_source_seq = 2", "state_window_invalid"],
+      // The run log ends at the cursor: every committed event is kept in the commit that advanced it.
+      ["UPDATE event_log SET source_seq = 7", "state_log_invalid"],
       ["UPDATE credentials SET auth_key_digest = 'plain'", "state_credential_invalid"],
       ["UPDATE auth_failures SET count = 0", "state_diagnostics_invalid"],
       ["DELETE FROM diagnostics WHERE code = 'proof_mismatch'", "state_diagnostics_invalid"],
