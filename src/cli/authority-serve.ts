@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
-import { describeStore } from "../authority/open-store.js";
+import { describeStore, openAuthorityStore } from "../authority/open-store.js";
 import { AuthorityServer } from "../authority/server.js";
+import type { AuthorityStore } from "../authority/store.js";
 import { StateError } from "../storage/private-sqlite.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
 import { CliFailure, loadServerKey, MISCONFIGURED, runAction, storeLocation, withStoreOptions, type StoreOptions } from "./authority-options.js";
@@ -73,13 +74,19 @@ async function serve(opts: ServeOptions): Promise<number> {
   const location = storeLocation(opts);
   const tls = tlsIdentity(opts);
   const serverKey = loadServerKey(opts);
-  if (location.kind !== "sqlite") throw new CliFailure(`store_postgres_unavailable: ${location.display}: postgres store not available in this build: use --store sqlite:DIR`, MISCONFIGURED);
   const build = runnerBuild();
+  let store: AuthorityStore;
   let authority: AuthorityServer;
   try {
+    store = await openAuthorityStore(location, { serverKey });
+  } catch (err) {
+    serverKey.destroy();
+    if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);
+    throw err;
+  }
+  try {
     authority = AuthorityServer.open({
-      stateDir: location.directory,
-      serverKey,
+      store,
       runnerVersion: build.version,
       runnerDigest: build.digest,
       ...(opts.leaseTtlMs !== undefined ? { leaseTtlMs: opts.leaseTtlMs } : {}),
@@ -87,8 +94,8 @@ async function serve(opts: ServeOptions): Promise<number> {
       log: (message, fields) => log({ level: "info", event: fields?.event ?? "authority.note", ...fields, message }),
     });
   } catch (err) {
+    await store.close();
     serverKey.destroy();
-    if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);
     throw new CliFailure((err as Error).message, MISCONFIGURED);
   }
   let url: string;
@@ -96,6 +103,7 @@ async function serve(opts: ServeOptions): Promise<number> {
     url = await authority.listen(opts.listen.port, opts.listen.host);
   } catch (err) {
     await authority.close();
+    await store.close();
     serverKey.destroy();
     throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
   }
@@ -118,6 +126,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   clearInterval(poller);
   await polling;
   await authority.close();
+  await store.close();
   serverKey.destroy();
   log({ level: "info", event: "authority.stopped" });
   return 0;

@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { packageVersion } from "./package-info.js";
 import { registerAuthority } from "./authority.js";
+import { registerEvents } from "./events.js";
 import { registerDemo } from "./demo.js";
 import { registerFakeHarness } from "./fake-harness.js";
 import { registerFault } from "./fault.js";
@@ -28,5 +29,6 @@ registerFakeHarness(program);
 registerRun(program);
 registerReplay(program);
 registerAuthority(program);
+registerEvents(program);
 
 await program.parseAsync(process.argv);
