@@ -188,7 +188,7 @@ Example:
 
 function registerRuns(authority: Command): void {
   withStoreOptions(authority.command("runs").description("list the store's runs: cursor, terminal, commands, connections"))
-    .option("--json", "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, connected, revocationEpoch}")
+    .option("--json", "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch}")
     .action((opts: StoreOptions & JsonOption) =>
       runAction(async () => {
         const rows = await withStore(opts, async (store) => {
@@ -198,7 +198,7 @@ function registerRuns(authority: Command): void {
             const pendingCommands = (await store.commands(runId)).filter((c) => c.status === null).length;
             out.push({
               runId, ackedSourceSeq: run.ackedSourceSeq, terminal: run.terminalSourceSeq !== null, commands: run.commandCount, pendingCommands,
-              connectionCount: run.connectionCount, connected: run.currentConnectionId !== null, revocationEpoch: run.revocationEpoch,
+              connectionCount: run.connectionCount, currentConnectionId: run.currentConnectionId, revocationEpoch: run.revocationEpoch,
             });
           }
           return out;

@@ -236,7 +236,10 @@ export class DurableRunner {
     });
     if (!opened.ok) {
       // Once a bootstrap handshake has started, the ticket may have been consumed: never retry it (§5.3).
-      if (credential.kind === "bootstrap") this.end({ code: 3, reason: "bootstrap_possibly_consumed" });
+      if (credential.kind === "bootstrap") {
+        this.options.log(`the bootstrap handshake failed: ${opened.error.peerCode ?? opened.error.code}: ${opened.error.message}`);
+        this.end({ code: 3, reason: "bootstrap_possibly_consumed" });
+      }
       // The authority's refusal arrives as the close reason; a lease it refuses is worth nothing.
       else if (LEASE_REFUSED.has(opened.error.peerCode ?? opened.error.code)) this.credential = null;
       return opened.error;

@@ -1,0 +1,184 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { readServerKeyFile } from "../../src/authority/server-key-source.js";
+import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
+import { decode } from "../../src/contract/index.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
+import { until } from "../support/until.js";
+import { runnerArgs, spawnPrp, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
+import { runPrp } from "./run-cli.js";
+
+interface PrpEventLine {
+  sourceSeq: number;
+  eventType: string;
+  payload: Record<string, unknown>;
+}
+
+/** The NDJSON of `prp events --json`: each line must pass the codec as a PRP event. */
+function eventLines(stdout: string): PrpEventLine[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((line) => {
+      const decoded = decode(line, { kind: "event" });
+      assert.ok(decoded.ok, `prp events --json printed a line the codec refuses: ${line}`);
+      return decoded.value as unknown as PrpEventLine;
+    });
+}
+
+/** The judge of a whole run by its committed events: 1..N with no gap, one run.terminal, last, and its state. */
+function judgeRun(events: PrpEventLine[]): { runTerminalState: string; problems: string[] } {
+  const problems: string[] = [];
+  events.forEach((e, i) => {
+    if (e.sourceSeq !== i + 1) problems.push(`event ${i + 1} has sourceSeq ${e.sourceSeq}`);
+  });
+  const terminals = events.filter((e) => e.eventType === "run.terminal");
+  if (terminals.length !== 1) problems.push(`${terminals.length} run.terminal events`);
+  if (events.at(-1)?.eventType !== "run.terminal") problems.push(`the last event is ${events.at(-1)?.eventType ?? "missing"}`);
+  return { runTerminalState: String(terminals[0]?.payload.runTerminalState ?? "none"), problems };
+}
+
+describe("prp authority serve: a deployable authority, run by hand with the admin commands", () => {
+  let dir: string;
+  let key: string;
+  let store: string[];
+  const daemons: Daemon[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "prp-authority-"));
+    key = join(dir, "secrets", "authority-key");
+    const made = runPrp(["authority", "key", "--out", key]);
+    assert.equal(made.status, 0, made.stderr);
+    store = ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key];
+  });
+  after(async () => {
+    for (const d of daemons) {
+      d.kill("SIGKILL");
+      await d.exited();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const admin = (args: string[]) => {
+    const run = runPrp([...args, ...store]);
+    assert.equal(run.status, 0, `prp ${args.join(" ")}: ${run.stderr}`);
+    return JSON.parse(run.stdout) as Record<string, unknown>;
+  };
+
+  it("the README's run: serve, run create, ticket, prp-runnerd, command turn.start, events; SIGTERM exits 0 and the store keeps the log", async () => {
+    const daemon = await startDaemon([...store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
+    daemons.push(daemon);
+    assert.match(daemon.url, /^ws:\/\/127\.0\.0\.1:\d+$/);
+
+    const created = admin(["authority", "run", "create", "--json", "--script", "happy-path"]) as { runId: string; identity: { turnId: string }; commands: Array<{ type: string }>; runnerArgs: string[] };
+    assert.deepEqual(created.commands.map((c) => c.type), ["run.prepare", "session.open"]);
+    const runId = created.runId;
+    const ticket = admin(["authority", "ticket", runId, "--json"]) as { ticket: string };
+    assert.match(ticket.ticket, /^bootstrap_/);
+
+    // Follow the log from before the runner starts: it must end by itself at the terminal.
+    const follow = spawnPrp(["events", "--run", runId, "--follow", "--json", "--poll-ms", "50", ...store]);
+    const runner = spawnRunnerd([...runnerArgs(created, daemon.url, join(dir, `runner-${runId}`)), "--delay-ms", "0", ...PATIENT_HARNESS], ticket.ticket, dir);
+
+    // The runner connects, prepares and opens its session, then waits: only the admin's turn.start moves it on.
+    const committed = () => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout);
+    await until(() => committed().some((e) => e.eventType === "session.started"), () => `the session to start; runner: ${runner.stderr()}`, 60_000);
+    assert.equal(committed().some((e) => e.eventType === "turn.started"), false, "no turn before turn.start is queued");
+    const queued = admin(["authority", "command", runId, "turn.start", "--json", "--payload", JSON.stringify({ text: "Play the happy-path script.", turnId: created.identity.turnId })]);
+    assert.equal(queued.type, "turn.start");
+    assert.equal(queued.created, true);
+
+    // The command queued by another process reaches the connected runner: the run finishes.
+    assert.equal(await runner.exited(), 0, runner.stderr());
+    assert.equal(await follow.exited(), 0, follow.stderr());
+    const events = committed();
+    const verdict = judgeRun(events);
+    assert.deepEqual(verdict.problems, []);
+    assert.equal(verdict.runTerminalState, "succeeded");
+    assert.equal(events.length, 19);
+    assert.deepEqual(eventLines(follow.stdout()), events, "--follow printed the same events, in order, and stopped at the terminal");
+
+    const runs = runPrp(["authority", "runs", "--json", ...store]);
+    assert.deepEqual(JSON.parse(runs.stdout.trim()), { runId, ackedSourceSeq: 19, terminal: true, commands: 3, pendingCommands: 0, connectionCount: 1, currentConnectionId: "connection_1", revocationEpoch: 0 });
+
+    // A ticket is good for one handshake: the same one again is refused, with the reason named.
+    const again = spawnRunnerd(runnerArgs(created, daemon.url, join(dir, `runner-${runId}-again`)), ticket.ticket, dir);
+    assert.equal(await again.exited(), 3, again.stderr());
+    assert.match(again.stderr(), /credential_used|unknown_credential/);
+    assert.match(again.stderr(), /bootstrap_possibly_consumed/);
+
+    // The log is structured, names the run, and holds no secret.
+    const log = daemon.log();
+    for (const line of log) {
+      assert.equal(typeof line.time, "string");
+      assert.equal(typeof line.level, "string");
+      assert.equal(typeof line.event, "string");
+    }
+    assert.ok(log.some((l) => l.event === "runner.connected" && l.runId === runId), JSON.stringify(log));
+    assert.equal(daemon.stderr().includes(ticket.ticket), false, "the ticket is not in the daemon's log");
+    assert.doesNotMatch(daemon.stderr(), /lease_[0-9a-f]{8}-/, "no lease token in the daemon's log");
+
+    daemon.kill("SIGTERM");
+    assert.equal(await daemon.exited(), 0, daemon.stderr());
+    assert.deepEqual(daemon.log().slice(-2).map((l) => l.event), ["authority.stopping", "authority.stopped"]);
+
+    // Re-opened after the daemon stopped: the whole run log is there, the same events.
+    const reopened = SqliteAuthorityStore.open(join(dir, "store"), { serverKey: readServerKeyFile(key) });
+    try {
+      const logged = await reopened.eventLog(runId, 0, 1000);
+      assert.deepEqual(logged.map((r) => JSON.parse(r.envelope)), events);
+      assert.equal((await reopened.run(runId))?.ackedSourceSeq, 19);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it("prp authority revoke beside the daemon reaches the live runner: it flushes and exits 3", async () => {
+    const daemon = await startDaemon([...store, "--poll-ms", "50"]);
+    daemons.push(daemon);
+    const created = admin(["authority", "run", "create", "--json", "--script", "linger", "--prompt", "Play the linger script."]) as { runId: string; runnerArgs: string[] };
+    const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
+    const runner = spawnRunnerd([...runnerArgs(created, daemon.url, join(dir, `runner-${created.runId}`)), "--delay-ms", "0", ...PATIENT_HARNESS], ticket.ticket, dir);
+    const committed = () => eventLines(runPrp(["events", "--run", created.runId, "--json", ...store]).stdout);
+    await until(() => committed().some((e) => e.eventType === "turn.started"), () => `the turn to start; runner: ${runner.stderr()}`, 60_000);
+    const revoked = admin(["authority", "revoke", created.runId, "--json"]);
+    assert.equal(revoked.revocationEpoch, 1);
+    assert.equal(await runner.exited(30_000), 3, runner.stderr());
+    assert.match(runner.stderr(), /revoked/);
+    daemon.kill("SIGTERM");
+    assert.equal(await daemon.exited(), 0, daemon.stderr());
+  });
+
+  it("refusals: no server key, unknown run, malformed payload, a command the contract refuses, a postgres store this build lacks", () => {
+    const noKey = runPrp(["authority", "serve", "--store", `sqlite:${join(dir, "store")}`]);
+    assert.equal(noKey.status, 2);
+    assert.match(noKey.stderr, /server_key_missing: .*prp authority key --out FILE/);
+
+    const unknown = runPrp(["authority", "ticket", "run_nobody", ...store]);
+    assert.equal(unknown.status, 1);
+    assert.match(unknown.stderr, /unknown_run at \/runId: no run run_nobody/);
+    assert.equal(unknown.stdout, "", "no ticket printed");
+    assert.equal(runPrp(["authority", "command", "run_nobody", "turn.start", ...store]).status, 1);
+    assert.equal(runPrp(["events", "--run", "run_nobody", ...store]).status, 1);
+    assert.equal(runPrp(["authority", "revoke", "run_nobody", ...store]).status, 1);
+
+    const created = admin(["authority", "run", "create", "--json"]) as { runId: string };
+    const malformed = runPrp(["authority", "command", created.runId, "turn.start", "--payload", '{"text": "a", "text": "b"}', ...store]);
+    assert.equal(malformed.status, 1);
+    assert.match(malformed.stderr, /invalid_json at --payload/);
+    const notObject = runPrp(["authority", "command", created.runId, "turn.start", "--payload", "[1]", ...store]);
+    assert.equal(notObject.status, 1);
+    assert.match(notObject.stderr, /invalid_command at \/payload/);
+    const unknownType = runPrp(["authority", "command", created.runId, "no.such.command", ...store]);
+    assert.equal(unknownType.status, 1);
+    assert.match(unknownType.stderr, /invalid_command at \/type/);
+    const runs = runPrp(["authority", "runs", "--json", ...store]).stdout.trim().split("\n").map((l) => JSON.parse(l) as { runId: string; commands: number });
+    assert.equal(runs.find((r) => r.runId === created.runId)?.commands, 2, "nothing refused was queued");
+
+    const pg = runPrp(["authority", "runs", "--store", "postgres://prp:hunter2@127.0.0.1:1/prp", "--server-key-file", key]);
+    assert.equal(pg.status, 2);
+    assert.match(pg.stderr, /store_postgres_unavailable: postgres:\/\/prp:\*\*\*@127\.0\.0\.1:1\/prp: postgres store not available in this build/);
+    assert.doesNotMatch(pg.stderr, /hunter2/);
+  });
+});
