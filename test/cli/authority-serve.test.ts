@@ -41,6 +41,19 @@ function judgeRun(events: PrpEventLine[]): { runTerminalState: string; problems:
   return { runTerminalState: String(terminals[0]?.payload.runTerminalState ?? "none"), problems };
 }
 
+describe("the run judge of these tests", () => {
+  const run = (types: string[]): PrpEventLine[] => types.map((eventType, i) => ({ sourceSeq: i + 1, eventType, payload: eventType === "run.terminal" ? { runTerminalState: "succeeded" } : {} }));
+  it("passes a whole run and fails a gap, a second terminal, a missing one and one before the end", () => {
+    assert.deepEqual(judgeRun(run(["run.started", "item.delta", "run.terminal"])), { runTerminalState: "succeeded", problems: [] });
+    const gap = run(["run.started", "item.delta", "run.terminal"]);
+    gap.splice(1, 1);
+    assert.match(judgeRun(gap).problems.join(), /event 2 has sourceSeq 3/);
+    assert.match(judgeRun(run(["run.started", "run.terminal", "run.terminal"])).problems.join(), /2 run\.terminal events/);
+    assert.match(judgeRun(run(["run.started", "item.delta"])).problems.join(), /0 run\.terminal events/);
+    assert.match(judgeRun(run(["run.terminal", "item.delta"])).problems.join(), /the last event is item\.delta/);
+  });
+});
+
 describe("prp authority serve: a deployable authority, run by hand with the admin commands", () => {
   let dir: string;
   let key: string;
