@@ -147,6 +147,34 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     }
   });
 
+  it("SIGTERM mid-run: the daemon closes the runner's connection (authority_shutdown) and exits 0; restarted on the same store and port, the runner redials and the run finishes with nothing lost", async () => {
+    const first = await startDaemon([...store, "--poll-ms", "50"]);
+    daemons.push(first);
+    const created = admin(["authority", "run", "create", "--json", "--script", "happy-path"]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
+    const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
+    const runner = spawnRunnerd([...runnerArgs(created, first.url, join(dir, `runner-${created.runId}`)), "--delay-ms", "0", "--reconnect-delay-ms", "100", ...PATIENT_HARNESS], ticket.ticket, dir);
+    const committed = () => eventLines(runPrp(["events", "--run", created.runId, "--json", ...store]).stdout);
+    await until(() => committed().some((e) => e.eventType === "session.started"), () => `the session to start; runner: ${runner.stderr()}`, 60_000);
+    const before = committed();
+
+    first.kill("SIGTERM");
+    assert.equal(await first.exited(), 0, first.stderr());
+    assert.ok(first.log().some((l) => l.event === "runner.disconnected" && l.runId === created.runId), first.stderr());
+    await until(() => /authority_shutdown/.test(runner.stderr()), () => `the runner to see the shutdown reason: ${runner.stderr()}`);
+    assert.deepEqual(committed(), before, "the store holds what was committed before the stop");
+
+    const second = await startDaemon([...store, "--poll-ms", "50", "--listen", new URL(first.url).host]);
+    daemons.push(second);
+    admin(["authority", "command", created.runId, "turn.start", "--json", "--payload", JSON.stringify({ text: "Play the happy-path script.", turnId: created.identity.turnId })]);
+    assert.equal(await runner.exited(), 0, runner.stderr());
+    const events = committed();
+    assert.deepEqual(judgeRun(events), { runTerminalState: "succeeded", problems: [] });
+    assert.equal(events.length, 19);
+    assert.deepEqual(events.slice(0, before.length), before);
+    second.kill("SIGTERM");
+    assert.equal(await second.exited(), 0, second.stderr());
+  });
+
   it("prp authority revoke beside the daemon reaches the live runner: it flushes and exits 3", async () => {
     const daemon = await startDaemon([...store, "--poll-ms", "50"]);
     daemons.push(daemon);
