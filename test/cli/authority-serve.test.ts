@@ -191,6 +191,16 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     assert.equal(await daemon.exited(), 0, daemon.stderr());
   });
 
+  it("prp demo's store is an authority store: the prp events line it prints reads its run log", () => {
+    const demo = runPrp(["demo", "--delay-ms", "0", "--out", join(dir, "demo")]);
+    assert.equal(demo.status, 0, demo.stderr);
+    const line = /^ {2}events {10}prp (events .*)$/m.exec(demo.stdout);
+    assert.ok(line, demo.stdout);
+    const events = runPrp([...line[1]!.split(" "), "--json"]);
+    assert.equal(events.status, 0, events.stderr);
+    assert.deepEqual(judgeRun(eventLines(events.stdout)), { runTerminalState: "succeeded", problems: [] });
+  });
+
   it("refusals: no server key, unknown run, malformed payload, a command the contract refuses, a postgres store this build lacks", () => {
     const noKey = runPrp(["authority", "serve", "--store", `sqlite:${join(dir, "store")}`]);
     assert.equal(noKey.status, 2);
