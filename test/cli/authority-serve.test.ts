@@ -175,6 +175,26 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     assert.equal(await second.exited(), 0, second.stderr());
   });
 
+  it("one daemon serves several runs and runners at once, each run whole and on its own", async () => {
+    const daemon = await startDaemon([...store, "--poll-ms", "50"]);
+    daemons.push(daemon);
+    const runs = ["happy-path", "error", "happy-path"].map((script) => {
+      const created = admin(["authority", "run", "create", "--json", "--script", script, "--prompt", `Play the ${script} script.`]) as { runId: string; runnerArgs: string[] };
+      const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
+      return { script, created, ticket: ticket.ticket };
+    });
+    const runners = runs.map((r) => spawnRunnerd([...runnerArgs(r.created, daemon.url, join(dir, `runner-${r.created.runId}`)), "--delay-ms", "0", ...PATIENT_HARNESS], r.ticket, dir));
+    const exits = await Promise.all(runners.map((r) => r.exited()));
+    const verdicts = runs.map((r) => judgeRun(eventLines(runPrp(["events", "--run", r.created.runId, "--json", ...store]).stdout)));
+    assert.deepEqual(verdicts.map((v) => v.problems), [[], [], []], runners.map((r) => r.stderr()).join("\n"));
+    assert.deepEqual(verdicts.map((v) => v.runTerminalState), ["succeeded", "failed", "succeeded"]);
+    assert.deepEqual(exits, [0, 0, 0]);
+    const connected = daemon.log().filter((l) => l.event === "runner.connected").map((l) => l.runId);
+    assert.deepEqual([...connected].sort(), runs.map((r) => r.created.runId).sort());
+    daemon.kill("SIGTERM");
+    assert.equal(await daemon.exited(), 0, daemon.stderr());
+  });
+
   it("prp authority revoke beside the daemon reaches the live runner: it flushes and exits 3", async () => {
     const daemon = await startDaemon([...store, "--poll-ms", "50"]);
     daemons.push(daemon);
