@@ -217,7 +217,7 @@ export class AuthorityServer {
    */
   async syncLiveRuns(): Promise<void> {
     for (const runId of [...this.live.keys()]) {
-      const run = await this.store.run(runId);
+      const run = await this.store.runCursor(runId);
       if (run && run.revocationEpoch > (this.liveEpochs.get(runId) ?? 0)) this.sendRevoke(runId, run.revocationEpoch);
       else await this.deliverNext(runId);
     }
