@@ -8,6 +8,7 @@ export * from "./limits.js";
 export { checkIdentity, identityDifference } from "./identity.js";
 export type * from "./store.js";
 export { SqliteAuthorityStore, type SqliteStoreOptions } from "./sqlite-store.js";
+export { PostgresAuthorityStore, type PostgresStoreOptions } from "./postgres-store.js";
 export * from "./runs.js";
 export * from "./credentials.js";
 export * from "./ingest.js";

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { StateError } from "../storage/private-sqlite.js";
 import type { ServerKey } from "./server-key.js";
+import { PostgresAuthorityStore } from "./postgres-store.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { AuthorityStore } from "./store.js";
 
@@ -42,14 +43,38 @@ export interface OpenStoreOptions {
   serverKey: ServerKey;
   /** See SqliteStoreOptions.adoptServerKey: for a key change, once. */
   adoptServerKey?: boolean;
+  /** The store's diagnostics for a person (PostgreSQL: its notice connection lost and regained). */
+  log?: (text: string) => void;
 }
 
 /**
- * Opens the store at `location`. Throws StateError when it must be refused: SQLite's own
- * refusals (a symlink, a wrong mode, a wrong server key…), or `store_postgres_unavailable` when
- * this build has no PostgreSQL store.
+ * Opens the store at `location`. Throws StateError when it must be refused: the store's own
+ * refusals (a symlink, a wrong mode, a wrong server key, an unknown schema…), or
+ * `store_unreachable` when a PostgreSQL server does not answer (named without its password).
  */
 export async function openAuthorityStore(location: StoreLocation, options: OpenStoreOptions): Promise<AuthorityStore> {
-  if (location.kind === "sqlite") return SqliteAuthorityStore.open(location.directory, { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true });
-  throw new StateError("store_postgres_unavailable", location.display, "postgres store not available in this build: use --store sqlite:DIR");
+  const common = { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true };
+  if (location.kind === "sqlite") return SqliteAuthorityStore.open(location.directory, common);
+  try {
+    return await PostgresAuthorityStore.open(location.url, { ...common, ...(options.log ? { log: options.log } : {}) });
+  } catch (err) {
+    if (err instanceof StateError) throw err;
+    throw new StateError("store_unreachable", location.display, `the PostgreSQL store cannot be opened: ${withoutPassword((err as Error)?.message ?? String(err), location)}`);
+  }
 }
+
+/** A driver's message with the URL and its password, in either spelling, replaced. */
+function withoutPassword(message: string, location: Extract<StoreLocation, { kind: "postgres" }>): string {
+  let text = message.replaceAll(location.url, location.display);
+  const password = new URL(location.url).password;
+  for (const secret of new Set([password, safeDecode(password)])) if (secret !== "") text = text.replaceAll(secret, "***");
+  return text;
+}
+
+const safeDecode = (text: string): string => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+};

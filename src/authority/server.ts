@@ -95,9 +95,14 @@ export class AuthorityServer {
   ) {
     // What another instance on the same database did reaches this one's live runner.
     this.unsubscribe = store.subscribe((notice) => {
-      if (notice.kind === "command_queued") void this.deliverNext(notice.runId).catch((err: unknown) => this.options.log?.(`run ${notice.runId}: delivering a command queued elsewhere failed: ${String(err)}`));
-      else this.sendRevoke(notice.runId, notice.revocationEpoch);
+      if (notice.kind === "revoked") this.sendRevoke(notice.runId, notice.revocationEpoch);
+      else for (const runId of notice.kind === "missed" ? [...this.live.keys()] : [notice.runId]) this.offerNext(runId);
     });
+  }
+
+  /** Delivers a command queued through another instance; a failure leaves it queued for the next offer or reconnect. */
+  private offerNext(runId: string): void {
+    this.deliverNext(runId).catch((err: unknown) => this.options.log?.(`run ${runId}: delivering a command queued elsewhere failed: ${String(err)}`));
   }
 
   /**
@@ -282,6 +287,9 @@ export class AuthorityServer {
 
   private async accept(ws: WebSocket, runId: string, authenticated: () => void): Promise<void> {
     if (this.closing) return void ws.close(1001, "authority_shutdown");
+    // The hello may arrive while the run is read (a networked store takes real time): it waits
+    // in the socket until the channel's reader, which reads on demand, asks for it.
+    ws.pause();
     const run = await this.store.run(runId);
     if (!run) {
       this.options.log?.(`a runner dialled unknown run ${runId}`, { event: "runner.unknown_run", runId });

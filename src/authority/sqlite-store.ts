@@ -1,11 +1,13 @@
 import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { openPrivateDatabase, statementCache, StateError } from "../storage/private-sqlite.js";
-import { fail, ok, terminalCommitted, type Result } from "./errors.js";
+import { fail, ok, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
-import { opensServerKeyCheck, openAuthKeyDigest, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
+import { opensServerKeyCheck, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
-import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA, type ResultStatus } from "./limits.js";
+import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA } from "./limits.js";
+import { appendCommandRefusal, appendRefusal, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
+import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, type Row } from "./store-rows.js";
 import type {
   AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, WithinCommit,
@@ -80,8 +82,6 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
 /** The diagnostics a run's auth-failure tallies keep (the run is the parameter @run). */
 const AUTH_FAILURE_IDS = "SELECT first_id FROM auth_failures WHERE run_id = @run UNION SELECT latest_id FROM auth_failures WHERE run_id = @run";
 
-type Row = Record<string, unknown>;
-
 export interface SqliteStoreOptions {
   /** Seals every stored auth key; kept outside the database (server-key-source.ts). */
   serverKey: ServerKey;
@@ -94,70 +94,6 @@ export interface SqliteStoreOptions {
   /** The size bound of the main file; 192 MiB (§6.2). Smaller only to test the bound. */
   maxStoreBytes?: number;
 }
-
-const placeOf = (r: Row): CredentialPlace => ({ credentialId: r.credential_id as string, runId: r.run_id as string, kind: r.kind as CredentialRow["kind"] });
-
-/** The row with its auth key opened, or null when the sealed value does not open there under this key. */
-const credentialFrom = (r: Row, serverKey: ServerKey): CredentialRow | null => {
-  const authKeyDigest = openAuthKeyDigest(serverKey, r.auth_key_digest as string, placeOf(r));
-  if (authKeyDigest === null) return null;
-  return {
-    ...placeOf(r),
-    authKeyDigest,
-    issuedAtUnixMs: r.issued_at as number,
-    expiresAtUnixMs: r.expires_at as number,
-    usedAtUnixMs: r.used_at as number | null,
-    revokedAtUnixMs: r.revoked_at as number | null,
-    leaseId: r.lease_id as string | null,
-    revocationEpoch: r.revocation_epoch as number,
-    protocolVersion: r.protocol_version as number | null,
-  };
-};
-
-const commandFrom = (r: Row): CommandRow => ({
-  commandId: r.command_id as string,
-  controllerSeq: r.controller_seq as number,
-  type: r.command_type as string,
-  payload: r.payload as string,
-  envelope: r.envelope as string,
-  queuedAtUnixMs: r.queued_at as number,
-  deliveryCount: r.delivery_count as number,
-  lastDeliveredConnectionId: r.last_delivered_connection_id as string | null,
-  status: r.status as ResultStatus | null,
-  result: r.result as string | null,
-});
-
-const eventFrom = (r: Row): CommittedEventRow => ({
-  sourceSeq: r.source_seq as number,
-  sourceEventId: r.source_event_id as string,
-  eventType: r.event_type as string,
-  priority: r.priority as number,
-  envelope: r.envelope as string,
-  deliveryCount: r.delivery_count as number,
-  logicalEffectCount: 1,
-});
-
-const loggedFrom = (r: Row): LoggedEvent => ({
-  sourceSeq: r.source_seq as number,
-  sourceEventId: r.source_event_id as string,
-  eventType: r.event_type as string,
-  priority: r.priority as number,
-  envelope: r.envelope as string,
-  committedAtUnixMs: r.committed_at as number,
-});
-
-const identityFrom = (r: Row): RunIdentity => ({
-  runnerInstanceId: r.runner_instance_id as string,
-  environmentLeaseId: r.environment_lease_id as string,
-  runId: r.run_id as string,
-  normalizedSessionId: r.normalized_session_id as string,
-  turnId: r.turn_id as string,
-  itemId: r.item_id as string,
-});
-
-/** Every field, so "unchanged" (§5.3 step 6) means unchanged in every respect. */
-const sameCredential = (a: CredentialRow, b: CredentialRow): boolean =>
-  (Object.keys(a) as Array<keyof CredentialRow>).every((k) => a[k] === b[k]) && Object.keys(a).length === Object.keys(b).length;
 
 /**
  * The authority's durable store on SQLite (runtime.md §6.2, D7): one private database file in
@@ -339,10 +275,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
 
   /** The run row, if `connectionId` is its one current connection. */
   private currentRun(runId: string, connectionId: string): Result<Row> {
-    const run = this.runRow(runId);
-    if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
-    if (run.current_connection_id !== connectionId) return fail("connection_superseded", "/connectionId", `${connectionId} is not the current connection of run ${runId}`);
-    return ok(run);
+    return currentConnection(this.runRow(runId), runId, connectionId);
   }
 
   private snapshot(r: Row): RunSnapshot {
@@ -393,14 +326,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
   runCursor(runId: string): Promise<RunCursor | undefined> {
     return this.read(() => {
       const r = this.runRow(runId);
-      if (!r) return undefined;
-      return {
-        identity: identityFrom(r),
-        ackedSourceSeq: r.acked_source_seq as number,
-        terminalSourceSeq: this.terminalSourceSeq(runId),
-        currentConnectionId: r.current_connection_id as string | null,
-        revocationEpoch: r.revocation_epoch as number,
-      };
+      return r ? cursorFrom(r, this.terminalSourceSeq(runId)) : undefined;
     });
   }
 
@@ -430,20 +356,16 @@ export class SqliteAuthorityStore implements AuthorityStore {
       const stored = this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(req.expected.credentialId) as Row | undefined;
       if (!stored) return fail("unknown_credential", "/credentialId", "the credential is gone");
       const current = this.credentialOf(stored);
-      if (!sameCredential(current, req.expected)) return fail("credential_changed", "/credentialId", "the credential changed after the challenge");
-      if (current.usedAtUnixMs !== null) return fail("credential_used", "/credentialId", "the bootstrap ticket was already used");
-      if (current.revokedAtUnixMs !== null) return fail("credential_revoked", "/credentialId", "the credential is revoked");
-      if (current.expiresAtUnixMs <= req.nowMs) return fail("credential_expired", "/credentialId", "the credential has expired");
+      const refused = reauthorizeRefusal(current, req);
+      if (refused) return refused;
       const run = this.runRow(current.runId)!;
       let lease: CredentialRow;
-      if (current.kind === "bootstrap") {
-        if (req.mint === null) return fail("credential_kind_mismatch", "/credentialKind", "a bootstrap needs a minted lease");
+      if (current.kind === "bootstrap" && req.mint) {
         this.sql("UPDATE credentials SET used_at = ? WHERE credential_id = ?").run(req.nowMs, current.credentialId);
         this.sql("INSERT INTO credentials (credential_id, run_id, kind, auth_key_digest, issued_at, expires_at, lease_id, revocation_epoch, protocol_version) VALUES (?, ?, 'lease', ?, ?, ?, ?, ?, ?)")
           .run(req.mint.credentialId, current.runId, this.seal(req.mint.authKeyDigest, { credentialId: req.mint.credentialId, runId: current.runId, kind: "lease" }), req.nowMs, req.mint.expiresAtUnixMs, req.mint.leaseId, run.revocation_epoch, req.selectedVersion);
         lease = this.credentialOf(this.sql("SELECT * FROM credentials WHERE credential_id = ?").get(req.mint.credentialId) as Row);
       } else {
-        if (current.protocolVersion !== req.selectedVersion) return fail("version_mismatch", "/selectedVersion", `the lease was issued under protocol version ${current.protocolVersion}`);
         lease = current;
       }
       const n = (run.connection_count as number) + 1;
@@ -460,9 +382,9 @@ export class SqliteAuthorityStore implements AuthorityStore {
     return this.write((): Result<Revocation> => {
       const run = this.runRow(runId);
       if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
-      const current = run.revocation_epoch as number;
-      const next = epoch ?? current + 1;
-      if (!Number.isSafeInteger(next) || next <= current) return fail("revocation_epoch_not_greater", "/revocationEpoch", `the revocation epoch must be greater than ${current}`);
+      const raised = nextRevocationEpoch(run.revocation_epoch as number, epoch);
+      if (!raised.ok) return raised;
+      const next = raised.value;
       this.sql("UPDATE runs SET revocation_epoch = ? WHERE run_id = ?").run(next, runId);
       const revoked = this.sql("UPDATE credentials SET revoked_at = ? WHERE run_id = ? AND revoked_at IS NULL AND used_at IS NULL AND revocation_epoch < ?")
         .run(nowMs, runId, next).changes;
@@ -475,27 +397,18 @@ export class SqliteAuthorityStore implements AuthorityStore {
       const run = this.runRow(req.runId);
       if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
       const stored = this.sql("SELECT * FROM credentials WHERE lease_id = ? AND run_id = ? AND kind = 'lease'").get(req.leaseId, req.runId) as Row | undefined;
-      if (!stored) return fail("lease_renewal_refused", "/connectionLeaseId", `run ${req.runId} has no lease ${req.leaseId}`);
-      const lease = this.credentialOf(stored);
-      if (lease.revokedAtUnixMs !== null) return fail("credential_revoked", "/connectionLeaseId", "the lease is revoked");
-      if (lease.expiresAtUnixMs <= req.nowMs) return fail("credential_expired", "/connectionLeaseId", "the lease has expired");
-      if (run.current_connection_id !== req.connectionId) return fail("connection_superseded", "/connectionId", `${req.connectionId} is not the current connection of run ${req.runId}`);
-      if (run.last_lease_id !== req.leaseId) return fail("lease_renewal_refused", "/connectionLeaseId", "the lease is not the one of the run's current connection");
-      const epoch = run.revocation_epoch as number;
-      if (req.revocationEpoch !== epoch || lease.revocationEpoch !== epoch) return fail("lease_renewal_refused", "/revocationEpoch", `the revocation epoch is not the run's current ${epoch}`);
-      const renewal = this.sql("SELECT * FROM lease_renewals WHERE credential_id = ?").get(lease.credentialId) as Row | undefined;
-      if (req.observedExpiresAtUnixMs !== lease.expiresAtUnixMs) {
-        if (renewal?.previous_expires_at !== req.observedExpiresAtUnixMs) return fail("lease_renewal_refused", "/currentExpiresAtUnixMs", "the observed expiry is neither the lease's expiry nor the one its last renewal replaced");
-        return ok({ previousExpiresAtUnixMs: req.observedExpiresAtUnixMs, expiresAtUnixMs: lease.expiresAtUnixMs, revocationEpoch: epoch, replayed: true });
-      }
-      const expiresAtUnixMs = Math.max(lease.expiresAtUnixMs, req.nowMs + req.ttlMs);
+      const lease = stored ? this.credentialOf(stored) : undefined;
+      const renewal = lease ? (this.sql("SELECT * FROM lease_renewals WHERE credential_id = ?").get(lease.credentialId) as Row | undefined) : undefined;
+      const decided = renewalDecision(req, run, lease, renewal);
+      if (!decided.ok || decided.value.replayed || !lease) return decided;
+      const { expiresAtUnixMs } = decided.value;
       this.sql("UPDATE credentials SET expires_at = ? WHERE credential_id = ?").run(expiresAtUnixMs, lease.credentialId);
       this.sql(
         `INSERT INTO lease_renewals (credential_id, previous_expires_at, renewals, renewed_at) VALUES (?, ?, 1, ?)
          ON CONFLICT (credential_id) DO UPDATE SET previous_expires_at = excluded.previous_expires_at, renewals = renewals + 1, renewed_at = excluded.renewed_at`,
       ).run(lease.credentialId, lease.expiresAtUnixMs, req.nowMs);
       this.sql("UPDATE runs SET last_lease_expires_at = ? WHERE run_id = ?").run(expiresAtUnixMs, req.runId);
-      return ok({ previousExpiresAtUnixMs: lease.expiresAtUnixMs, expiresAtUnixMs, revocationEpoch: epoch, replayed: false });
+      return decided;
     });
   }
 
@@ -527,8 +440,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
       const run = this.currentRun(runId, connectionId);
       if (!run.ok) return run;
       const row = this.sql("SELECT envelope FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, sourceEventId) as { envelope: string } | undefined;
-      if (!row) return fail("sequence_stale", "/sourceEventId", `${sourceEventId} has left the committed window`);
-      if (row.envelope !== envelope) return fail("duplicate_mismatch", "", `${sourceEventId} was committed with other content`);
+      const refused = redeliveryRefusal(sourceEventId, row?.envelope, envelope);
+      if (refused) return refused;
       this.sql("UPDATE committed_events SET delivery_count = delivery_count + 1 WHERE run_id = ? AND source_event_id = ?").run(runId, sourceEventId);
       this.sql("UPDATE runs SET replay_deliveries = replay_deliveries + 1 WHERE run_id = ?").run(runId);
       return ok({ ackedSourceSeq: run.value.acked_source_seq as number });
@@ -565,10 +478,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
     const run = this.currentRun(runId, connectionId);
     if (!run.ok) return run;
     const acked = run.value.acked_source_seq as number;
-    const terminal = this.terminalSourceSeq(runId);
-    if (terminal !== null && e.sourceSeq > terminal) return { ok: false, error: terminalCommitted(e.sourceSeq, terminal) };
-    if (e.sourceSeq <= acked) return fail("sequence_stale", "/sourceSeq", `sourceSeq ${e.sourceSeq} is at or before the committed ${acked}`);
-    if (e.sourceSeq !== acked + 1) return fail("sequence_gap", "/sourceSeq", `sourceSeq ${e.sourceSeq} is not the next one (${acked + 1})`);
+    const refused = appendRefusal(e.sourceSeq, acked, this.terminalSourceSeq(runId));
+    if (refused) return refused;
     if (this.sql("SELECT 1 FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, e.sourceEventId)) {
       return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
     }
@@ -597,8 +508,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
     return this.write((): Result<CommandRow> => {
       if (!this.runRow(runId)) return fail("unknown_run", "/runId", `no run ${runId}`);
       const count = (this.sql("SELECT COUNT(*) AS n FROM commands WHERE run_id = ?").get(runId) as { n: number }).n;
-      if (count >= MAX_COMMANDS) return fail("command_queue_full", "", `run ${runId} already has ${MAX_COMMANDS} commands`);
-      if (c.controllerSeq !== count + 1) return fail("controller_seq_moved", "/controllerSeq", `the next controllerSeq is ${count + 1}, not ${c.controllerSeq}`);
+      const refused = appendCommandRefusal(runId, count, c.controllerSeq);
+      if (refused) return refused;
       if (this.sql("SELECT 1 FROM commands WHERE run_id = ? AND command_id = ?").get(runId, c.commandId)) return fail("command_conflict", "/commandId", `${c.commandId} is already queued`);
       if (this.wouldExceed(Buffer.byteLength(c.envelope) + Buffer.byteLength(c.payload))) return fail("store_full", "", `the store would pass its ${this.maxStoreBytes}-byte bound`);
       this.sql("INSERT INTO commands (run_id, controller_seq, command_id, command_type, payload, envelope, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
@@ -625,16 +536,11 @@ export class SqliteAuthorityStore implements AuthorityStore {
       const run = this.currentRun(runId, connectionId);
       if (!run.ok) return run;
       const row = this.sql("SELECT * FROM commands WHERE run_id = ? AND command_id = ?").get(runId, res.commandId) as Row | undefined;
-      if (!row) return fail("unknown_command", "/commandId", `no command ${res.commandId} in run ${runId}`);
-      const command = commandFrom(row);
-      if (command.deliveryCount === 0) return fail("command_not_delivered", "/commandId", `${res.commandId} was never delivered`);
-      if (command.result !== null) {
-        if (command.result !== res.result) return fail("command_result_mismatch", "", `${res.commandId} already has a different result`);
-        this.sql("UPDATE runs SET duplicate_command_results = duplicate_command_results + 1 WHERE run_id = ?").run(runId);
-        return ok({ duplicate: true, command });
-      }
-      this.sql("UPDATE commands SET status = ?, result = ?, result_at = ? WHERE run_id = ? AND command_id = ?").run(res.status, res.result, nowMs, runId, res.commandId);
-      return ok({ duplicate: false, command: { ...command, status: res.status, result: res.result } });
+      const decided = commandResultDecision(runId, row ? commandFrom(row) : undefined, res);
+      if (!decided.ok) return decided;
+      if (decided.value.duplicate) this.sql("UPDATE runs SET duplicate_command_results = duplicate_command_results + 1 WHERE run_id = ?").run(runId);
+      else this.sql("UPDATE commands SET status = ?, result = ?, result_at = ? WHERE run_id = ? AND command_id = ?").run(res.status, res.result, nowMs, runId, res.commandId);
+      return decided;
     });
   }
 

@@ -116,7 +116,11 @@ export type StoreTransaction = { kind: "sqlite"; db: BetterSqlite3.Database } | 
 
 export type WithinCommit = (transaction: StoreTransaction) => Promise<void> | void;
 
-export type StoreNotice = { kind: "command_queued"; runId: string } | { kind: "revoked"; runId: string; revocationEpoch: number };
+/**
+ * `missed`: the store lost its notices for a while (a database restart), so any may have been
+ * missed; a listener re-checks what it serves (the server re-offers each live run its next command).
+ */
+export type StoreNotice = { kind: "command_queued"; runId: string } | { kind: "revoked"; runId: string; revocationEpoch: number } | { kind: "missed" };
 
 export interface RunInit {
   /** The protocol version commands are built for until a lease pins one. */

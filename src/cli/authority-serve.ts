@@ -78,7 +78,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   let store: AuthorityStore;
   let authority: AuthorityServer;
   try {
-    store = await openAuthorityStore(location, { serverKey });
+    store = await openAuthorityStore(location, { serverKey, log: (message) => log({ level: "warn", event: "store.note", message }) });
   } catch (err) {
     serverKey.destroy();
     if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);

@@ -27,7 +27,7 @@ describe("--store: where the authority keeps its state", () => {
     }
   });
 
-  it("opens SQLite; PostgreSQL is refused as unavailable in this build, naming no password", async () => {
+  it("opens SQLite; an unreachable PostgreSQL is refused as store_unreachable, naming no password", async () => {
     const dir = mkdtempSync(join(tmpdir(), "prp-open-store-"));
     const key = ServerKey.generate();
     try {
@@ -36,8 +36,8 @@ describe("--store: where the authority keeps its state", () => {
       await store.close();
       await assert.rejects(openAuthorityStore(parseStoreLocation("postgres://prp:s3cret@127.0.0.1:1/prp"), { serverKey: key }), (err: unknown) => {
         assert.ok(err instanceof StateError);
-        assert.equal(err.code, "store_postgres_unavailable");
-        assert.match(err.message, /postgres store not available in this build/);
+        assert.equal(err.code, "store_unreachable");
+        assert.match(err.message, /postgres:\/\/prp:\*\*\*@127\.0\.0\.1:1\/prp: the PostgreSQL store cannot be opened/);
         assert.doesNotMatch(err.message, /s3cret/);
         return true;
       });

@@ -221,7 +221,7 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     assert.deepEqual(judgeRun(eventLines(events.stdout)), { runTerminalState: "succeeded", problems: [] });
   });
 
-  it("refusals: no server key, unknown run, malformed payload, a command the contract refuses, a postgres store this build lacks", () => {
+  it("refusals: no server key, unknown run, malformed payload, a command the contract refuses, a PostgreSQL store that does not answer", () => {
     const noKey = runPrp(["authority", "serve", "--store", `sqlite:${join(dir, "store")}`]);
     assert.equal(noKey.status, 2);
     assert.match(noKey.stderr, /server_key_missing: .*prp authority key --out FILE/);
@@ -249,7 +249,7 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
 
     const pg = runPrp(["authority", "runs", "--store", "postgres://prp:hunter2@127.0.0.1:1/prp", "--server-key-file", key]);
     assert.equal(pg.status, 2);
-    assert.match(pg.stderr, /store_postgres_unavailable: postgres:\/\/prp:\*\*\*@127\.0\.0\.1:1\/prp: postgres store not available in this build/);
+    assert.match(pg.stderr, /store_unreachable: postgres:\/\/prp:\*\*\*@127\.0\.0\.1:1\/prp: the PostgreSQL store cannot be opened/);
     assert.doesNotMatch(pg.stderr, /hunter2/);
   });
 });

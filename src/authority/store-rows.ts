@@ -1,0 +1,84 @@
+import type { ResultStatus } from "./limits.js";
+import type { RunIdentity } from "./identity.js";
+import { openAuthKeyDigest, type CredentialPlace } from "./sealed-credential.js";
+import type { ServerKey } from "./server-key.js";
+import type { CommandRow, CommittedEventRow, CredentialRow, LoggedEvent, RunCursor } from "./store.js";
+
+/**
+ * Rows as both stores hold them (the same column names in SQLite and PostgreSQL), read into
+ * the shapes of store.ts.
+ */
+export type Row = Record<string, unknown>;
+
+export const placeOf = (r: Row): CredentialPlace => ({ credentialId: r.credential_id as string, runId: r.run_id as string, kind: r.kind as CredentialRow["kind"] });
+
+/** The row with its auth key opened, or null when the sealed value does not open there under this key. */
+export const credentialFrom = (r: Row, serverKey: ServerKey): CredentialRow | null => {
+  const authKeyDigest = openAuthKeyDigest(serverKey, r.auth_key_digest as string, placeOf(r));
+  if (authKeyDigest === null) return null;
+  return {
+    ...placeOf(r),
+    authKeyDigest,
+    issuedAtUnixMs: r.issued_at as number,
+    expiresAtUnixMs: r.expires_at as number,
+    usedAtUnixMs: r.used_at as number | null,
+    revokedAtUnixMs: r.revoked_at as number | null,
+    leaseId: r.lease_id as string | null,
+    revocationEpoch: r.revocation_epoch as number,
+    protocolVersion: r.protocol_version as number | null,
+  };
+};
+
+export const commandFrom = (r: Row): CommandRow => ({
+  commandId: r.command_id as string,
+  controllerSeq: r.controller_seq as number,
+  type: r.command_type as string,
+  payload: r.payload as string,
+  envelope: r.envelope as string,
+  queuedAtUnixMs: r.queued_at as number,
+  deliveryCount: r.delivery_count as number,
+  lastDeliveredConnectionId: r.last_delivered_connection_id as string | null,
+  status: r.status as ResultStatus | null,
+  result: r.result as string | null,
+});
+
+export const eventFrom = (r: Row): CommittedEventRow => ({
+  sourceSeq: r.source_seq as number,
+  sourceEventId: r.source_event_id as string,
+  eventType: r.event_type as string,
+  priority: r.priority as number,
+  envelope: r.envelope as string,
+  deliveryCount: r.delivery_count as number,
+  logicalEffectCount: 1,
+});
+
+export const loggedFrom = (r: Row): LoggedEvent => ({
+  sourceSeq: r.source_seq as number,
+  sourceEventId: r.source_event_id as string,
+  eventType: r.event_type as string,
+  priority: r.priority as number,
+  envelope: r.envelope as string,
+  committedAtUnixMs: r.committed_at as number,
+});
+
+export const identityFrom = (r: Row): RunIdentity => ({
+  runnerInstanceId: r.runner_instance_id as string,
+  environmentLeaseId: r.environment_lease_id as string,
+  runId: r.run_id as string,
+  normalizedSessionId: r.normalized_session_id as string,
+  turnId: r.turn_id as string,
+  itemId: r.item_id as string,
+});
+
+/** Every field, so "unchanged" (§5.3 step 6) means unchanged in every respect. */
+export const sameCredential = (a: CredentialRow, b: CredentialRow): boolean =>
+  (Object.keys(a) as Array<keyof CredentialRow>).every((k) => a[k] === b[k]) && Object.keys(a).length === Object.keys(b).length;
+
+/** A run row as ingest reads it; `terminalSourceSeq` comes from the window. */
+export const cursorFrom = (r: Row, terminalSourceSeq: number | null): RunCursor => ({
+  identity: identityFrom(r),
+  ackedSourceSeq: r.acked_source_seq as number,
+  terminalSourceSeq,
+  currentConnectionId: r.current_connection_id as string | null,
+  revocationEpoch: r.revocation_epoch as number,
+});

