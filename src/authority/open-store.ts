@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import { StateError } from "../storage/private-sqlite.js";
 import type { ServerKey } from "./server-key.js";
-import { PostgresAuthorityStore } from "./postgres-store.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { AuthorityStore } from "./store.js";
 
@@ -55,6 +54,10 @@ export interface OpenStoreOptions {
 export async function openAuthorityStore(location: StoreLocation, options: OpenStoreOptions): Promise<AuthorityStore> {
   const common = { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true };
   if (location.kind === "sqlite") return SqliteAuthorityStore.open(location.directory, common);
+  // Loaded only for PostgreSQL: pg probes for Cloudflare Workers at load time with `new Response`,
+  // which instantiates undici's WebAssembly parser, too costly for every other command (and
+  // refused outright under an address-space cap: test/cli/bounded-input.test.ts).
+  const { PostgresAuthorityStore } = await import("./postgres-store.js");
   try {
     return await PostgresAuthorityStore.open(location.url, { ...common, ...(options.log ? { log: options.log } : {}) });
   } catch (err) {
