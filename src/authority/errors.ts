@@ -33,7 +33,10 @@ export type AuthorityErrorCode =
   | "event_after_terminal"
   | "callback_failed"
   | "connection_superseded"
+  // the store (§6.2): full, refusing writes, or not reachable; nothing was committed
   | "store_full"
+  | "store_read_only"
+  | "store_unavailable"
   // commands (§5.8)
   | "invalid_command"
   | "controller_seq_moved"

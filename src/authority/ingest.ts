@@ -4,6 +4,7 @@ import { fail, ok, terminalCommitted, type AuthorityError, type Refusal, type Re
 import type { RunIdentity } from "./identity.js";
 import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
+import { storeFailure } from "./store-failure.js";
 import type { AuthorityStore, RunCursor, StoreTransaction } from "./store.js";
 
 /**
@@ -65,8 +66,12 @@ export class EventIngest {
     this.now = options.now ?? Date.now;
   }
 
+  /**
+   * A store that fails (unreachable, read-only, full) is answered with a typed refusal
+   * (store-failure.ts), not a throw: the connection closes and the runner resends later.
+   */
   ingest(runId: string, connectionId: string, value: unknown): Promise<Result<Ingested>> {
-    return this.serial.run(runId, () => this.ingestNow(runId, connectionId, value));
+    return this.serial.run(runId, () => this.ingestNow(runId, connectionId, value).catch((err: unknown): Result<Ingested> => ({ ok: false, error: storeFailure(err) })));
   }
 
   /** For the glue: a frame that was not JSON or not an envelope, counted like a refused event. */

@@ -11,6 +11,7 @@ import { coreChannelHooks } from "./handshake-hooks.js";
 import { EventIngest, type OnCommittedEvent } from "./ingest.js";
 import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
+import { storeFailure } from "./store-failure.js";
 import type { ServerKey } from "./server-key.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { AuthorityStore, Diagnostic, RunSnapshot } from "./store.js";
@@ -175,7 +176,13 @@ export class AuthorityServer {
     const { headersTimeoutMs, ...admission } = this.options.connections ?? {};
     let overCap = 0;
     this.upgrade = createRunnerUpgradeServer({
-      onRunner: (ws, runId, authenticated) => void this.accept(ws, runId, authenticated),
+      onRunner: (ws, runId, authenticated) =>
+        void this.accept(ws, runId, authenticated).catch((err: unknown) => {
+          // The store failed while admitting: the runner redials, with its credential unused or its lease intact.
+          const failure = storeFailure(err);
+          this.options.log?.(`run ${runId}: admission failed: ${failure.code}: ${failure.message}`);
+          ws.close(1011, failure.code);
+        }),
       onRefused: (error, req) => void this.refusedUpgrade(error, req.url ?? ""),
       onOverCap: (status, address) => {
         overCap++;
@@ -287,10 +294,10 @@ export class AuthorityServer {
 
   private async accept(ws: WebSocket, runId: string, authenticated: () => void): Promise<void> {
     if (this.closing) return void ws.close(1001, "authority_shutdown");
-    // The hello may arrive while the run is read (a networked store takes real time): it waits
-    // in the socket until the channel's reader, which reads on demand, asks for it.
+    // The runner's hello may arrive while the run is read (a networked store takes real time):
+    // the socket is held until the channel below listens, so no frame is read unheard.
     ws.pause();
-    const run = await this.store.run(runId);
+    const run = await this.store.runCursor(runId);
     if (!run) {
       this.options.log?.(`a runner dialled unknown run ${runId}`, { event: "runner.unknown_run", runId });
       ws.close(1008, "unknown_run");
@@ -298,7 +305,7 @@ export class AuthorityServer {
     }
     let connectionId = "";
     let channel: CoreChannel | null = null;
-    const accepted = await acceptCoreChannel(ws, {
+    const accepting = acceptCoreChannel(ws, {
       expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: LOCAL_RANGE },
       ...coreChannelHooks(this.credentials, this.commands),
       ...(this.options.now ? { now: this.options.now } : {}),
@@ -312,12 +319,16 @@ export class AuthorityServer {
             this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`, { event: "runner.closed", runId, connectionId });
             // A frame the channel refused (not JSON, unsealed, replayed, oversize, a wrong
             // identity) counts as malformed; a refusal by ingest or the queue is recorded there.
-            if (LIFECYCLE_CLOSES.has(diagnostic.code)) void this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now());
-            else void this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
+            const recorded = LIFECYCLE_CLOSES.has(diagnostic.code)
+              ? this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now())
+              : this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
+            recorded.catch((err: unknown) => this.options.log?.(`run ${runId}: the close was not recorded: ${storeFailure(err).message}`));
           }
         },
       },
     });
+    ws.resume();
+    const accepted = await accepting;
     if (!accepted.ok) {
       this.options.log?.(`run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`, { event: "runner.refused", runId });
       await this.store.recordAuthFailure(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());

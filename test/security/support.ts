@@ -359,11 +359,21 @@ export async function completeRun(authority: SecureAuthority, identity: RunIdent
  * The runner's stderr lines are collected in `log`.
  */
 export async function durableRunner(authority: SecureAuthority, identity: RunIdentity, options: Partial<DurableRunnerOptions> = {}): Promise<{ runner: DurableRunner; log: string[]; stateDir: string }> {
-  const { runId } = identity;
+  await queueOpeningCommands(authority.server, identity);
+  return unqueuedRunner(authority, identity, options);
+}
+
+/** run.prepare, session.open and turn.start, queued through `server`. */
+export async function queueOpeningCommands(server: AuthorityServer, identity: RunIdentity): Promise<void> {
   for (const [type, payload] of [["run.prepare", { workspace: "security" }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "Play the script.", turnId: identity.turnId }]] as const) {
-    const queued = await authority.server.queueCommand(runId, type, payload);
+    const queued = await server.queueCommand(identity.runId, type, payload);
     assert.ok(queued.ok, queued.ok ? "" : queued.error.message);
   }
+}
+
+/** As durableRunner, with no command queued: the test queues them (through another instance, say). */
+export async function unqueuedRunner(authority: SecureAuthority, identity: RunIdentity, options: Partial<DurableRunnerOptions> = {}): Promise<{ runner: DurableRunner; log: string[]; stateDir: string }> {
+  const { runId } = identity;
   const log: string[] = [];
   const stateDir = join(authority.root, "runners", runId);
   const runner = new DurableRunner({
