@@ -19,7 +19,8 @@ const program = new Command("prp")
     `
 Examples:
   prp validate protocol/fixtures/replay/happy-path.json    check a document against the contract
-  prp validate --help                                      everything validate can do`,
+  prp validate --help                                      everything validate can do
+  prp authority serve --help                               run an authority for many runs, with admin commands beside it`,
   );
 
 registerValidate(program);
