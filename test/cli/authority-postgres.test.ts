@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { startTestPostgres, type TestPostgres } from "../support/postgres.js";
-import { until } from "../support/until.js";
 import { runnerArgs, spawnRunnerd, startDaemon } from "./authority-processes.js";
+import { answerWhenAsked, eventLines, judgeRun } from "./authority-run.js";
 import { runPrp } from "./run-cli.js";
 
 describe("prp authority serve --store postgres://…: the daemon and the admin commands on PostgreSQL", () => {
@@ -24,7 +24,7 @@ describe("prp authority serve --store postgres://…: the daemon and the admin c
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("a whole run by hand: the admin's turn.start reaches the runner connected to the daemon, the log reads back in order, SIGTERM exits 0; no password in any output", async () => {
+  it("a whole run by hand: the admin's answers reach the runner connected to the daemon, the log reads back in order, SIGTERM exits 0; no password in any output", async () => {
     const url = await postgres.database();
     const password = decodeURIComponent(new URL(url).password);
     const store = ["--store", url, "--server-key-file", key];
@@ -36,17 +36,16 @@ describe("prp authority serve --store postgres://…: the daemon and the admin c
     };
     const daemon = await startDaemon([...store, "--poll-ms", "50"]);
     try {
-      const created = admin(["authority", "run", "create", "--json", "--script", "happy-path"]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
+      const created = admin(["authority", "run", "create", "--json", "--script", "permission-input", "--prompt", "Play the permission-input script."]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
       const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
       const runner = spawnRunnerd([...runnerArgs(created, daemon.url, join(dir, "runner")), "--delay-ms", "0", ...PATIENT_HARNESS], ticket.ticket, dir);
-      const committed = () => runPrp(["events", "--run", created.runId, "--json", ...store]).stdout.trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { sourceSeq: number; eventType: string; payload: { runTerminalState?: string } });
-      await until(() => committed().some((e) => e.eventType === "session.started"), () => `the session to start; runner: ${runner.stderr()}`, 60_000);
-      admin(["authority", "command", created.runId, "turn.start", "--json", "--payload", JSON.stringify({ text: "Play the happy-path script.", turnId: created.identity.turnId })]);
+      const committed = () => eventLines(runPrp(["events", "--run", created.runId, "--json", ...store]).stdout);
+      const resolve = (payload: Record<string, unknown>) => void admin(["authority", "command", created.runId, "request.resolve", "--json", "--payload", JSON.stringify(payload)]);
+      await answerWhenAsked(committed, resolve, created.identity.turnId, () => `runner: ${runner.stderr()}`);
       assert.equal(await runner.exited(), 0, runner.stderr());
       const events = committed();
-      assert.deepEqual(events.map((e) => e.sourceSeq), Array.from({ length: 19 }, (_, i) => i + 1));
-      assert.deepEqual(events.filter((e) => e.eventType === "run.terminal").map((e) => e.payload.runTerminalState), ["succeeded"]);
-      assert.equal(events.at(-1)?.eventType, "run.terminal");
+      assert.deepEqual(judgeRun(events), { runTerminalState: "succeeded", problems: [] });
+      assert.equal(events.filter((e) => e.eventType === "runtime_request.resolved").length, 2);
       const listening = daemon.log().find((l) => l.event === "authority.listening");
       assert.match(String(listening?.store), /^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/prp_test_/);
     } finally {

@@ -5,41 +5,11 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { readServerKeyFile } from "../../src/authority/server-key-source.js";
 import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
-import { decode } from "../../src/contract/index.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { until } from "../support/until.js";
 import { runnerArgs, spawnPrp, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
+import { answerWhenAsked, eventLines, judgeRun, type PrpEventLine } from "./authority-run.js";
 import { runPrp } from "./run-cli.js";
-
-interface PrpEventLine {
-  sourceSeq: number;
-  eventType: string;
-  payload: Record<string, unknown>;
-}
-
-/** The NDJSON of `prp events --json`: each line must pass the codec as a PRP event. */
-function eventLines(stdout: string): PrpEventLine[] {
-  return stdout
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((line) => {
-      const decoded = decode(line, { kind: "event" });
-      assert.ok(decoded.ok, `prp events --json printed a line the codec refuses: ${line}`);
-      return decoded.value as unknown as PrpEventLine;
-    });
-}
-
-/** The judge of a whole run by its committed events: 1..N with no gap, one run.terminal, last, and its state. */
-function judgeRun(events: PrpEventLine[]): { runTerminalState: string; problems: string[] } {
-  const problems: string[] = [];
-  events.forEach((e, i) => {
-    if (e.sourceSeq !== i + 1) problems.push(`event ${i + 1} has sourceSeq ${e.sourceSeq}`);
-  });
-  const terminals = events.filter((e) => e.eventType === "run.terminal");
-  if (terminals.length !== 1) problems.push(`${terminals.length} run.terminal events`);
-  if (events.at(-1)?.eventType !== "run.terminal") problems.push(`the last event is ${events.at(-1)?.eventType ?? "missing"}`);
-  return { runTerminalState: String(terminals[0]?.payload.runTerminalState ?? "none"), problems };
-}
 
 describe("the run judge of these tests", () => {
   const run = (types: string[]): PrpEventLine[] => types.map((eventType, i) => ({ sourceSeq: i + 1, eventType, payload: eventType === "run.terminal" ? { runTerminalState: "succeeded" } : {} }));
@@ -79,13 +49,13 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     return JSON.parse(run.stdout) as Record<string, unknown>;
   };
 
-  it("the README's run: serve, run create, ticket, prp-runnerd, command turn.start, events; SIGTERM exits 0 and the store keeps the log", async () => {
+  it("the README's run: serve, run create, ticket, prp-runnerd, the runner's questions answered with prp authority command, events; SIGTERM exits 0 and the store keeps the log", async () => {
     const daemon = await startDaemon([...store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
     daemons.push(daemon);
     assert.match(daemon.url, /^ws:\/\/127\.0\.0\.1:\d+$/);
 
-    const created = admin(["authority", "run", "create", "--json", "--script", "happy-path"]) as { runId: string; identity: { turnId: string }; commands: Array<{ type: string }>; runnerArgs: string[] };
-    assert.deepEqual(created.commands.map((c) => c.type), ["run.prepare", "session.open"]);
+    const created = admin(["authority", "run", "create", "--json", "--script", "permission-input", "--prompt", "Play the permission-input script."]) as { runId: string; identity: { turnId: string }; commands: Array<{ type: string }>; runnerArgs: string[] };
+    assert.deepEqual(created.commands.map((c) => c.type), ["run.prepare", "session.open", "turn.start"]);
     const runId = created.runId;
     const ticket = admin(["authority", "ticket", runId, "--json"]) as { ticket: string };
     assert.match(ticket.ticket, /^bootstrap_/);
@@ -94,26 +64,25 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     const follow = spawnPrp(["events", "--run", runId, "--follow", "--json", "--poll-ms", "50", ...store]);
     const runner = spawnRunnerd([...runnerArgs(created, daemon.url, join(dir, `runner-${runId}`)), "--delay-ms", "0", ...PATIENT_HARNESS], ticket.ticket, dir);
 
-    // The runner connects, prepares and opens its session, then waits: only the admin's turn.start moves it on.
+    // The harness asks twice and waits: only the answers queued by another process, through the daemon, move it on.
     const committed = () => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout);
-    await until(() => committed().some((e) => e.eventType === "session.started"), () => `the session to start; runner: ${runner.stderr()}`, 60_000);
-    assert.equal(committed().some((e) => e.eventType === "turn.started"), false, "no turn before turn.start is queued");
-    const queued = admin(["authority", "command", runId, "turn.start", "--json", "--payload", JSON.stringify({ text: "Play the happy-path script.", turnId: created.identity.turnId })]);
-    assert.equal(queued.type, "turn.start");
-    assert.equal(queued.created, true);
+    const resolve = (payload: Record<string, unknown>) => {
+      const queued = admin(["authority", "command", runId, "request.resolve", "--json", "--payload", JSON.stringify(payload)]);
+      assert.equal(queued.created, true);
+    };
+    await answerWhenAsked(committed, resolve, created.identity.turnId, () => `runner: ${runner.stderr()}`);
 
-    // The command queued by another process reaches the connected runner: the run finishes.
     assert.equal(await runner.exited(), 0, runner.stderr());
     assert.equal(await follow.exited(), 0, follow.stderr());
     const events = committed();
     const verdict = judgeRun(events);
     assert.deepEqual(verdict.problems, []);
-    assert.equal(verdict.runTerminalState, "succeeded");
-    assert.equal(events.length, 19);
+    assert.equal(verdict.runTerminalState, "succeeded", JSON.stringify(events.at(-1)));
+    assert.deepEqual(events.filter((e) => e.eventType === "runtime_request.resolved").length, 2, "both answers reached the harness");
     assert.deepEqual(eventLines(follow.stdout()), events, "--follow printed the same events, in order, and stopped at the terminal");
 
     const runs = runPrp(["authority", "runs", "--json", ...store]);
-    assert.deepEqual(JSON.parse(runs.stdout.trim()), { runId, ackedSourceSeq: 19, terminal: true, commands: 3, pendingCommands: 0, connectionCount: 1, currentConnectionId: "connection_1", revocationEpoch: 0 });
+    assert.deepEqual(JSON.parse(runs.stdout.trim()), { runId, ackedSourceSeq: events.length, terminal: true, commands: 5, pendingCommands: 0, connectionCount: 1, currentConnectionId: "connection_1", revocationEpoch: 0 });
 
     // A ticket is good for one handshake: the same one again is refused, with the reason named.
     const again = spawnRunnerd(runnerArgs(created, daemon.url, join(dir, `runner-${runId}-again`)), ticket.ticket, dir);
@@ -141,7 +110,7 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     try {
       const logged = await reopened.eventLog(runId, 0, 1000);
       assert.deepEqual(logged.map((r) => JSON.parse(r.envelope)), events);
-      assert.equal((await reopened.run(runId))?.ackedSourceSeq, 19);
+      assert.equal((await reopened.run(runId))?.ackedSourceSeq, events.length);
     } finally {
       await reopened.close();
     }
@@ -150,11 +119,11 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
   it("SIGTERM mid-run: the daemon closes the runner's connection (authority_shutdown) and exits 0; restarted on the same store and port, the runner redials and the run finishes with nothing lost", async () => {
     const first = await startDaemon([...store, "--poll-ms", "50"]);
     daemons.push(first);
-    const created = admin(["authority", "run", "create", "--json", "--script", "happy-path"]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
+    const created = admin(["authority", "run", "create", "--json", "--script", "permission-input", "--prompt", "Play the permission-input script."]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
     const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
     const runner = spawnRunnerd([...runnerArgs(created, first.url, join(dir, `runner-${created.runId}`)), "--delay-ms", "0", "--reconnect-delay-ms", "100", ...PATIENT_HARNESS], ticket.ticket, dir);
     const committed = () => eventLines(runPrp(["events", "--run", created.runId, "--json", ...store]).stdout);
-    await until(() => committed().some((e) => e.eventType === "session.started"), () => `the session to start; runner: ${runner.stderr()}`, 60_000);
+    await until(() => committed().some((e) => e.eventType === "runtime_request.created"), () => `the first question; runner: ${runner.stderr()}`, 60_000);
     const before = committed();
 
     first.kill("SIGTERM");
@@ -165,12 +134,13 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
 
     const second = await startDaemon([...store, "--poll-ms", "50", "--listen", new URL(first.url).host]);
     daemons.push(second);
-    admin(["authority", "command", created.runId, "turn.start", "--json", "--payload", JSON.stringify({ text: "Play the happy-path script.", turnId: created.identity.turnId })]);
+    const resolve = (payload: Record<string, unknown>) => void admin(["authority", "command", created.runId, "request.resolve", "--json", "--payload", JSON.stringify(payload)]);
+    await answerWhenAsked(committed, resolve, created.identity.turnId, () => `runner: ${runner.stderr()}`);
     assert.equal(await runner.exited(), 0, runner.stderr());
     const events = committed();
     assert.deepEqual(judgeRun(events), { runTerminalState: "succeeded", problems: [] });
-    assert.equal(events.length, 19);
     assert.deepEqual(events.slice(0, before.length), before);
+    assert.ok(second.log().some((l) => l.event === "runner.connected" && l.runId === created.runId), "the runner came back to the restarted daemon");
     second.kill("SIGTERM");
     assert.equal(await second.exited(), 0, second.stderr());
   });
