@@ -119,6 +119,10 @@ export class PostgresAuthorityStore implements AuthorityStore {
     for (let attempt = 1; ; attempt++) {
       const c = await this.pool.connect();
       let broken: Error | undefined;
+      // The server may end the session between two queries (a restart): that error belongs to
+      // this call, which fails at its next query, not to the process.
+      const lost = (err: Error): void => void (broken = err);
+      c.on("error", lost);
       try {
         await c.query("BEGIN");
         const value = await fn(c);
@@ -129,6 +133,7 @@ export class PostgresAuthorityStore implements AuthorityStore {
         if (attempt < ATTEMPTS && RETRYABLE.has(sqlState(err) ?? "")) continue;
         throw err;
       } finally {
+        c.off("error", lost);
         c.release(broken);
       }
     }
@@ -476,33 +481,39 @@ export class PostgresAuthorityStore implements AuthorityStore {
   private async listen(): Promise<void> {
     const client = new pg.Client(this.config);
     client.on("notification", (message) => this.deliver(message.payload));
-    client.on("error", (err) => this.relisten(client, err));
-    client.on("end", () => this.relisten(client, new Error("the connection ended")));
+    client.on("error", () => undefined); // a lost connection also ends, which is handled below
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      void client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed) return void (await client.end().catch(() => undefined));
+    client.on("end", () => this.lost(client));
     this.listener = client;
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
   }
 
-  private relisten(client: pg.Client, err: Error): void {
-    if (this.closed || this.listener !== client || this.reconnect) return;
-    this.log(`store ${this.location}: the notice connection failed (${err.message}); reconnecting`);
+  private lost(client: pg.Client): void {
+    if (this.closed || this.listener !== client) return;
     this.listener = null;
-    void client.end().catch(() => undefined);
-    const attempt = (delayMs: number): void => {
-      this.reconnect = setTimeout(() => {
-        this.reconnect = null;
-        if (this.closed) return;
-        this.listen().then(
-          () => this.emit({ kind: "missed" }),
-          () => {
-            this.listener = null;
-            attempt(Math.min(delayMs * 2, 2_000));
-          },
-        );
-      }, delayMs);
-      this.reconnect.unref();
-    };
-    attempt(100);
+    this.log(`store ${this.location}: the notice connection was lost; reconnecting`);
+    this.relisten(100);
+  }
+
+  private relisten(delayMs: number): void {
+    this.reconnect = setTimeout(() => {
+      this.reconnect = null;
+      if (this.closed) return;
+      this.listen().then(
+        () => {
+          this.log(`store ${this.location}: listening for notices again`);
+          this.emit({ kind: "missed" });
+        },
+        () => this.relisten(Math.min(delayMs * 2, 2_000)),
+      );
+    }, delayMs);
+    this.reconnect.unref();
   }
 
   private deliver(payload: string | undefined): void {

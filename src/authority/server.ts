@@ -181,6 +181,7 @@ export class AuthorityServer {
           // The store failed while admitting: the runner redials, with its credential unused or its lease intact.
           const failure = storeFailure(err);
           this.options.log?.(`run ${runId}: admission failed: ${failure.code}: ${failure.message}`);
+          ws.resume(); // held while the run was read: it must read the runner's close to end
           ws.close(1011, failure.code);
         }),
       onRefused: (error, req) => void this.refusedUpgrade(error, req.url ?? ""),
@@ -300,6 +301,7 @@ export class AuthorityServer {
     const run = await this.store.runCursor(runId);
     if (!run) {
       this.options.log?.(`a runner dialled unknown run ${runId}`, { event: "runner.unknown_run", runId });
+      ws.resume();
       ws.close(1008, "unknown_run");
       return;
     }

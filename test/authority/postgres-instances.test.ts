@@ -98,4 +98,20 @@ describe("two authority instances on one PostgreSQL database", () => {
       await close();
     }
   });
+
+  it("a revocation through A reaches the runner connected to B (NOTIFY), which stops as revoked", async () => {
+    const { url, a, b, runnerRoot, close } = await twoInstances();
+    try {
+      const identity = await a.newRun();
+      const { runner, log } = await unqueuedRunner(b, identity, { stateDir: join(runnerRoot, identity.runId), driver: slowHarness() });
+      await queueOpeningCommands(b.server, identity);
+      const outcome = runner.run();
+      await until(async () => (await runRecord(url, identity.runId)).log.length >= 3, "B to commit three events");
+      assert.equal(await a.server.revoke(identity.runId), false, "A holds no connection of the run: it only commits the revocation");
+      assert.deepEqual(await within(outcome, 60_000, "the runner to stop"), { code: 3, reason: "revoked" }, log.join("\n"));
+      assert.equal((await b.server.run(identity.runId))!.revocationEpoch, 1);
+    } finally {
+      await close();
+    }
+  });
 });
