@@ -42,29 +42,44 @@ export function readServerKeyFile(path: string): ServerKey {
 }
 
 /**
- * The embedded demo's key, beside its state: created (mode 600, in a 700 directory, never over
- * an existing file) when missing, then read as any key file is.
+ * A new server key file: 32 random bytes as 64 hex digits, created mode 600 in a 700 directory,
+ * never over an existing file (`server_key_exists`: a store sealed under the old key would no
+ * longer open). Returns the key as read back.
+ */
+export function createServerKeyFile(path: string): ServerKey {
+  if (!writeNewKeyFile(path)) throw new StateError("server_key_exists", path, "a server key file is already there; it is never overwritten (a store sealed under it would no longer open)");
+  return readServerKeyFile(path);
+}
+
+/**
+ * The embedded demo's key, beside its state: created (as createServerKeyFile does) when
+ * missing, then read as any key file is.
  */
 export function ensureServerKeyFile(path: string): ServerKey {
+  writeNewKeyFile(path);
+  return readServerKeyFile(path);
+}
+
+/** Writes a fresh key to `path` unless something is there already; false when it was. */
+function writeNewKeyFile(path: string): boolean {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  let fd: number | null = null;
+  let fd: number;
   try {
     fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
   }
-  if (fd !== null) {
-    const key = randomBytes(SERVER_KEY_BYTES);
-    const text = Buffer.from(`${key.toString("hex")}\n`, "latin1");
-    try {
-      writeSync(fd, text);
-    } finally {
-      key.fill(0);
-      text.fill(0);
-      closeSync(fd);
-    }
+  const key = randomBytes(SERVER_KEY_BYTES);
+  const text = Buffer.from(`${key.toString("hex")}\n`, "latin1");
+  try {
+    writeSync(fd, text);
+  } finally {
+    key.fill(0);
+    text.fill(0);
+    closeSync(fd);
   }
-  return readServerKeyFile(path);
+  return true;
 }
 
 /**

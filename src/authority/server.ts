@@ -1,6 +1,8 @@
 import type { WebSocket } from "ws";
 import { LOCAL_RANGE } from "../contract/negotiate.js";
 import type { AdmissionCounts, AdmissionOptions } from "../transport/admission.js";
+import { isLoopback } from "../transport/endpoint.js";
+import type { TlsIdentity } from "../transport/upgrade-server.js";
 import { acceptCoreChannel, createRunnerUpgradeServer, EnvelopeRefusal, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
 import { CommandQueue } from "./commands.js";
 import { Credentials, type IssuedTicket } from "./credentials.js";
@@ -39,10 +41,19 @@ export interface AuthorityServerSettings {
   now?: () => number;
   /** Dead-runner detection on each connection: its timeout, and its own timers (not `now`). */
   heartbeat?: HeartbeatOptions;
-  /** Diagnostics for a person; never a secret. */
-  log?: (text: string) => void;
+  /** Diagnostics for a person, with the run they concern; never a secret. */
+  log?: (text: string, fields?: LogFields) => void;
+  /** Serve TLS (wss://) with this certificate chain and key, PEM; without it, ws:// on loopback only. */
+  tls?: TlsIdentity;
   /** Admission of connections before they authenticate (defaults in src/transport/limits.ts). */
   connections?: ConnectionLimits;
+}
+
+export interface LogFields {
+  /** A short name of what happened, e.g. `runner.connected`. */
+  event?: string;
+  runId?: string;
+  connectionId?: string;
 }
 
 export interface ConnectionLimits extends AdmissionOptions {
@@ -67,6 +78,11 @@ export class AuthorityServer {
   private baseUrl = "";
   private readonly live = new Map<string, CoreChannel>();
   private readonly ackDrops = new Set<string>();
+  /** The revocation epoch each live connection was told of: a higher one in the store is a revoke to send. */
+  private readonly liveEpochs = new Map<string, number>();
+  /** Envelopes being handled, so a shutdown lets their commits finish. */
+  private readonly inflight = new Set<Promise<void>>();
+  private closing = false;
   private readonly unsubscribe: () => void;
 
   private constructor(
@@ -80,7 +96,7 @@ export class AuthorityServer {
   ) {
     // What another instance on the same database did reaches this one's live runner.
     this.unsubscribe = store.subscribe((notice) => {
-      if (notice.kind === "revoked") this.live.get(notice.runId)?.send("revoke", { revocationEpoch: notice.revocationEpoch });
+      if (notice.kind === "revoked") this.sendRevoke(notice.runId, notice.revocationEpoch);
       else for (const runId of notice.kind === "missed" ? [...this.live.keys()] : [notice.runId]) this.offerNext(runId);
     });
   }
@@ -150,8 +166,13 @@ export class AuthorityServer {
     return this.upgrade?.admission() ?? { unauthenticated: 0, refused: 0, timedOut: 0 };
   }
 
-  /** Listens on 127.0.0.1 (port 0: any free port); returns the base URL. */
-  async listen(port = 0): Promise<string> {
+  /**
+   * Listens (port 0: any free port) and returns the base URL: ws:// on a loopback host, or
+   * wss:// on any host when the `tls` option is set (runtime.md §5.1: a runner dials ws:// only
+   * to loopback, so a plaintext listener anywhere else would serve nobody but an eavesdropper).
+   */
+  async listen(port = 0, host = "127.0.0.1"): Promise<string> {
+    if (!this.options.tls && !isLoopback(host)) throw new Error(`ws:// is loopback-only: listening on ${host} needs TLS (a certificate and key)`);
     const { headersTimeoutMs, ...admission } = this.options.connections ?? {};
     let overCap = 0;
     this.upgrade = createRunnerUpgradeServer({
@@ -171,9 +192,10 @@ export class AuthorityServer {
       },
       ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
       admission,
+      ...(this.options.tls ? { tls: this.options.tls } : {}),
     });
-    const address = await this.upgrade.listen(port, "127.0.0.1");
-    this.baseUrl = `ws://127.0.0.1:${address.port}`;
+    const address = await this.upgrade.listen(port, host);
+    this.baseUrl = `${this.options.tls ? "wss" : "ws"}://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
     return this.baseUrl;
   }
 
@@ -198,7 +220,27 @@ export class AuthorityServer {
   async revoke(runId: string): Promise<boolean> {
     const revoked = await this.credentials.revoke(runId);
     if (!revoked.ok) return false;
-    return this.live.get(runId)?.send("revoke", { revocationEpoch: revoked.value.revocationEpoch }).ok ?? false;
+    return this.sendRevoke(runId, revoked.value.revocationEpoch);
+  }
+
+  /**
+   * Acts on what another process changed in the store (an admin command queued a command or
+   * revoked a run): each live run gets its next command if it is idle for one, or its `revoke`
+   * when the store's epoch passed the one its connection was told of.
+   */
+  async syncLiveRuns(): Promise<void> {
+    for (const runId of [...this.live.keys()]) {
+      const run = await this.store.runCursor(runId);
+      if (run && run.revocationEpoch > (this.liveEpochs.get(runId) ?? 0)) this.sendRevoke(runId, run.revocationEpoch);
+      else await this.deliverNext(runId);
+    }
+  }
+
+  private sendRevoke(runId: string, revocationEpoch: number): boolean {
+    const channel = this.live.get(runId);
+    if (!channel) return false;
+    this.liveEpochs.set(runId, revocationEpoch);
+    return channel.send("revoke", { revocationEpoch }).ok;
   }
 
   /** Sends the lowest pending command again on the live connection (the duplicate-command fault). */
@@ -220,11 +262,17 @@ export class AuthorityServer {
     return this.live.has(runId) ? 1 : 0;
   }
 
-  /** Stops serving; closes the store only when the server opened it (`stateDir`). */
+  /**
+   * Stops: new upgrades are refused, each live runner is told `authority_shutdown` in its close
+   * frame (it keeps its outbox and redials), the commits under way finish, then the store
+   * closes, only when the server opened it (`stateDir`).
+   */
   async close(): Promise<void> {
+    this.closing = true;
     this.unsubscribe();
-    for (const channel of this.live.values()) channel.close();
+    for (const channel of this.live.values()) channel.close("authority_shutdown");
     this.live.clear();
+    await Promise.allSettled([...this.inflight]);
     await this.upgrade?.close();
     if (this.ownsStore) await this.store.close();
   }
@@ -234,7 +282,7 @@ export class AuthorityServer {
    * its path names when that run is registered here, like every other refusal of a connection.
    */
   private async refusedUpgrade(error: TransportError, target: string): Promise<void> {
-    this.options.log?.(`refused an upgrade: ${error.code}: ${error.message}`);
+    this.options.log?.(`refused an upgrade: ${error.code}: ${error.message}`, { event: "upgrade.refused" });
     const path = target.split("?")[0]!;
     const runId = path.startsWith(RUNNER_CONNECT_PATH_PREFIX) ? path.slice(RUNNER_CONNECT_PATH_PREFIX.length) : "";
     if (!IDENTITY_PATTERN.test(runId)) return;
@@ -246,12 +294,13 @@ export class AuthorityServer {
   }
 
   private async accept(ws: WebSocket, runId: string, authenticated: () => void): Promise<void> {
+    if (this.closing) return void ws.close(1001, "authority_shutdown");
     // The runner's hello may arrive while the run is read (a networked store takes real time):
     // the socket is held until the channel below listens, so no frame is read unheard.
     ws.pause();
     const run = await this.store.runCursor(runId);
     if (!run) {
-      this.options.log?.(`a runner dialled unknown run ${runId}`);
+      this.options.log?.(`a runner dialled unknown run ${runId}`, { event: "runner.unknown_run", runId });
       ws.resume();
       ws.close(1008, "unknown_run");
       return;
@@ -264,11 +313,12 @@ export class AuthorityServer {
       ...(this.options.now ? { now: this.options.now } : {}),
       ...(this.options.heartbeat ? { heartbeat: this.options.heartbeat } : {}),
       handlers: {
-        onEnvelope: (envelope) => this.onEnvelope(runId, connectionId, channel!, envelope),
+        onEnvelope: (envelope) => this.track(this.onEnvelope(runId, connectionId, channel!, envelope)),
         onClose: (diagnostic) => {
           if (this.live.get(runId) === channel) this.live.delete(runId);
+          this.options.log?.(`run ${runId} ${connectionId}: runner disconnected${diagnostic ? `: ${diagnostic.code}` : ""}`, { event: "runner.disconnected", runId, connectionId });
           if (diagnostic && diagnostic.code !== "socket_closed") {
-            this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`);
+            this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`, { event: "runner.closed", runId, connectionId });
             // A frame the channel refused (not JSON, unsealed, replayed, oversize, a wrong
             // identity) counts as malformed; a refusal by ingest or the queue is recorded there.
             const recorded = LIFECYCLE_CLOSES.has(diagnostic.code)
@@ -282,7 +332,7 @@ export class AuthorityServer {
     ws.resume();
     const accepted = await accepting;
     if (!accepted.ok) {
-      this.options.log?.(`run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`);
+      this.options.log?.(`run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`, { event: "runner.refused", runId });
       await this.store.recordAuthFailure(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());
       return;
     }
@@ -291,6 +341,8 @@ export class AuthorityServer {
     channel = accepted.value.channel;
     this.live.get(runId)?.close(); // one live runner connection per run (§5.3 step 6)
     this.live.set(runId, channel);
+    this.liveEpochs.set(runId, accepted.value.grant.connectionLeaseRevocationEpoch);
+    this.options.log?.(`run ${runId} ${connectionId}: runner connected`, { event: "runner.connected", runId, connectionId });
   }
 
   private async onEnvelope(runId: string, connectionId: string, channel: CoreChannel, envelope: ControlEnvelope): Promise<void> {
@@ -308,6 +360,13 @@ export class AuthorityServer {
     } else if (envelope.kind === "lease_renew") {
       await answerLeaseRenew(this.credentials, channel, runId, connectionId, envelope);
     }
+  }
+
+  private track(handling: Promise<void>): Promise<void> {
+    this.inflight.add(handling);
+    const done = () => void this.inflight.delete(handling);
+    handling.then(done, done);
+    return handling;
   }
 
   private async deliverNext(runId: string): Promise<void> {

@@ -92,7 +92,11 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   } finally {
     serverKey?.destroy();
   }
-  return reportDurableRun(facts, target, opts.json === true, show);
+  const status = reportDurableRun(facts, target, opts.json === true, show);
+  // The demo's store is an authority store like any other: the same tool reads its run log.
+  const keyFile = opts.serverKeyFile ?? join(facts.dir, "authority-server-key");
+  show(`  events          prp events --store sqlite:${join(facts.dir, "authority")} --server-key-file ${keyFile} --run ${facts.runId}`);
+  return status;
 }
 
 /** A key file refused (mode, owner, symlink, contents) is a usage error with its code, before anything starts. */

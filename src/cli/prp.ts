@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { packageVersion } from "./package-info.js";
+import { registerAuthority } from "./authority.js";
+import { registerEvents } from "./events.js";
 import { registerDemo } from "./demo.js";
 import { registerFakeHarness } from "./fake-harness.js";
 import { registerFault } from "./fault.js";
@@ -17,7 +19,8 @@ const program = new Command("prp")
     `
 Examples:
   prp validate protocol/fixtures/replay/happy-path.json    check a document against the contract
-  prp validate --help                                      everything validate can do`,
+  prp validate --help                                      everything validate can do
+  prp authority serve --help                               run an authority for many runs, with admin commands beside it`,
   );
 
 registerValidate(program);
@@ -26,5 +29,7 @@ registerFault(program);
 registerFakeHarness(program);
 registerRun(program);
 registerReplay(program);
+registerAuthority(program);
+registerEvents(program);
 
 await program.parseAsync(process.argv);

@@ -7,6 +7,7 @@ import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
+import { readCaBundle } from "../transport/ca-bundle.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
@@ -24,6 +25,7 @@ const { bootstrapTicket, crashAt: crashAtText } = handoff;
 interface RunnerdOptions {
   local?: boolean;
   connectUrl?: string;
+  caBundlePath?: string;
   stateDir?: string;
   environmentLeaseId?: string;
   turnId?: string;
@@ -58,7 +60,8 @@ const program = new Command("prp-runnerd")
   .description("the PRP runner daemon: owns one run's harness process group and reports what really happened")
   .version(packageVersion(), "-V, --version")
   .option("--local", "local (stdio) mode: PRP commands as JSONL on stdin, paperclip.runner.stream.v1 records on stdout")
-  .option("--connect-url <url>", "durable mode: dial the authority at this ws:// URL (loopback only); the ticket comes from PAPERCLIP_RUNNER_BOOTSTRAP_TICKET")
+  .option("--connect-url <url>", "durable mode: dial the authority at this URL, ws:// (loopback only) or wss:// (TLS); the ticket comes from PAPERCLIP_RUNNER_BOOTSTRAP_TICKET")
+  .option("--ca-bundle-path <file>", "durable mode, wss:// only: PEM certificates to trust besides Node's root store (a file of at most 4 MiB that only its owner can write)")
   .option("--state-dir <dir>", "durable mode: the private directory of the runner's SQLite state (outbox, command journal)")
   .option("--environment-lease-id <id>", "durable mode: the environment lease of the run identity")
   .option("--turn-id <id>", "durable mode: the turn of the run identity")
@@ -106,7 +109,9 @@ before sending it, journals every command before its effect, and exits once its 
 acknowledged: 0 delivered or suspended, 3 when it needs a new ticket (lease expired, revoked,
 bootstrap possibly consumed), 4 when its state is unrecoverable, 5 when the authority refuses
 an event of its outbox for a reason resending cannot cure (refused_by_authority; the state is
-kept, and redialling would only resend it).
+kept, and redialling would only resend it), 6 when a wss:// authority's certificate does not
+verify against Node's root store plus --ca-bundle-path (authority_untrusted; nothing was sent,
+the ticket is unspent). ws:// is accepted only when every DNS answer is loopback.
 
 Nothing the harness reports is dropped. When the output cannot keep up (a full stdout pipe, or
 the outbox over its soft limit) the runner stops reading the harness, which then blocks, and
@@ -129,7 +134,7 @@ program.parse(process.argv);
 const opts = program.opts<RunnerdOptions>();
 
 if (opts.buildMetadata) {
-  console.log(JSON.stringify({ binaryContractVersion: 2, prp: { min: MIN_PROTOCOL_VERSION, max: MAX_PROTOCOL_VERSION }, transportModes: ["stdio_local", "dial_ws_loopback"], version: packageVersion() }));
+  console.log(JSON.stringify({ binaryContractVersion: 2, prp: { min: MIN_PROTOCOL_VERSION, max: MAX_PROTOCOL_VERSION }, transportModes: ["stdio_local", "dial_ws_loopback", "dial_wss"], version: packageVersion() }));
   process.exit(0);
 }
 const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -137,6 +142,9 @@ if (!opts.local === !opts.connectUrl) program.error("choose one mode: --local, o
 const durable = opts.connectUrl !== undefined;
 const required = durable ? (["runId", "sessionId", "runnerId", "stateDir", "environmentLeaseId", "turnId", "itemId"] as const) : (["runId", "sessionId", "runnerId"] as const);
 for (const key of required) if (!opts[key]) program.error(`${flag(key)} is required in ${durable ? "durable" : "--local"} mode`, { exitCode: 2 });
+if (opts.caBundlePath !== undefined && !opts.connectUrl?.startsWith("wss://")) program.error("--ca-bundle-path is allowed only with a wss:// --connect-url", { exitCode: 2 });
+const caBundle = opts.caBundlePath === undefined ? undefined : readCaBundle(opts.caBundlePath);
+if (caBundle && !caBundle.ok) program.error(`prp-runnerd: ${caBundle.error.code}: ${caBundle.error.message}`, { exitCode: 2 });
 if (opts.harness === "fake" && !opts.script) program.error("--harness fake needs --script <name|file>", { exitCode: 2 });
 if (opts.harness === "acp" && !opts.agentCommand) program.error("--harness acp needs --agent-command <cmd>", { exitCode: 2 });
 if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
@@ -184,6 +192,7 @@ if (durable) {
     driver, readyTimeoutMs: opts.harnessReadyMs,
     identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
     connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, bootstrapToken: bootstrapTicket,
+    ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
     runnerVersion: build.version, runnerDigest: build.digest,
     ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
     ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),

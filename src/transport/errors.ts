@@ -10,6 +10,8 @@ export type TransportErrorCode =
   | "non_loopback_address"
   | "dns_failed"
   | "connect_failed"
+  | "tls_untrusted"
+  | "ca_bundle_invalid"
   // upgrade guard (§5.1, §5.4)
   | "origin_refused"
   | "path_refused"

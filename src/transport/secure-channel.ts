@@ -153,11 +153,11 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     this.end(error);
   }
 
-  /** A normal close (1000); onClose gets null. */
-  close(): void {
+  /** A normal close (1000), or 1001 "going away" with the `reason` the peer reads; onClose gets null. */
+  close(reason?: string): void {
     if (this.closed) return;
     this.reader.end(transportError("socket_closed", "", "closed by this side"));
-    closeSocket(this.ws, 1000, "closed");
+    closeSocket(this.ws, reason === undefined ? 1000 : 1001, reason ?? "closed");
     this.finish(null);
   }
 

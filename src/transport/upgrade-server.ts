@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -6,7 +7,7 @@ import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { IDENTITY_PATTERN } from "./envelope.js";
 import { fail, ok, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
 import { AdmissionGate, type AdmissionCounts, type AdmissionOptions, type AdmissionRefusal } from "./admission.js";
-import { MAX_UPGRADE_HEADER_BYTES, UPGRADE_HEADERS_TIMEOUT_MS } from "./limits.js";
+import { HANDSHAKE_DEADLINE_MS, MAX_UPGRADE_HEADER_BYTES, UPGRADE_HEADERS_TIMEOUT_MS } from "./limits.js";
 import { maxSecureFrameBytes } from "./secure-frame.js";
 
 /** The server path of runtime.md §2.4 and §5.1: `/api/runner/v1/connect/<runId>`. */
@@ -57,7 +58,18 @@ export interface RunnerUpgradeServerOptions {
   /** The whole upgrade request must arrive within this; Node answers 408 past it. */
   headersTimeoutMs?: number;
   admission?: AdmissionOptions;
+  /** Serve TLS with this identity (wss://); without it, plaintext (ws://, loopback only). */
+  tls?: TlsIdentity;
 }
+
+/** A TLS server identity: the certificate chain and its private key, PEM. */
+export interface TlsIdentity {
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
+/** A TCP connection's key: its TLS socket (the upgrade's) and its raw socket (the gate's) share it. */
+const connectionKey = (socket: Socket): string => `${socket.remoteAddress ?? ""}|${socket.remotePort ?? ""}`;
 
 /** The HTTP server that takes runner upgrades, and the way to stop it with every socket closed. */
 export interface RunnerUpgradeServer {
@@ -75,24 +87,36 @@ export interface RunnerUpgradeServer {
  */
 export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): RunnerUpgradeServer {
   const headersTimeout = options.headersTimeoutMs ?? UPGRADE_HEADERS_TIMEOUT_MS;
-  const http = createServer(
-    {
-      maxHeaderSize: MAX_UPGRADE_HEADER_BYTES,
-      headersTimeout,
-      requestTimeout: headersTimeout,
-      // Node checks the timeouts only this often (30 s by default): a fraction of the timeout keeps it a timeout.
-      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
-    },
-    (_req, res) => {
-      res.writeHead(426, { connection: "close" }).end();
-    },
-  );
+  const httpOptions = {
+    maxHeaderSize: MAX_UPGRADE_HEADER_BYTES,
+    headersTimeout,
+    requestTimeout: headersTimeout,
+    // Node checks the timeouts only this often (30 s by default): a fraction of the timeout keeps it a timeout.
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
+  };
+  const upgradeOnly = (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(426, { connection: "close" }).end();
+  };
+  const deadlineMs = options.admission?.handshakeDeadlineMs ?? HANDSHAKE_DEADLINE_MS;
+  const http: Server = options.tls
+    ? createTlsServer({ ...httpOptions, cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2", handshakeTimeout: deadlineMs }, upgradeOnly)
+    : createServer(httpOptions, upgradeOnly);
   const gate = new AdmissionGate(options.admission);
+  // Under TLS the gate holds the raw TCP socket and the upgrade sees its TLS socket: found again by their shared key.
+  const raw = new Map<string, Socket>();
   http.on("connection", (socket: Socket) => {
     const refusal = gate.admit(socket);
-    if (refusal === null) return;
+    if (refusal === null) {
+      if (options.tls) {
+        const key = connectionKey(socket);
+        raw.set(key, socket);
+        socket.once("close", () => raw.delete(key));
+      }
+      return;
+    }
     options.onOverCap?.(refusal, socket.remoteAddress ?? "");
-    answer(socket, refusal);
+    if (options.tls) socket.destroy(); // no TLS yet to answer in
+    else answer(socket, refusal);
   });
   const wss = new WebSocketServer({
     noServer: true,
@@ -107,7 +131,8 @@ export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): 
       refuse(socket, checked.error);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => options.onRunner(ws, checked.value.runId, () => gate.authenticated(socket as Socket)));
+    const gated = options.tls ? raw.get(connectionKey(socket as Socket)) : (socket as Socket);
+    wss.handleUpgrade(req, socket, head, (ws) => options.onRunner(ws, checked.value.runId, () => gated && gate.authenticated(gated)));
   });
   return {
     http,

@@ -28,6 +28,8 @@ const DEFAULT_STOP_DELIVERY_MS = 30_000;
 export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId" | "sessionId" | "coalesce"> {
   identity: RunIdentity;
   connectUrl: string;
+  /** wss:// only: PEM certificates trusted besides Node's root store (`--ca-bundle-path`). */
+  caBundle?: string;
   stateDir: string;
   /** The one-use ticket, from the environment only; discarded after the first welcome. */
   bootstrapToken: string | null;
@@ -78,7 +80,9 @@ export type DurableOutcome =
   | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" | "stopped_before_delivery" }
   | { code: 4; reason: "unrecoverable"; detail: string }
   /** The authority refused an event its outbox holds, and resending cannot change that: the run cannot be delivered. */
-  | { code: 5; reason: "refused_by_authority"; detail: string };
+  | { code: 5; reason: "refused_by_authority"; detail: string }
+  /** The wss:// authority's certificate did not verify: the runner never spoke to it, and its ticket is unspent. */
+  | { code: 6; reason: "authority_untrusted"; detail: string };
 
 /**
  * The runner daemon in durable mode (runtime.md §5): one run, its harness, an SQLite outbox
@@ -198,7 +202,8 @@ export class DurableRunner {
         this.credential = null;
         continue;
       }
-      const ws = await dial(endpoint);
+      const ws = await dial(endpoint, this.options.caBundle !== undefined ? { caBundle: this.options.caBundle } : {});
+      if (!ws.ok && ws.error.code === "tls_untrusted") return void this.end({ code: 6, reason: "authority_untrusted", detail: ws.error.message });
       if (ws.ok) {
         const closed = await this.session(ws.value);
         if (!this.finished) return;
@@ -239,7 +244,10 @@ export class DurableRunner {
     });
     if (!opened.ok) {
       // Once a bootstrap handshake has started, the ticket may have been consumed: never retry it (§5.3).
-      if (credential.kind === "bootstrap") this.end({ code: 3, reason: "bootstrap_possibly_consumed" });
+      if (credential.kind === "bootstrap") {
+        this.options.log(`the bootstrap handshake failed: ${opened.error.peerCode ?? opened.error.code}: ${opened.error.message}`);
+        this.end({ code: 3, reason: "bootstrap_possibly_consumed" });
+      }
       // The authority's refusal arrives as the close reason; a lease it refuses is worth nothing.
       else if (LEASE_REFUSED.has(opened.error.peerCode ?? opened.error.code)) this.credential = null;
       return opened.error;

@@ -1,0 +1,236 @@
+import type { Command } from "commander";
+import { CommandQueue } from "../authority/commands.js";
+import { Credentials } from "../authority/credentials.js";
+import { MAX_BOOTSTRAP_TTL_MS } from "../authority/limits.js";
+import { registerRun } from "../authority/runs.js";
+import type { AuthorityStore, RunSnapshot } from "../authority/store.js";
+import { parseJson } from "../contract/json-input.js";
+import { RUNNER_CONNECT_PATH_PREFIX } from "../transport/upgrade-server.js";
+import { CliFailure, MISCONFIGURED, refusal, runAction, withStore, withStoreOptions, type StoreOptions } from "./authority-options.js";
+import { newIdSuffix } from "./id-suffix.js";
+import { parsePositiveInt } from "./options.js";
+
+interface JsonOption {
+  json?: boolean;
+}
+
+/** Prints one JSON line, or the text lines. */
+const print = (json: boolean | undefined, value: unknown, text: () => string[]) => {
+  if (json) console.log(JSON.stringify(value));
+  else for (const line of text()) console.log(line);
+};
+
+async function knownRun(store: AuthorityStore, runId: string): Promise<RunSnapshot> {
+  const run = await store.run(runId);
+  if (!run) throw refusal({ code: "unknown_run", path: "/runId", message: `no run ${runId} in this store (prp authority runs lists them)` });
+  return run;
+}
+
+interface RunCreateOptions extends StoreOptions, JsonOption {
+  runId?: string;
+  sessionId?: string;
+  runnerId?: string;
+  environmentLeaseId?: string;
+  turnId?: string;
+  itemId?: string;
+  workspace: string;
+  script?: string;
+  agent?: string;
+  prompt?: string;
+  connectUrl?: string;
+}
+
+/** `prp authority run create`: a run's identity, registered with its opening commands queued. */
+function registerRunCreate(authority: Command): void {
+  const run = authority.command("run").description("runs in the authority's store (see: prp authority run create --help)");
+  withStoreOptions(
+    run
+      .command("create")
+      .description("register a new run (its identity) and queue its run.prepare and session.open (and turn.start with --prompt); prints the prp-runnerd flags that serve it"),
+  )
+    .option("--run-id <id>", "the run id (default run_<time>_<random>); the other ids default to the same suffix")
+    .option("--session-id <id>", "the normalized session id")
+    .option("--runner-id <id>", "the runner instance id: the source of the run's events")
+    .option("--environment-lease-id <id>", "the environment lease id")
+    .option("--turn-id <id>", "the turn id")
+    .option("--item-id <id>", "the item id")
+    .option("--workspace <name>", "run.prepare's workspace", "default")
+    .option("--script <name|file>", "the fake harness script the runner will play (only shapes the printed prp-runnerd flags)")
+    .option("--agent <command>", "instead of --script: the ACP agent command the runner will drive (only shapes the printed flags)")
+    .option("--prompt <text>", "also queue turn.start with this text (or send it later: prp authority command RUN turn.start --payload …)")
+    .option("--connect-url <url>", "the daemon's base URL (what prp authority serve printed), to print the whole connect URL")
+    .option("--json", "print one JSON line: {runId, identity, commands, connectPath, runnerArgs}")
+    .addHelpText(
+      "after",
+      `
+Works against the store directly, beside a running daemon (SQLite WAL): the daemon serves the
+run as soon as a runner dials it with a ticket (prp authority ticket RUN).
+
+Examples:
+  prp authority run create --store sqlite:/var/lib/prp/authority --server-key-file key --script happy-path
+  prp authority run create --json --prompt "fix the failing test" --agent "gemini --acp"`,
+    )
+    .action((opts: RunCreateOptions) =>
+      runAction(async () => {
+        if (opts.script !== undefined && opts.agent !== undefined) throw new CliFailure("choose --script or --agent, not both", MISCONFIGURED);
+        const suffix = newIdSuffix();
+        const identity = {
+          runnerInstanceId: opts.runnerId ?? `runner_${suffix}`, environmentLeaseId: opts.environmentLeaseId ?? `env_${suffix}`, runId: opts.runId ?? `run_${suffix}`,
+          normalizedSessionId: opts.sessionId ?? `session_${suffix}`, turnId: opts.turnId ?? `turn_${suffix}`, itemId: opts.itemId ?? `item_${suffix}`,
+        };
+        const opening: Array<[string, Record<string, unknown>]> = [["run.prepare", { workspace: opts.workspace }], ["session.open", { reuse: "new_per_run" }]];
+        if (opts.prompt !== undefined) opening.push(["turn.start", { text: opts.prompt, turnId: identity.turnId }]);
+        const commands = await withStore(opts, async (store) => {
+          if (await store.run(identity.runId)) throw refusal({ code: "run_exists", path: "/runId", message: `run ${identity.runId} is already in this store` });
+          const registered = await registerRun(store, identity);
+          if (!registered.ok) throw refusal(registered.error);
+          const queue = new CommandQueue({ store });
+          const queued = [];
+          for (const [type, payload] of opening) {
+            const q = await queue.queueCommand(identity.runId, type, payload);
+            if (!q.ok) throw refusal(q.error);
+            queued.push({ commandId: q.value.commandId, controllerSeq: q.value.controllerSeq, type });
+          }
+          return queued;
+        });
+        const connectPath = `${RUNNER_CONNECT_PATH_PREFIX}${identity.runId}`;
+        const harness = opts.agent !== undefined ? ["--harness", "acp", "--agent-command", opts.agent] : ["--script", opts.script ?? "happy-path"];
+        const runnerArgs = [
+          "--connect-url", `${opts.connectUrl ?? "<authority-url>"}${connectPath}`, "--state-dir", `<state-dir>`,
+          "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
+          "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId, ...harness,
+        ];
+        print(opts.json, { runId: identity.runId, identity, commands, connectPath, runnerArgs }, () => [
+          `run ${identity.runId} registered; queued ${commands.map((c) => c.type).join(", ")}`,
+          `start its runner with a ticket (prp authority ticket ${identity.runId}) in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET:`,
+          `  prp-runnerd ${runnerArgs.map((a) => (/^[\w./:<>@=-]+$/.test(a) ? a : JSON.stringify(a))).join(" ")}`,
+        ]);
+      }),
+    );
+}
+
+interface TicketOptions extends StoreOptions, JsonOption {
+  ttlMs: number;
+}
+
+function registerTicket(authority: Command): void {
+  withStoreOptions(authority.command("ticket").description("issue a one-use bootstrap ticket for a run; printed once, stored only as a digest").argument("<run>", "the run id"))
+    .option("--ttl-ms <n>", `how long the ticket is good for, 1000-${MAX_BOOTSTRAP_TTL_MS}`, parsePositiveInt, MAX_BOOTSTRAP_TTL_MS)
+    .option("--json", "print one JSON line: {runId, ticket, credentialId, expiresAt}")
+    .addHelpText(
+      "after",
+      `
+The ticket is printed once (alone on stdout without --json, so that $(…) takes it) and is
+never stored: only its credential id and sealed auth-key digest are. Hand it to prp-runnerd in
+PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, never on a command line; a runner's first handshake
+consumes it, and a second use is refused (credential_used).
+
+Example:
+  PAPERCLIP_RUNNER_BOOTSTRAP_TICKET=$(prp authority ticket run_1 --server-key-file key) prp-runnerd --connect-url … `,
+    )
+    .action((runId: string, opts: TicketOptions) =>
+      runAction(async () => {
+        const issued = await withStore(opts, async (store) => {
+          await knownRun(store, runId);
+          const credentials = Credentials.create({ store });
+          if (!credentials.ok) throw refusal(credentials.error);
+          const ticket = await credentials.value.issueBootstrapTicket(runId, opts.ttlMs);
+          if (!ticket.ok) throw refusal(ticket.error);
+          return ticket.value;
+        });
+        const expiresAt = new Date(issued.expiresAtUnixMs).toISOString();
+        print(opts.json, { runId, ticket: issued.token, credentialId: issued.credentialId, expiresAt }, () => [issued.token]);
+        if (!opts.json) process.stderr.write(`prp: ticket for ${runId}, one use, expires ${expiresAt}\n`);
+      }),
+    );
+}
+
+interface CommandOptions extends StoreOptions, JsonOption {
+  payload: string;
+  id?: string;
+}
+
+function registerCommand(authority: Command): void {
+  withStoreOptions(
+    authority
+      .command("command")
+      .description("queue a PRP command for a run; the daemon delivers it to the run's runner, one command at a time")
+      .argument("<run>", "the run id")
+      .argument("<type>", "the command type, e.g. turn.start, turn.interrupt, request.resolve, run.cancel"),
+  )
+    .option("--payload <json>", "the command's payload, a JSON object", "{}")
+    .option("--id <commandId>", "the command id (default command_prp_<controllerSeq>); queueing the same id, type and payload again is a no-op")
+    .option("--json", "print one JSON line: {runId, commandId, controllerSeq, type, created}")
+    .addHelpText(
+      "after",
+      `
+The command goes through the contract codec before it is stored: a payload that is not a JSON
+object, or a command the schema refuses, is an error (exit 1) and nothing is queued.
+
+Example:
+  prp authority command run_1 turn.start --payload '{"text":"fix the failing test","turnId":"turn_1"}'`,
+    )
+    .action((runId: string, type: string, opts: CommandOptions) =>
+      runAction(async () => {
+        const parsed = parseJson(opts.payload);
+        if (!parsed.ok) throw refusal({ ...parsed.error, path: `--payload${parsed.error.path}` });
+        const queued = await withStore(opts, async (store) => {
+          await knownRun(store, runId);
+          const q = await new CommandQueue({ store }).queueCommand(runId, type, parsed.value, opts.id);
+          if (!q.ok) throw refusal(q.error);
+          return q.value;
+        });
+        const { commandId, controllerSeq, created } = queued;
+        print(opts.json, { runId, commandId, controllerSeq, type, created }, () => [`${created ? "queued" : "already queued"} ${type} ${commandId} (controllerSeq ${controllerSeq}) for ${runId}`]);
+      }),
+    );
+}
+
+function registerRuns(authority: Command): void {
+  withStoreOptions(authority.command("runs").description("list the store's runs: cursor, terminal, commands, connections"))
+    .option("--json", "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch}")
+    .action((opts: StoreOptions & JsonOption) =>
+      runAction(async () => {
+        const rows = await withStore(opts, async (store) => {
+          const out = [];
+          for (const runId of await store.runIds()) {
+            const run = await knownRun(store, runId);
+            const pendingCommands = (await store.commands(runId)).filter((c) => c.status === null).length;
+            out.push({
+              runId, ackedSourceSeq: run.ackedSourceSeq, terminal: run.terminalSourceSeq !== null, commands: run.commandCount, pendingCommands,
+              connectionCount: run.connectionCount, currentConnectionId: run.currentConnectionId, revocationEpoch: run.revocationEpoch,
+            });
+          }
+          return out;
+        });
+        if (opts.json) for (const row of rows) console.log(JSON.stringify(row));
+        else if (rows.length === 0) console.log("no runs");
+        else for (const r of rows) console.log(`${r.runId}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}`);
+      }),
+    );
+}
+
+function registerRevoke(authority: Command): void {
+  withStoreOptions(authority.command("revoke").description("revoke a run's lease and unused tickets; its live runner is told, flushes its outbox and stops (exit 3)").argument("<run>", "the run id"))
+    .option("--json", "print one JSON line: {runId, revocationEpoch, revokedCredentials}")
+    .action((runId: string, opts: StoreOptions & JsonOption) =>
+      runAction(async () => {
+        const revoked = await withStore(opts, async (store) => {
+          await knownRun(store, runId);
+          const r = await store.revoke(runId, undefined, Date.now());
+          if (!r.ok) throw refusal(r.error);
+          return r.value;
+        });
+        print(opts.json, { runId, ...revoked }, () => [`revoked ${runId}: epoch ${revoked.revocationEpoch}, ${revoked.revokedCredentials} credential(s)`]);
+      }),
+    );
+}
+
+/** The admin commands: each opens the store itself, beside a live daemon. */
+export function registerAuthorityAdmin(authority: Command): void {
+  registerRunCreate(authority);
+  registerTicket(authority);
+  registerCommand(authority);
+  registerRuns(authority);
+  registerRevoke(authority);
+}

@@ -1,0 +1,133 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { InvalidArgumentError } from "commander";
+import { describeStore, openAuthorityStore } from "../authority/open-store.js";
+import { AuthorityServer } from "../authority/server.js";
+import type { AuthorityStore } from "../authority/store.js";
+import { StateError } from "../storage/private-sqlite.js";
+import type { TlsIdentity } from "../transport/upgrade-server.js";
+import { CliFailure, loadServerKey, MISCONFIGURED, runAction, storeLocation, withStoreOptions, type StoreOptions } from "./authority-options.js";
+import { jsonLogger } from "./json-log.js";
+import { parsePositiveInt } from "./options.js";
+import { runnerBuild } from "./runner-build.js";
+
+interface ServeOptions extends StoreOptions {
+  listen: { host: string; port: number };
+  tlsCert?: string;
+  tlsKey?: string;
+  pollMs: number;
+  leaseTtlMs?: number;
+}
+
+/** `HOST:PORT` (IPv6 in brackets); port 0 takes any free port. */
+export function parseListen(value: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(value);
+  const port = Number(m?.[2]);
+  if (!m || port > 65_535) throw new InvalidArgumentError(`expected HOST:PORT (e.g. 127.0.0.1:0), got "${value}"`);
+  return { host: m[1]!.replace(/^\[(.*)\]$/, "$1"), port };
+}
+
+/** The TLS identity from `--tls-cert` and `--tls-key`, both or neither. */
+function tlsIdentity(opts: ServeOptions): TlsIdentity | undefined {
+  if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined)) throw new CliFailure("--tls-cert and --tls-key go together", MISCONFIGURED);
+  if (opts.tlsCert === undefined) return undefined;
+  try {
+    return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey!) };
+  } catch (err) {
+    throw new CliFailure(`tls_unreadable: ${(err as Error).message}`, MISCONFIGURED);
+  }
+}
+
+export function registerAuthorityServe(authority: Command): void {
+  withStoreOptions(authority.command("serve").description("run the control-plane authority as a daemon: many runs and runners at once, until SIGTERM or SIGINT"))
+    .option("--listen <host:port>", "where to listen; port 0 takes a free port (the bound URL is printed). Without TLS the host must be loopback", parseListen, { host: "127.0.0.1", port: 0 })
+    .option("--tls-cert <file>", "serve wss:// with this PEM certificate chain (with --tls-key); runners trust it through their roots or --ca-bundle-path")
+    .option("--tls-key <file>", "the certificate's PEM private key")
+    .option("--poll-ms <n>", "how often the daemon reads the store for what admin commands changed (new commands, revocations)", parsePositiveInt, 200)
+    .option("--lease-ttl-ms <n>", "connection lease TTL, 60000 to 86400000 (default 60 s)", parsePositiveInt)
+    .addHelpText(
+      "after",
+      `
+Prints the bound URL (ws://HOST:PORT, or wss:// with TLS) on stdout, then logs one JSON object
+per line on stderr: {time, level, event, runId?, connectionId?, message?}. Never a ticket, lease
+token or key. Refuses to start without a server key (--server-key-file or
+PRP_AUTHORITY_SERVER_KEY): make one with \`prp authority key --out FILE\`.
+
+The admin commands (prp authority run create, ticket, command, runs, revoke; prp events) open
+the same store beside the daemon; the daemon reads it every --poll-ms and delivers new
+commands and revocations to the runners connected to it.
+
+SIGTERM or SIGINT: stop taking connections, close each runner's connection with the reason
+authority_shutdown (runners keep their outbox and redial), let commits under way finish, close
+the store, exit 0.
+
+Examples:
+  prp authority key --out /etc/prp/authority-key
+  prp authority serve --store sqlite:/var/lib/prp/authority --server-key-file /etc/prp/authority-key --listen 127.0.0.1:43127
+  prp authority serve --listen 0.0.0.0:443 --tls-cert cert.pem --tls-key key.pem --server-key-file key`,
+    )
+    .action((opts: ServeOptions) => runAction(() => serve(opts)));
+}
+
+async function serve(opts: ServeOptions): Promise<number> {
+  const log = jsonLogger((line) => process.stderr.write(line));
+  const location = storeLocation(opts);
+  const tls = tlsIdentity(opts);
+  const serverKey = loadServerKey(opts);
+  const build = runnerBuild();
+  let store: AuthorityStore;
+  let authority: AuthorityServer;
+  try {
+    store = await openAuthorityStore(location, { serverKey, log: (message) => log({ level: "warn", event: "store.note", message }) });
+  } catch (err) {
+    serverKey.destroy();
+    if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);
+    throw err;
+  }
+  try {
+    authority = AuthorityServer.open({
+      store,
+      runnerVersion: build.version,
+      runnerDigest: build.digest,
+      ...(opts.leaseTtlMs !== undefined ? { leaseTtlMs: opts.leaseTtlMs } : {}),
+      ...(tls ? { tls } : {}),
+      log: (message, fields) => log({ level: "info", event: fields?.event ?? "authority.note", ...fields, message }),
+    });
+  } catch (err) {
+    await store.close();
+    serverKey.destroy();
+    throw new CliFailure((err as Error).message, MISCONFIGURED);
+  }
+  let url: string;
+  try {
+    url = await authority.listen(opts.listen.port, opts.listen.host);
+  } catch (err) {
+    await authority.close();
+    await store.close();
+    serverKey.destroy();
+    throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
+  }
+  console.log(url);
+  log({ level: "info", event: "authority.listening", url, store: describeStore(location), tls: tls !== undefined, pid: process.pid });
+
+  // What admin processes changed in the store reaches the live runners within one poll.
+  let polling: Promise<void> = Promise.resolve();
+  const poller = setInterval(() => {
+    polling = polling.then(() => authority.syncLiveRuns()).catch((err: Error) => log({ level: "warn", event: "authority.poll_failed", message: err.message }));
+  }, opts.pollMs);
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+  process.on("SIGTERM", () => {}); // one shutdown: a second signal waits for it
+  process.on("SIGINT", () => {});
+  log({ level: "info", event: "authority.stopping", signal });
+  clearInterval(poller);
+  await polling;
+  await authority.close();
+  await store.close();
+  serverKey.destroy();
+  log({ level: "info", event: "authority.stopped" });
+  return 0;
+}

@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { packageRoot } from "../../src/contract/package-root.js";
+import { until } from "../support/until.js";
+
+/** A child process the test started, with its output so far and a bounded wait for its exit. */
+export interface Child {
+  pid: number;
+  stdout(): string;
+  stderr(): string;
+  /** Its exit code (or 128 + signal), waited for at most `timeoutMs`; fails the test past it. */
+  exited(timeoutMs?: number): Promise<number>;
+  /** Sends `signal` by pid if it is still running. */
+  kill(signal: NodeJS.Signals): void;
+}
+
+function track(child: ChildProcess, what: string): Child {
+  let out = "";
+  let err = "";
+  let code: number | null = null;
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number>((resolve) => child.once("exit", (c, s) => resolve((code = c ?? 128 + (s === "SIGKILL" ? 9 : s === "SIGTERM" ? 15 : 2)))));
+  return {
+    pid: child.pid!,
+    stdout: () => out,
+    stderr: () => err,
+    exited: async (timeoutMs = 60_000) => {
+      await until(() => code !== null, () => `${what} (pid ${child.pid}) to exit; stderr: ${err.slice(-2000)}`, timeoutMs);
+      return exit;
+    },
+    kill: (signal) => {
+      if (code === null) process.kill(child.pid!, signal);
+    },
+  };
+}
+
+/** `prp …` as a child process (for a daemon, or a command that runs while the test goes on). */
+export function spawnPrp(args: string[], env: NodeJS.ProcessEnv = {}): Child {
+  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return track(child, `prp ${args.slice(0, 2).join(" ")}`);
+}
+
+/** `prp-runnerd …` with the ticket in its environment only. */
+export function spawnRunnerd(args: string[], ticket: string, cwd: string): Child {
+  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return track(child, "prp-runnerd");
+}
+
+/** A started `prp authority serve`: its pid, the URL it printed, its JSON log lines. */
+export interface Daemon extends Child {
+  url: string;
+  /** Each stderr line parsed; a line that is not a JSON object fails the test. */
+  log(): Array<Record<string, unknown>>;
+}
+
+export async function startDaemon(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Daemon> {
+  const child = spawnPrp(["authority", "serve", ...args], env);
+  await until(() => child.stdout().includes("\n") || child.stderr().includes("prp: "), () => `the daemon to print its URL; stderr: ${child.stderr()}`, 30_000);
+  const url = child.stdout().split("\n")[0]!;
+  if (!/^wss?:\/\//.test(url)) {
+    child.kill("SIGKILL");
+    throw new Error(`the daemon did not start: ${child.stderr()}`);
+  }
+  return {
+    ...child,
+    url,
+    log: () =>
+      child
+        .stderr()
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => {
+          const parsed = JSON.parse(l) as unknown;
+          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error(`a log line is not a JSON object: ${l}`);
+          return parsed as Record<string, unknown>;
+        }),
+  };
+}
+
+/** The prp-runnerd flags of the identity `prp authority run create --json` printed, against `url`. */
+export function runnerArgs(created: { runnerArgs: string[] }, url: string, stateDir: string): string[] {
+  return created.runnerArgs.map((a) => a.replace("<authority-url>", url).replace("<state-dir>", stateDir));
+}
