@@ -8,7 +8,7 @@ import { migrate } from "./postgres-schema.js";
 import { opensServerKeyCheck, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
 import { appendCommandRefusal, appendRefusal, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
-import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, type Row } from "./store-rows.js";
+import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, snapshotFrom, type Row } from "./store-rows.js";
 import type {
   AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, StoreNotice, WithinCommit,
@@ -172,19 +172,7 @@ export class PostgresAuthorityStore implements AuthorityStore {
   private async snapshot(c: pg.ClientBase | pg.Pool, r: Row): Promise<RunSnapshot> {
     const runId = r.run_id as string;
     const deliveries = (await c.query("SELECT command_id, delivery_count FROM commands WHERE run_id = $1 ORDER BY controller_seq", [runId])).rows as Array<{ command_id: string; delivery_count: number }>;
-    return {
-      ...cursorFrom(r, await this.terminalSourceSeq(c, runId)),
-      protocolVersion: r.protocol_version as number,
-      connectionCount: r.connection_count as number,
-      replayDeliveries: r.replay_deliveries as number,
-      duplicateCommandResults: r.duplicate_command_results as number,
-      freshBootstraps: r.fresh_bootstraps as number,
-      malformedFrames: r.malformed_frames as number,
-      lastLeaseId: r.last_lease_id as string | null,
-      lastLeaseExpiresAtUnixMs: r.last_lease_expires_at as number | null,
-      commandCount: deliveries.length,
-      commandDeliveryCounts: Object.fromEntries(deliveries.map((d) => [d.command_id, d.delivery_count])),
-    };
+    return snapshotFrom(r, await this.terminalSourceSeq(c, runId), deliveries);
   }
 
   async registerRun(identity: RunIdentity, init: RunInit): Promise<Result<RunSnapshot>> {

@@ -7,7 +7,7 @@ import { opensServerKeyCheck, sealAuthKeyDigest, serverKeyCheck, type Credential
 import { ServerKey } from "./server-key.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA } from "./limits.js";
 import { appendCommandRefusal, appendRefusal, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
-import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, type Row } from "./store-rows.js";
+import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, snapshotFrom, type Row } from "./store-rows.js";
 import type {
   AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, WithinCommit,
@@ -280,23 +280,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
 
   private snapshot(r: Row): RunSnapshot {
     const deliveries = this.sql("SELECT command_id, delivery_count FROM commands WHERE run_id = ? ORDER BY controller_seq").all(r.run_id) as Array<{ command_id: string; delivery_count: number }>;
-    return {
-      identity: identityFrom(r),
-      protocolVersion: r.protocol_version as number,
-      ackedSourceSeq: r.acked_source_seq as number,
-      terminalSourceSeq: this.terminalSourceSeq(r.run_id as string),
-      connectionCount: r.connection_count as number,
-      currentConnectionId: r.current_connection_id as string | null,
-      revocationEpoch: r.revocation_epoch as number,
-      replayDeliveries: r.replay_deliveries as number,
-      duplicateCommandResults: r.duplicate_command_results as number,
-      freshBootstraps: r.fresh_bootstraps as number,
-      malformedFrames: r.malformed_frames as number,
-      lastLeaseId: r.last_lease_id as string | null,
-      lastLeaseExpiresAtUnixMs: r.last_lease_expires_at as number | null,
-      commandCount: deliveries.length,
-      commandDeliveryCounts: Object.fromEntries(deliveries.map((d) => [d.command_id, d.delivery_count])),
-    };
+    return snapshotFrom(r, this.terminalSourceSeq(r.run_id as string), deliveries);
   }
 
   async registerRun(identity: RunIdentity, init: RunInit): Promise<Result<RunSnapshot>> {

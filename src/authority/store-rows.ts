@@ -2,7 +2,7 @@ import type { ResultStatus } from "./limits.js";
 import type { RunIdentity } from "./identity.js";
 import { openAuthKeyDigest, type CredentialPlace } from "./sealed-credential.js";
 import type { ServerKey } from "./server-key.js";
-import type { CommandRow, CommittedEventRow, CredentialRow, LoggedEvent, RunCursor } from "./store.js";
+import type { CommandRow, CommittedEventRow, CredentialRow, LoggedEvent, RunCursor, RunSnapshot } from "./store.js";
 
 /**
  * Rows as both stores hold them (the same column names in SQLite and PostgreSQL), read into
@@ -81,4 +81,19 @@ export const cursorFrom = (r: Row, terminalSourceSeq: number | null): RunCursor 
   terminalSourceSeq,
   currentConnectionId: r.current_connection_id as string | null,
   revocationEpoch: r.revocation_epoch as number,
+});
+
+/** A run row, its terminal and its commands' delivery counts (in controllerSeq order) as a snapshot. */
+export const snapshotFrom = (r: Row, terminalSourceSeq: number | null, deliveries: Array<{ command_id: string; delivery_count: number }>): RunSnapshot => ({
+  ...cursorFrom(r, terminalSourceSeq),
+  protocolVersion: r.protocol_version as number,
+  connectionCount: r.connection_count as number,
+  replayDeliveries: r.replay_deliveries as number,
+  duplicateCommandResults: r.duplicate_command_results as number,
+  freshBootstraps: r.fresh_bootstraps as number,
+  malformedFrames: r.malformed_frames as number,
+  lastLeaseId: r.last_lease_id as string | null,
+  lastLeaseExpiresAtUnixMs: r.last_lease_expires_at as number | null,
+  commandCount: deliveries.length,
+  commandDeliveryCounts: Object.fromEntries(deliveries.map((d) => [d.command_id, d.delivery_count])),
 });

@@ -1,24 +1,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import pg from "pg";
 import { MIGRATIONS, migrate } from "../../src/authority/postgres-schema.js";
 import { PostgresAuthorityStore } from "../../src/authority/postgres-store.js";
 import type { StoreNotice } from "../../src/authority/store.js";
-import { startTestPostgres, type TestPostgres } from "../support/postgres.js";
+import { startTestPostgres, withPgClient, type TestPostgres } from "../support/postgres.js";
 import { until } from "../support/until.js";
 import { identity, serverKey, unwrap } from "./support.js";
 
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-const versions = (url: string) => withClient(url, async (c) => (await c.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")).rows.map((r) => r.version));
+const versions = (url: string) => withPgClient(url, async (c) => (await c.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")).rows.map((r) => r.version));
 
 describe("PostgreSQL store: migrations and notices between instances", () => {
   let server: TestPostgres;
@@ -32,7 +21,7 @@ describe("PostgreSQL store: migrations and notices between instances", () => {
     const stores = await Promise.all([1, 2, 3].map(() => PostgresAuthorityStore.open(url, { serverKey })));
     assert.deepEqual(await versions(url), MIGRATIONS.map((m) => m.version));
     await Promise.all(stores.map((s) => s.close()));
-    assert.deepEqual(await withClient(url, (c) => migrate(c, url, 0)), [], "nothing pending on a restart");
+    assert.deepEqual(await withPgClient(url, (c) => migrate(c, url, 0)), [], "nothing pending on a restart");
     const again = await PostgresAuthorityStore.open(url, { serverKey });
     assert.deepEqual(await versions(url), MIGRATIONS.map((m) => m.version));
     await again.close();
@@ -42,15 +31,15 @@ describe("PostgreSQL store: migrations and notices between instances", () => {
     const url = await server.database();
     await (await PostgresAuthorityStore.open(url, { serverKey })).close();
     const next = { version: MIGRATIONS.length + 1, name: "a test column", sql: "ALTER TABLE runs ADD COLUMN note TEXT" };
-    assert.deepEqual(await withClient(url, (c) => migrate(c, url, 0, [...MIGRATIONS, next])), [next.version]);
+    assert.deepEqual(await withPgClient(url, (c) => migrate(c, url, 0, [...MIGRATIONS, next])), [next.version]);
     await assert.rejects(PostgresAuthorityStore.open(url, { serverKey }), (err: Error & { code?: string }) => err.code === "state_unknown_schema" && !err.message.includes("password"));
   });
 
   it("a failing migration leaves nothing applied", async () => {
     const url = await server.database();
     const broken = [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: "broken", sql: "ALTER TABLE no_such_table ADD COLUMN x INT" }];
-    await assert.rejects(withClient(url, (c) => migrate(c, url, 0, broken)), /no_such_table/);
-    assert.equal(await withClient(url, async (c) => (await c.query("SELECT to_regclass('runs') AS t")).rows[0].t), null, "the first migration rolled back with it");
+    await assert.rejects(withPgClient(url, (c) => migrate(c, url, 0, broken)), /no_such_table/);
+    assert.equal(await withPgClient(url, async (c) => (await c.query("SELECT to_regclass('runs') AS t")).rows[0].t), null, "the first migration rolled back with it");
   });
 
   it("a command queued or a revocation through one instance reaches the other's listeners, not its own", async () => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import pg from "pg";
 import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
 import { resolveScriptPath } from "../../src/harness/script-file.js";
 import { durableRunner, SecureAuthority } from "../security/support.js";
+import { withPgClient } from "../support/postgres.js";
 import { within } from "../support/within.js";
 
 /** The harness of these runs: many items, slow enough that a fault lands mid-run. */
@@ -38,15 +38,11 @@ export interface CommandRecord {
 
 /** What the database holds for a run, read apart from the store's code: the judge's record. */
 export async function runRecord(url: string, runId: string): Promise<{ log: LoggedRow[]; commands: CommandRecord[] }> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
+  return withPgClient(url, async (c) => {
     const log = (await c.query<LoggedRow>("SELECT source_seq::int, source_event_id, event_type FROM event_log WHERE run_id = $1 ORDER BY source_seq", [runId])).rows;
     const commands = (await c.query<CommandRecord>("SELECT command_type, status, delivery_count::int FROM commands WHERE run_id = $1 ORDER BY controller_seq", [runId])).rows;
     return { log, commands };
-  } finally {
-    await c.end();
-  }
+  });
 }
 
 /**

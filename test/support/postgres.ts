@@ -24,6 +24,17 @@ export interface TestPostgres {
   stop(): Promise<void>;
 }
 
+/** One connection of its own to `url` for `fn`, apart from any store's pool, then closed. */
+export async function withPgClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
 export async function startTestPostgres(): Promise<TestPostgres> {
   const external = process.env.PRP_TEST_POSTGRES_URL;
   return external ? externalServer(external) : embeddedServer();
@@ -92,15 +103,7 @@ async function embeddedServer(): Promise<TestPostgres> {
 
 async function databases(adminUrl: string, embedded: boolean, shutdown: () => Promise<void>, control: Pick<TestPostgres, "pause" | "resume">): Promise<TestPostgres> {
   const created: string[] = [];
-  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      return await fn(client);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withPgClient(adminUrl, fn);
   return {
     embedded,
     ...control,
