@@ -2,6 +2,7 @@ import { admit } from "../contract/admission.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { fail, ok, terminalCommitted, type AuthorityError, type Refusal, type Result } from "./errors.js";
 import type { RunIdentity } from "./identity.js";
+import { GroupCommit } from "./group-commit.js";
 import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
 import { storeFailure } from "./store-failure.js";
@@ -47,7 +48,9 @@ const CORRELATION_FIELDS = ["runId", "normalizedSessionId", "turnId", "itemId"] 
  *      it: a committed terminal is final (`event_after_terminal`);
  *   5–6. in one transaction re-check 4 and the connection, append the event to the run log and
  *      the window, advance the cursor and await onCommittedEvent, then return the cumulative
- *      ACK for the caller to send.
+ *      ACK for the caller to send. That transaction is shared with the events of other runs
+ *      that arrive in the same tick (group-commit.ts), each in its own savepoint; the ACK is
+ *      returned only once it has committed.
  * Every refusal means: close the connection. A refusal changes no cursor or window; it leaves
  * a diagnostic, and a refused event (step 1) also counts as a malformed frame.
  *
@@ -59,11 +62,13 @@ export class EventIngest {
   private readonly onCommittedEvent: OnCommittedEvent;
   private readonly now: () => number;
   private readonly serial = new PerRunSerial();
+  private readonly group: GroupCommit;
 
   constructor(options: EventIngestOptions) {
     this.store = options.store;
     this.onCommittedEvent = options.onCommittedEvent ?? (() => undefined);
     this.now = options.now ?? Date.now;
+    this.group = new GroupCommit(this.store, this.now);
   }
 
   /**
@@ -107,13 +112,12 @@ export class EventIngest {
     const order = sequenceError(event.sourceSeq, run);
     if (order) return this.refuse(runId, { ok: false, error: order });
 
-    const committed = await this.store.commitEvent(
+    const committed = await this.group.commit({
       runId,
       connectionId,
-      { sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, eventType: event.eventType, priority: event.priority, envelope },
-      this.now(),
-      (transaction) => this.onCommittedEvent(event, { runId, sourceSeq: event.sourceSeq, transaction }),
-    );
+      event: { sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, eventType: event.eventType, priority: event.priority, envelope },
+      withinCommit: (transaction) => this.onCommittedEvent(event, { runId, sourceSeq: event.sourceSeq, transaction }),
+    });
     // The caller's own failure: no diagnostic is written, so nothing at all is persisted.
     if (!committed.ok && committed.error.code === "callback_failed") return committed;
     if (!committed.ok) return this.refuse(runId, committed);

@@ -7,10 +7,10 @@ import { COMMITTED_WINDOW, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAG
 import { migrate } from "./postgres-schema.js";
 import { opensServerKeyCheck, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
-import { appendCommandRefusal, appendRefusal, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
+import { appendCommandRefusal, appendRefusal, callbackFailed, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
 import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, snapshotFrom, type Row } from "./store-rows.js";
 import type {
-  AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
+  AuthorityStore, BatchedEvent, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, StoreNotice, WithinCommit,
 } from "./store.js";
 
@@ -322,36 +322,52 @@ export class PostgresAuthorityStore implements AuthorityStore {
     });
   }
 
-  async commitEvent(runId: string, connectionId: string, e: NewCommittedEvent, nowMs: number, withinCommit?: WithinCommit): Promise<Result<{ ackedSourceSeq: number }>> {
-    /** Thrown to roll back the transaction when the host's commit failed; answered as a refusal. */
-    class HostFailed extends Error {}
-    try {
-      return await this.transaction(async (c): Promise<Result<{ ackedSourceSeq: number }>> => {
-        const run = currentConnection(await this.lockRun(c, runId), runId, connectionId);
-        if (!run.ok) return run;
-        const refused = appendRefusal(e.sourceSeq, run.value.acked_source_seq as number, await this.terminalSourceSeq(c, runId));
-        if (refused) return refused;
-        if ((await c.query("SELECT 1 FROM committed_events WHERE run_id = $1 AND source_event_id = $2", [runId, e.sourceEventId])).rowCount) {
-          return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
-        }
-        const row = [runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs];
-        await c.query("INSERT INTO committed_events (run_id, source_seq, source_event_id, event_type, priority, envelope, committed_at, delivery_count) VALUES ($1, $2, $3, $4, $5, $6, $7, 1)", row);
-        await c.query("INSERT INTO event_log (run_id, source_seq, source_event_id, event_type, priority, envelope, committed_at) VALUES ($1, $2, $3, $4, $5, $6, $7)", row);
-        await c.query("UPDATE runs SET acked_source_seq = $1 WHERE run_id = $2", [e.sourceSeq, runId]);
-        await c.query("DELETE FROM committed_events WHERE run_id = $1 AND source_seq <= $2", [runId, e.sourceSeq - COMMITTED_WINDOW]);
-        if (withinCommit) {
-          try {
-            await withinCommit({ kind: "postgres", client: c });
-          } catch (err) {
-            throw new HostFailed((err as Error)?.message ?? String(err));
-          }
-        }
-        return ok({ ackedSourceSeq: e.sourceSeq });
-      });
-    } catch (err) {
-      if (!(err instanceof HostFailed)) throw err;
-      return fail("callback_failed", "", `the host's commit (onCommittedEvent) failed for ${e.sourceEventId}: ${err.message}`);
+  async commitEvent(runId: string, connectionId: string, event: NewCommittedEvent, nowMs: number, withinCommit?: WithinCommit): Promise<Result<{ ackedSourceSeq: number }>> {
+    const [result] = await this.commitEvents([{ runId, connectionId, event, withinCommit }], nowMs);
+    return result!;
+  }
+
+  async commitEvents(items: readonly BatchedEvent[], nowMs: number): Promise<Array<Result<{ ackedSourceSeq: number }>>> {
+    // Run rows are locked in runId order, so two instances' batches cannot deadlock; a run's items keep their order.
+    const order = items.map((item, index) => ({ item, index })).sort((a, b) => (a.item.runId < b.item.runId ? -1 : a.item.runId > b.item.runId ? 1 : a.index - b.index));
+    return this.transaction(async (c) => {
+      const results: Array<Result<{ ackedSourceSeq: number }>> = new Array(items.length);
+      for (const { item, index } of order) results[index] = await this.commitItem(c, item, nowMs);
+      return results;
+    });
+  }
+
+  /** One item of a batch in its own savepoint: a refusal or a host failure undoes this item only. */
+  private async commitItem(c: pg.PoolClient, item: BatchedEvent, nowMs: number): Promise<Result<{ ackedSourceSeq: number }>> {
+    await c.query("SAVEPOINT batched_event");
+    let result = await this.appendEvent(c, item, nowMs);
+    if (result.ok && item.withinCommit) {
+      try {
+        await item.withinCommit({ kind: "postgres", client: c });
+      } catch (err) {
+        result = callbackFailed(item.event.sourceEventId, err);
+      }
     }
+    if (!result.ok) await c.query("ROLLBACK TO SAVEPOINT batched_event");
+    await c.query("RELEASE SAVEPOINT batched_event");
+    return result;
+  }
+
+  /** The checks and writes of one committed event, on the locked run row. */
+  private async appendEvent(c: pg.PoolClient, { runId, connectionId, event: e }: BatchedEvent, nowMs: number): Promise<Result<{ ackedSourceSeq: number }>> {
+    const run = currentConnection(await this.lockRun(c, runId), runId, connectionId);
+    if (!run.ok) return run;
+    const refused = appendRefusal(e.sourceSeq, run.value.acked_source_seq as number, await this.terminalSourceSeq(c, runId));
+    if (refused) return refused;
+    if ((await c.query("SELECT 1 FROM committed_events WHERE run_id = $1 AND source_event_id = $2", [runId, e.sourceEventId])).rowCount) {
+      return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
+    }
+    const row = [runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs];
+    await c.query("INSERT INTO committed_events (run_id, source_seq, source_event_id, event_type, priority, envelope, committed_at, delivery_count) VALUES ($1, $2, $3, $4, $5, $6, $7, 1)", row);
+    await c.query("INSERT INTO event_log (run_id, source_seq, source_event_id, event_type, priority, envelope, committed_at) VALUES ($1, $2, $3, $4, $5, $6, $7)", row);
+    await c.query("UPDATE runs SET acked_source_seq = $1 WHERE run_id = $2", [e.sourceSeq, runId]);
+    await c.query("DELETE FROM committed_events WHERE run_id = $1 AND source_seq <= $2", [runId, e.sourceSeq - COMMITTED_WINDOW]);
+    return ok({ ackedSourceSeq: e.sourceSeq });
   }
 
   async command(runId: string, commandId: string): Promise<CommandRow | undefined> {

@@ -6,10 +6,10 @@ import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity }
 import { opensServerKeyCheck, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA } from "./limits.js";
-import { appendCommandRefusal, appendRefusal, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
+import { appendCommandRefusal, appendRefusal, callbackFailed, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
 import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, snapshotFrom, type Row } from "./store-rows.js";
 import type {
-  AuthorityStore, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
+  AuthorityStore, BatchedEvent, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, WithinCommit,
 } from "./store.js";
 
@@ -107,7 +107,14 @@ export class SqliteAuthorityStore implements AuthorityStore {
   private readonly pageSize: number;
 
   private readonly sql: (text: string) => Database.Statement;
-  /** Settles when the transaction `commitEvent` holds open around the host's callback ends. */
+  /**
+   * Settles when the transaction `commitEvents` holds open around the hosts' callbacks ends.
+   * One connection serves every call, so meanwhile no other call may run on it: it would join
+   * that transaction, and a reader would see rows a rollback then removes. Each caller waits
+   * with `while (this.open !== null) await this.open;` and no await between the loop's exit
+   * and its next step: an awaited helper would resume a microtask later, after another caller
+   * may have opened a transaction.
+   */
   private open: Promise<void> | null = null;
 
   private constructor(
@@ -241,23 +248,14 @@ export class SqliteAuthorityStore implements AuthorityStore {
   }
 
   private async write<T>(fn: () => T): Promise<T> {
-    await this.idle();
+    while (this.open !== null) await this.open;
     // IMMEDIATE takes the write lock first, so a read-then-write never upgrades into SQLITE_BUSY.
     return this.db.transaction(fn).immediate();
   }
 
   private async read<T>(fn: () => T): Promise<T> {
-    await this.idle();
-    return fn();
-  }
-
-  /**
-   * One connection serves every call, so while `commitEvent` awaits the host inside its
-   * transaction no other call may run on it: it would join that transaction, and a reader
-   * would see rows a rollback then removes.
-   */
-  private async idle(): Promise<void> {
     while (this.open !== null) await this.open;
+    return fn();
   }
 
   private runRow(runId: string): Row | undefined {
@@ -432,29 +430,45 @@ export class SqliteAuthorityStore implements AuthorityStore {
     });
   }
 
-  async commitEvent(runId: string, connectionId: string, e: NewCommittedEvent, nowMs: number, withinCommit?: WithinCommit): Promise<Result<{ ackedSourceSeq: number }>> {
-    if (!withinCommit) return this.write(() => this.appendEvent(runId, connectionId, e, nowMs));
-    await this.idle();
+  async commitEvent(runId: string, connectionId: string, event: NewCommittedEvent, nowMs: number, withinCommit?: WithinCommit): Promise<Result<{ ackedSourceSeq: number }>> {
+    const [result] = await this.commitEvents([{ runId, connectionId, event, withinCommit }], nowMs);
+    return result!;
+  }
+
+  async commitEvents(items: readonly BatchedEvent[], nowMs: number): Promise<Array<Result<{ ackedSourceSeq: number }>>> {
+    while (this.open !== null) await this.open;
     let release = (): void => undefined;
     this.open = new Promise((resolve) => (release = resolve));
     let committed = false;
     try {
       this.db.exec("BEGIN IMMEDIATE");
-      const appended = this.appendEvent(runId, connectionId, e, nowMs);
-      if (!appended.ok) return appended;
-      try {
-        await withinCommit({ kind: "sqlite", db: this.db });
-      } catch (err) {
-        return fail("callback_failed", "", `the host's commit (onCommittedEvent) failed for ${e.sourceEventId}: ${(err as Error)?.message ?? String(err)}`);
-      }
+      const results: Array<Result<{ ackedSourceSeq: number }>> = [];
+      for (const item of items) results.push(await this.commitItem(item, nowMs));
       this.db.exec("COMMIT");
       committed = true;
-      return appended;
+      return results;
     } finally {
       if (!committed && this.db.inTransaction) this.db.exec("ROLLBACK");
       this.open = null;
       release();
     }
+  }
+
+  /** One item of a batch in its own savepoint: a refusal or a host failure undoes this item only. */
+  private async commitItem(item: BatchedEvent, nowMs: number): Promise<Result<{ ackedSourceSeq: number }>> {
+    this.db.exec("SAVEPOINT batched_event");
+    let result = this.appendEvent(item.runId, item.connectionId, item.event, nowMs);
+    if (result.ok && item.withinCommit) {
+      try {
+        await item.withinCommit({ kind: "sqlite", db: this.db });
+      } catch (err) {
+        result = callbackFailed(item.event.sourceEventId, err);
+      }
+    }
+    // A host error that ended the whole transaction makes ROLLBACK TO throw: the batch fails.
+    if (!result.ok) this.db.exec("ROLLBACK TO batched_event");
+    this.db.exec("RELEASE batched_event");
+    return result;
   }
 
   /** The checks and writes of `commitEvent`, inside the caller's transaction. */
@@ -586,7 +600,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
   }
 
   async close(): Promise<void> {
-    await this.idle();
+    while (this.open !== null) await this.open;
     if (this.db.open) this.db.close();
   }
 }

@@ -23,6 +23,11 @@ export function appendRefusal(sourceSeq: number, acked: number, terminal: number
   return null;
 }
 
+/** The host's onCommittedEvent threw: its event is rolled back and not acknowledged. */
+export function callbackFailed(sourceEventId: string, err: unknown): Refusal {
+  return fail("callback_failed", "", `the host's commit (onCommittedEvent) failed for ${sourceEventId}: ${(err as Error)?.message ?? String(err)}`);
+}
+
 /** A redelivery's window row (its envelope, or none): refused unless it is exactly the committed event. */
 export function redeliveryRefusal(sourceEventId: string, stored: string | undefined, envelope: string): Refusal | null {
   if (stored === undefined) return fail("sequence_stale", "/sourceEventId", `${sourceEventId} has left the committed window`);

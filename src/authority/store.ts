@@ -64,6 +64,16 @@ export interface AuthorityStore {
    */
   commitEvent(runId: string, connectionId: string, event: NewCommittedEvent, nowMs: number, withinCommit?: WithinCommit): Promise<Result<{ ackedSourceSeq: number }>>;
   /**
+   * Group commit: every item under exactly `commitEvent`'s rules, in ONE transaction; the items
+   * of one run in item order (a store may take runs in another order, e.g. PostgreSQL locks run
+   * rows in runId order so that two instances' batches cannot deadlock). Each item runs inside its own savepoint, so an item that is refused, or whose
+   * `withinCommit` throws (`callback_failed`), is rolled back alone and the others still commit:
+   * its result is its refusal. The results are in item order; none is durable before the
+   * promise settles. Items of one run see the earlier items of the batch (seq 1 then 2 both
+   * commit). A failure of the transaction itself (I/O, COMMIT) rejects: nothing committed.
+   */
+  commitEvents(items: readonly BatchedEvent[], nowMs: number): Promise<Array<Result<{ ackedSourceSeq: number }>>>;
+  /**
    * The run's durable log: every committed event with sourceSeq > `afterSourceSeq`, in
    * sourceSeq order, at most `limit` of them. Unlike the window it is never trimmed.
    */
@@ -113,6 +123,14 @@ export interface AuthorityStore {
  * the callback returns (or its promise settles); never commit, roll back or release it.
  */
 export type StoreTransaction = { kind: "sqlite"; db: BetterSqlite3.Database } | { kind: "postgres"; client: PoolClient };
+
+/** One event of a group commit (`commitEvents`): the arguments of one `commitEvent`. */
+export interface BatchedEvent {
+  runId: string;
+  connectionId: string;
+  event: NewCommittedEvent;
+  withinCommit?: WithinCommit;
+}
 
 export type WithinCommit = (transaction: StoreTransaction) => Promise<void> | void;
 

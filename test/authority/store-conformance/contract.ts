@@ -28,8 +28,8 @@ export interface OpenedStore {
 }
 
 /** The canonical JSON a committed event's row keeps (the store compares it as text). */
-const row = (seq: number, overrides: Partial<NewCommittedEvent> = {}): NewCommittedEvent => {
-  const e = event(seq);
+const row = (seq: number, overrides: Partial<NewCommittedEvent> = {}, run = 1): NewCommittedEvent => {
+  const e = event(seq, run);
   return { sourceSeq: seq, sourceEventId: e.sourceEventId as string, eventType: e.eventType as string, priority: e.priority as number, envelope: JSON.stringify(e), ...overrides };
 };
 
@@ -148,6 +148,47 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       unwrap(await s.commitEvent("run_1", conn, row(1), 2, (tx) => o.hostInsert(tx, row(1).sourceEventId)));
       assert.deepEqual(await o.hostRows(), [row(1).sourceEventId]);
       assert.equal((await s.runCursor("run_1"))!.ackedSourceSeq, 1);
+      await s.close();
+    });
+
+    it("commitEvents is one transaction of commitEvent's rules: a refused item and a failing host roll back alone, the others commit", async () => {
+      const { o, a, conn } = await connected();
+      const s = o.store;
+      await withRun(a, 2);
+      const conn2 = (await connect(a, "run_2")).connectionId;
+      await o.createHostTable();
+      const hosted: string[] = [];
+      const host = (id: string) => async (tx: StoreTransaction) => {
+        hosted.push(id);
+        await o.hostInsert(tx, id);
+      };
+      const results = await s.commitEvents(
+        [
+          { runId: "run_1", connectionId: conn, event: row(1), withinCommit: host(row(1).sourceEventId) },
+          { runId: "run_2", connectionId: conn2, event: row(1, {}, 2), withinCommit: async (tx) => {
+            await host("doomed")(tx);
+            throw new Error("the control plane's ledger is locked");
+          } },
+          { runId: "run_1", connectionId: conn, event: row(2), withinCommit: host(row(2).sourceEventId) },
+          { runId: "run_1", connectionId: conn, event: row(4), withinCommit: host("never") },
+          { runId: "run_2", connectionId: conn2, event: row(2, {}, 2) },
+          { runId: "run_1", connectionId: "connection_9", event: row(3) },
+        ],
+        5,
+      );
+      assert.deepEqual(results.map((r) => (r.ok ? r.value.ackedSourceSeq : r.error.code)), [1, "callback_failed", 2, "sequence_gap", "sequence_gap", "connection_superseded"]);
+      assert.deepEqual(hosted.sort(), ["doomed", row(1).sourceEventId, row(2).sourceEventId].sort(), "a refused item never reaches the host");
+      assert.deepEqual(await o.hostRows(), [row(1).sourceEventId, row(2).sourceEventId].sort(), "the failed host's row rolled back with its event, the others' committed");
+      assert.deepEqual((await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq), [1, 2]);
+      assert.equal((await s.runCursor("run_1"))!.ackedSourceSeq, 2);
+      assert.deepEqual(await s.eventLog("run_2", 0, 10), []);
+      assert.deepEqual(await s.committedWindow("run_2"), []);
+      assert.equal((await s.runCursor("run_2"))!.ackedSourceSeq, 0);
+      // The refused event is committed by the next batch, as a runner's resend would be.
+      const retried = await s.commitEvents([{ runId: "run_2", connectionId: conn2, event: row(1, {}, 2), withinCommit: host(row(1, {}, 2).sourceEventId) }], 6);
+      assert.deepEqual(retried.map((r) => r.ok && r.value.ackedSourceSeq), [1]);
+      assert.deepEqual(await o.hostRows(), [row(1).sourceEventId, row(2).sourceEventId, row(1, {}, 2).sourceEventId].sort());
+      assert.deepEqual(await s.commitEvents([], 7), [], "an empty batch commits nothing");
       await s.close();
     });
 

@@ -1,0 +1,60 @@
+import type { Result } from "./errors.js";
+import type { AuthorityStore, BatchedEvent } from "./store.js";
+
+/** The most events one store transaction takes; the rest wait for the next tick. */
+export const MAX_GROUP_COMMIT = 256;
+
+type Committed = Result<{ ackedSourceSeq: number }>;
+
+interface Pending {
+  item: BatchedEvent;
+  resolve: (result: Committed) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit (issue 11): the events of every connection share one store transaction per
+ * tick (`AuthorityStore.commitEvents`), and each caller's promise settles only after that
+ * transaction has committed, so an ACK sent on it never precedes its commit.
+ *
+ * A tick has no fixed window. The first event after an idle spell waits one `setImmediate`, so
+ * the events decoded in the same I/O turn join it; while a batch commits, new events queue, and
+ * when it ends everything queued is the next batch. An idle authority adds no timer latency,
+ * and under load a batch grows with the commit's own duration, the fsync its events share.
+ *
+ * Each event keeps its own result: a refusal or a host failure rolls back that event alone
+ * (its savepoint) and the others commit. A failure of the transaction itself rejects every
+ * event of that batch: none was committed, and each connection answers it as a store failure.
+ */
+export class GroupCommit {
+  private queue: Pending[] = [];
+  private draining = false;
+
+  constructor(
+    private readonly store: AuthorityStore,
+    private readonly now: () => number,
+    private readonly maxBatch = MAX_GROUP_COMMIT,
+  ) {}
+
+  commit(item: BatchedEvent): Promise<Committed> {
+    return new Promise<Committed>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.draining) return;
+      this.draining = true;
+      setImmediate(() => void this.drain());
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      try {
+        const results = await this.store.commitEvents(batch.map((p) => p.item), this.now());
+        batch.forEach((p, i) => p.resolve(results[i]!));
+      } catch (err) {
+        for (const p of batch) p.reject(err);
+      }
+    }
+    this.draining = false;
+  }
+}
