@@ -5,10 +5,10 @@ import { fail, ok, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, type RunIdentity } from "./identity.js";
 import { COMMITTED_WINDOW, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS } from "./limits.js";
 import { migrate } from "./postgres-schema.js";
-import { opensServerKeyCheck, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
+import { opensServerKeyCheck, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
 import { appendCommandRefusal, appendRefusal, callbackFailed, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
-import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, snapshotFrom, type Row } from "./store-rows.js";
+import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, sealedAuthKey, snapshotFrom, type Row } from "./store-rows.js";
 import type {
   AuthorityStore, BatchedEvent, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, StoreNotice, WithinCommit,
@@ -153,15 +153,11 @@ export class PostgresAuthorityStore implements AuthorityStore {
   }
 
   private seal(authKeyDigest: string, place: CredentialPlace): string {
-    const sealed = sealAuthKeyDigest(this.serverKey, authKeyDigest, place);
-    if (sealed === null) throw new TypeError(`credential ${place.credentialId}: the auth key digest is not sha256:<64 hex digits>`);
-    return sealed;
+    return sealedAuthKey(this.serverKey, authKeyDigest, place);
   }
 
   private credentialOf(r: Row): CredentialRow {
-    const row = credentialFrom(r, this.serverKey);
-    if (row === null) throw new StateError("state_credential_invalid", this.location, `credential ${String(r.credential_id)}: its sealed auth key does not open in this row under the server key (moved from another row, or altered)`);
-    return row;
+    return credentialFrom(r, this.serverKey, this.location);
   }
 
   private async terminalSourceSeq(c: pg.ClientBase | pg.Pool, runId: string): Promise<number | null> {

@@ -3,11 +3,11 @@ import type Database from "better-sqlite3";
 import { openPrivateDatabase, statementCache, StateError } from "../storage/private-sqlite.js";
 import { fail, ok, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
-import { opensServerKeyCheck, sealAuthKeyDigest, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
+import { opensServerKeyCheck, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA } from "./limits.js";
 import { appendCommandRefusal, appendRefusal, callbackFailed, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
-import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, snapshotFrom, type Row } from "./store-rows.js";
+import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, sealedAuthKey, snapshotFrom, type Row } from "./store-rows.js";
 import type {
   AuthorityStore, BatchedEvent, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
   Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, WithinCommit,
@@ -179,18 +179,12 @@ export class SqliteAuthorityStore implements AuthorityStore {
     this.sql("INSERT INTO meta (key, value) VALUES ('server_key_check', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(serverKeyCheck(this.serverKey));
   }
 
-  /** What the credentials table holds for an auth key: sealed, bound to its row. */
   private seal(authKeyDigest: string, place: CredentialPlace): string {
-    const sealed = sealAuthKeyDigest(this.serverKey, authKeyDigest, place);
-    if (sealed === null) throw new TypeError(`credential ${place.credentialId}: the auth key digest is not sha256:<64 hex digits>`);
-    return sealed;
+    return sealedAuthKey(this.serverKey, authKeyDigest, place);
   }
 
-  /** A stored credential with its auth key opened. One that does not open in its own row under the server key is never used. */
   private credentialOf(r: Row): CredentialRow {
-    const row = credentialFrom(r, this.serverKey);
-    if (row === null) throw new StateError("state_credential_invalid", this.path, `credential ${String(r.credential_id)}: its sealed auth key does not open in this row under the server key (moved from another row, or altered)`);
-    return row;
+    return credentialFrom(r, this.serverKey, this.path);
   }
 
   /** What must hold of a store written only by this code; anything else is refused at open. */

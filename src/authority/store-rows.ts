@@ -1,6 +1,7 @@
 import type { ResultStatus } from "./limits.js";
 import type { RunIdentity } from "./identity.js";
-import { openAuthKeyDigest, type CredentialPlace } from "./sealed-credential.js";
+import { StateError } from "../storage/private-sqlite.js";
+import { openAuthKeyDigest, sealAuthKeyDigest, type CredentialPlace } from "./sealed-credential.js";
 import type { ServerKey } from "./server-key.js";
 import type { CommandRow, CommittedEventRow, CredentialRow, LoggedEvent, RunCursor, RunSnapshot } from "./store.js";
 
@@ -13,9 +14,17 @@ export type Row = Record<string, unknown>;
 export const placeOf = (r: Row): CredentialPlace => ({ credentialId: r.credential_id as string, runId: r.run_id as string, kind: r.kind as CredentialRow["kind"] });
 
 /** The row with its auth key opened, or null when the sealed value does not open there under this key. */
-export const credentialFrom = (r: Row, serverKey: ServerKey): CredentialRow | null => {
+/** What a credentials table holds for an auth key: sealed under the server key, bound to its row. */
+export function sealedAuthKey(serverKey: ServerKey, authKeyDigest: string, place: CredentialPlace): string {
+  const sealed = sealAuthKeyDigest(serverKey, authKeyDigest, place);
+  if (sealed === null) throw new TypeError(`credential ${place.credentialId}: the auth key digest is not sha256:<64 hex digits>`);
+  return sealed;
+}
+
+/** A stored credential with its auth key opened. One that does not open in its own row under the server key is never used. */
+export const credentialFrom = (r: Row, serverKey: ServerKey, location: string): CredentialRow => {
   const authKeyDigest = openAuthKeyDigest(serverKey, r.auth_key_digest as string, placeOf(r));
-  if (authKeyDigest === null) return null;
+  if (authKeyDigest === null) throw new StateError("state_credential_invalid", location, `credential ${String(r.credential_id)}: its sealed auth key does not open in this row under the server key (moved from another row, or altered)`);
   return {
     ...placeOf(r),
     authKeyDigest,
