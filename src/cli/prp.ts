@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { packageVersion } from "./package-info.js";
 import { registerAuthority } from "./authority.js";
 import { registerEvents } from "./events.js";
+import { registerContract } from "./contract.js";
 import { registerDemo } from "./demo.js";
 import { registerFakeHarness } from "./fake-harness.js";
 import { registerFault } from "./fault.js";
@@ -31,5 +32,6 @@ registerRun(program);
 registerReplay(program);
 registerAuthority(program);
 registerEvents(program);
+registerContract(program);
 
 await program.parseAsync(process.argv);
