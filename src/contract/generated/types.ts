@@ -789,6 +789,9 @@ export type PRPSemanticToolReceipt = {
   code?: string;
   retryable?: boolean;
   authorizationBoundary?: "company" | "actor" | "active_task" | "grant" | "governed_action" | "lock" | "revision";
+  /**
+   * Producers generate semantic_receipt: plus the first 32 hex characters of the SHA-256 of runId:operationId:(idempotencyKey or callId); consumers accept any string, as upstream does.
+   */
   operationReceiptId?: string;
   auditReceiptId?: string;
 };

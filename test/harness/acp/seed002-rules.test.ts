@@ -79,6 +79,19 @@ describe("seed 002 rule 3: allowed ACP tool calls become semantic receipts", () 
     assert.deepEqual([result!.outcome, result!.code, result!.retryable, result!.authorizationBoundary, result!.auditReceiptId], ["succeeded", "completed", false, "grant", "acp_permission_7"]);
   });
 
+  it("receipt ids we generate keep the strict semantic_receipt:<32 hex> form, though consumers accept any string", () => {
+    const STRICT = /^semantic_receipt:[a-f0-9]{32}$/;
+    assert.doesNotMatch("receipt_evals_seeded", STRICT, "the check refuses the upstream-published form it must tell apart");
+    const facts = projectAll([...opening(), toolCall("a", { x: 1 }), toolCall("b", undefined, "edit"), toolCall("c", undefined, "Not A Kind"), ...allowed(7, "a"), ...allowed(8, "b"), ...allowed(9, "c"), toolDone("a", "completed"), toolDone("b", "failed"), promptAnswer("end_turn")]);
+    const results = receiptsOf(facts).filter((r) => r.phase === "result");
+    assert.equal(results.length, 3);
+    for (const r of results) {
+      assert.match(r.operationReceiptId, STRICT, r.callId);
+      assert.ok(r.auditReceiptId.length > 0, r.callId);
+    }
+    assert.equal(new Set(results.map((r) => r.operationReceiptId)).size, 3, "one receipt id per call");
+  });
+
   it("secret keys are read word by word: credentials go, look-alikes stay", () => {
     for (const k of ["API_TOKEN", "accessToken", "api-key", "apiKey", "private_key", "password", "Authorization", "credentials", "client_secret"]) assert.ok(isSecretKey(k), k);
     for (const k of ["max_tokens", "passthrough", "compass", "path", "keyboard", "tokenizer_name"]) assert.ok(!isSecretKey(k), k);
