@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { protocolDir } from "../../src/contract/package-root.js";
 import { command, event, json } from "../contract/samples.js";
 import { runPrp } from "./run-cli.js";
 
@@ -48,6 +49,17 @@ describe("prp validate", () => {
     assert.equal(lines[1].ok, false);
     assert.equal(lines[1].code, "invalid_json");
     assert.deepEqual(Object.keys(lines[1]), ["file", "ok", "kind", "code", "path", "message"]);
+  });
+
+  it("accepts the seeded bundle as upstream publishes it (receipt id receipt_evals_seeded) and still type-checks the receipt id", () => {
+    const upstream = join(protocolDir(), "fixtures/evals/native-execution-upstream-receipt.json");
+    const run = runPrp(["validate", "--verify-files", upstream]);
+    assert.equal(run.status, 0, run.stdout);
+    assert.equal(run.stdout, `ok  native-execution  ${upstream}\n`);
+    const bundle = JSON.parse(readFileSync(upstream, "utf8"));
+    bundle.events[1].payload.semantic_tool.operationReceiptId = 42;
+    const bad = JSON.parse(runPrp(["validate", "--json", "--verify-files", file("receipt-id-number.json", json(bundle))]).stdout);
+    assert.deepEqual([bad.ok, bad.code, bad.path], [false, "schema_validation", "/events/1/payload/semantic_tool/operationReceiptId"]);
   });
 
   it("reports an unreadable file as rejected instead of crashing", () => {
