@@ -26,7 +26,7 @@ import { AuthorityServer } from "../src/authority/server.js";
 import { ServerKey } from "../src/authority/server-key.js";
 import { SqliteAuthorityStore } from "../src/authority/sqlite-store.js";
 import type { AuthorityStore, BatchedEvent } from "../src/authority/store.js";
-import { MAX_BATCH_EVENTS, dial, openRunnerChannel, parseConnectUrl, resolveEndpoint } from "../src/transport/index.js";
+import { MAX_BATCH_EVENTS, MAX_UNAUTHENTICATED_PER_ADDRESS, dial, openRunnerChannel, parseConnectUrl, resolveEndpoint } from "../src/transport/index.js";
 import { startTestPostgres } from "../test/support/postgres.js";
 import { BUILD, benchIdentity } from "./durable-send.js";
 import { fmt, percentile } from "./measure.js";
@@ -94,8 +94,12 @@ function timed(store: AuthorityStore, committedAt: Map<string, number>, rows: Ba
   });
 }
 
-/** One runner: sends events 1..EVENTS keeping MAX_BATCH_EVENTS in flight, timing each ACK. */
-async function runOne(url: string, id: RunIdentity, token: string, sentAt: Map<string, number>, ackedAt: Map<string, number>): Promise<void> {
+/**
+ * One runner, connected: `run()` sends events 1..EVENTS keeping MAX_BATCH_EVENTS in flight,
+ * timing each ACK. Every runner connects before any sends, so the handshakes of the last ones
+ * do not compete with the first ones' events (and time out on a loaded machine).
+ */
+async function connectOne(url: string, id: RunIdentity, token: string, sentAt: Map<string, number>, ackedAt: Map<string, number>): Promise<{ run: () => Promise<void> }> {
   const endpoint = parseConnectUrl(url);
   if (!endpoint.ok) throw new Error(endpoint.error.message);
   const resolved = await resolveEndpoint(endpoint.value);
@@ -131,12 +135,16 @@ async function runOne(url: string, id: RunIdentity, token: string, sentAt: Map<s
       channel.send("event", { event: benchEvent(id, next) });
     }
   };
-  send();
-  try {
-    await done;
-  } finally {
-    channel.close();
-  }
+  return {
+    run: async () => {
+      send();
+      try {
+        await done;
+      } finally {
+        channel.close();
+      }
+    },
+  };
 }
 
 /** N runners into one authority over `store`; the store is closed by the caller. */
@@ -146,7 +154,10 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
   const ackedAt = new Map<string, number>();
   const rows: BareRow[] = [];
   const transactionMs: number[] = [];
-  const server = AuthorityServer.open({ store: timed(store, committedAt, rows, transactionMs), runnerVersion: BUILD.version, runnerDigest: BUILD.digest, leaseTtlMs: LEASE_TTL_MS, log: () => undefined });
+  const server = AuthorityServer.open({ store: timed(store, committedAt, rows, transactionMs), runnerVersion: BUILD.version, runnerDigest: BUILD.digest, leaseTtlMs: LEASE_TTL_MS, log: () => undefined,
+    // Every runner dials from 127.0.0.1 at once: the per-address cap on handshakes under way (32) would refuse the rest with 429.
+    connections: { maxUnauthenticatedPerAddress: Math.max(MAX_UNAUTHENTICATED_PER_ADDRESS, RUNNERS) },
+  });
   try {
     await server.listen(0);
     const runs = Array.from({ length: RUNNERS }, (_, i) => benchIdentity(i + 1));
@@ -158,8 +169,9 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
       if (!ticket.ok) throw new Error(ticket.error.message);
       tokens.push(ticket.value.token);
     }
+    const runners = await Promise.all(runs.map((id, i) => connectOne(server.connectUrl(id.runId), id, tokens[i]!, sentAt, ackedAt)));
     const start = now();
-    await Promise.all(runs.map((id, i) => runOne(server.connectUrl(id.runId), id, tokens[i]!, sentAt, ackedAt)));
+    await Promise.all(runners.map((r) => r.run()));
     const seconds = (now() - start) / 1000;
     const commitToAckMs: number[] = [];
     const sendToAckMs: number[] = [];
