@@ -6,7 +6,7 @@ import { GroupCommit } from "./group-commit.js";
 import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
 import { storeFailure } from "./store-failure.js";
-import type { AuthorityStore, RunCursor, StoreTransaction } from "./store.js";
+import type { AuthorityStore, RunCursor, StoreTransaction, WithinCommit } from "./store.js";
 
 /**
  * The caller's durable commit of one event (§5.6 step 5): the ACK authority. It runs inside the
@@ -92,7 +92,7 @@ interface Pipeline {
  */
 export class EventIngest {
   private readonly store: AuthorityStore;
-  private readonly onCommittedEvent: OnCommittedEvent;
+  private readonly onCommittedEvent: OnCommittedEvent | undefined;
   private readonly now: () => number;
   private readonly serial = new PerRunSerial();
   private readonly group: GroupCommit;
@@ -100,7 +100,7 @@ export class EventIngest {
 
   constructor(options: EventIngestOptions) {
     this.store = options.store;
-    this.onCommittedEvent = options.onCommittedEvent ?? (() => undefined);
+    this.onCommittedEvent = options.onCommittedEvent;
     this.now = options.now ?? Date.now;
     this.group = new GroupCommit(this.store, this.now);
   }
@@ -199,7 +199,7 @@ export class EventIngest {
       runId,
       connectionId: pipeline.connectionId,
       event: { sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, eventType: event.eventType, priority: event.priority, envelope },
-      withinCommit: (transaction) => this.onCommittedEvent(event, { runId, sourceSeq: event.sourceSeq, transaction }),
+      ...(this.onCommittedEvent ? { withinCommit: withinCommit(this.onCommittedEvent, event, runId) } : {}),
     });
     const outcome = this.outcome(runId, pipeline, before, committed, event);
     pipeline.tail = outcome;
@@ -236,6 +236,8 @@ export class EventIngest {
     return recordRefusal(this.store, runId, refusal, this.now());
   }
 }
+
+const withinCommit = (host: OnCommittedEvent, event: PrpEvent, runId: string): WithinCommit => (transaction) => host(event, { runId, sourceSeq: event.sourceSeq, transaction });
 
 /** What a fresh pipeline's first event follows: nothing that could have failed. */
 const NOTHING_BEFORE: Ingested = { outcome: "committed", sourceSeq: 0, sourceEventId: "", ack: { ackedSourceSeq: 0 } };
