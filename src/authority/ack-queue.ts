@@ -17,8 +17,10 @@ interface Slot {
  * group commit ends, and this sends what they allow strictly in staging order: the settled
  * prefix of the queue becomes one cumulative ACK, its highest (wire.md §5.3: the ACK means every
  * event up to it is committed or deduplicated). The first refusal in that order closes the
- * connection after the ACK of what precedes it, and nothing behind it is ACKed. Flushing waits
- * one `setImmediate`, so the events of one commit, which settle together, share one ACK frame.
+ * connection after the ACK of what precedes it, and nothing behind it is ACKed. A flush runs
+ * once the promise jobs queued with it have run, so the events of one commit, which settle
+ * together, share one ACK frame, and before the sockets are read again: staging the frames that
+ * arrived meanwhile would hold the ACKs back.
  */
 export class AckQueue {
   private readonly slots: Slot[] = [];
@@ -50,7 +52,6 @@ export class AckQueue {
   async drained(): Promise<void> {
     while (this.slots.length > 0 && !this.ended) {
       await Promise.all(this.slots.map((s) => s.settled));
-      await new Promise<void>((resolve) => setImmediate(resolve));
       this.flush();
     }
   }
@@ -58,7 +59,8 @@ export class AckQueue {
   private schedule(): void {
     if (this.flushing) return;
     this.flushing = true;
-    setImmediate(() => {
+    // After the promise jobs now queued (the other outcomes of the same commit), before any I/O.
+    process.nextTick(() => {
       this.flushing = false;
       this.flush();
     });

@@ -61,11 +61,10 @@ export class GroupCommit {
 }
 
 /**
- * Between two batches: the ACKs of the one that committed leave first (their flush is a
- * `setImmediate` scheduled as its results settle), then the sockets are read (the poll phase),
- * so the events that arrived meanwhile join the next batch. One hop would start the next
- * transaction, which holds the thread, ahead of both.
+ * Between two batches: the ACKs of the one that committed leave first (they flush as its
+ * results settle), then the sockets are read (the poll phase), so the events that arrived
+ * meanwhile join the next batch, and only then does the next transaction hold the thread.
  */
 function yieldToIo(): Promise<void> {
-  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+  return new Promise((resolve) => setImmediate(resolve));
 }
