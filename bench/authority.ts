@@ -6,10 +6,10 @@
  * right after. Nothing here asserts a speed.
  *
  * The runners are the real runner side of the secure channel (dial, handshake, sealed frames)
- * without an outbox, each keeping up to MAX_BATCH_EVENTS events in flight: the figures are the
- * authority's. The bare baseline inserts the committed rows into a plain table of the same
- * columns in transactions of N rows, the most one group commit holds here (ingest takes one
- * event per run per transaction, in order), each transaction waiting for its fsync.
+ * without an outbox, each keeping up to MAX_BATCH_EVENTS events in flight, on a worker thread
+ * of their own (authority-runners.ts): the figures are the authority's. The bare baseline
+ * inserts the committed rows into a plain table of the same columns, each transaction waiting
+ * for its fsync, in transactions of N rows (the figure of record) and of the mean group commit.
  *
  *   node dist/bench/authority.js [--runners N] [--events M] [--store sqlite|postgres|both]
  * The issue's figure of record: --runners 50 --events 2000.
@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { RunIdentity } from "../src/authority/identity.js";
@@ -26,8 +27,9 @@ import { AuthorityServer } from "../src/authority/server.js";
 import { ServerKey } from "../src/authority/server-key.js";
 import { SqliteAuthorityStore } from "../src/authority/sqlite-store.js";
 import type { AuthorityStore, BatchedEvent } from "../src/authority/store.js";
-import { MAX_BATCH_EVENTS, dial, openRunnerChannel, parseConnectUrl, resolveEndpoint } from "../src/transport/index.js";
+import { MAX_UNAUTHENTICATED_PER_ADDRESS } from "../src/transport/index.js";
 import { startTestPostgres } from "../test/support/postgres.js";
+import { key, now, type RunnerPlan, type RunnersMessage } from "./authority-runners.js";
 import { BUILD, benchIdentity } from "./durable-send.js";
 import { fmt, percentile } from "./measure.js";
 
@@ -44,8 +46,6 @@ if (!(RUNNERS > 0 && EVENTS > 0) || !["sqlite", "postgres", "both"].includes(arg
 /** These runners renew no lease: one lease outlasts the longest run. */
 const LEASE_TTL_MS = 3_600_000;
 
-const now = () => Number(process.hrtime.bigint()) / 1e6;
-const key = (runId: string, seq: number) => `${runId}#${seq}`;
 
 /** What one store's run measured. */
 interface Figures {
@@ -55,19 +55,27 @@ interface Figures {
   transactionMs: number[];
   commitToAckMs: number[];
   sendToAckMs: number[];
-  bareRowsPerSecond: number;
+  bare: Bare[];
+}
+
+/** The bare baseline with `size` rows per transaction. */
+interface Bare {
+  size: number;
+  rowsPerSecond: number;
+}
+
+/**
+ * The baseline's transaction sizes: one row per runner (the figure of record since the first
+ * bench, when a group commit held at most one event per run), and the mean group commit of
+ * this run, the same batching the authority had, so each ratio compares like with like.
+ */
+function bareSizes(measured: { events: number; transactionMs: number[] }): number[] {
+  const mean = Math.max(1, Math.round(measured.events / measured.transactionMs.length));
+  return mean === RUNNERS ? [RUNNERS] : [RUNNERS, mean];
 }
 
 /** A committed row as the bare baseline inserts it. */
 type BareRow = [runId: string, seq: number, id: string, type: string, priority: number, envelope: string, at: number];
-
-/** A v1 item.delta of the run, as its runner sends it. */
-const benchEvent = (id: RunIdentity, seq: number): Record<string, unknown> => ({
-  schema: "paperclip.prp.event.v1", sourceEventId: `event_${id.runnerInstanceId}_${String(seq).padStart(16, "0")}`, sourceSeq: seq,
-  sourceInstanceId: id.runnerInstanceId, sourceKind: "runner", runId: id.runId, normalizedSessionId: id.normalizedSessionId,
-  turnId: id.turnId, itemId: id.itemId, eventType: "item.delta", schemaVersion: 1, priority: 2, emittedAt: new Date().toISOString(),
-  payload: { text: `token ${seq} ` },
-});
 
 /** The store, with the time each event's transaction returned and the rows it committed. */
 /** `transactionMs` gets each transaction's duration. */
@@ -94,59 +102,41 @@ function timed(store: AuthorityStore, committedAt: Map<string, number>, rows: Ba
   });
 }
 
-/** One runner: sends events 1..EVENTS keeping MAX_BATCH_EVENTS in flight, timing each ACK. */
-async function runOne(url: string, id: RunIdentity, token: string, sentAt: Map<string, number>, ackedAt: Map<string, number>): Promise<void> {
-  const endpoint = parseConnectUrl(url);
-  if (!endpoint.ok) throw new Error(endpoint.error.message);
-  const resolved = await resolveEndpoint(endpoint.value);
-  if (!resolved.ok) throw new Error(resolved.error.message);
-  const ws = await dial(resolved.value);
-  if (!ws.ok) throw new Error(ws.error.message);
-  let finish!: (err?: Error) => void;
-  const done = new Promise<void>((resolve, reject) => (finish = (err) => (err ? reject(err) : resolve())));
-  let next = 1;
-  let acked = 0;
-  let send = (): void => undefined;
-  const opened = await openRunnerChannel(ws.value, {
-    credential: { kind: "bootstrap", token }, identity: id, runnerVersion: BUILD.version, runnerDigest: BUILD.digest,
-    resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 },
-    handlers: {
-      onEnvelope: (envelope) => {
-        if (envelope.kind !== "ack") return;
-        const at = now();
-        const upTo = envelope.payload.ackedSourceSeq as number;
-        for (let seq = acked + 1; seq <= upTo; seq++) ackedAt.set(key(id.runId, seq), at);
-        acked = upTo;
-        if (acked === EVENTS) finish();
-        else send();
-      },
-      onClose: (diagnostic) => finish(diagnostic ? new Error(`${id.runId}: ${diagnostic.code}: ${diagnostic.message}`) : undefined),
-    },
-  });
-  if (!opened.ok) throw new Error(opened.error.message);
-  const { channel } = opened.value;
-  send = () => {
-    for (; next <= EVENTS && next - acked <= MAX_BATCH_EVENTS; next++) {
-      sentAt.set(key(id.runId, next), now());
-      channel.send("event", { event: benchEvent(id, next) });
-    }
-  };
-  send();
+/**
+ * The runners, on a thread of their own (authority-runners.ts): their sealing and JSON are the
+ * runners' cost, not the authority's, and on one thread they would take turns with it. Every
+ * runner connects before any sends. Resolves with each event's send and ACK times.
+ */
+async function runnersOnAThread(server: AuthorityServer, runs: RunIdentity[], tokens: string[]): Promise<{ seconds: number; sentAt: Map<string, number>; ackedAt: Map<string, number> }> {
+  const runners: RunnerPlan[] = runs.map((id, i) => ({ url: server.connectUrl(id.runId), id, token: tokens[i]! }));
+  const worker = new Worker(new URL("./authority-runners.js", import.meta.url), { workerData: { runners, events: EVENTS } });
   try {
-    await done;
+    const message = (kind: string) =>
+      new Promise<RunnersMessage>((resolve, reject) => {
+        worker.once("message", (m: RunnersMessage) => (m.kind === kind ? resolve(m) : reject(new Error(m.kind === "failed" ? m.error : `${m.kind}, not ${kind}`))));
+        worker.once("error", reject);
+      });
+    await message("connected");
+    const start = now();
+    worker.postMessage("go");
+    const done = await message("done");
+    const seconds = (now() - start) / 1000;
+    if (done.kind !== "done") throw new Error("unreachable");
+    return { seconds, sentAt: new Map(done.sentAt), ackedAt: new Map(done.ackedAt) };
   } finally {
-    channel.close();
+    await worker.terminate();
   }
 }
 
 /** N runners into one authority over `store`; the store is closed by the caller. */
-async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "bareRowsPerSecond"> & { rows: BareRow[] }> {
+async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "bare"> & { rows: BareRow[] }> {
   const committedAt = new Map<string, number>();
-  const sentAt = new Map<string, number>();
-  const ackedAt = new Map<string, number>();
   const rows: BareRow[] = [];
   const transactionMs: number[] = [];
-  const server = AuthorityServer.open({ store: timed(store, committedAt, rows, transactionMs), runnerVersion: BUILD.version, runnerDigest: BUILD.digest, leaseTtlMs: LEASE_TTL_MS, log: () => undefined });
+  const server = AuthorityServer.open({ store: timed(store, committedAt, rows, transactionMs), runnerVersion: BUILD.version, runnerDigest: BUILD.digest, leaseTtlMs: LEASE_TTL_MS, log: () => undefined,
+    // Every runner dials from 127.0.0.1 at once: the per-address cap on handshakes under way (32) would refuse the rest with 429.
+    connections: { maxUnauthenticatedPerAddress: Math.max(MAX_UNAUTHENTICATED_PER_ADDRESS, RUNNERS) },
+  });
   try {
     await server.listen(0);
     const runs = Array.from({ length: RUNNERS }, (_, i) => benchIdentity(i + 1));
@@ -158,9 +148,7 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
       if (!ticket.ok) throw new Error(ticket.error.message);
       tokens.push(ticket.value.token);
     }
-    const start = now();
-    await Promise.all(runs.map((id, i) => runOne(server.connectUrl(id.runId), id, tokens[i]!, sentAt, ackedAt)));
-    const seconds = (now() - start) / 1000;
+    const { seconds, sentAt, ackedAt } = await runnersOnAThread(server, runs, tokens);
     const commitToAckMs: number[] = [];
     const sendToAckMs: number[] = [];
     for (const [k, acked] of ackedAt) {
@@ -180,34 +168,34 @@ function batchesOf<T>(xs: readonly T[], size: number): T[][] {
   return Array.from({ length: Math.ceil(xs.length / size) }, (_, i) => xs.slice(i * size, (i + 1) * size));
 }
 
-/** The same rows into the store's SQLite file, RUNNERS per transaction, WAL and synchronous=FULL as the store. */
-function bareSqlite(path: string, rows: BareRow[]): number {
+/** The same rows into the store's SQLite file, `size` per transaction, WAL and synchronous=FULL as the store. */
+function bareSqlite(path: string, rows: BareRow[], size: number): number {
   const db = new Database(path);
   try {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
-    db.exec(`CREATE TABLE bare_event_log (${BARE_COLUMNS})`);
-    const insert = db.prepare("INSERT INTO bare_event_log VALUES (?, ?, ?, ?, ?, ?, ?)");
+    db.exec(`CREATE TABLE bare_event_log_${size} (${BARE_COLUMNS})`);
+    const insert = db.prepare(`INSERT INTO bare_event_log_${size} VALUES (?, ?, ?, ?, ?, ?, ?)`);
     const commit = db.transaction((batch: BareRow[]) => batch.forEach((r) => insert.run(...r)));
     const start = now();
-    for (const batch of batchesOf(rows, RUNNERS)) commit(batch);
+    for (const batch of batchesOf(rows, size)) commit(batch);
     return rows.length / ((now() - start) / 1000);
   } finally {
     db.close();
   }
 }
 
-/** The same rows into the store's PostgreSQL database, RUNNERS per transaction, one multi-row INSERT each. */
-async function barePostgres(url: string, rows: BareRow[]): Promise<number> {
+/** The same rows into the store's PostgreSQL database, `size` per transaction, one multi-row INSERT each. */
+async function barePostgres(url: string, rows: BareRow[], size: number): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(`CREATE TABLE bare_event_log (${BARE_COLUMNS})`);
+    await client.query(`CREATE TABLE bare_event_log_${size} (${BARE_COLUMNS})`);
     const start = now();
-    for (const batch of batchesOf(rows, RUNNERS)) {
+    for (const batch of batchesOf(rows, size)) {
       const values = batch.map((_, i) => `(${Array.from({ length: 7 }, (_, j) => `$${i * 7 + j + 1}`).join(", ")})`).join(", ");
       await client.query("BEGIN");
-      await client.query(`INSERT INTO bare_event_log VALUES ${values}`, batch.flat());
+      await client.query(`INSERT INTO bare_event_log_${size} VALUES ${values}`, batch.flat());
       await client.query("COMMIT");
     }
     return rows.length / ((now() - start) / 1000);
@@ -224,7 +212,9 @@ async function sqliteFigures(root: string): Promise<Figures> {
   } finally {
     await store.close();
   }
-  return { ...measured, bareRowsPerSecond: bareSqlite(store.path, measured.rows) };
+  const bare: Bare[] = [];
+  for (const size of bareSizes(measured)) bare.push({ size, rowsPerSecond: bareSqlite(store.path, measured.rows, size) });
+  return { ...measured, bare };
 }
 
 async function postgresFigures(): Promise<Figures> {
@@ -238,7 +228,9 @@ async function postgresFigures(): Promise<Figures> {
     } finally {
       await store.close();
     }
-    return { ...measured, bareRowsPerSecond: await barePostgres(url, measured.rows) };
+    const bare: Bare[] = [];
+    for (const size of bareSizes(measured)) bare.push({ size, rowsPerSecond: await barePostgres(url, measured.rows, size) });
+    return { ...measured, bare };
   } finally {
     await server.stop();
   }
@@ -250,8 +242,10 @@ function print(name: string, f: Figures): void {
   console.log(`${name}: ${fmt(f.events)} events from ${RUNNERS} runners in ${f.seconds.toFixed(2)} s, ${fmt(f.transactionMs.length)} transactions (${(f.events / f.transactionMs.length).toFixed(1)} events each)`);
   console.log(`  transaction ms    p50 ${ms(f.transactionMs, 0.5)}   p99 ${ms(f.transactionMs, 0.99)}   busy ${((f.transactionMs.reduce((a, b) => a + b, 0) / 1000 / f.seconds) * 100).toFixed(0)}% of the run`);
   console.log(`  committed events/s (group commit)            ${fmt(rate).padStart(10)}`);
-  console.log(`  bare batched inserts/s (${RUNNERS} rows per transaction) ${fmt(f.bareRowsPerSecond).padStart(10)}`);
-  console.log(`  ratio to bare batched inserts                 ${(rate / f.bareRowsPerSecond).toFixed(2).padStart(10)}`);
+  for (const b of f.bare) {
+    console.log(`  bare batched inserts/s (${b.size} rows per transaction) ${fmt(b.rowsPerSecond).padStart(10)}`);
+    console.log(`  ratio to bare batched inserts (${b.size} rows)      ${(rate / b.rowsPerSecond).toFixed(2).padStart(10)}`);
+  }
   console.log(`  commit → ACK ms   p50 ${ms(f.commitToAckMs, 0.5)}   p99 ${ms(f.commitToAckMs, 0.99)}`);
   console.log(`  send → ACK ms     p50 ${ms(f.sendToAckMs, 0.5)}   p99 ${ms(f.sendToAckMs, 0.99)}`);
 }

@@ -19,7 +19,7 @@ interface Pending {
  *
  * A tick has no fixed window. The first event after an idle spell waits one `setImmediate`, so
  * the events decoded in the same I/O turn join it; while a batch commits, new events queue, and
- * when it ends everything queued is the next batch. An idle authority adds no timer latency,
+ * when it ends everything queued is the next batch (after its ACKs are sent and the sockets read). An idle authority adds no timer latency,
  * and under load a batch grows with the commit's own duration, the fsync its events share.
  *
  * Each event keeps its own result: a refusal or a host failure rolls back that event alone
@@ -46,7 +46,8 @@ export class GroupCommit {
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
+    for (let first = true; this.queue.length > 0; first = false) {
+      if (!first) await yieldToIo();
       const batch = this.queue.splice(0, this.maxBatch);
       try {
         const results = await this.store.commitEvents(batch.map((p) => p.item), this.now());
@@ -57,4 +58,13 @@ export class GroupCommit {
     }
     this.draining = false;
   }
+}
+
+/**
+ * Between two batches: the ACKs of the one that committed leave first (they flush as its
+ * results settle), then the sockets are read (the poll phase), so the events that arrived
+ * meanwhile join the next batch, and only then does the next transaction hold the thread.
+ */
+function yieldToIo(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -3,7 +3,8 @@ import { LOCAL_RANGE } from "../contract/negotiate.js";
 import type { AdmissionCounts, AdmissionOptions } from "../transport/admission.js";
 import { isLoopback } from "../transport/endpoint.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
-import { acceptCoreChannel, createRunnerUpgradeServer, EnvelopeRefusal, IDENTITY_PATTERN, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode } from "../transport/index.js";
+import { acceptCoreChannel, createRunnerUpgradeServer, EnvelopeRefusal, IDENTITY_PATTERN, MAX_BATCH_EVENTS, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode, transportError } from "../transport/index.js";
+import { AckQueue } from "./ack-queue.js";
 import { CommandQueue } from "./commands.js";
 import { Credentials, type IssuedTicket } from "./credentials.js";
 import type { Result } from "./errors.js";
@@ -78,6 +79,8 @@ export class AuthorityServer {
   private baseUrl = "";
   private readonly live = new Map<string, CoreChannel>();
   private readonly ackDrops = new Set<string>();
+  /** Each live connection's events waiting for their ACK. */
+  private readonly acks = new WeakMap<CoreChannel, AckQueue>();
   /** The revocation epoch each live connection was told of: a higher one in the store is a revoke to send. */
   private readonly liveEpochs = new Map<string, number>();
   /** Envelopes being handled, so a shutdown lets their commits finish. */
@@ -348,10 +351,16 @@ export class AuthorityServer {
   private async onEnvelope(runId: string, connectionId: string, channel: CoreChannel, envelope: ControlEnvelope): Promise<void> {
     const payload = envelope.payload as Record<string, unknown>;
     if (envelope.kind === "event") {
-      const ingested = await this.ingest.ingest(runId, connectionId, payload.event);
-      if (!ingested.ok) throw new EnvelopeRefusal(ingested.error.code, ingested.error.message); // closes the connection, naming the refusal
-      if (this.ackDrops.delete(runId)) return channel.close();
-      channel.send("ack", { ...ingested.value.ack });
+      // Staged, not committed: the pump reads the connection's next event while this one commits.
+      const staged = await this.ingest.stage(runId, connectionId, payload.event);
+      const acks = this.ackQueue(runId, channel);
+      if (!staged.ok) {
+        acks.push(Promise.resolve(staged));
+        return acks.drained(); // the ACKs of what precedes it, then the close; nothing after it is read
+      }
+      acks.push(staged.value.outcome);
+      void this.track(staged.value.outcome.then(() => undefined));
+      if (acks.length >= MAX_BATCH_EVENTS) await acks.oldest(); // a runner past its window waits on TCP
     } else if (envelope.kind === "command_result") {
       const accepted = await this.commands.acceptCommandResult(runId, connectionId, payload);
       if (!accepted.ok) throw new EnvelopeRefusal(accepted.error.code, accepted.error.message);
@@ -360,6 +369,24 @@ export class AuthorityServer {
     } else if (envelope.kind === "lease_renew") {
       await answerLeaseRenew(this.credentials, channel, runId, connectionId, envelope);
     }
+  }
+
+  /**
+   * The connection's ACKs in event order, each after its commit (ack-queue.ts); a refusal closes
+   * the connection naming its code, as a handler's EnvelopeRefusal does.
+   */
+  private ackQueue(runId: string, channel: CoreChannel): AckQueue {
+    let acks = this.acks.get(channel);
+    if (acks) return acks;
+    acks = new AckQueue({
+      ack: (ackedSourceSeq) => {
+        if (this.ackDrops.delete(runId)) return channel.close();
+        channel.send("ack", { ackedSourceSeq });
+      },
+      refuse: (error) => channel.abort(transportError("handler_failed", "", `the envelope handler failed: ${error.code}: ${error.message}`), error.code),
+    });
+    this.acks.set(channel, acks);
+    return acks;
   }
 
   private track(handling: Promise<void>): Promise<void> {

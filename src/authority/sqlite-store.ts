@@ -6,7 +6,7 @@ import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity }
 import { opensServerKeyCheck, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
 import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA } from "./limits.js";
-import { appendCommandRefusal, appendRefusal, callbackFailed, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision } from "./store-rules.js";
+import { appendCommandRefusal, appended, batchedAppendRefusal, callbackFailed, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision, type BatchRun } from "./store-rules.js";
 import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, sealedAuthKey, snapshotFrom, type Row } from "./store-rows.js";
 import type {
   AuthorityStore, BatchedEvent, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
@@ -103,6 +103,9 @@ export interface SqliteStoreOptions {
  * and refused (StateError) when any fails: among them, the server key must be the one its
  * credentials are sealed under, and each credential's key must open in its own row.
  */
+/** Within one batch: each run's row and committed terminal as the batch's earlier items left them. */
+type BatchRuns = Map<string, BatchRun>;
+
 export class SqliteAuthorityStore implements AuthorityStore {
   private readonly pageSize: number;
 
@@ -436,8 +439,9 @@ export class SqliteAuthorityStore implements AuthorityStore {
     let committed = false;
     try {
       this.db.exec("BEGIN IMMEDIATE");
+      const runs: BatchRuns = new Map();
       const results: Array<Result<{ ackedSourceSeq: number }>> = [];
-      for (const item of items) results.push(await this.commitItem(item, nowMs));
+      for (const item of items) results.push(item.withinCommit ? await this.commitHosted(item, item.withinCommit, nowMs, runs) : this.appendEvent(item, nowMs, runs));
       this.db.exec("COMMIT");
       committed = true;
       return results;
@@ -448,15 +452,19 @@ export class SqliteAuthorityStore implements AuthorityStore {
     }
   }
 
-  /** One item of a batch in its own savepoint: a refusal or a host failure undoes this item only. */
-  private async commitItem(item: BatchedEvent, nowMs: number): Promise<Result<{ ackedSourceSeq: number }>> {
+  /**
+   * An item with the host's callback, in its own savepoint: a host failure undoes this item
+   * only. (An item without one needs none: `appendEvent` writes nothing before its checks pass.)
+   */
+  private async commitHosted(item: BatchedEvent, withinCommit: WithinCommit, nowMs: number, runs: BatchRuns): Promise<Result<{ ackedSourceSeq: number }>> {
     this.db.exec("SAVEPOINT batched_event");
-    let result = this.appendEvent(item.runId, item.connectionId, item.event, nowMs);
-    if (result.ok && item.withinCommit) {
+    let result = this.appendEvent(item, nowMs, runs);
+    if (result.ok) {
       try {
-        await item.withinCommit({ kind: "sqlite", db: this.db });
+        await withinCommit({ kind: "sqlite", db: this.db });
       } catch (err) {
         result = callbackFailed(item.event.sourceEventId, err);
+        runs.delete(item.runId); // its run row is read again after the rollback
       }
     }
     // A host error that ended the whole transaction makes ROLLBACK TO throw: the batch fails.
@@ -465,12 +473,20 @@ export class SqliteAuthorityStore implements AuthorityStore {
     return result;
   }
 
-  /** The checks and writes of `commitEvent`, inside the caller's transaction. */
-  private appendEvent(runId: string, connectionId: string, e: NewCommittedEvent, nowMs: number): Result<{ ackedSourceSeq: number }> {
-    const run = this.currentRun(runId, connectionId);
-    if (!run.ok) return run;
-    const acked = run.value.acked_source_seq as number;
-    const refused = appendRefusal(e.sourceSeq, acked, this.terminalSourceSeq(runId));
+  /**
+   * The checks and writes of `commitEvent`, inside the caller's transaction; every check comes
+   * before the first write. `runs` holds each run's row and terminal as this batch left them, so
+   * a run's next event in the batch is checked without reading them again.
+   */
+  private appendEvent(item: BatchedEvent, nowMs: number, runs: BatchRuns): Result<{ ackedSourceSeq: number }> {
+    const { runId, event: e } = item;
+    let run = runs.get(runId);
+    if (!run) {
+      const row = this.runRow(runId);
+      run = { row, terminal: row ? this.terminalSourceSeq(runId) : null };
+      if (row) runs.set(runId, run);
+    }
+    const refused = batchedAppendRefusal(run, item);
     if (refused) return refused;
     if (this.sql("SELECT 1 FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, e.sourceEventId)) {
       return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
@@ -482,6 +498,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
       .run(runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs);
     this.sql("UPDATE runs SET acked_source_seq = ? WHERE run_id = ?").run(e.sourceSeq, runId);
     this.sql("DELETE FROM committed_events WHERE run_id = ? AND source_seq <= ?").run(runId, e.sourceSeq - COMMITTED_WINDOW);
+    runs.set(runId, appended(run, e));
     return ok({ ackedSourceSeq: e.sourceSeq });
   }
 

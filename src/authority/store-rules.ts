@@ -1,7 +1,7 @@
 import { fail, ok, terminalCommitted, type Refusal, type Result } from "./errors.js";
 import { MAX_COMMANDS } from "./limits.js";
 import { sameCredential, type Row } from "./store-rows.js";
-import type { CommandRow, CredentialRow, LeaseRenewal, NewCommandResult, ReauthorizeRequest, RenewLeaseRequest } from "./store.js";
+import type { BatchedEvent, CommandRow, CredentialRow, LeaseRenewal, NewCommandResult, NewCommittedEvent, ReauthorizeRequest, RenewLeaseRequest } from "./store.js";
 
 /**
  * The decisions every store makes inside its transaction, on rows it has just read (and, in
@@ -21,6 +21,24 @@ export function appendRefusal(sourceSeq: number, acked: number, terminal: number
   if (sourceSeq <= acked) return fail("sequence_stale", "/sourceSeq", `sourceSeq ${sourceSeq} is at or before the committed ${acked}`);
   if (sourceSeq !== acked + 1) return fail("sequence_gap", "/sourceSeq", `sourceSeq ${sourceSeq} is not the next one (${acked + 1})`);
   return null;
+}
+
+/** A run as a group commit's earlier items left it: its (locked) row, and its committed terminal's sourceSeq. */
+export interface BatchRun {
+  row: Row | undefined;
+  terminal: number | null;
+}
+
+/** `commitEvent`'s checks of one batched event on its run as the batch left it: the refusal, or null. */
+export function batchedAppendRefusal(run: BatchRun | undefined, { runId, connectionId, event }: BatchedEvent): Refusal | null {
+  const current = currentConnection(run?.row, runId, connectionId);
+  if (!current.ok) return current;
+  return appendRefusal(event.sourceSeq, current.value.acked_source_seq as number, run!.terminal);
+}
+
+/** The run once `event` is appended: its cursor moved, and its terminal if the event is one. */
+export function appended(run: BatchRun, event: NewCommittedEvent): BatchRun {
+  return { row: { ...run.row, acked_source_seq: event.sourceSeq }, terminal: event.eventType === "run.terminal" ? event.sourceSeq : run.terminal };
 }
 
 /** The host's onCommittedEvent threw: its event is rolled back and not acknowledged. */

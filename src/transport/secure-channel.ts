@@ -148,9 +148,13 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     this.binding.leaseExpiresAtUnixMs = Math.max(this.binding.leaseExpiresAtUnixMs, expiresAtUnixMs);
   }
 
-  /** Closes for a refusal of this side's own making (a renewal refused); onClose gets it. */
-  abort(error: TransportError): void {
-    this.end(error);
+  /**
+   * Closes for a refusal of this side's own making (a renewal refused, an event whose commit
+   * failed after its handler returned); onClose gets it. `reason` is the close frame's (the
+   * error's code by default), as a handler's EnvelopeRefusal names its own code.
+   */
+  abort(error: TransportError, reason?: string): void {
+    this.end(error, reason);
   }
 
   /** A normal close (1000), or 1001 "going away" with the `reason` the peer reads; onClose gets null. */

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { COMMITTED_WINDOW, MAX_DIAGNOSTICS } from "../../../src/authority/limits.js";
 import { ServerKey } from "../../../src/authority/server-key.js";
-import type { AuthorityStore, NewCommand, NewCommittedEvent, StoreTransaction } from "../../../src/authority/store.js";
+import type { Result } from "../../../src/authority/errors.js";
+import type { AuthorityStore, BatchedEvent, NewCommand, NewCommittedEvent, StoreTransaction } from "../../../src/authority/store.js";
 import { authority, codeOf, connect, event, identity, serverKey, unwrap, withRun, type Authority } from "../support.js";
 
 /**
@@ -190,6 +191,48 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await o.hostRows(), [row(1).sourceEventId, row(2).sourceEventId, row(1, {}, 2).sourceEventId].sort());
       assert.deepEqual(await s.commitEvents([], 7), [], "an empty batch commits nothing");
       await s.close();
+    });
+
+    it("a batch without host callbacks: each item on its run as the earlier items left it, the window trimmed to 64 within the batch, as if committed one at a time", async () => {
+      const items = (conn1: string, conn2: string): BatchedEvent[] => [
+        ...Array.from({ length: 70 }, (_, i) => ({ runId: "run_1", connectionId: conn1, event: row(i + 1) })),
+        { runId: "run_1", connectionId: conn1, event: row(71, { sourceEventId: row(7).sourceEventId }) }, // the oldest still in the window (71 - 1 - 64 < 7)
+        { runId: "run_1", connectionId: conn1, event: row(71, { sourceEventId: row(6).sourceEventId }) }, // the newest that has left it
+        { runId: "run_2", connectionId: conn2, event: row(1, {}, 2) },
+        { runId: "run_2", connectionId: conn2, event: row(2, { eventType: "run.terminal" }, 2) },
+        { runId: "run_2", connectionId: conn2, event: row(3, {}, 2) },
+        { runId: "run_9", connectionId: conn1, event: row(1) },
+        { runId: "run_1", connectionId: "connection_9", event: row(72) },
+        { runId: "run_1", connectionId: conn1, event: row(73) },
+      ];
+      const expected = [...Array.from({ length: 70 }, (_, i) => i + 1), "duplicate_mismatch", 71, 1, 2, "event_after_terminal", "unknown_run", "connection_superseded", "sequence_gap"];
+      const outcomes = async (commit: (s: AuthorityStore, batch: BatchedEvent[]) => Promise<Array<Result<{ ackedSourceSeq: number }>>>) => {
+        const { o, a, conn } = await connected();
+        await withRun(a, 2);
+        const conn2 = (await connect(a, "run_2")).connectionId;
+        const results = (await commit(o.store, items(conn, conn2))).map((r) => (r.ok ? r.value.ackedSourceSeq : r.error.code));
+        const state = {
+          log: (await o.store.eventLog("run_1", 0, 100)).map((e) => [e.sourceSeq, e.sourceEventId]),
+          window: (await o.store.committedWindow("run_1")).map((e) => [e.sourceSeq, e.sourceEventId]),
+          run2: (await o.store.committedWindow("run_2")).map((e) => e.sourceSeq),
+          cursors: [await o.store.runCursor("run_1"), await o.store.runCursor("run_2")].map((c) => [c!.ackedSourceSeq, c!.terminalSourceSeq]),
+        };
+        await o.store.close();
+        return { results, state };
+      };
+      const batched = await outcomes((s, batch) => s.commitEvents(batch, 1));
+      assert.deepEqual(batched.results, expected);
+      assert.deepEqual(batched.state.log.map(([seq]) => seq), Array.from({ length: 71 }, (_, i) => i + 1));
+      assert.deepEqual(batched.state.log.at(-1), [71, row(6).sourceEventId]);
+      assert.deepEqual(batched.state.window.map(([seq]) => seq), Array.from({ length: COMMITTED_WINDOW }, (_, i) => 71 - COMMITTED_WINDOW + 1 + i));
+      assert.deepEqual(batched.state.run2, [1, 2]);
+      assert.deepEqual(batched.state.cursors, [[71, null], [2, 2]]);
+      const oneByOne = await outcomes(async (s, batch) => {
+        const results: Array<Result<{ ackedSourceSeq: number }>> = [];
+        for (const item of batch) results.push(await s.commitEvent(item.runId, item.connectionId, item.event, 1));
+        return results;
+      });
+      assert.deepEqual(oneByOne, batched, "one transaction per event ends the same");
     });
 
     it("a committed run.terminal is final: nothing commits after it, and runCursor names it", async () => {
