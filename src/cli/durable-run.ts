@@ -51,6 +51,8 @@ export interface DurableRunOptions {
   serverKey?: ServerKey;
   /** Extra prp-runnerd flags. */
   runnerArgs?: string[];
+  /** The run's protocol version (default 3): the run is registered for it and the runner started with --protocol-max. */
+  protocolVersion?: number;
   /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
   crashAt?: string;
   /**
@@ -144,7 +146,8 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
         "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
-        ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
+        ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
+        ...(options.protocolVersion !== undefined ? ["--protocol-max", String(options.protocolVersion)] : []), ...(options.runnerArgs ?? []),
       ],
       env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
       cwd: dir,
@@ -186,7 +189,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   };
   try {
     await authority.listen(0);
-    const registered = await authority.registerRun(identity);
+    const registered = await authority.registerRun(identity, options.protocolVersion !== undefined ? { protocolVersion: options.protocolVersion } : {});
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
     await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo" });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });

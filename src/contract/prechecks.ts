@@ -108,18 +108,18 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
   return null;
 }
 
-/** A PRP event inside a document that carries v1 events only gets the event prechecks. */
-function precheckV1Event(event: unknown, path: string, why: string): ContractError | null {
+/** A PRP event inside another document gets the event prechecks; `ceiling` when that document carries only v1 events. */
+function precheckInnerEvent(event: unknown, path: string, ceiling?: { max: number; why: string }): ContractError | null {
   const resolved = resolveKind(event, "event", path);
   if (!resolved.ok) return resolved.error;
-  return precheckEvent(event as Record<string, unknown>, path, { max: 1, why });
+  return precheckEvent(event as Record<string, unknown>, path, ceiling);
 }
 
 /** Every event of a native execution bundle is a PRP event and gets the event prechecks. */
 export function precheckBundle(bundle: Record<string, unknown>): ContractError | null {
   if (Array.isArray(bundle.events)) {
     for (let i = 0; i < bundle.events.length; i++) {
-      const err = precheckV1Event(bundle.events[i], `/events/${i}`, "native execution bundles carry v1 events only, wire.md O10");
+      const err = precheckInnerEvent(bundle.events[i], `/events/${i}`, { max: 1, why: "native execution bundles carry v1 events only, wire.md O10" });
       if (err) return err;
     }
   }
@@ -140,7 +140,8 @@ export function precheck(kind: Kind, value: Record<string, unknown>): ContractEr
     case "native-execution":
       return precheckBundle(value);
     case "runner-stream-record":
-      return value.kind === "event" && value.event !== undefined ? precheckV1Event(value.event, "/event", "the local runner stream carries v1 events") : null;
+      // A local runner's events are v1 unless their type needs the runner's later version (wire.md O1).
+      return value.kind === "event" && value.event !== undefined ? precheckInnerEvent(value.event, "/event") : null;
     case "question-adapter-fixture":
       return checkVersion(value, "fixtureVersion", "", SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_FIXTURE_VERSIONS.join(","));
     case "semantic-tool":
