@@ -27,7 +27,7 @@ interface DemoOptions {
   at?: number;
   out: string;
   serverKeyFile?: string;
-  protocolMax?: number;
+  protocolMax: number;
 }
 
 export function registerDemo(program: Command): void {
@@ -45,7 +45,7 @@ export function registerDemo(program: Command): void {
     .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle} (with --fault: the verdict of prp fault --json)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
-    .option("--protocol-max <n>", "the run's protocol version, 1-3 (default 3): the authority registers the run for it and the runner offers 1-N; below 2 there are no session goals", parseProtocolVersion)
+    .option("--protocol-max <n>", "the run's protocol version, 1-3: the authority registers the run for it and the runner offers 1-N. 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
     .option("--server-key-file <path>", "the authority's server key: 64 hex digits, mode 600 (default: generated beside the run's state)")
     .addHelpText(
       "after",
@@ -59,7 +59,7 @@ and the native execution bundle.
 Examples:
   npm start
   prp demo --script error
-  prp demo --script goals --protocol-max 1
+  prp demo --script goals --protocol-max 3
   prp demo --agent "npx -y @zed-industries/claude-code-acp" --prompt "explain this repo"
   prp demo --fault socket-drop
   prp demo --fault runner-restart --seed 7
@@ -89,7 +89,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       dir: resolve(opts.out, "demo"),
       ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
       ...(serverKey ? { serverKey } : {}),
-      ...(opts.protocolMax !== undefined ? { protocolVersion: opts.protocolMax } : {}),
+      protocolVersion: opts.protocolMax,
       onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
       note: (text) => process.stderr.write(`${text}\n`),
     });

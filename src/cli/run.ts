@@ -29,7 +29,7 @@ interface RunOptions {
   runId?: string;
   out: string;
   duplicateTurnCommand?: boolean;
-  protocolMax?: number;
+  protocolMax: number;
 }
 
 export function registerRun(program: Command): void {
@@ -46,7 +46,7 @@ export function registerRun(program: Command): void {
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--run-id <id>", "the run id (default: a new one)")
     .option("--out <dir>", "where runs are written: <dir>/runs/<runId>/", ".prp")
-    .option("--protocol-max <n>", "the runner's protocol version, 1-3 (default 3); below 2 there are no session goals", parseProtocolVersion)
+    .option("--protocol-max <n>", "the runner's protocol version, 1-3: 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
     .option("--duplicate-turn-command", "also send a second turn.start, which the runner must refuse")
     .addHelpText(
       "after",
@@ -70,6 +70,7 @@ installed commands, logged in with your own credentials.
 Examples:
   prp run --agent "npx -y @zed-industries/claude-code-acp" --prompt "fix the failing test"
   prp run --script happy-path
+  prp run --script goals --protocol-max 3
   prp run --script permission-input --answer answers.json
   prp run --json --script error --delay-ms 0 | prp replay --events -`,
     )
@@ -110,7 +111,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const client: LocalRunnerClient = new LocalRunnerClient({
     runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`,
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
-    extraArgs: [...(opts.protocolMax !== undefined ? ["--protocol-max", String(opts.protocolMax)] : []), ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) : [])],
+    extraArgs: ["--protocol-max", String(opts.protocolMax), ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) : [])],
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onEvent: (event) => {
       events.push(event);

@@ -1,6 +1,7 @@
 import { contractError, pointer, type ContractError } from "./errors.js";
 import { SCHEMA_DISCRIMINATORS, SCHEMA_VERSION_DISCRIMINATORS, type Kind, type KindBinding } from "./kinds.js";
 import { isPlainObject } from "./plain-object.js";
+import { eventSince } from "./version-gates.js";
 import { isSupportedProtocolVersion, SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_RANGE_TEXT } from "./versions.js";
 
 /**
@@ -126,6 +127,15 @@ export function precheckBundle(bundle: Record<string, unknown>): ContractError |
   return precheckTerminal(bundle.terminal, "/terminal");
 }
 
+/**
+ * A local runner's events are v1 envelopes, except a type that needs a later version (a session
+ * goal), which comes under the runner's version (wire.md O1): no v2 envelope for a v1 type.
+ */
+function streamCeiling(event: unknown): VersionCeiling | undefined {
+  const type = (event as { eventType?: unknown } | null)?.eventType;
+  return typeof type === "string" && eventSince(type) > 1 ? undefined : { max: 1, why: "the local runner stream carries v1 envelopes for the types every version has" };
+}
+
 /** Runs the prechecks a kind has, after its discriminator resolved. */
 export function precheck(kind: Kind, value: Record<string, unknown>): ContractError | null {
   switch (kind) {
@@ -140,8 +150,7 @@ export function precheck(kind: Kind, value: Record<string, unknown>): ContractEr
     case "native-execution":
       return precheckBundle(value);
     case "runner-stream-record":
-      // A local runner's events are v1 unless their type needs the runner's later version (wire.md O1).
-      return value.kind === "event" && value.event !== undefined ? precheckInnerEvent(value.event, "/event") : null;
+      return value.kind === "event" && value.event !== undefined ? precheckInnerEvent(value.event, "/event", streamCeiling(value.event)) : null;
     case "question-adapter-fixture":
       return checkVersion(value, "fixtureVersion", "", SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_FIXTURE_VERSIONS.join(","));
     case "semantic-tool":

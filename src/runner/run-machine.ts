@@ -269,9 +269,11 @@ export class RunMachine {
 
   /**
    * After every session open or resume: the full capability, then the authoritative snapshot
-   * (runtime.md §9). A harness that can read its goal is asked; one that cannot has none.
+   * (runtime.md §9). A harness that can read its goal is asked; one that cannot has none. On a
+   * v1 connection there is no goal to report, and nothing is asked.
    */
   private announceGoals(): void {
+    if (eventEnvelopeVersion("session.capabilities.updated", this.protocolVersion) === null) return; // a v1 peer has no goals: the harness is not asked
     const capability = this.options.sessionGoals ?? GOALS_UNSUPPORTED;
     this.emit("session.capabilities.updated", { sessionGoals: capability });
     if (capability.actions.includes("get")) this.do({ kind: "goal", operation: { action: "get" } });

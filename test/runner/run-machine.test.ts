@@ -34,7 +34,7 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
       "emit:runtime.phase.changed", "emit:workspace.ready", "emit:harness.starting", "start_harness", "arm_timer",
       "disarm_timer", "emit:harness.ready", "command_done",
       "emit:session.starting", "open_session", "arm_timer",
-      "emit:session.started", "emit:runtime.phase.changed", "disarm_timer", "command_done",
+      "emit:session.started", "emit:runtime.phase.changed", "emit:session.capabilities.updated", "emit:session.goal.snapshot", "disarm_timer", "command_done",
       "emit:turn.submitted", "start_turn", "command_done",
     ]);
     const end = [...m.onFact({ kind: "result", payload: result() }), ...m.onGone(gone(0))];

@@ -2127,6 +2127,8 @@ export interface AwaitResolutionStep {
   request_id: string;
 }
 /**
+ * await_interrupt: wait for turn.interrupt. spawn_worker: start a grandchild in the harness's group. await_goal_command: wait for the next session goal command, which is answered when it arrives (on v2 and later the runner's own get after each session open is one).
+ *
  * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
  * via the `definition` "bare".
  */
