@@ -34,7 +34,7 @@ describe("session goals over a durable connection, judged by the authority's sto
     let restartedAt = 0;
     const facts = await runDurable({
       script: script(writeGoalScript(dir, 3, true)), // the runner's get, a set, a pause; then the harness holds
-      dir, delayMs: 0, runnerArgs: PATIENT_HARNESS,
+      dir, delayMs: 0, runnerArgs: PATIENT_HARNESS, protocolVersion: 3,
       faults: [{
         afterEvents: 1,
         act: async (ctx) => {
@@ -88,7 +88,7 @@ describe("session goals over a durable connection, judged by the authority's sto
   });
 
   it("a runner that offers 1-1 for a run registered for v3 is refused at the handshake: no connection and no run", async () => {
-    const facts = await runDurable({ script: loadedScript("goals"), dir, delayMs: 0, runnerArgs: [...PATIENT_HARNESS, "--protocol-max", "1"] });
+    const facts = await runDurable({ script: loadedScript("goals"), dir, delayMs: 0, protocolVersion: 3, runnerArgs: [...PATIENT_HARNESS, "--protocol-max", "1"] });
     assert.deepEqual(facts.events, []);
     assert.deepEqual(facts.runnerExits.map((e) => e.exitCode), [3], "bootstrap_possibly_consumed: the runner stops");
     assert.ok(facts.runnerLogs.flat().some((l) => /version_mismatch/.test(l)), `the refusal is named: ${facts.runnerLogs.flat().join(" | ")}`);
