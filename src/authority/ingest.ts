@@ -97,6 +97,10 @@ export class EventIngest {
       return { ok: false, error };
     }
     const { value: event, canonical: envelope } = admitted;
+    // No envelope newer than the version this run's lease negotiated (wire.md O1): a v1 peer sent a v2 event.
+    if (event.schemaVersion > run.protocolVersion) {
+      return this.refuse(runId, fail("invalid_event", "/schema", `a ${event.schema} envelope is newer than the negotiated protocol version ${run.protocolVersion}`));
+    }
 
     const mismatch = identityMismatch(event, run.identity) ?? correlationMismatch(event, run.identity);
     if (mismatch) return this.refuse(runId, { ok: false, error: mismatch });

@@ -95,7 +95,7 @@ const program = new Command("prp-runnerd")
   .addHelpText(
     "after",
     `
-Local mode reads PRP commands (v1-v3) on stdin, one JSON per line, and writes one
+Local mode reads PRP commands (v1 up to --protocol-max, default 3) on stdin, one JSON per line, and writes one
 paperclip.runner.stream.v1 record per line on stdout: each PRP event, and a receipt
 (accepted, duplicate or rejected) for each command. Diagnostics go to stderr. The run
 ends with exactly one run.terminal, then the runner exits 0. EOF on stdin, or a stdout
