@@ -160,7 +160,8 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     const crash = m.onGone(gone(null, "SIGKILL"));
     assert.deepEqual(kinds(crash), ["disarm_timer", "emit:harness.exited", "start_harness", "arm_timer"]);
     const ready = m.onFact({ kind: "ready", pid: 43, resumePoint: { resumedAfterMessageSeq: 7 } });
-    assert.deepEqual(kinds(ready), ["disarm_timer", "emit:harness.ready", "open_session", "emit:session.reconciled", "start_turn"]);
+    // The resumed session's goal capability and snapshot come again (runtime.md §9: after every resume).
+    assert.deepEqual(kinds(ready), ["disarm_timer", "emit:harness.ready", "open_session", "emit:session.reconciled", "emit:session.capabilities.updated", "emit:session.goal.snapshot", "start_turn"]);
     assert.deepEqual((ready[3] as any).payload, { resumedAfterMessageSeq: 7, restart: 1 });
     const second = m.onGone(gone(null, "SIGKILL"));
     assert.equal(terminalOf(second).reconciliation.reason, "harness_process_failed", "the second crash ends the run");
