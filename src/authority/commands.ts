@@ -3,6 +3,7 @@ import { admit } from "../contract/admission.js";
 import { sha256Hex } from "../contract/digest.js";
 import type { PrpCommand } from "../contract/kinds.js";
 import { isPlainObject } from "../contract/plain-object.js";
+import { commandSince } from "../contract/version-gates.js";
 import { fail, ok, type Refusal, type Result } from "./errors.js";
 import { MAX_COMMAND_BYTES, RESULT_STATUSES, type ResultStatus } from "./limits.js";
 import { recordRefusal } from "./refusal.js";
@@ -94,6 +95,9 @@ export class CommandQueue {
     for (let attempt = 0; attempt < 3; attempt++) {
       const run = await this.store.run(runId);
       if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
+      // A v1 run never gets a v2 command (wire.md D2): said by name, not as a schema failure.
+      const needs = commandSince(type);
+      if (needs > run.protocolVersion) return fail("command_needs_newer_version", "/type", `${type} needs protocol version ${needs} or later; run ${runId} is on version ${run.protocolVersion}`);
       const controllerSeq = run.commandCount + 1;
       const commandId = id ?? defaultCommandId(controllerSeq);
       const envelope = {

@@ -46,7 +46,9 @@ export type AuthorityErrorCode =
   | "invalid_command_result"
   | "unknown_command"
   | "command_not_delivered"
-  | "command_result_mismatch";
+  | "command_result_mismatch"
+  // a command type the run's negotiated protocol version does not have (wire.md D2)
+  | "command_needs_newer_version";
 
 export interface AuthorityError {
   code: AuthorityErrorCode;

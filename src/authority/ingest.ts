@@ -48,6 +48,7 @@ export type Staged = Result<{ outcome: Promise<Result<Ingested>> }>;
 interface Pipeline {
   connectionId: string;
   identity: RunIdentity;
+  protocolVersion: number;
   /** The sourceSeq the next event must carry: one past the last one queued. */
   next: number;
   /** A run.terminal is queued: nothing may follow it. */
@@ -144,7 +145,11 @@ export class EventIngest {
       return { ok: false, error };
     }
     const { value: event, canonical: envelope } = admitted;
-    const identity = pipeline ? pipeline.identity : cursor!.identity;
+    const { identity, protocolVersion } = pipeline ?? cursor!;
+    // No envelope newer than the version this run's lease negotiated (wire.md O1): a v1 peer sent a v2 event.
+    if (event.schemaVersion > protocolVersion) {
+      return this.refuse(runId, fail("invalid_event", "/schema", `a ${event.schema} envelope is newer than the negotiated protocol version ${protocolVersion}`));
+    }
     const mismatch = identityMismatch(event, identity) ?? correlationMismatch(event, identity);
     if (mismatch) return this.refuse(runId, { ok: false, error: mismatch });
 
@@ -171,7 +176,7 @@ export class EventIngest {
 
     const order = sequenceError(event.sourceSeq, cursor);
     if (order) return this.refuse(runId, { ok: false, error: order });
-    const fresh: Pipeline = { connectionId, identity: cursor.identity, next: event.sourceSeq, terminal: false, tail: Promise.resolve(ok(NOTHING_BEFORE)), failed: null };
+    const fresh: Pipeline = { connectionId, identity: cursor.identity, protocolVersion: cursor.protocolVersion, next: event.sourceSeq, terminal: false, tail: Promise.resolve(ok(NOTHING_BEFORE)), failed: null };
     this.pipelines.set(runId, fresh);
     return this.queue(runId, fresh, event, envelope);
   }

@@ -1,5 +1,6 @@
 import type { WebSocket } from "ws";
-import { LOCAL_RANGE } from "../contract/negotiate.js";
+import type { VersionRange } from "../contract/negotiate.js";
+import { MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import type { AdmissionCounts, AdmissionOptions } from "../transport/admission.js";
 import { isLoopback } from "../transport/endpoint.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
@@ -132,8 +133,9 @@ export class AuthorityServer {
     );
   }
 
-  registerRun(identity: RunIdentity): Promise<Result<RunSnapshot>> {
-    return registerRun(this.store, identity);
+  /** `protocolVersion`: the highest version the run's runner may negotiate (default 3; see expectedRange). */
+  registerRun(identity: RunIdentity, options: { protocolVersion?: number } = {}): Promise<Result<RunSnapshot>> {
+    return registerRun(this.store, identity, options);
   }
 
   issueBootstrapTicket(runId: string, ttlMs?: number): Promise<Result<IssuedTicket>> {
@@ -311,7 +313,7 @@ export class AuthorityServer {
     let connectionId = "";
     let channel: CoreChannel | null = null;
     const accepting = acceptCoreChannel(ws, {
-      expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: LOCAL_RANGE },
+      expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: expectedRange(run.protocolVersion) },
       ...coreChannelHooks(this.credentials, this.commands),
       ...(this.options.now ? { now: this.options.now } : {}),
       ...(this.options.heartbeat ? { heartbeat: this.options.heartbeat } : {}),
@@ -405,3 +407,10 @@ export class AuthorityServer {
     if (next.ok && next.value) channel.send("command", { command: next.value.command as unknown as Record<string, unknown> });
   }
 }
+
+/**
+ * The hello range a run's runner must advertise (runtime.md §5.3 step 2: exactly): 1 up to the
+ * run's protocol version, which it was registered with and each lease keeps. A run registered
+ * for v1 takes only a runner started with --protocol-max 1, and negotiates v1 with it.
+ */
+const expectedRange = (protocolVersion: number): VersionRange => ({ min: MIN_PROTOCOL_VERSION, max: protocolVersion });

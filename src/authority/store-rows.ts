@@ -90,12 +90,12 @@ export const cursorFrom = (r: Row, terminalSourceSeq: number | null): RunCursor 
   terminalSourceSeq,
   currentConnectionId: r.current_connection_id as string | null,
   revocationEpoch: r.revocation_epoch as number,
+  protocolVersion: r.protocol_version as number,
 });
 
 /** A run row, its terminal and its commands' delivery counts (in controllerSeq order) as a snapshot. */
 export const snapshotFrom = (r: Row, terminalSourceSeq: number | null, deliveries: Array<{ command_id: string; delivery_count: number }>): RunSnapshot => ({
   ...cursorFrom(r, terminalSourceSeq),
-  protocolVersion: r.protocol_version as number,
   connectionCount: r.connection_count as number,
   replayDeliveries: r.replay_deliveries as number,
   duplicateCommandResults: r.duplicate_command_results as number,

@@ -169,7 +169,7 @@ export interface RunSnapshot {
 }
 
 /** The part of a run that ingest needs for each event. */
-export type RunCursor = Pick<RunSnapshot, "identity" | "ackedSourceSeq" | "terminalSourceSeq" | "currentConnectionId" | "revocationEpoch">;
+export type RunCursor = Pick<RunSnapshot, "identity" | "ackedSourceSeq" | "terminalSourceSeq" | "currentConnectionId" | "revocationEpoch" | "protocolVersion">;
 
 /** A ticket or lease as stored: a locator and a digest, never the token (§5.2). */
 export interface CredentialRow {

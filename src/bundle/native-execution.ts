@@ -52,6 +52,19 @@ function usage(events: PrpEvent[], durationMs: number): NativeExecutionBundle["u
  * the transcript and artifacts beside it as content references, and returns its path. The
  * bundle is checked against the contract before it is written.
  */
+/**
+ * Why a run gets no bundle, or null: a bundle carries v1 events only (wire.md O10), so a run
+ * that reported an event of a later version (a session goal) has none until a format for v2/v3
+ * streams is decided.
+ */
+export function bundleRefusal(events: readonly PrpEvent[]): string | null {
+  const later = events.find((e) => e.schemaVersion !== 1);
+  return later ? `none: ${later.eventType} is a v${later.schemaVersion} event, and a native execution bundle carries v1 events only` : null;
+}
+
+/** The run's terminal payload, from its run.terminal event. */
+export const terminalOf = (events: readonly PrpEvent[]): T.PRPRunTerminal | undefined => events.find(isTerminal)?.payload as unknown as T.PRPRunTerminal | undefined;
+
 export function writeNativeExecutionBundle(dir: string, input: BundleInput): { path: string; bundle: NativeExecutionBundle } {
   mkdirSync(join(dir, "artifacts"), { recursive: true });
   const put = (uri: string, bytes: Uint8Array, mediaType: string): ContentRef => {

@@ -2,14 +2,14 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile } from "../authority/server-key-source.js";
-import { writeNativeExecutionBundle } from "../bundle/native-execution.js";
+import { bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { reduceEvents } from "../reducer/index.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
-import { parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
+import { parseNonNegativeInt, parsePositiveInt, parseSeed, parseProtocolVersion } from "./options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { agentTarget, scriptTarget, type RunTarget } from "./run-target.js";
 
@@ -27,6 +27,7 @@ interface DemoOptions {
   at?: number;
   out: string;
   serverKeyFile?: string;
+  protocolMax: number;
 }
 
 export function registerDemo(program: Command): void {
@@ -44,6 +45,7 @@ export function registerDemo(program: Command): void {
     .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle} (with --fault: the verdict of prp fault --json)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
+    .option("--protocol-max <n>", "the run's protocol version, 1-3: the authority registers the run for it and the runner offers 1-N. 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
     .option("--server-key-file <path>", "the authority's server key: 64 hex digits, mode 600 (default: generated beside the run's state)")
     .addHelpText(
       "after",
@@ -57,6 +59,7 @@ and the native execution bundle.
 Examples:
   npm start
   prp demo --script error
+  prp demo --script goals --protocol-max 3
   prp demo --agent "npx -y @zed-industries/claude-code-acp" --prompt "explain this repo"
   prp demo --fault socket-drop
   prp demo --fault runner-restart --seed 7
@@ -86,6 +89,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       dir: resolve(opts.out, "demo"),
       ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
       ...(serverKey ? { serverKey } : {}),
+      protocolVersion: opts.protocolMax,
       onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
       note: (text) => process.stderr.write(`${text}\n`),
     });
@@ -117,11 +121,12 @@ export function reportDurableRun(facts: DurableRunFacts, target: RunTarget, json
     return 1;
   }
   const snapshot = reduceEvents(null, null, events);
-  const { path, bundle } = writeNativeExecutionBundle(join(facts.dir, "bundle"), {
+  const refusal = bundleRefusal(events);
+  const path = refusal ?? writeNativeExecutionBundle(join(facts.dir, "bundle"), {
     runId: facts.runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, events,
     config: { ...target.config, transport: "durable" }, durationMs: 0, driverKind: target.driverKind,
-  });
-  const terminal = bundle.terminal;
+  }).path;
+  const terminal = terminalOf(events)!;
   const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as { reportedWorkDisposition?: string; summary?: string } | undefined;
   const deliveries = events.length + (facts.run?.replayDeliveries ?? 0);
   if (json) {

@@ -51,6 +51,11 @@ export interface DurableRunOptions {
   serverKey?: ServerKey;
   /** Extra prp-runnerd flags. */
   runnerArgs?: string[];
+  /**
+   * The run's protocol version: the run is registered for it and the runner started with
+   * --protocol-max. Default 1: a demo's bundle and a fault's judge read v1 event streams (wire.md O10).
+   */
+  protocolVersion?: number;
   /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
   crashAt?: string;
   /**
@@ -144,7 +149,8 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
         "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
-        ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
+        ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
+        "--protocol-max", String(options.protocolVersion ?? 1), ...(options.runnerArgs ?? []),
       ],
       env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
       cwd: dir,
@@ -186,7 +192,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   };
   try {
     await authority.listen(0);
-    const registered = await authority.registerRun(identity);
+    const registered = await authority.registerRun(identity, { protocolVersion: options.protocolVersion ?? 1 });
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
     await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo" });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });

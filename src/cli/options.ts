@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { isSupportedProtocolVersion, SUPPORTED_RANGE_TEXT } from "../contract/versions.js";
 import { MAX_SEED } from "./seeded-random.js";
 
 /** commander parsers that refuse bad numbers with a message, instead of passing NaN on. */
@@ -18,5 +19,12 @@ export function parsePositiveInt(value: string): number {
 export function parseSeed(value: string): number {
   const n = parseNonNegativeInt(value);
   if (n > MAX_SEED) throw new InvalidArgumentError(`a seed is at most ${MAX_SEED}, got ${value}`);
+  return n;
+}
+
+/** A PRP protocol version this project supports (wire.md D2). */
+export function parseProtocolVersion(value: string): number {
+  const n = parseNonNegativeInt(value);
+  if (!isSupportedProtocolVersion(n)) throw new InvalidArgumentError(`expected a protocol version in ${SUPPORTED_RANGE_TEXT}, got ${value}`);
   return n;
 }

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { bundleFileProblems, writeNativeExecutionBundle } from "../bundle/native-execution.js";
+import { bundleFileProblems, bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import { reduceEvents } from "../reducer/index.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
@@ -11,7 +11,7 @@ import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "./id-suffix.js";
-import { parseNonNegativeInt } from "./options.js";
+import { parseNonNegativeInt, parseProtocolVersion } from "./options.js";
 import { agentTarget, scriptTarget } from "./run-target.js";
 import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
@@ -29,6 +29,7 @@ interface RunOptions {
   runId?: string;
   out: string;
   duplicateTurnCommand?: boolean;
+  protocolMax: number;
 }
 
 export function registerRun(program: Command): void {
@@ -36,7 +37,7 @@ export function registerRun(program: Command): void {
     program
       .command("run")
       .description("run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle")
-      .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line) or a script file"),
+      .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line, goals) or a script file"),
     "instead of --script: an Agent Client Protocol agent's command line (e.g. \"npx -y @zed-industries/claude-code-acp\")",
     permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests and questions: ask (you, or --answer), deny, allow-reads (questions are cancelled under both), forbid (the agent must never ask: a request fails the run) (default: ask at a terminal or with --answer, else deny)"),
   )
@@ -45,6 +46,7 @@ export function registerRun(program: Command): void {
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--run-id <id>", "the run id (default: a new one)")
     .option("--out <dir>", "where runs are written: <dir>/runs/<runId>/", ".prp")
+    .option("--protocol-max <n>", "the runner's protocol version, 1-3: 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
     .option("--duplicate-turn-command", "also send a second turn.start, which the runner must refuse")
     .addHelpText(
       "after",
@@ -68,6 +70,7 @@ installed commands, logged in with your own credentials.
 Examples:
   prp run --agent "npx -y @zed-industries/claude-code-acp" --prompt "fix the failing test"
   prp run --script happy-path
+  prp run --script goals --protocol-max 3
   prp run --script permission-input --answer answers.json
   prp run --json --script error --delay-ms 0 | prp replay --events -`,
     )
@@ -108,7 +111,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const client: LocalRunnerClient = new LocalRunnerClient({
     runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`,
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
-    ...(opts.agent ? { extraArgs: agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) } : {}),
+    extraArgs: ["--protocol-max", String(opts.protocolMax), ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) : [])],
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onEvent: (event) => {
       events.push(event);
@@ -186,16 +189,20 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     return 1;
   }
 
-  const dir = join(opts.out, "runs", runId);
-  const { path, bundle } = writeNativeExecutionBundle(dir, {
-    runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, events,
-    config: { ...target.config, ...(opts.agent ? { permissionPolicy: policy } : {}), delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
-    durationMs: Date.now() - started, driverKind: target.driverKind,
-  });
-  const problems = bundleFileProblems(path, bundle);
-  if (problems.length > 0) process.stderr.write(`prp run: the bundle does not match its files:\n${problems.join("\n")}\n`);
+  const refusal = bundleRefusal(events);
+  const path = refusal ?? writeBundle();
+  function writeBundle(): string {
+    const written = writeNativeExecutionBundle(join(opts.out, "runs", runId), {
+      runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, events,
+      config: { ...target.config, ...(opts.agent ? { permissionPolicy: policy } : {}), delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
+      durationMs: Date.now() - started, driverKind: target.driverKind,
+    });
+    const problems = bundleFileProblems(written.path, written.bundle);
+    if (problems.length > 0) process.stderr.write(`prp run: the bundle does not match its files:\n${problems.join("\n")}\n`);
+    return written.path;
+  }
 
-  const terminal = bundle.terminal;
+  const terminal = terminalOf(events)!;
   const snapshot = reduceEvents(null, null, events);
   const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as { reportedWorkDisposition?: string; summary?: string } | undefined;
   show("");

@@ -13,7 +13,7 @@ import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
 import { ACP_READY_MS, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
-import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
+import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
 import { handoff } from "./runnerd-handoff.js";
@@ -24,6 +24,7 @@ const { bootstrapTicket, crashAt: crashAtText } = handoff;
 
 interface RunnerdOptions {
   local?: boolean;
+  protocolMax?: number;
   connectUrl?: string;
   caBundlePath?: string;
   stateDir?: string;
@@ -71,6 +72,7 @@ const program = new Command("prp-runnerd")
   .option("--reconnect-delay-ms <n>", "durable mode: wait before redialling after a drop", parseNonNegativeInt, 250)
   .option("--stop-delivery-ms <n>", "durable mode: after a stop signal, how long to go on redialling to deliver the cancelled terminal before exiting 3 with the state kept", parsePositiveInt, 30_000)
   .option("--dead-peer-timeout-ms <n>", "durable mode: close and redial when the authority was silent this long (default: 20 heartbeat intervals, at least 5 s)", parsePositiveInt)
+  .option("--protocol-max <n>", "the highest PRP version this runner speaks, 1-3 (default 3): durable mode offers 1-N in its hello; local mode, which has no handshake, speaks N. Below 2 there are no session goals", parseProtocolVersion)
   .option("--build-metadata", "print this binary's contract versions and transport modes as JSON, then exit")
   .option("--run-id <id>", "the run this runner serves")
   .option("--session-id <id>", "the normalized session id")
@@ -93,7 +95,7 @@ const program = new Command("prp-runnerd")
   .addHelpText(
     "after",
     `
-Local mode reads PRP commands (v1-v3) on stdin, one JSON per line, and writes one
+Local mode reads PRP commands (v1 up to --protocol-max, default 3) on stdin, one JSON per line, and writes one
 paperclip.runner.stream.v1 record per line on stdout: each PRP event, and a receipt
 (accepted, duplicate or rejected) for each command. Diagnostics go to stderr. The run
 ends with exactly one run.terminal, then the runner exits 0. EOF on stdin, or a stdout
@@ -194,6 +196,7 @@ if (durable) {
     connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, bootstrapToken: bootstrapTicket,
     ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
     runnerVersion: build.version, runnerDigest: build.digest,
+    ...(opts.protocolMax ? { protocolMax: opts.protocolMax } : {}),
     ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
     ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
     reconnectDelayMs: opts.reconnectDelayMs, stopDeliveryMs: opts.stopDeliveryMs,
@@ -218,6 +221,7 @@ const runner = new LocalRunner(
   {
     driver, readyTimeoutMs: opts.harnessReadyMs, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
     commandHistoryLimit: opts.commandHistoryLimit,
+    ...(opts.protocolMax ? { protocolVersion: opts.protocolMax } : {}),
   },
   {
     write: (line) => stdout.write(line),

@@ -1,6 +1,7 @@
 import { contractError, pointer, type ContractError } from "./errors.js";
 import { SCHEMA_DISCRIMINATORS, SCHEMA_VERSION_DISCRIMINATORS, type Kind, type KindBinding } from "./kinds.js";
 import { isPlainObject } from "./plain-object.js";
+import { eventSince } from "./version-gates.js";
 import { isSupportedProtocolVersion, SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_RANGE_TEXT } from "./versions.js";
 
 /**
@@ -108,22 +109,31 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
   return null;
 }
 
-/** A PRP event inside a document that carries v1 events only gets the event prechecks. */
-function precheckV1Event(event: unknown, path: string, why: string): ContractError | null {
+/** A PRP event inside another document gets the event prechecks; `ceiling` when that document carries only v1 events. */
+function precheckInnerEvent(event: unknown, path: string, ceiling?: { max: number; why: string }): ContractError | null {
   const resolved = resolveKind(event, "event", path);
   if (!resolved.ok) return resolved.error;
-  return precheckEvent(event as Record<string, unknown>, path, { max: 1, why });
+  return precheckEvent(event as Record<string, unknown>, path, ceiling);
 }
 
 /** Every event of a native execution bundle is a PRP event and gets the event prechecks. */
 export function precheckBundle(bundle: Record<string, unknown>): ContractError | null {
   if (Array.isArray(bundle.events)) {
     for (let i = 0; i < bundle.events.length; i++) {
-      const err = precheckV1Event(bundle.events[i], `/events/${i}`, "native execution bundles carry v1 events only, wire.md O10");
+      const err = precheckInnerEvent(bundle.events[i], `/events/${i}`, { max: 1, why: "native execution bundles carry v1 events only, wire.md O10" });
       if (err) return err;
     }
   }
   return precheckTerminal(bundle.terminal, "/terminal");
+}
+
+/**
+ * A local runner's events are v1 envelopes, except a type that needs a later version (a session
+ * goal), which comes under the runner's version (wire.md O1): no v2 envelope for a v1 type.
+ */
+function streamCeiling(event: unknown): VersionCeiling | undefined {
+  const type = (event as { eventType?: unknown } | null)?.eventType;
+  return typeof type === "string" && eventSince(type) > 1 ? undefined : { max: 1, why: "the local runner stream carries v1 envelopes for the types every version has" };
 }
 
 /** Runs the prechecks a kind has, after its discriminator resolved. */
@@ -140,7 +150,7 @@ export function precheck(kind: Kind, value: Record<string, unknown>): ContractEr
     case "native-execution":
       return precheckBundle(value);
     case "runner-stream-record":
-      return value.kind === "event" && value.event !== undefined ? precheckV1Event(value.event, "/event", "the local runner stream carries v1 events") : null;
+      return value.kind === "event" && value.event !== undefined ? precheckInnerEvent(value.event, "/event", streamCeiling(value.event)) : null;
     case "question-adapter-fixture":
       return checkVersion(value, "fixtureVersion", "", SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_FIXTURE_VERSIONS.join(","));
     case "semantic-tool":

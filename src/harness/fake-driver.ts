@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { packageRoot } from "../contract/package-root.js";
-import type { HarnessDriver, HarnessListener, SessionOpen } from "./harness-driver.js";
+import type * as T from "../contract/generated/types.js";
+import type { GoalOperation, HarnessDriver, HarnessListener, SessionOpen } from "./harness-driver.js";
 import { COMMAND_SCHEMA, parseHarnessMessage, type HarnessCommandPayloads, type HarnessCommandType, type HarnessMessage } from "./harness-protocol.js";
 import { DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
 import { whenGone } from "./gone.js";
@@ -26,6 +27,8 @@ export interface FakeDriverOptions {
  */
 export class FakeHarnessDriver implements HarnessDriver {
   readonly kind = "fake";
+  /** The fake harness keeps a session goal and answers every goal action (its script may change it too). */
+  readonly sessionGoals: T.SessionGoalCapability = { availability: "available", actions: ["get", "set", "pause", "resume", "clear"] };
   readonly command: string;
   private readonly args: string[];
   private harness: SupervisedProcess | null = null;
@@ -100,6 +103,10 @@ export class FakeHarnessDriver implements HarnessDriver {
         return listener.fact({ kind: "result", payload: (message as HarnessMessage<"result">).payload.payload });
       case "terminal":
         return listener.fact({ kind: "terminal_proposal", payload: (message as HarnessMessage<"terminal">).payload.payload });
+      case "goal": {
+        const { change, goal } = (message as HarnessMessage<"goal">).payload;
+        return listener.fact({ kind: "goal", change, goal });
+      }
     }
   }
 
@@ -121,6 +128,11 @@ export class FakeHarnessDriver implements HarnessDriver {
 
   resolveRequest(requestId: string, resolution: Record<string, unknown>): void {
     this.tell("request.resolve", { requestId, resolution });
+  }
+
+  goal(operation: GoalOperation): void {
+    const { action, ...fields } = operation;
+    this.tell(`session.goal.${action}`, fields);
   }
 
   stop(): void {

@@ -4,7 +4,7 @@ import type * as T from "../contract/generated/types.js";
 import { MESSAGE_SCHEMA, type HarnessCommand, type HarnessCommandType, type HarnessMessagePayloads, type HarnessMessageType } from "./harness-protocol.js";
 
 export type Script = T.PRPFakeHarnessScript;
-export type Step = T.DelayStep | T.LogStep | T.EventStep | T.RequestStep | T.AwaitResolutionStep | T.StepWithoutFields | T.ResultOrTerminalStep | T.ExitStep;
+export type Step = T.DelayStep | T.LogStep | T.EventStep | T.RequestStep | T.AwaitResolutionStep | T.StepWithoutFields | T.ResultOrTerminalStep | T.ExitStep | T.GoalStep;
 
 export interface FakeHarnessIo {
   /** Writes one protocol line to stdout. */
@@ -38,6 +38,10 @@ export class FakeHarness {
   private inputClosed = false;
   /** After a restart: messages up to this number were delivered by the previous process. */
   private resumeAfter = 0;
+  /** The session goal (runtime.md §9); goal commands are answered as they arrive, between steps. */
+  private goal: T.SessionGoalSnapshot | null = null;
+  private goalCommands = 0;
+  private goalCommandsAwaited = 0;
 
   constructor(
     private readonly script: Script,
@@ -47,8 +51,29 @@ export class FakeHarness {
 
   /** Hands the harness one command the runner sent. */
   receive(command: HarnessCommand): void {
-    this.inbox.push(command);
+    if (command.type.startsWith("session.goal.")) this.answerGoal(command);
+    else this.inbox.push(command);
     this.wake?.();
+  }
+
+  /** get answers with the snapshot; set changes the fields it names; clear forgets the goal. */
+  private answerGoal(command: HarnessCommand): void {
+    this.goalCommands++;
+    if (command.type === "session.goal.clear") {
+      this.goal = null;
+      return this.send("goal", { change: "cleared", goal: null });
+    }
+    const set = command.type === "session.goal.set" ? (command as HarnessCommand<"session.goal.set">).payload : null;
+    const objective = set?.objective ?? this.goal?.objective;
+    // A set with no objective, and no goal to change, changes nothing: it reads as a get.
+    if (!set || objective === undefined) return this.send("goal", { change: "snapshot", goal: this.goal });
+    this.goal = {
+      objective,
+      status: set.status ?? (this.goal?.status === "paused" ? "paused" : "active"),
+      workingNow: false,
+      tokenBudget: set.tokenBudget !== undefined ? set.tokenBudget : (this.goal?.tokenBudget ?? null),
+    };
+    this.send("goal", { change: "updated", goal: this.goal });
   }
 
   /** The runner closed our stdin: nothing more will arrive. */
@@ -126,6 +151,15 @@ export class FakeHarness {
         return undefined;
       case "exit":
         return (step as T.ExitStep).code;
+      case "goal":
+        this.goal = (step as T.GoalStep).goal;
+        this.send("goal", { change: this.goal ? "updated" : "cleared", goal: this.goal });
+        return undefined;
+      case "await_goal_command":
+        // Answered before the restart, or now: the step waits for one goal command of its own.
+        if (!this.replaying(1)) await this.waitUntil(() => this.goalCommands > this.goalCommandsAwaited, this.options.resolutionWaitMs ?? 300_000, "a goal command");
+        this.goalCommandsAwaited++;
+        return undefined;
     }
   }
 
@@ -149,13 +183,19 @@ export class FakeHarness {
 
   /** The next command of a type (others wait in the inbox), or a WaitTimeout. */
   private async next<K extends HarnessCommandType>(type: K, waitMs: number, match: (c: HarnessCommand<K>) => boolean = () => true): Promise<HarnessCommand<K>> {
+    const found = () => this.inbox.findIndex((c) => c.type === type && match(c as HarnessCommand<K>));
+    await this.waitUntil(() => found() >= 0, waitMs, type);
+    return this.inbox.splice(found(), 1)[0] as HarnessCommand<K>;
+  }
+
+  /** Waits until `ready()` holds, or throws a WaitTimeout naming `what`. */
+  private async waitUntil(ready: () => boolean, waitMs: number, what: string): Promise<void> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const at = this.inbox.findIndex((c) => c.type === type && match(c as HarnessCommand<K>));
-      if (at >= 0) return this.inbox.splice(at, 1)[0] as HarnessCommand<K>;
-      if (this.inputClosed) throw new WaitTimeout(`stdin closed while waiting for ${type}`);
+      if (ready()) return;
+      if (this.inputClosed) throw new WaitTimeout(`stdin closed while waiting for ${what}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new WaitTimeout(`no ${type} within ${waitMs} ms`);
+      if (left <= 0) throw new WaitTimeout(`no ${what} within ${waitMs} ms`);
       await new Promise<void>((resolve) => {
         const timer = Number.isFinite(left) ? setTimeout(resolve, left) : undefined;
         this.wake = () => { clearTimeout(timer); resolve(); };

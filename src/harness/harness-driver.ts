@@ -1,3 +1,4 @@
+import type * as T from "../contract/generated/types.js";
 import type { ExitFact } from "./supervisor.js";
 import type { LogTailSnapshot } from "./log-tail.js";
 
@@ -25,6 +26,11 @@ export type HarnessFact =
    * `code`, when the driver names the reason, becomes the terminal's stopReason code.
    */
   | { kind: "violation"; message: string; code?: string }
+  /**
+   * The harness's session goal (runtime.md §9): `snapshot` answers a get, `updated` follows a
+   * change (a set, or the harness's own), `cleared` follows a clear.
+   */
+  | { kind: "goal"; change: GoalChange; goal: T.SessionGoalSnapshot | null }
   /**
    * The harness's leader has exited, before its output is drained and its group reaped (`gone`
    * follows): from here on the run's outcome is the harness's own, whatever stops it later.
@@ -59,6 +65,17 @@ export interface SessionOpen {
   resumeSessionId?: string;
 }
 
+export type GoalChange = "snapshot" | "updated" | "cleared";
+
+/** A session goal command as the harness receives it (wire.md §8.3): a field left out of a set stays as it is. */
+export type GoalOperation =
+  | { action: "get" }
+  | { action: "set"; objective?: string; status?: "active" | "paused"; tokenBudget?: number | null }
+  | { action: "clear" };
+
+/** What a harness without session goals advertises (a missing capability means unsupported). */
+export const GOALS_UNSUPPORTED: T.SessionGoalCapability = { availability: "unsupported", actions: [] };
+
 /**
  * The seam between a runner and the harness it drives (runtime.md §4.3). One driver owns one
  * harness at a time; `start` may be called again after the previous harness is gone (a
@@ -77,6 +94,13 @@ export interface HarnessDriver {
   startTurn(turn: { turnId: string; text?: string }): void;
   interrupt(reason: string): void;
   resolveRequest(requestId: string, resolution: Record<string, unknown>): void;
+  /**
+   * The session goal actions this harness has (runtime.md §9), from what the harness is, never
+   * from a model or adapter name. Absent means unsupported.
+   */
+  readonly sessionGoals?: T.SessionGoalCapability;
+  /** Carries out a goal operation the capability advertises; a `goal` fact answers it. */
+  goal?(operation: GoalOperation): void;
   /** Ends the harness's whole group; `gone` follows once it has exited and its output is read. */
   stop(): void;
   /** Stops reading the harness's output (its pipe fills and it blocks) until `resume`. */

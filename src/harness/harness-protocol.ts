@@ -17,6 +17,8 @@ export interface HarnessMessagePayloads {
   terminal: T.HarnessProposalPayload;
   log: T.HarnessLogPayload;
   diagnostic: T.HarnessDiagnosticPayload;
+  /** The harness's session goal after a goal command or a change of its own. */
+  goal: T.HarnessGoalPayload;
 }
 export type HarnessMessageType = T.PRPFakeHarnessMessage["type"];
 
@@ -30,6 +32,9 @@ export interface HarnessCommandPayloads {
   "turn.start": T.HarnessTurnStartPayload;
   "request.resolve": T.HarnessRequestResolvePayload;
   "turn.interrupt": T.HarnessTurnInterruptPayload;
+  "session.goal.get": T.HarnessEmptyPayload;
+  "session.goal.set": T.HarnessGoalSetPayload;
+  "session.goal.clear": T.HarnessEmptyPayload;
 }
 export type HarnessCommandType = T.PRPFakeHarnessCommand["type"];
 

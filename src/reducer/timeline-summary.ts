@@ -11,6 +11,18 @@ const REQUEST_UPDATES = new Set(["runtime_request.resolved", "runtime_request.ex
 
 const requestText = (request: SessionRequest): string => (request.prompt.length > 0 ? `${request.type}: ${request.prompt}` : `${request.type} request`);
 
+const goalCapabilityText = (goals: Record<string, unknown>): string => {
+  const actions = Array.isArray(goals.actions) ? goals.actions.filter((a): a is string => typeof a === "string") : [];
+  return `Session goals ${spaced(nonEmpty(goals.availability, "unsupported"))}${actions.length > 0 ? `: ${actions.join(", ")}` : ""}`;
+};
+
+const goalText = (label: string, value: unknown): string => {
+  if (value === null || typeof value !== "object") return `${label}: none`;
+  const goal = record(value);
+  const budget = typeof goal.tokenBudget === "number" ? `, budget ${goal.tokenBudget} tokens` : "";
+  return `${label}: ${nonEmpty(goal.status, "unknown")}${goal.workingNow === true ? ", working now" : ""}${budget}: ${text(goal.objective)}`;
+};
+
 /**
  * The one-line, human summary of an applied event (wire.md §15.2 table). Types without a rule of
  * their own read as their name with dots as spaces ("turn interrupted"). `requests` is the state
@@ -34,6 +46,13 @@ export function timelineSummary(event: PrpEvent, requests: ReadonlyMap<string, S
       return nonEmpty(payload.summary, "Structured result proposed");
     case "run.terminal":
       return `Run ${nonEmpty(payload.runTerminalState, "terminal")}`;
+    case "session.capabilities.updated":
+      return goalCapabilityText(record(payload.sessionGoals));
+    case "session.goal.snapshot":
+    case "session.goal.updated":
+      return goalText(type === "session.goal.updated" ? "Goal updated" : "Goal", payload.goal);
+    case "session.goal.cleared":
+      return "Goal cleared";
     case "runtime_request.created": {
       const request = sessionRequest(payload);
       if (request) return requestText(request);

@@ -21,15 +21,19 @@ export interface EventFacts {
    * envelope, which is open, never into the payload: many payloads are closed.
    */
   providerItemId?: string | undefined;
+  /** The envelope's version (wire.md O1): 1 unless the type needs a later one. */
+  schemaVersion?: number | undefined;
 }
 
 /**
- * A runner's `paperclip.prp.event.v1` envelope: source kind `runner`, and the priority of the
- * event type (runtime.md §4.5). Not yet checked: callers encode it, which checks it.
+ * A runner's `paperclip.prp.event.vN` envelope (v1 unless `schemaVersion` says otherwise):
+ * source kind `runner`, and the priority of the event type (runtime.md §4.5). Not yet
+ * checked: callers encode it, which checks it.
  */
 export function buildEvent(facts: EventFacts): PrpEvent {
+  const version = facts.schemaVersion ?? 1;
   return {
-    schema: "paperclip.prp.event.v1",
+    schema: `paperclip.prp.event.v${version}`,
     sourceEventId: facts.sourceEventId,
     sourceSeq: facts.sourceSeq,
     sourceInstanceId: facts.sourceInstanceId,
@@ -40,7 +44,7 @@ export function buildEvent(facts: EventFacts): PrpEvent {
     ...(facts.itemId ? { itemId: facts.itemId } : {}),
     ...(facts.providerItemId ? { providerItemId: facts.providerItemId } : {}),
     eventType: facts.eventType,
-    schemaVersion: 1,
+    schemaVersion: version,
     priority: priorityOf(facts.eventType, facts.payload.code),
     emittedAt: facts.emittedAt,
     payload: facts.payload,

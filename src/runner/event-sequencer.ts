@@ -26,7 +26,7 @@ export class EventSequencer {
   constructor(private readonly source: EventSource) {}
 
   /** The next event, or why it can never be carried (then no sequence number is used). */
-  next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}, maxBytes = Infinity): { event: PrpEvent; line: string } | { tooLarge: number } | { noCanonicalForm: ContractError } {
+  next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string; schemaVersion?: number } = {}, maxBytes = Infinity): { event: PrpEvent; line: string } | { tooLarge: number } | { noCanonicalForm: ContractError } {
     const sourceSeq = this.seq + 1;
     const event = buildEvent({
       sourceSeq,
@@ -39,6 +39,7 @@ export class EventSequencer {
       payload,
       turnId: ids.turnId,
       itemId: ids.itemId,
+      schemaVersion: ids.schemaVersion,
     });
     const admitted = admittedLine(event);
     if ("noCanonicalForm" in admitted) return admitted;

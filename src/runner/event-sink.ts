@@ -9,6 +9,8 @@ export interface PendingEvent {
   payload: Record<string, unknown>;
   turnId?: string;
   itemId?: string;
+  /** The envelope version when the type needs more than v1 (wire.md O1). */
+  schemaVersion?: number;
 }
 
 /** What a sink did with an event. */

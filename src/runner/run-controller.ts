@@ -6,7 +6,7 @@ import type { EventSink } from "./event-sink.js";
 import type { Intent } from "./reconcile.js";
 import { RunMachine, type RunEffect, type RunMachineOptions, type Timer, type WarmResume } from "./run-machine.js";
 
-export interface RunControllerOptions extends Omit<RunMachineOptions, "harnessCommand"> {
+export interface RunControllerOptions extends Omit<RunMachineOptions, "harnessCommand" | "sessionGoals"> {
   driver: HarnessDriver;
   /** Merges P2 deltas before the gate (durable mode); local mode emits each one. */
   coalesce?: (next: (event: GatedEvent) => void) => { emit(event: GatedEvent): void; flush(): void };
@@ -35,7 +35,7 @@ export class RunController {
     sink: EventSink,
   ) {
     const driver = options.driver;
-    this.machine = new RunMachine({ ...options, harnessCommand: driver.command });
+    this.machine = new RunMachine({ ...options, harnessCommand: driver.command, ...(driver.sessionGoals ? { sessionGoals: driver.sessionGoals } : {}) });
     this.gate = new EmitGate(sink, {
       pauseHarness: () => driver.pause(),
       resumeHarness: () => driver.resume(),
@@ -48,6 +48,11 @@ export class RunController {
       fact: (fact) => this.closed || this.run(this.machine.onFact(fact)),
       gone: (gone) => this.closed || this.run(this.machine.onGone(gone)),
     };
+  }
+
+  /** The protocol version negotiated on the connection now carrying the run (wire.md D2). */
+  setProtocolVersion(version: number): void {
+    this.machine.setProtocolVersion(version);
   }
 
   /** Why an admitted command cannot take effect now, or null. */
@@ -130,6 +135,9 @@ export class RunController {
           break;
         case "resolve_request":
           driver.resolveRequest(effect.requestId, effect.resolution);
+          break;
+        case "goal":
+          driver.goal?.(effect.operation);
           break;
         case "stop_harness":
           driver.stop();

@@ -3,11 +3,15 @@ import { decodeValue } from "../contract/decode.js";
 import type * as T from "../contract/generated/types.js";
 import type { PrpCommand } from "../contract/kinds.js";
 import { responseMismatch } from "../contract/question-rules.js";
-import type { HarnessFact, HarnessGone } from "../harness/harness-driver.js";
+import { commandVersionRefusal, eventEnvelopeVersion } from "../contract/version-gates.js";
+import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
+import { GOALS_UNSUPPORTED, type GoalChange, type GoalOperation, type HarnessFact, type HarnessGone } from "../harness/harness-driver.js";
 import { reconcileTerminal, type Intent, type StopCause } from "./reconcile.js";
 
 /** The PRP command types a run acts on. */
-export const SUPPORTED_COMMANDS: ReadonlySet<string> = new Set(["run.prepare", "session.open", "turn.start", "turn.interrupt", "turn.stop", "request.resolve", "run.cancel"]);
+export const SUPPORTED_COMMANDS: ReadonlySet<string> = new Set(["run.prepare", "session.open", "turn.start", "turn.interrupt", "turn.stop", "request.resolve", "run.cancel", "session.goal.get", "session.goal.set", "session.goal.clear"]);
+/** The event each goal change of the harness is reported as (runtime.md §9). */
+const GOAL_EVENT: Record<GoalChange, string> = { snapshot: "session.goal.snapshot", updated: "session.goal.updated", cleared: "session.goal.cleared" };
 /** Event families only the runner may report; a harness that sends one is not believed. */
 const RUNNER_OWNED = /^(run|harness|runner)\./;
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
@@ -16,13 +20,15 @@ export type Timer = "ready" | "session_started";
 
 /** What the machine asks its shell to do, in order. */
 export type RunEffect =
-  | { kind: "emit"; eventType: string; payload: Record<string, unknown>; turnId?: string; itemId?: string; fromHarness: boolean }
+  /** `schemaVersion`: the envelope version, set only when the type needs more than v1 (wire.md O1). */
+  | { kind: "emit"; eventType: string; payload: Record<string, unknown>; turnId?: string; itemId?: string; fromHarness: boolean; schemaVersion?: number }
   | { kind: "start_harness" }
   /** `resumeSessionId`: the session a restarted durable runner's new harness loads (warm resume). */
   | { kind: "open_session"; resume: boolean; resumeSessionId?: string }
   | { kind: "start_turn"; turnId: string; text?: string }
   | { kind: "interrupt"; reason: string }
   | { kind: "resolve_request"; requestId: string; resolution: Record<string, unknown> }
+  | { kind: "goal"; operation: GoalOperation }
   | { kind: "stop_harness" }
   | { kind: "arm_timer"; timer: Timer; ms: number }
   | { kind: "disarm_timer"; timer: Timer }
@@ -42,6 +48,13 @@ export interface RunMachineOptions {
   commandWaitMs?: number;
   /** How often a harness killed by a signal the runner did not send is started again (default 1). */
   harnessRestartLimit?: number;
+  /**
+   * The protocol version the run's peer negotiated (default 3); a durable runner sets it again
+   * on each connection (setProtocolVersion). It gates commands and events (wire.md D2, O1).
+   */
+  protocolVersion?: number;
+  /** The harness's session goal capability; absent means unsupported (runtime.md §9). */
+  sessionGoals?: T.SessionGoalCapability;
 }
 
 /** What the runner keeps of a request it has seen created (the request schema dispatches on schema). */
@@ -104,8 +117,16 @@ export class RunMachine {
   private waitingFor: Timer | "gone" | null = null;
   private ended = false;
   private out: RunEffect[] = [];
+  private protocolVersion: number;
 
-  constructor(private readonly options: RunMachineOptions) {}
+  constructor(private readonly options: RunMachineOptions) {
+    this.protocolVersion = options.protocolVersion ?? MAX_PROTOCOL_VERSION;
+  }
+
+  /** The version negotiated on the connection now carrying the run's commands and events. */
+  setProtocolVersion(version: number): void {
+    this.protocolVersion = version;
+  }
 
   get terminated(): boolean {
     return this.ended;
@@ -115,6 +136,9 @@ export class RunMachine {
   refusal(command: PrpCommand): Refusal {
     const no = (code: string, reason: string) => ({ code, reason });
     if (this.ended) return no("run_terminal", "the run has ended");
+    // A v1 peer never gets a v2 command carried out: refused before any harness work (wire.md D2).
+    const tooNew = commandVersionRefusal(command, this.protocolVersion);
+    if (tooNew) return tooNew;
     switch (command.type) {
       case "run.prepare":
         return this.prepared ? no("already_prepared", "the run is already prepared") : null;
@@ -129,6 +153,15 @@ export class RunMachine {
         return this.turnId && !this.turnEnded ? null : no("no_active_turn", "there is no active turn to interrupt");
       case "request.resolve":
         return this.resolutionRefusal(command.payload as Record<string, unknown>);
+      case "session.goal.get":
+      case "session.goal.set":
+      case "session.goal.clear": {
+        if (!this.sessionOpened) return no("session_not_open", `${command.type} needs session.open first`);
+        const action = goalAction(command);
+        const capability = this.options.sessionGoals ?? GOALS_UNSUPPORTED;
+        // Controls are carried out only when the capability advertises them (runtime.md §9).
+        return capability.actions.includes(action) ? null : no("goal_action_unsupported", `the harness does not advertise the session goal action ${action} (availability ${capability.availability})`);
+      }
       default:
         return SUPPORTED_COMMANDS.has(command.type) ? null : no("unsupported_command", `this runner does not support ${command.type} commands`);
     }
@@ -194,6 +227,12 @@ export class RunMachine {
         this.stopRun("cancelled");
         this.do({ kind: "command_done" });
         break;
+      case "session.goal.get":
+      case "session.goal.set":
+      case "session.goal.clear":
+        this.do({ kind: "goal", operation: goalOperation(command) });
+        this.do({ kind: "command_done" });
+        break;
     }
     return this.flush();
   }
@@ -221,8 +260,24 @@ export class RunMachine {
       case "violation":
         this.violation(fact.message, fact.code);
         break;
+      case "goal":
+        this.emit(GOAL_EVENT[fact.change], fact.change === "cleared" ? {} : { goal: fact.goal });
+        break;
     }
     return this.flush();
+  }
+
+  /**
+   * After every session open or resume: the full capability, then the authoritative snapshot
+   * (runtime.md §9). A harness that can read its goal is asked; one that cannot has none. On a
+   * v1 connection there is no goal to report, and nothing is asked.
+   */
+  private announceGoals(): void {
+    if (eventEnvelopeVersion("session.capabilities.updated", this.protocolVersion) === null) return; // a v1 peer has no goals: the harness is not asked
+    const capability = this.options.sessionGoals ?? GOALS_UNSUPPORTED;
+    this.emit("session.capabilities.updated", { sessionGoals: capability });
+    if (capability.actions.includes("get")) this.do({ kind: "goal", operation: { action: "get" } });
+    else this.emit("session.goal.snapshot", { goal: null });
   }
 
   private onReady(pid: number, resumePoint: Record<string, unknown>, agent?: Record<string, unknown>): void {
@@ -237,6 +292,7 @@ export class RunMachine {
       this.restarting = false;
       this.do({ kind: "open_session", resume: true });
       this.emit("session.reconciled", { ...resumePoint, restart: this.harnessRestarts });
+      this.announceGoals();
       if (this.turnId) this.do({ kind: "start_turn", turnId: this.turnId });
     }
     if (this.waitingFor === "ready") this.commandDone();
@@ -257,6 +313,7 @@ export class RunMachine {
     }
     this.out.push({ kind: "emit", eventType: e.eventType, payload: e.payload, ...(e.turnId ? { turnId: e.turnId } : this.turnId ? { turnId: this.turnId } : {}), ...(e.itemId ? { itemId: e.itemId } : {}), fromHarness: true });
     if ((e.eventType === "runtime.phase.changed" && e.payload.phase === "executing") || e.eventType === "session.failed") {
+      if (e.eventType !== "session.failed" && (this.waitingFor === "session_started" || this.recovering)) this.announceGoals();
       if (this.waitingFor === "session_started") this.commandDone();
       if (this.recovering) this.resumed(e.eventType === "session.failed" ? String(e.payload.message ?? "the agent gave no reason") : null);
     }
@@ -493,9 +550,44 @@ export class RunMachine {
     this.out.push(effect);
   }
 
+  /**
+   * What was decided, with each event under the envelope version its type needs; an event the
+   * negotiated version does not have is not reported at all (a v1 peer never sees a goal event).
+   */
   private flush(): RunEffect[] {
-    const out = this.out;
+    const out: RunEffect[] = [];
+    for (const effect of this.out) {
+      if (effect.kind !== "emit") {
+        out.push(effect);
+        continue;
+      }
+      const version = eventEnvelopeVersion(effect.eventType, this.protocolVersion);
+      if (version === null) continue;
+      out.push(version === 1 ? effect : { ...effect, schemaVersion: version });
+    }
     this.out = [];
     return out;
   }
+}
+
+/** The capability action a goal command needs: a set that only changes the status pauses or resumes. */
+function goalAction(command: PrpCommand): T.SessionGoalCapability["actions"][number] {
+  if (command.type === "session.goal.get") return "get";
+  if (command.type === "session.goal.clear") return "clear";
+  const p = command.payload as Record<string, unknown>;
+  if (p.objective === undefined && p.tokenBudget === undefined && p.status !== undefined) return p.status === "paused" ? "pause" : "resume";
+  return "set";
+}
+
+/** The harness's side of a goal command: only the fields that change the goal (requestId stays with the command). */
+function goalOperation(command: PrpCommand): GoalOperation {
+  if (command.type === "session.goal.get") return { action: "get" };
+  if (command.type === "session.goal.clear") return { action: "clear" };
+  const p = command.payload as Record<string, unknown>;
+  return {
+    action: "set",
+    ...(typeof p.objective === "string" ? { objective: p.objective } : {}),
+    ...(p.status === "active" || p.status === "paused" ? { status: p.status } : {}),
+    ...(p.tokenBudget === null || typeof p.tokenBudget === "number" ? { tokenBudget: p.tokenBudget } : {}),
+  };
 }

@@ -37,7 +37,7 @@ describe("authority command queue (runtime.md §5.8)", () => {
   it("builds envelopes for the run's protocol version and refuses a command that version lacks", async () => {
     const a = await ready(tmp.dir(), 1);
     assert.equal(unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "go" })).command.schema, "paperclip.prp.command.v1");
-    assert.equal(codeOf(await a.commands.queueCommand("run_1", "session.goal.get", {})), "invalid_command", "session.goal.* needs v2");
+    assert.equal(codeOf(await a.commands.queueCommand("run_1", "session.goal.get", {})), "command_needs_newer_version", "session.goal.* needs v2, refused by name");
     await a.store.close();
   });
 

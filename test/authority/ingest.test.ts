@@ -49,6 +49,21 @@ describe("authority ingest (runtime.md §5.6)", () => {
     await a.store.close();
   });
 
+  it("refuses an event envelope newer than the negotiated version (wire.md O1), and takes an older one on a newer connection", async () => {
+    const v1 = authority(tmp.dir());
+    await withRun(v1, 1, 1);
+    const conn = (await connect(v1, "run_1", 1)).connectionId;
+    const goal = { eventType: "session.goal.snapshot", priority: 1, payload: { goal: null } };
+    const refused = await v1.ingest.ingest("run_1", conn, { ...event(1, 1, goal), schema: "paperclip.prp.event.v2", schemaVersion: 2 });
+    assert.deepEqual([codeOf(refused), refused.ok ? "" : refused.error.path], ["invalid_event", "/schema"]);
+    assert.equal(await cursor(v1), 0, "nothing committed");
+    await v1.store.close();
+    const { a, conn: conn3 } = await ready(tmp.dir());
+    assert.equal(unwrap(await a.ingest.ingest("run_1", conn3, event(1))).outcome, "committed", "a v1 envelope on a v3 connection");
+    assert.equal(unwrap(await a.ingest.ingest("run_1", conn3, { ...event(2, 1, goal), schema: "paperclip.prp.event.v3", schemaVersion: 3 })).outcome, "committed");
+    await a.store.close();
+  });
+
   it("counts a byte-identical duplicate, commits nothing new and acknowledges the current cursor", async () => {
     const { a, conn } = await ready(tmp.dir());
     for (const seq of [1, 2, 3]) unwrap(await a.ingest.ingest("run_1", conn, event(seq)));

@@ -62,7 +62,9 @@ describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-b
     const runner = spawnRunnerd([...args("trusted"), "--ca-bundle-path", certs.caCert], ticket, dir);
     assert.equal(await runner.exited(), 0, runner.stderr());
     const events = runPrp(["events", "--run", created.runId, "--json", ...store]).stdout.trim().split("\n").map((l) => JSON.parse(l) as { sourceSeq: number; eventType: string; payload: { runTerminalState?: string } });
-    assert.deepEqual(events.map((e) => e.sourceSeq), Array.from({ length: 19 }, (_, i) => i + 1));
+    // The happy path's 19 events and, on this v3 connection, the session goal capability and snapshot.
+    assert.deepEqual(events.map((e) => e.sourceSeq), Array.from({ length: 21 }, (_, i) => i + 1));
+    assert.deepEqual(events.filter((e) => e.eventType.startsWith("session.goal") || e.eventType === "session.capabilities.updated").map((e) => e.eventType), ["session.capabilities.updated", "session.goal.snapshot"]);
     assert.equal(events.at(-1)?.eventType, "run.terminal");
     assert.equal(events.at(-1)?.payload.runTerminalState, "succeeded");
   });

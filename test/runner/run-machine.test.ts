@@ -34,7 +34,7 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
       "emit:runtime.phase.changed", "emit:workspace.ready", "emit:harness.starting", "start_harness", "arm_timer",
       "disarm_timer", "emit:harness.ready", "command_done",
       "emit:session.starting", "open_session", "arm_timer",
-      "emit:session.started", "emit:runtime.phase.changed", "disarm_timer", "command_done",
+      "emit:session.started", "emit:runtime.phase.changed", "emit:session.capabilities.updated", "emit:session.goal.snapshot", "disarm_timer", "command_done",
       "emit:turn.submitted", "start_turn", "command_done",
     ]);
     const end = [...m.onFact({ kind: "result", payload: result() }), ...m.onGone(gone(0))];
@@ -160,7 +160,8 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     const crash = m.onGone(gone(null, "SIGKILL"));
     assert.deepEqual(kinds(crash), ["disarm_timer", "emit:harness.exited", "start_harness", "arm_timer"]);
     const ready = m.onFact({ kind: "ready", pid: 43, resumePoint: { resumedAfterMessageSeq: 7 } });
-    assert.deepEqual(kinds(ready), ["disarm_timer", "emit:harness.ready", "open_session", "emit:session.reconciled", "start_turn"]);
+    // The resumed session's goal capability and snapshot come again (runtime.md §9: after every resume).
+    assert.deepEqual(kinds(ready), ["disarm_timer", "emit:harness.ready", "open_session", "emit:session.reconciled", "emit:session.capabilities.updated", "emit:session.goal.snapshot", "start_turn"]);
     assert.deepEqual((ready[3] as any).payload, { resumedAfterMessageSeq: 7, restart: 1 });
     const second = m.onGone(gone(null, "SIGKILL"));
     assert.equal(terminalOf(second).reconciliation.reason, "harness_process_failed", "the second crash ends the run");

@@ -810,7 +810,9 @@ export type FakeHarnessStep = {
     | "spawn_worker"
     | "result"
     | "terminal"
-    | "exit";
+    | "exit"
+    | "goal"
+    | "await_goal_command";
 };
 /**
  * One JSON line a fake harness writes on stdout to its runner (wire.md §14.5, runtime.md §4.3). The payload's shape follows from type.
@@ -821,7 +823,7 @@ export type PRPFakeHarnessMessage = {
    * Numbers the harness process's messages from 1 (its ready).
    */
   messageSeq: number;
-  type: "ready" | "event" | "result" | "terminal" | "log" | "diagnostic";
+  type: "ready" | "event" | "result" | "terminal" | "log" | "diagnostic" | "goal";
   payload: {};
 };
 /**
@@ -830,11 +832,18 @@ export type PRPFakeHarnessMessage = {
 export type PRPFakeHarnessCommand = {
   schema: "paperclip.fake_harness.command.v1";
   commandSeq: number;
-  type: "session.open" | "turn.start" | "request.resolve" | "turn.interrupt";
+  type:
+    | "session.open"
+    | "turn.start"
+    | "request.resolve"
+    | "turn.interrupt"
+    | "session.goal.get"
+    | "session.goal.set"
+    | "session.goal.clear";
   payload: {};
 };
 /**
- * One JSON line a runner in local mode writes on stdout (wire.md §14.5): a PRP v1 event, or the receipt of one command line.
+ * One JSON line a runner in local mode writes on stdout (wire.md §14.5): a PRP event (v1, or the version a type needs, up to the runner's protocol version: wire.md O1), or the receipt of one command line.
  */
 export type PRPRunnerStreamRecord = {
   schema: "paperclip.runner.stream.v1";
@@ -2121,11 +2130,23 @@ export interface AwaitResolutionStep {
   request_id: string;
 }
 /**
+ * await_interrupt: wait for turn.interrupt. spawn_worker: start a grandchild in the harness's group. await_goal_command: wait for the next session goal command, which is answered when it arrives (on v2 and later the runner's own get after each session open is one).
+ *
  * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
  * via the `definition` "bare".
  */
 export interface StepWithoutFields {
-  kind: "await_interrupt" | "spawn_worker";
+  kind: "await_interrupt" | "spawn_worker" | "await_goal_command";
+}
+/**
+ * The harness changes its own session goal (a goal it reached, one it stopped working on); null clears it. The runner reports session.goal.updated, or session.goal.cleared for null.
+ *
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "goal".
+ */
+export interface GoalStep {
+  kind: "goal";
+  goal: SessionGoalSnapshot | null;
 }
 /**
  * The payload is sent as the harness wrote it: the runner, not the script, decides whether it is valid.
@@ -2183,6 +2204,16 @@ export interface HarnessLogPayload {
   text: string;
 }
 /**
+ * The harness's session goal after a goal command or a change of its own: snapshot answers session.goal.get, updated follows a change, cleared follows a clear (goal null).
+ *
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "goalPayload".
+ */
+export interface HarnessGoalPayload {
+  change: "snapshot" | "updated" | "cleared";
+  goal: SessionGoalSnapshot | null;
+}
+/**
  * This interface was referenced by `undefined`'s JSON-Schema
  * via the `definition` "diagnosticPayload".
  */
@@ -2224,6 +2255,22 @@ export interface HarnessRequestResolvePayload {
 }
 /**
  * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "emptyPayload".
+ */
+export interface HarnessEmptyPayload {}
+/**
+ * The fields of a session.goal.set command that change the goal (wire.md §8.3); a field left out stays as it is.
+ *
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "goalSetPayload".
+ */
+export interface HarnessGoalSetPayload {
+  objective?: string;
+  status?: "active" | "paused";
+  tokenBudget?: number | null;
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
  * via the `definition` "turnInterruptPayload".
  */
 export interface HarnessTurnInterruptPayload {
@@ -2236,7 +2283,7 @@ export interface HarnessTurnInterruptPayload {
 export interface RunnerStreamEventRecord {
   schema: "paperclip.runner.stream.v1";
   kind: "event";
-  event: PRPV1RunEventEnvelope;
+  event: PRPV1RunEventEnvelope | PRPV2RunEventEnvelope | PRPV3RunEventEnvelope;
 }
 /**
  * This interface was referenced by `undefined`'s JSON-Schema

@@ -1,6 +1,6 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { HarnessDriver, HarnessListener, SessionOpen } from "../harness-driver.js";
+import { GOALS_UNSUPPORTED, type HarnessDriver, type HarnessListener, type SessionOpen } from "../harness-driver.js";
 import { DEFAULT_MAX_LINE_BYTES } from "../line-reader.js";
 import { whenGone } from "../gone.js";
 import { SupervisedProcess } from "../supervisor.js";
@@ -74,6 +74,8 @@ interface Agent {
  */
 export class AcpDriver implements HarnessDriver {
   readonly kind = "acp";
+  /** ACP has no session goal: whatever the agent or its model, goals are unsupported. */
+  readonly sessionGoals = GOALS_UNSUPPORTED;
   readonly command: string;
   private current: Agent | null = null;
   /** The ACP session of the previous agent process: a replacement loads it when it can. */

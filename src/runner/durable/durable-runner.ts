@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { admit } from "../../contract/admission.js";
+import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../../contract/versions.js";
 import type { PrpCommand } from "../../contract/kinds.js";
 import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, systemTimers, type ControlEnvelope, type HeartbeatOptions, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers, type TransportError } from "../../transport/index.js";
 import { RunController, type RunControllerOptions } from "../run-controller.js";
@@ -35,6 +36,8 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
   bootstrapToken: string | null;
   runnerVersion: string;
   runnerDigest: string;
+  /** The highest protocol version this runner offers (default 3): its hello advertises 1–protocolMax. */
+  protocolMax?: number;
   maxOutboxBytes?: number;
   p0ReserveBytes?: number;
   reconnectDelayMs?: number;
@@ -132,7 +135,8 @@ export class DurableRunner {
     // the replacement only delivers what is unacknowledged; it never reconciles to a second one.
     this.terminalAdmitted = this.state.terminalSourceSeq() !== null;
     this.controller = new RunController(
-      { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer },
+      // Until a welcome says otherwise, the version of the last connection (a replacement process) or the highest offered.
+      { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer, protocolVersion: this.state.negotiatedVersion() ?? this.protocolMax },
       outboxSink(this.state, id, {
         send: (_envelope, sourceSeq) => {
           if (options.crashAt?.point === "after-commit" && options.crashAt.at === sourceSeq) crash();
@@ -148,6 +152,10 @@ export class DurableRunner {
       this.state.setLifecycle("stopped");
       this.maybeDelivered();
     });
+  }
+
+  private get protocolMax(): number {
+    return this.options.protocolMax ?? MAX_PROTOCOL_VERSION;
   }
 
   /** Cancels the run (a signal to the runner): the harness group is ended and the terminal delivered. */
@@ -190,6 +198,8 @@ export class DurableRunner {
     const r = this.state.recovery();
     const resumable = prepared && r.driverSessionId !== null && r.loadSession !== null && !r.turnEnded;
     this.controller.emitRunnerEvent("runner.reconciled", { outcome: "same_durable_session_resumed", harness: prepared ? "lost" : "not_started", ...(resumable ? { session: "resuming" } : {}) });
+    // The current goal state, sent again so that a v2+ peer sees it whatever it acknowledged (runtime.md §9).
+    for (const retained of this.state.retainedGoalEvents()) this.controller.emitRunnerEvent(retained.eventType, retained.payload);
     if (resumable) {
       const turn = r.turnId !== null || this.state.journaled("turn.start") ? { turnId: r.turnId } : null;
       this.controller.recover({ driverSessionId: r.driverSessionId!, loadSession: r.loadSession!, turn });
@@ -233,6 +243,7 @@ export class DurableRunner {
       identity: this.options.identity,
       runnerVersion: this.options.runnerVersion,
       runnerDigest: this.options.runnerDigest,
+      range: { min: MIN_PROTOCOL_VERSION, max: this.protocolMax },
       resume: { lastControllerCommandSeq: c.lastControllerCommandSeq, nextSourceEventSeq: c.nextSourceSeq, ackedSourceSeq: c.ackedSourceSeq },
       handlers: {
         onEnvelope: (envelope) => (envelope.kind === "lease_renewed" ? this.keeper?.renewed(envelope.payload) : this.onEnvelope(envelope)),
@@ -256,6 +267,10 @@ export class DurableRunner {
     }
     this.credential = opened.value.welcome.lease satisfies RunnerLease; // the ticket is spent: only the lease, in memory
     this.channel = opened.value.channel;
+    // The version this connection negotiated gates every command and event from here (wire.md D2, O1).
+    const version = opened.value.welcome.payload.selectedVersion;
+    this.state.setNegotiatedVersion(version);
+    this.controller.setProtocolVersion(version);
     this.maxBatchEvents = opened.value.welcome.payload.maxBatchEvents;
     // Lease renewal (runtime.md §5.9): the renewed lease is the one to redial with.
     this.keeper = new LeaseKeeper({ channel: this.channel, lease: this.credential, renewalVersion: opened.value.welcome.payload.connectionLeaseRenewalVersion, timers: this.clock, onLease: (lease) => (this.credential = lease) });

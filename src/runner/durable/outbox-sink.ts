@@ -1,6 +1,7 @@
 import type { ContractError } from "../../contract/errors.js";
 import { priorityOf } from "../../contract/priority.js";
 import { sequencedId } from "../../contract/ids.js";
+import { GOAL_EVENTS } from "../../contract/version-gates.js";
 import { admittedLine, buildEvent } from "../event-envelope.js";
 import { refusedUncanonical, type EventSink, type PendingEvent } from "../event-sink.js";
 import { recoveryChange } from "./provider-recovery.js";
@@ -62,12 +63,13 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
           turnId: e.turnId ? identity.turnId : undefined,
           itemId: e.itemId ? identity.itemId : undefined,
           providerItemId: e.itemId !== identity.itemId ? e.itemId : undefined,
+          schemaVersion: e.schemaVersion,
         }),
       );
       // Thrown out of the outbox's transaction, so that no sequence number is used.
       if ("noCanonicalForm" in admitted) throw new NoCanonicalForm(admitted.noCanonicalForm);
       return admitted.line;
-    }, recoveryChange(e));
+    }, recoveryChange(e), GOAL_EVENTS.has(e.eventType) ? e.payload : null);
     if (admission.ok) hooks.send(admission.envelope, admission.sourceSeq);
     return admission;
   };

@@ -82,6 +82,8 @@ CREATE TABLE IF NOT EXISTS processed_commands (
 CREATE TABLE IF NOT EXISTS provider_recovery (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   driver_session_id TEXT, load_session INTEGER, turn_id TEXT, turn_ended INTEGER NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS v2_replay_events (
+  slot TEXT PRIMARY KEY CHECK (slot IN ('capability', 'goal')), event_type TEXT NOT NULL, payload TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS diagnostics (
   id INTEGER PRIMARY KEY AUTOINCREMENT, code TEXT NOT NULL, message TEXT NOT NULL) STRICT;
 `;
@@ -201,9 +203,11 @@ export class RunnerState {
    * the soft limit (outbox − P0 reserve) is refused and turns backpressure on, to be offered
    * again once ACKs free room; a P0 event past the whole outbox leaves the state unrecoverable
    * (runtime.md §5.7). An event larger than its whole class limit can never fit: event_too_large.
-   * `recovery` is what the event changes in the provider recovery record, committed with it.
+   * `recovery` is what the event changes in the provider recovery record, committed with it;
+   * `retain`, a capability or goal event's payload, replaces the last one of its kind kept for
+   * a replacement process (runtime.md §9), in the same transaction.
    */
-  admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string, recovery: Partial<ProviderRecovery> | null = null): Admission {
+  admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string, recovery: Partial<ProviderRecovery> | null = null, retain: Record<string, unknown> | null = null): Admission {
     return this.db.transaction((): Admission => {
       const c = this.counters();
       if (c.lifecycle === "unrecoverable") return { ok: false, code: "state_unrecoverable", message: "the state is unrecoverable; no event is admitted" };
@@ -227,6 +231,7 @@ export class RunnerState {
       // The run's terminal is remembered apart from the outbox, which forgets it once acknowledged.
       if (eventType === "run.terminal") this.sql("INSERT OR IGNORE INTO meta (key, value) VALUES ('terminal_source_seq', ?)").run(String(c.nextSourceSeq));
       if (recovery) this.writeRecovery({ ...this.recovery(), ...recovery });
+      if (retain) this.sql("INSERT OR REPLACE INTO v2_replay_events (slot, event_type, payload) VALUES (?, ?, ?)").run(eventType === "session.capabilities.updated" ? "capability" : "goal", eventType, JSON.stringify(retain));
       this.sql("UPDATE runner_state SET next_source_seq = next_source_seq + 1, outbox_bytes = ?, peak_outbox_bytes = MAX(peak_outbox_bytes, ?) WHERE id = 1").run(total, total);
       return { ok: true, sourceSeq: c.nextSourceSeq, envelope };
     })();
@@ -252,6 +257,22 @@ export class RunnerState {
   private writeRecovery(r: ProviderRecovery): void {
     this.sql("INSERT OR REPLACE INTO provider_recovery (id, driver_session_id, load_session, turn_id, turn_ended) VALUES (1, ?, ?, ?, ?)")
       .run(r.driverSessionId, r.loadSession === null ? null : Number(r.loadSession), r.turnId, Number(r.turnEnded));
+  }
+
+  /** The last capability event, then the last goal event, as committed: what a replacement process sends again. */
+  retainedGoalEvents(): Array<{ eventType: string; payload: Record<string, unknown> }> {
+    const rows = this.sql("SELECT event_type, payload FROM v2_replay_events ORDER BY slot").all() as Array<{ event_type: string; payload: string }>;
+    return rows.map((r) => ({ eventType: r.event_type, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+  }
+
+  /** The protocol version of the last connection's welcome; null before the first. */
+  negotiatedVersion(): number | null {
+    const row = this.sql("SELECT value FROM meta WHERE key = 'negotiated_version'").get() as { value: string } | undefined;
+    return row ? Number(row.value) : null;
+  }
+
+  setNegotiatedVersion(version: number): void {
+    this.sql("INSERT OR REPLACE INTO meta (key, value) VALUES ('negotiated_version', ?)").run(String(version));
   }
 
   /** Up to `limit` unacknowledged events after `sourceSeq`, in order, as their committed bytes. */

@@ -68,7 +68,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await s.runIds(), ["run_1", "run_2"]);
       assert.equal(await s.run("run_9"), undefined);
       assert.equal(await s.runCursor("run_9"), undefined);
-      assert.deepEqual(await s.runCursor("run_1"), { identity: identity(1), ackedSourceSeq: 0, terminalSourceSeq: null, currentConnectionId: null, revocationEpoch: 0 });
+      assert.deepEqual(await s.runCursor("run_1"), { identity: identity(1), ackedSourceSeq: 0, terminalSourceSeq: null, currentConnectionId: null, revocationEpoch: 0, protocolVersion: 2 });
       assert.equal((await s.run("run_1"))!.protocolVersion, 2);
       await s.close();
     });

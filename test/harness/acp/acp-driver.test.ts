@@ -25,13 +25,16 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
     const r = await driveAgent("streamed-answer");
     assert.deepEqual(r.types, [
       "runtime.phase.changed", "workspace.ready", "harness.starting", "harness.ready", "session.starting", "session.started", "runtime.phase.changed",
-      "turn.submitted", "turn.started", "plan.updated", "item.started", "item.delta", "tool.execution.started", "tool.execution.progressed",
+      "session.capabilities.updated", "session.goal.snapshot", "turn.submitted", "turn.started", "plan.updated", "item.started", "item.delta", "tool.execution.started", "tool.execution.progressed",
       "tool.execution.completed", "workspace.change.updated", "plan.updated", "item.started", "item.delta", "item.delta",
       "item.completed", "item.completed", "turn.completed", "run.result.proposed", "session.closed", "harness.exited", "run.terminal",
     ]);
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     assert.deepEqual(payload(r, "item.completed", 1), { kind: "assistant_message", text: "I fixed the greeting: the test passes now.", channel: "final" });
     assert.equal(payload(r, "harness.ready").agent.name, "prp-kit-acp-test-agent");
+    // ACP has no session goal: the capability says so, whatever the agent, and there is no goal.
+    assert.deepEqual(payload(r, "session.capabilities.updated"), { sessionGoals: { availability: "unsupported", actions: [] } });
+    assert.deepEqual(payload(r, "session.goal.snapshot"), { goal: null });
     assert.deepEqual(payload(r, "workspace.change.updated").files[0], { path: "src/greeting.ts", changeKind: "modified", previousPath: null, additions: 1, deletions: 1 });
     assert.equal(payload(r, "harness.exited").exitCode, 0, "the agent exits on its own once the session is closed and stdin ends");
     await noOrphans(r);
@@ -124,7 +127,7 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
       assert.equal(r.of("harness.ready").length, 2, r.types.join(", "));
       assert.deepEqual([payload(r, "harness.exited").signal, payload(r, "harness.exited").restarting], ["SIGKILL", true]);
       assert.equal(r.of("turn.failed").length, 0, "the turn is carried on, not failed");
-      assert.deepEqual(r.types.filter((t) => t.startsWith("session.")), ["session.starting", "session.started", "session.reconciled", "session.resuming", "session.resumed"]);
+      assert.deepEqual(r.types.filter((t) => t.startsWith("session.")), ["session.starting", "session.started", "session.capabilities.updated", "session.goal.snapshot", "session.reconciled", "session.capabilities.updated", "session.goal.snapshot", "session.resuming", "session.resumed"]);
       assert.equal(payload(r, "session.resumed").driverSessionId, payload(r, "session.started").driverSessionId);
       const items = r.of("item.started").map((e) => e.itemId);
       assert.equal(new Set(items).size, items.length, `item ids stay apart across agents: ${items.join(", ")}`);
