@@ -1,11 +1,11 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { eventLine } from "./event-line.js";
 import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile } from "../authority/server-key-source.js";
 import { writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { reduceEvents } from "../reducer/index.js";
-import { timelineSummary } from "../reducer/timeline-summary.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
@@ -86,7 +86,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       dir: resolve(opts.out, "demo"),
       ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
       ...(serverKey ? { serverKey } : {}),
-      onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
+      onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),
     });
   } finally {

@@ -59,13 +59,14 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
 }
 
 export interface CrashPoint {
-  point: "after-commit" | "after-journal";
+  /** `after-credential`: right after credential revision `at` is committed with its baseline, before its event reaches the outbox. */
+  point: "after-commit" | "after-journal" | "after-credential";
   at: number;
 }
 
-/** Parses `after-commit:N` or `after-journal:N`; null for anything else. */
+/** Parses `after-commit:N`, `after-journal:N` or `after-credential:N`; null for anything else. */
 export function parseCrashPoint(text: string | undefined): CrashPoint | null {
-  const m = /^(after-commit|after-journal):([1-9][0-9]*)$/.exec(text ?? "");
+  const m = /^(after-commit|after-journal|after-credential):([1-9][0-9]*)$/.exec(text ?? "");
   return m ? { point: m[1] as CrashPoint["point"], at: Number(m[2]) } : null;
 }
 
@@ -132,7 +133,10 @@ export class DurableRunner {
     // the replacement only delivers what is unacknowledged; it never reconciles to a second one.
     this.terminalAdmitted = this.state.terminalSourceSeq() !== null;
     this.controller = new RunController(
-      { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer },
+      {
+        ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer,
+        ...(options.credentials ? { credentials: { ...options.credentials, store: this.state.credentials, recorded: (revision: number) => options.crashAt?.point === "after-credential" && options.crashAt.at === revision && crash() } } : {}),
+      },
       outboxSink(this.state, id, {
         send: (_envelope, sourceSeq) => {
           if (options.crashAt?.point === "after-commit" && options.crashAt.at === sourceSeq) crash();
@@ -190,6 +194,7 @@ export class DurableRunner {
     const r = this.state.recovery();
     const resumable = prepared && r.driverSessionId !== null && r.loadSession !== null && !r.turnEnded;
     this.controller.emitRunnerEvent("runner.reconciled", { outcome: "same_durable_session_resumed", harness: prepared ? "lost" : "not_started", ...(resumable ? { session: "resuming" } : {}) });
+    this.controller.resumeCredentials();
     if (resumable) {
       const turn = r.turnId !== null || this.state.journaled("turn.start") ? { turnId: r.turnId } : null;
       this.controller.recover({ driverSessionId: r.driverSessionId!, loadSession: r.loadSession!, turn });

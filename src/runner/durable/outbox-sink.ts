@@ -3,6 +3,7 @@ import { priorityOf } from "../../contract/priority.js";
 import { sequencedId } from "../../contract/ids.js";
 import { admittedLine, buildEvent } from "../event-envelope.js";
 import { refusedUncanonical, type EventSink, type PendingEvent } from "../event-sink.js";
+import { credentialRevisionOf } from "../credentials/credentials-event.js";
 import { recoveryChange } from "./provider-recovery.js";
 import type { Admission, RunnerState } from "./runner-state.js";
 
@@ -67,7 +68,7 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
       // Thrown out of the outbox's transaction, so that no sequence number is used.
       if ("noCanonicalForm" in admitted) throw new NoCanonicalForm(admitted.noCanonicalForm);
       return admitted.line;
-    }, recoveryChange(e));
+    }, recoveryChange(e), admittedCredential(state, e));
     if (admission.ok) hooks.send(admission.envelope, admission.sourceSeq);
     return admission;
   };
@@ -98,4 +99,10 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
     },
     onRoom: (resume) => hooks.waitForRoom(resume),
   };
+}
+
+/** A credential event's pending mark is cleared in the transaction that admits it: a restart then never emits it twice. */
+function admittedCredential(state: RunnerState, e: PendingEvent): (() => void) | undefined {
+  const credential = credentialRevisionOf(e.eventType, e.payload);
+  return credential ? () => state.credentials.admitted(credential.bindingId, credential.revision) : undefined;
 }

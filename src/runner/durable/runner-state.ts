@@ -7,6 +7,8 @@ import type { Priority } from "../../contract/priority.js";
 import { MAX_FRAME_BYTES } from "../../contract/versions.js";
 import { openPrivateDatabase, statementCache, StateError } from "../../storage/private-sqlite.js";
 import type { RunIdentity } from "../../transport/index.js";
+import type { CredentialStore } from "../credentials/credential-store.js";
+import { CREDENTIAL_OBSERVER_SQL, credentialRowProblem, credentialRows, sqliteCredentialStore } from "../credentials/sqlite-credential-store.js";
 import { NO_RECOVERY, type ProviderRecovery } from "./provider-recovery.js";
 
 export const STATE_SCHEMA = "paperclip.runner.durable.state.v1";
@@ -97,12 +99,15 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export class RunnerState {
 
   private readonly sql: (text: string) => Database.Statement;
+  /** The credential observer's bindings (runtime.md §13.1), in this database. */
+  readonly credentials: CredentialStore;
 
   private constructor(
     private readonly db: Database.Database,
     readonly binding: StateBinding,
   ) {
     this.sql = statementCache(db);
+    this.credentials = sqliteCredentialStore(db);
   }
 
   static open(dir: string, binding: StateBinding): RunnerState {
@@ -112,7 +117,7 @@ export class RunnerState {
     const path = join(dir, STATE_FILE);
     const db = openPrivateDatabase(path, { maxFileBytes: binding.maxOutboxBytes + STATE_SLACK_BYTES });
     try {
-      db.exec(SCHEMA_SQL);
+      db.exec(SCHEMA_SQL + CREDENTIAL_OBSERVER_SQL);
       const state = new RunnerState(db, binding);
       db.transaction(() => state.initialise(path))();
       return state;
@@ -173,6 +178,10 @@ export class RunnerState {
       fail("state_outbox_not_contiguous", `the outbox must run from ack+1 to ${highest} (ack ${c.ackedSourceSeq})`);
     }
     if (bytes !== c.outboxBytes) fail("state_outbox_size", `the outbox holds ${bytes} bytes, the counter says ${c.outboxBytes}`);
+    for (const row of credentialRows(this.db)) {
+      const problem = credentialRowProblem(row);
+      if (problem) fail("state_credential_observer", problem);
+    }
     const journal = this.sql("SELECT controller_seq, status, fingerprint FROM processed_commands").all() as Array<{ controller_seq: number; status: string; fingerprint: string }>;
     for (const j of journal) {
       if (j.controller_seq <= c.compactedThroughControllerSeq || j.controller_seq > c.lastControllerCommandSeq) fail("state_journal_range", `journal seq ${j.controller_seq} is outside (${c.compactedThroughControllerSeq}, ${c.lastControllerCommandSeq}]`);
@@ -201,9 +210,10 @@ export class RunnerState {
    * the soft limit (outbox − P0 reserve) is refused and turns backpressure on, to be offered
    * again once ACKs free room; a P0 event past the whole outbox leaves the state unrecoverable
    * (runtime.md §5.7). An event larger than its whole class limit can never fit: event_too_large.
-   * `recovery` is what the event changes in the provider recovery record, committed with it.
+   * `recovery` is what the event changes in the provider recovery record, and `alsoCommit` any
+   * other state the event settles (a credential event no longer pending): both commit with it.
    */
-  admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string, recovery: Partial<ProviderRecovery> | null = null): Admission {
+  admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string, recovery: Partial<ProviderRecovery> | null = null, alsoCommit?: () => void): Admission {
     return this.db.transaction((): Admission => {
       const c = this.counters();
       if (c.lifecycle === "unrecoverable") return { ok: false, code: "state_unrecoverable", message: "the state is unrecoverable; no event is admitted" };
@@ -227,6 +237,7 @@ export class RunnerState {
       // The run's terminal is remembered apart from the outbox, which forgets it once acknowledged.
       if (eventType === "run.terminal") this.sql("INSERT OR IGNORE INTO meta (key, value) VALUES ('terminal_source_seq', ?)").run(String(c.nextSourceSeq));
       if (recovery) this.writeRecovery({ ...this.recovery(), ...recovery });
+      alsoCommit?.();
       this.sql("UPDATE runner_state SET next_source_seq = next_source_seq + 1, outbox_bytes = ?, peak_outbox_bytes = MAX(peak_outbox_bytes, ?) WHERE id = 1").run(total, total);
       return { ok: true, sourceSeq: c.nextSourceSeq, envelope };
     })();
