@@ -9,6 +9,7 @@ import { Credentials, type IssuedTicket } from "./credentials.js";
 import type { Result } from "./errors.js";
 import { coreChannelHooks } from "./handshake-hooks.js";
 import { EventIngest, type OnCommittedEvent } from "./ingest.js";
+import { withCredentialsCallback, type OnCredentialsUpdated } from "./credentials-updated.js";
 import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
 import { storeFailure } from "./store-failure.js";
@@ -36,6 +37,8 @@ export interface AuthorityServerSettings {
   runnerDigest: string;
   /** The caller's durable commit: the authority acknowledges an event only after it returns. */
   onCommittedEvent?: OnCommittedEvent;
+  /** The host's reaction to auth.credentials.updated, awaited in the same commit before the ACK (credentials-updated.ts). */
+  onCredentialsUpdated?: OnCredentialsUpdated;
   leaseTtlMs?: number;
   /** The authority's clock (expiry of tickets and leases); tests and the lease-expiry fault move it. */
   now?: () => number;
@@ -125,7 +128,7 @@ export class AuthorityServer {
       ownsStore,
       credentials.value,
       new CommandQueue({ store, ...clock }),
-      new EventIngest({ store, ...clock, ...(options.onCommittedEvent ? { onCommittedEvent: options.onCommittedEvent } : {}) }),
+      new EventIngest({ store, ...clock, ...onCommitted(withCredentialsCallback(options.onCommittedEvent, options.onCredentialsUpdated)) }),
     );
   }
 
@@ -378,3 +381,5 @@ export class AuthorityServer {
     if (next.ok && next.value) channel.send("command", { command: next.value.command as unknown as Record<string, unknown> });
   }
 }
+
+const onCommitted = (callback: OnCommittedEvent | undefined) => (callback ? { onCommittedEvent: callback } : {});

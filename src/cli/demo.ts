@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
 import { eventLine } from "./event-line.js";
 import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile } from "../authority/server-key-source.js";
@@ -27,6 +28,8 @@ interface DemoOptions {
   at?: number;
   out: string;
   serverKeyFile?: string;
+  credentialFile?: string;
+  credentialProvider?: string;
 }
 
 export function registerDemo(program: Command): void {
@@ -44,6 +47,8 @@ export function registerDemo(program: Command): void {
     .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle} (with --fault: the verdict of prp fault --json)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
+    .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with a script: <out>/demo/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
+    .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
     .option("--server-key-file <path>", "the authority's server key: 64 hex digits, mode 600 (default: generated beside the run's state)")
     .addHelpText(
       "after",
@@ -57,6 +62,7 @@ and the native execution bundle.
 Examples:
   npm start
   prp demo --script error
+  prp demo --script credentials-refresh
   prp demo --agent "npx -y @zed-industries/claude-code-acp" --prompt "explain this repo"
   prp demo --fault socket-drop
   prp demo --fault runner-restart --seed 7
@@ -86,6 +92,8 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       dir: resolve(opts.out, "demo"),
       ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
       ...(serverKey ? { serverKey } : {}),
+      // Opted in, as the bundled transport does for fresh sessions; an agent's file only when given.
+      credentials: { ...(opts.credentialFile ? { file: opts.credentialFile } : {}), ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}) },
       onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),
     });

@@ -7,6 +7,7 @@ import type { PrpEvent } from "../contract/kinds.js";
 import { packageRoot } from "../contract/package-root.js";
 import type { LoadedScript } from "../harness/script-file.js";
 import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
+import { credentialRunnerdArgs } from "./credential-options.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { runnerBuild } from "./runner-build.js";
 import { runSurvivors } from "./run-processes.js";
@@ -63,6 +64,12 @@ export interface DurableRunOptions {
   relaunchAfterLeaseExpiry?: boolean;
   onCommitted?: (event: PrpEvent) => void;
   note?: (text: string) => void;
+  /**
+   * Opt in to credential observation (run.prepare observeCredentials: true) and give the runner
+   * this credential file; with a script, by default <dir>/<runId>/credentials/auth.json (what
+   * the fake harness's credentials steps write).
+   */
+  credentials?: { file?: string; provider?: string };
 }
 
 export interface DurableRunFacts {
@@ -145,6 +152,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
         ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []), ...(options.runnerArgs ?? []),
+        ...(options.credentials ? credentialRunnerdArgs(options.credentials.file ?? (options.script ? join(dir, "credentials", "auth.json") : undefined), options.credentials.provider) : []),
       ],
       env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
       cwd: dir,
@@ -188,7 +196,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     await authority.listen(0);
     const registered = await authority.registerRun(identity);
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
-    await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo" });
+    await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo", ...(options.credentials ? { observeCredentials: true } : {}) });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });
     if (!options.agent?.holdTurn) await queueTurn();
     await startRunner();
