@@ -70,6 +70,10 @@ export interface DurableRunOptions {
    * the fake harness's credentials steps write).
    */
   credentials?: { file?: string; provider?: string };
+  /** The host's onCredentialsUpdated (awaited in the event's commit, before the ACK), with the run's fault context. */
+  onCredentialsUpdated?: (event: PrpEvent, ctx: FaultContext) => Promise<void> | void;
+  /** Relaunch, once, a first runner that something other than `crashAt` killed with SIGKILL. */
+  relaunchAfterSigkill?: boolean;
 }
 
 export interface DurableRunFacts {
@@ -137,6 +141,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       }
     },
     log: (text) => note(`authority: ${text}`),
+    ...(options.onCredentialsUpdated ? { onCredentialsUpdated: (event: PrpEvent) => options.onCredentialsUpdated!(event, ctx) } : {}),
   });
   let runner: SupervisedProcess | null = null;
   let runnersStarted = 0;
@@ -206,10 +211,10 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       const exit = await current.exited;
       await chain;
       if (runner !== current) continue; // replaced by a fault while we waited
-      const crashed = exit.signal === "SIGKILL" && options.crashAt !== undefined;
+      const crashed = exit.signal === "SIGKILL" && (options.crashAt !== undefined || options.relaunchAfterSigkill === true);
       const expired = exit.exitCode === 3 && options.relaunchAfterLeaseExpiry === true;
       if ((crashed || expired) && runnersStarted === 1) {
-        note(crashed ? `the runner killed itself at ${options.crashAt}; starting a new one on the same state` : "the runner's lease expired; relaunching it with a new ticket on the same state");
+        note(crashed ? `the runner was killed (${options.crashAt ?? "SIGKILL"}); starting a new one on the same state` : "the runner's lease expired; relaunching it with a new ticket on the same state");
         await finishRunner(current);
         await startRunner();
         continue;
