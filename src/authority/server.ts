@@ -11,6 +11,7 @@ import { Credentials, type IssuedTicket } from "./credentials.js";
 import type { Result } from "./errors.js";
 import { coreChannelHooks } from "./handshake-hooks.js";
 import { EventIngest, type OnCommittedEvent } from "./ingest.js";
+import { withCredentialsCallback, type OnCredentialsUpdated } from "./credentials-updated.js";
 import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
 import { storeFailure } from "./store-failure.js";
@@ -38,6 +39,8 @@ export interface AuthorityServerSettings {
   runnerDigest: string;
   /** The caller's durable commit: the authority acknowledges an event only after it returns. */
   onCommittedEvent?: OnCommittedEvent;
+  /** The host's reaction to auth.credentials.updated, awaited in the same commit before the ACK (credentials-updated.ts). */
+  onCredentialsUpdated?: OnCredentialsUpdated;
   leaseTtlMs?: number;
   /** The authority's clock (expiry of tickets and leases); tests and the lease-expiry fault move it. */
   now?: () => number;
@@ -129,7 +132,7 @@ export class AuthorityServer {
       ownsStore,
       credentials.value,
       new CommandQueue({ store, ...clock }),
-      new EventIngest({ store, ...clock, ...(options.onCommittedEvent ? { onCommittedEvent: options.onCommittedEvent } : {}) }),
+      new EventIngest({ store, ...clock, ...onCommitted(withCredentialsCallback(options.onCommittedEvent, options.onCredentialsUpdated)) }),
     );
   }
 
@@ -414,3 +417,5 @@ export class AuthorityServer {
  * for v1 takes only a runner started with --protocol-max 1, and negotiates v1 with it.
  */
 const expectedRange = (protocolVersion: number): VersionRange => ({ min: MIN_PROTOCOL_VERSION, max: protocolVersion });
+
+const onCommitted = (callback: OnCommittedEvent | undefined) => (callback ? { onCommittedEvent: callback } : {});

@@ -38,6 +38,7 @@ interface RunCreateOptions extends StoreOptions, JsonOption {
   agent?: string;
   prompt?: string;
   connectUrl?: string;
+  observeCredentials?: boolean;
 }
 
 /** `prp authority run create`: a run's identity, registered with its opening commands queued. */
@@ -55,6 +56,7 @@ function registerRunCreate(authority: Command): void {
     .option("--turn-id <id>", "the turn id")
     .option("--item-id <id>", "the item id")
     .option("--workspace <name>", "run.prepare's workspace", "default")
+    .option("--observe-credentials", "run.prepare opts in to auth.credentials.updated (observeCredentials: true); the runner needs --credential-file")
     .option("--script <name|file>", "the fake harness script the runner will play (only shapes the printed prp-runnerd flags)")
     .option("--agent <command>", "instead of --script: the ACP agent command the runner will drive (only shapes the printed flags)")
     .option("--prompt <text>", "also queue turn.start with this text (or send it later: prp authority command RUN turn.start --payload …)")
@@ -78,7 +80,7 @@ Examples:
           runnerInstanceId: opts.runnerId ?? `runner_${suffix}`, environmentLeaseId: opts.environmentLeaseId ?? `env_${suffix}`, runId: opts.runId ?? `run_${suffix}`,
           normalizedSessionId: opts.sessionId ?? `session_${suffix}`, turnId: opts.turnId ?? `turn_${suffix}`, itemId: opts.itemId ?? `item_${suffix}`,
         };
-        const opening: Array<[string, Record<string, unknown>]> = [["run.prepare", { workspace: opts.workspace }], ["session.open", { reuse: "new_per_run" }]];
+        const opening: Array<[string, Record<string, unknown>]> = [["run.prepare", { workspace: opts.workspace, ...(opts.observeCredentials ? { observeCredentials: true } : {}) }], ["session.open", { reuse: "new_per_run" }]];
         if (opts.prompt !== undefined) opening.push(["turn.start", { text: opts.prompt, turnId: identity.turnId }]);
         const commands = await withStore(opts, async (store) => {
           if (await store.run(identity.runId)) throw refusal({ code: "run_exists", path: "/runId", message: `run ${identity.runId} is already in this store` });

@@ -1,11 +1,12 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
+import { eventLine } from "./event-line.js";
 import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile } from "../authority/server-key-source.js";
 import { bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { reduceEvents } from "../reducer/index.js";
-import { timelineSummary } from "../reducer/timeline-summary.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
@@ -28,6 +29,8 @@ interface DemoOptions {
   out: string;
   serverKeyFile?: string;
   protocolMax: number;
+  credentialFile?: string;
+  credentialProvider?: string;
 }
 
 export function registerDemo(program: Command): void {
@@ -46,6 +49,8 @@ export function registerDemo(program: Command): void {
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
     .option("--protocol-max <n>", "the run's protocol version, 1-3: the authority registers the run for it and the runner offers 1-N. 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
+    .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with a script: <out>/demo/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
+    .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
     .option("--server-key-file <path>", "the authority's server key: 64 hex digits, mode 600 (default: generated beside the run's state)")
     .addHelpText(
       "after",
@@ -60,6 +65,7 @@ Examples:
   npm start
   prp demo --script error
   prp demo --script goals --protocol-max 3
+  prp demo --script credentials-refresh
   prp demo --agent "npx -y @zed-industries/claude-code-acp" --prompt "explain this repo"
   prp demo --fault socket-drop
   prp demo --fault runner-restart --seed 7
@@ -90,7 +96,9 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
       ...(serverKey ? { serverKey } : {}),
       protocolVersion: opts.protocolMax,
-      onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
+      // Opted in, as the bundled transport does for fresh sessions; an agent's file only when given.
+      credentials: { ...(opts.credentialFile ? { file: opts.credentialFile } : {}), ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}) },
+      onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),
     });
   } finally {

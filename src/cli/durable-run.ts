@@ -7,6 +7,7 @@ import type { PrpEvent } from "../contract/kinds.js";
 import { packageRoot } from "../contract/package-root.js";
 import type { LoadedScript } from "../harness/script-file.js";
 import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
+import { credentialRunnerdArgs } from "./credential-options.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { runnerBuild } from "./runner-build.js";
 import { runSurvivors } from "./run-processes.js";
@@ -68,6 +69,16 @@ export interface DurableRunOptions {
   relaunchAfterLeaseExpiry?: boolean;
   onCommitted?: (event: PrpEvent) => void;
   note?: (text: string) => void;
+  /**
+   * Opt in to credential observation (run.prepare observeCredentials: true) and give the runner
+   * this credential file; with a script, by default <dir>/<runId>/credentials/auth.json (what
+   * the fake harness's credentials steps write).
+   */
+  credentials?: { file?: string; provider?: string };
+  /** The host's onCredentialsUpdated (awaited in the event's commit, before the ACK), with the run's fault context. */
+  onCredentialsUpdated?: (event: PrpEvent, ctx: FaultContext) => Promise<void> | void;
+  /** Relaunch, once, a first runner that something other than `crashAt` killed with SIGKILL. */
+  relaunchAfterSigkill?: boolean;
 }
 
 export interface DurableRunFacts {
@@ -135,6 +146,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       }
     },
     log: (text) => note(`authority: ${text}`),
+    ...(options.onCredentialsUpdated ? { onCredentialsUpdated: (event: PrpEvent) => options.onCredentialsUpdated!(event, ctx) } : {}),
   });
   let runner: SupervisedProcess | null = null;
   let runnersStarted = 0;
@@ -151,6 +163,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
         ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
         "--protocol-max", String(options.protocolVersion ?? 1), ...(options.runnerArgs ?? []),
+        ...(options.credentials ? credentialRunnerdArgs(options.credentials.file ?? (options.script ? join(dir, "credentials", "auth.json") : undefined), options.credentials.provider) : []),
       ],
       env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
       cwd: dir,
@@ -194,7 +207,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     await authority.listen(0);
     const registered = await authority.registerRun(identity, { protocolVersion: options.protocolVersion ?? 1 });
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
-    await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo" });
+    await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo", ...(options.credentials ? { observeCredentials: true } : {}) });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });
     if (!options.agent?.holdTurn) await queueTurn();
     await startRunner();
@@ -204,10 +217,10 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       const exit = await current.exited;
       await chain;
       if (runner !== current) continue; // replaced by a fault while we waited
-      const crashed = exit.signal === "SIGKILL" && options.crashAt !== undefined;
+      const crashed = exit.signal === "SIGKILL" && (options.crashAt !== undefined || options.relaunchAfterSigkill === true);
       const expired = exit.exitCode === 3 && options.relaunchAfterLeaseExpiry === true;
       if ((crashed || expired) && runnersStarted === 1) {
-        note(crashed ? `the runner killed itself at ${options.crashAt}; starting a new one on the same state` : "the runner's lease expired; relaunching it with a new ticket on the same state");
+        note(crashed ? `the runner was killed (${options.crashAt ?? "SIGKILL"}); starting a new one on the same state` : "the runner's lease expired; relaunching it with a new ticket on the same state");
         await finishRunner(current);
         await startRunner();
         continue;

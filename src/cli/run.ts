@@ -1,13 +1,14 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { eventLine } from "./event-line.js";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { bundleFileProblems, bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import { reduceEvents } from "../reducer/index.js";
-import { timelineSummary } from "../reducer/timeline-summary.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
+import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, credentialRunnerdArgs, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "./id-suffix.js";
@@ -30,6 +31,8 @@ interface RunOptions {
   out: string;
   duplicateTurnCommand?: boolean;
   protocolMax: number;
+  credentialFile?: string;
+  credentialProvider?: string;
 }
 
 export function registerRun(program: Command): void {
@@ -48,6 +51,8 @@ export function registerRun(program: Command): void {
     .option("--out <dir>", "where runs are written: <dir>/runs/<runId>/", ".prp")
     .option("--protocol-max <n>", "the runner's protocol version, 1-3: 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
     .option("--duplicate-turn-command", "also send a second turn.start, which the runner must refuse")
+    .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with --script: <out>/runs/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
+    .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
     .addHelpText(
       "after",
       `
@@ -55,6 +60,10 @@ Sends run.prepare, session.open and turn.start to prp-runnerd --local and shows 
 as the runner reports it. Requests are answered from --answer, or asked at the terminal;
 without either, the run is cancelled. Scripts that wait for an interrupt get one after
 their other steps. Ctrl-C sends turn.interrupt; a second Ctrl-C sends run.cancel.
+
+run.prepare opts in to credential observation (observeCredentials: true): each change
+of the observed credential file is shown as auth.credentials.updated with its revision,
+never the file's content or path.
 
 Ends with the terminal states, the reconciliation reason, the result and the reduced
 session, and writes .prp/runs/<runId>/native-execution.json with its transcript and
@@ -71,6 +80,7 @@ Examples:
   prp run --agent "npx -y @zed-industries/claude-code-acp" --prompt "fix the failing test"
   prp run --script happy-path
   prp run --script goals --protocol-max 3
+  prp run --script credentials-refresh
   prp run --script permission-input --answer answers.json
   prp run --json --script error --delay-ms 0 | prp replay --events -`,
     )
@@ -93,6 +103,8 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   }
   const runId = opts.runId ?? `run_${newIdSuffix()}`;
   if (!RUNNER_ID_PATTERN.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
+  if (opts.credentialProvider && !opts.credentialFile) fail("--credential-provider goes with --credential-file");
+  const credentialFile = opts.credentialFile ?? (opts.agent ? undefined : resolve(opts.out, "runs", runId, "credentials", "auth.json"));
 
   const tty = !opts.json && process.stdout.isTTY === true;
   // Without a person or an answer file to ask, an agent's permission requests are refused by policy.
@@ -111,14 +123,18 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const client: LocalRunnerClient = new LocalRunnerClient({
     runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`,
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
-    extraArgs: ["--protocol-max", String(opts.protocolMax), ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) : [])],
+    extraArgs: [
+      "--protocol-max", String(opts.protocolMax),
+      ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) : []),
+      ...credentialRunnerdArgs(credentialFile, opts.credentialProvider),
+    ],
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onEvent: (event) => {
       events.push(event);
       spinner.clear();
       if (opts.json) process.stdout.write(`${JSON.stringify(event)}\n`);
-      else if (opts.agent) live.show(event);
-      else show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);
+      else if (opts.agent && event.eventType !== "auth.credentials.updated") live.show(event);
+      else show(eventLine(event));
       void react(event);
     },
     onReceipt: (receipt: CommandReceipt) => {
@@ -174,7 +190,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   };
   process.on("SIGINT", onSigint);
 
-  client.send("run.prepare", { workspace: "local" });
+  client.send("run.prepare", { workspace: "local", observeCredentials: true });
   client.send("session.open", { reuse: "new_per_run" });
   client.send("turn.start", { text: target.turnText });
   if (opts.duplicateTurnCommand) client.send("turn.start", { text: "a second turn.start: the runner must refuse it" });

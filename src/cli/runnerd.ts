@@ -12,6 +12,7 @@ import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner
 import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
+import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
 import { ACP_READY_MS, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { packageVersion } from "./package-info.js";
@@ -55,6 +56,8 @@ interface RunnerdOptions {
   commandHistoryLimit: number;
   shutdownGraceMs: number;
   harnessReadyMs: number;
+  credentialFile?: string;
+  credentialProvider?: string;
 }
 
 const program = new Command("prp-runnerd")
@@ -92,6 +95,8 @@ const program = new Command("prp-runnerd")
   .option("--command-history-limit <n>", "command fingerprints kept for duplicate detection", parsePositiveInt, 4096)
   .option("--shutdown-grace-ms <n>", "time between SIGTERM and SIGKILL to the harness group", parseNonNegativeInt, DEFAULT_SHUTDOWN_GRACE_MS)
   .option("--harness-ready-ms <n>", "how long the harness has to say ready (the protocol's 2 s by default; a loaded test machine may need longer)", parsePositiveInt, 2_000)
+  .option("--credential-file <path>", CREDENTIAL_FILE_HELP, parseCredentialFile)
+  .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
   .addHelpText(
     "after",
     `
@@ -124,6 +129,14 @@ the authority could never store it. An error inside the runner that nothing hand
 run the same way, with runner_internal_error; if even that fails, the runner exits 70 (local)
 or 4 (durable) with the error on stderr.
 
+Credential observer: with --credential-file, a run whose run.prepare carries
+observeCredentials: true watches the file's directory (and polls it each second) and reports
+each change of the credential (a refreshed token, another account) as auth.credentials.updated
+with the next revision of the binding harness-auth. The first valid file is the baseline;
+partial writes, deletion and rewrites of the same content report nothing. The event names the
+provider, the binding and the revision only. The fake harness gets the file as
+PRP_FAKE_CREDENTIAL_FILE (see the credentials-refresh scenario).
+
 Harness drivers: --harness fake (default) plays --script NAME|FILE; --harness acp runs
 --agent-command, an agent speaking the Agent Client Protocol on its stdio (see README).
 
@@ -148,6 +161,7 @@ if (opts.caBundlePath !== undefined && !opts.connectUrl?.startsWith("wss://")) p
 const caBundle = opts.caBundlePath === undefined ? undefined : readCaBundle(opts.caBundlePath);
 if (caBundle && !caBundle.ok) program.error(`prp-runnerd: ${caBundle.error.code}: ${caBundle.error.message}`, { exitCode: 2 });
 if (opts.harness === "fake" && !opts.script) program.error("--harness fake needs --script <name|file>", { exitCode: 2 });
+if (opts.credentialProvider && !opts.credentialFile) program.error("--credential-provider goes with --credential-file", { exitCode: 2 });
 if (opts.harness === "acp" && !opts.agentCommand) program.error("--harness acp needs --agent-command <cmd>", { exitCode: 2 });
 if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
@@ -164,8 +178,10 @@ const driver = opts.harness === "acp"
     scriptPath: scriptFromOption(program, opts.script!).path,
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
+    ...(opts.credentialFile ? { credentialFile: opts.credentialFile } : {}),
     ...limits,
   });
+const credentials = opts.credentialFile ? { credentials: { provider: opts.credentialProvider ?? opts.harness, path: opts.credentialFile } } : {};
 // An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.
 if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default") opts.harnessReadyMs = ACP_READY_MS;
 
@@ -191,7 +207,7 @@ const failsafe = (failRun: (message: string) => void, exitCode: number) =>
 if (durable) {
   const build = runnerBuild();
   const runner = new DurableRunner({
-    driver, readyTimeoutMs: opts.harnessReadyMs,
+    driver, readyTimeoutMs: opts.harnessReadyMs, ...credentials,
     identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
     connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, bootstrapToken: bootstrapTicket,
     ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
@@ -219,7 +235,7 @@ const stdout = new BatchedLineWriter(process.stdout, undefined, (error) => {
 });
 const runner = new LocalRunner(
   {
-    driver, readyTimeoutMs: opts.harnessReadyMs, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
+    driver, readyTimeoutMs: opts.harnessReadyMs, ...credentials, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
     commandHistoryLimit: opts.commandHistoryLimit,
     ...(opts.protocolMax ? { protocolVersion: opts.protocolMax } : {}),
   },

@@ -4,6 +4,7 @@ import type * as T from "../contract/generated/types.js";
 import type { GoalOperation, HarnessDriver, HarnessListener, SessionOpen } from "./harness-driver.js";
 import { COMMAND_SCHEMA, parseHarnessMessage, type HarnessCommandPayloads, type HarnessCommandType, type HarnessMessage } from "./harness-protocol.js";
 import { DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
+import { FAKE_CREDENTIAL_FILE_ENV } from "./fake-credentials.js";
 import { whenGone } from "./gone.js";
 import { SupervisedProcess } from "./supervisor.js";
 
@@ -18,6 +19,8 @@ export interface FakeDriverOptions {
   logMaxLines?: number;
   logMaxBytes?: number;
   graceMs?: number;
+  /** The credential file the harness's credentials steps change (given to it as PRP_FAKE_CREDENTIAL_FILE). */
+  credentialFile?: string;
 }
 
 /**
@@ -62,6 +65,7 @@ export class FakeHarnessDriver implements HarnessDriver {
     const h = new SupervisedProcess({
       command: this.command,
       args: this.args,
+      ...(o.credentialFile ? { env: { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } } : {}),
       maxLineBytes: limit,
       ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),

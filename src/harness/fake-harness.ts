@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import type * as T from "../contract/generated/types.js";
+import { playCredentialStep } from "./fake-credentials.js";
 import { MESSAGE_SCHEMA, type HarnessCommand, type HarnessCommandType, type HarnessMessagePayloads, type HarnessMessageType } from "./harness-protocol.js";
 
 export type Script = T.PRPFakeHarnessScript;
-export type Step = T.DelayStep | T.LogStep | T.EventStep | T.RequestStep | T.AwaitResolutionStep | T.StepWithoutFields | T.ResultOrTerminalStep | T.ExitStep | T.GoalStep;
+export type Step = T.DelayStep | T.LogStep | T.EventStep | T.RequestStep | T.AwaitResolutionStep | T.StepWithoutFields | T.ResultOrTerminalStep | T.ExitStep | T.GoalStep | T.CredentialsStep;
 
 export interface FakeHarnessIo {
   /** Writes one protocol line to stdout. */
@@ -21,6 +22,8 @@ export interface FakeHarnessOptions {
   commandWaitMs?: number;
   /** How long to wait for a request.resolve (runtime.md §4.3: 5 min). */
   resolutionWaitMs?: number;
+  /** The credential file that credentials steps change; without it they change nothing. */
+  credentialFile?: string;
 }
 
 class WaitTimeout extends Error {}
@@ -160,6 +163,11 @@ export class FakeHarness {
         if (!this.replaying(1)) await this.waitUntil(() => this.goalCommands > this.goalCommandsAwaited, this.options.resolutionWaitMs ?? 300_000, "a goal command");
         this.goalCommandsAwaited++;
         return undefined;
+      case "credentials": {
+        const skipped = playCredentialStep(step as T.CredentialsStep, this.options.credentialFile);
+        if (skipped) this.io.writeStderr(skipped);
+        return undefined;
+      }
     }
   }
 

@@ -1,6 +1,7 @@
 import type * as T from "../contract/generated/types.js";
 import type { PrpCommand } from "../contract/kinds.js";
 import type { HarnessDriver, HarnessListener } from "../harness/harness-driver.js";
+import { RunCredentials, type CredentialObservation } from "./credentials/run-credentials.js";
 import { EmitGate, type GatedEvent } from "./emit-gate.js";
 import type { EventSink } from "./event-sink.js";
 import type { Intent } from "./reconcile.js";
@@ -10,6 +11,8 @@ export interface RunControllerOptions extends Omit<RunMachineOptions, "harnessCo
   driver: HarnessDriver;
   /** Merges P2 deltas before the gate (durable mode); local mode emits each one. */
   coalesce?: (next: (event: GatedEvent) => void) => { emit(event: GatedEvent): void; flush(): void };
+  /** The harness credential file to observe once run.prepare opts in (runtime.md §13.1). */
+  credentials?: CredentialObservation;
 }
 
 /**
@@ -25,6 +28,7 @@ export class RunController {
   private readonly timers = new Map<Timer, NodeJS.Timeout>();
   private commandWaiters: Array<() => void> = [];
   private readonly listener: HarnessListener;
+  private readonly credentials: RunCredentials;
   private resolveDone!: (terminal: T.PRPRunTerminal) => void;
   private closed = false;
   /** Resolves with the run's terminal once the sink has admitted it. */
@@ -44,6 +48,7 @@ export class RunController {
     });
     const toGate = (event: GatedEvent) => this.gate.emit(event);
     this.emitter = options.coalesce ? options.coalesce(toGate) : { emit: toGate, flush: () => {} };
+    this.credentials = new RunCredentials(options.credentials, (event) => this.closed || this.emitter.emit(event));
     this.listener = {
       fact: (fact) => this.closed || this.run(this.machine.onFact(fact)),
       gone: (gone) => this.closed || this.run(this.machine.onGone(gone)),
@@ -61,8 +66,9 @@ export class RunController {
   }
 
   /** Carries out a command `refusal` accepted; resolves once it has taken its effect. */
-  apply(command: PrpCommand): Promise<void> {
-    return this.untilCommandDone(() => this.machine.apply(command));
+  async apply(command: PrpCommand): Promise<void> {
+    await this.untilCommandDone(() => this.machine.apply(command));
+    this.credentials.applied(command);
   }
 
   /** Ends the run for the runner's own reason; resolves once its terminal is admitted. */
@@ -72,8 +78,9 @@ export class RunController {
   }
 
   /** runner.suspend: ends the harness group and reports it, with no terminal (runtime.md §7.4). */
-  suspend(): Promise<void> {
-    return this.untilCommandDone(() => this.machine.suspend());
+  async suspend(): Promise<void> {
+    await this.untilCommandDone(() => this.machine.suspend());
+    this.credentials.check(); // what the runner observed is in the outbox before the suspend completes
   }
 
   /** The runner failed with an error nothing handled: the run ends failed, with a diagnostic (runtime.md §4.4: one terminal). */
@@ -84,6 +91,11 @@ export class RunController {
   /** A restarted durable runner resumes its predecessor's harness session (see RunMachine.recover). */
   recover(resume: WarmResume): void {
     this.run(this.machine.recover(resume));
+  }
+
+  /** A restarted durable runner goes on observing the credential its predecessor's host opted in to. */
+  resumeCredentials(): void {
+    this.credentials.resume();
   }
 
   /** An event the runner reports about itself (runner.reconciled, runner.draining, …). */
@@ -104,6 +116,7 @@ export class RunController {
    */
   close(): void {
     this.closed = true;
+    this.credentials.stop();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.options.driver.stop();
@@ -118,7 +131,9 @@ export class RunController {
           const { kind: _, ...event } = effect;
           // The run is over once the gate has admitted its terminal, not when it was decided.
           const terminal = event.eventType === "run.terminal" && !event.fromHarness ? (event.payload as unknown as T.PRPRunTerminal) : null;
+          this.credentials.beforeEmit(event);
           this.emitter.emit(terminal ? { ...event, admitted: () => this.resolveDone(terminal) } : event);
+          this.credentials.afterEmit(event);
           break;
         }
         case "start_harness":

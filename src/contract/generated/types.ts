@@ -812,7 +812,8 @@ export type FakeHarnessStep = {
     | "terminal"
     | "exit"
     | "goal"
-    | "await_goal_command";
+    | "await_goal_command"
+    | "credentials";
 };
 /**
  * One JSON line a fake harness writes on stdout to its runner (wire.md §14.5, runtime.md §4.3). The payload's shape follows from type.
@@ -2157,6 +2158,18 @@ export interface GoalStep {
 export interface ResultOrTerminalStep {
   kind: "result" | "terminal";
   payload: {};
+}
+/**
+ * Changes the harness's credential file (the runner's --credential-file, given to the fake harness as PRP_FAKE_CREDENTIAL_FILE), as a harness refreshing its login would: write it in place, replace it atomically (a temporary file renamed over it), write only its first half, delete it, or touch it (its times and mode only). The file holds the account and an access token; without a credential file the step does nothing.
+ *
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "credentials".
+ */
+export interface CredentialsStep {
+  kind: "credentials";
+  action: "write" | "replace" | "write_partial" | "delete" | "touch";
+  account?: string;
+  token?: string;
 }
 /**
  * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema

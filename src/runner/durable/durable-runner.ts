@@ -62,13 +62,14 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
 }
 
 export interface CrashPoint {
-  point: "after-commit" | "after-journal";
+  /** `after-credential`: right after credential revision `at` is committed with its baseline, before its event reaches the outbox. */
+  point: "after-commit" | "after-journal" | "after-credential";
   at: number;
 }
 
-/** Parses `after-commit:N` or `after-journal:N`; null for anything else. */
+/** Parses `after-commit:N`, `after-journal:N` or `after-credential:N`; null for anything else. */
 export function parseCrashPoint(text: string | undefined): CrashPoint | null {
-  const m = /^(after-commit|after-journal):([1-9][0-9]*)$/.exec(text ?? "");
+  const m = /^(after-commit|after-journal|after-credential):([1-9][0-9]*)$/.exec(text ?? "");
   return m ? { point: m[1] as CrashPoint["point"], at: Number(m[2]) } : null;
 }
 
@@ -135,8 +136,11 @@ export class DurableRunner {
     // the replacement only delivers what is unacknowledged; it never reconciles to a second one.
     this.terminalAdmitted = this.state.terminalSourceSeq() !== null;
     this.controller = new RunController(
-      // Until a welcome says otherwise, the version of the last connection (a replacement process) or the highest offered.
-      { ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer, protocolVersion: this.state.negotiatedVersion() ?? this.protocolMax },
+      {
+        // Until a welcome says otherwise, the version of the last connection (a replacement process) or the highest offered.
+        ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer, protocolVersion: this.state.negotiatedVersion() ?? this.protocolMax,
+        ...(options.credentials ? { credentials: { ...options.credentials, store: this.state.credentials, recorded: (revision: number) => options.crashAt?.point === "after-credential" && options.crashAt.at === revision && crash() } } : {}),
+      },
       outboxSink(this.state, id, {
         send: (_envelope, sourceSeq) => {
           if (options.crashAt?.point === "after-commit" && options.crashAt.at === sourceSeq) crash();
@@ -200,6 +204,7 @@ export class DurableRunner {
     this.controller.emitRunnerEvent("runner.reconciled", { outcome: "same_durable_session_resumed", harness: prepared ? "lost" : "not_started", ...(resumable ? { session: "resuming" } : {}) });
     // The current goal state, sent again so that a v2+ peer sees it whatever it acknowledged (runtime.md §9).
     for (const retained of this.state.retainedGoalEvents()) this.controller.emitRunnerEvent(retained.eventType, retained.payload);
+    this.controller.resumeCredentials();
     if (resumable) {
       const turn = r.turnId !== null || this.state.journaled("turn.start") ? { turnId: r.turnId } : null;
       this.controller.recover({ driverSessionId: r.driverSessionId!, loadSession: r.loadSession!, turn });

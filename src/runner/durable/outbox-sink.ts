@@ -4,6 +4,7 @@ import { sequencedId } from "../../contract/ids.js";
 import { GOAL_EVENTS } from "../../contract/version-gates.js";
 import { admittedLine, buildEvent } from "../event-envelope.js";
 import { refusedUncanonical, type EventSink, type PendingEvent } from "../event-sink.js";
+import { credentialRevisionOf } from "../credentials/credentials-event.js";
 import { recoveryChange } from "./provider-recovery.js";
 import type { Admission, RunnerState } from "./runner-state.js";
 
@@ -69,7 +70,7 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
       // Thrown out of the outbox's transaction, so that no sequence number is used.
       if ("noCanonicalForm" in admitted) throw new NoCanonicalForm(admitted.noCanonicalForm);
       return admitted.line;
-    }, recoveryChange(e), GOAL_EVENTS.has(e.eventType) ? e.payload : null);
+    }, recoveryChange(e), GOAL_EVENTS.has(e.eventType) ? e.payload : null, admittedCredential(state, e));
     if (admission.ok) hooks.send(admission.envelope, admission.sourceSeq);
     return admission;
   };
@@ -100,4 +101,10 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
     },
     onRoom: (resume) => hooks.waitForRoom(resume),
   };
+}
+
+/** A credential event's pending mark is cleared in the transaction that admits it: a restart then never emits it twice. */
+function admittedCredential(state: RunnerState, e: PendingEvent): (() => void) | undefined {
+  const credential = credentialRevisionOf(e.eventType, e.payload);
+  return credential ? () => state.credentials.admitted(credential.bindingId, credential.revision) : undefined;
 }

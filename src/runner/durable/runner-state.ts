@@ -7,6 +7,8 @@ import type { Priority } from "../../contract/priority.js";
 import { MAX_FRAME_BYTES } from "../../contract/versions.js";
 import { openPrivateDatabase, statementCache, StateError } from "../../storage/private-sqlite.js";
 import type { RunIdentity } from "../../transport/index.js";
+import type { CredentialStore } from "../credentials/credential-store.js";
+import { CREDENTIAL_OBSERVER_SQL, credentialRowProblem, credentialRows, sqliteCredentialStore } from "../credentials/sqlite-credential-store.js";
 import { NO_RECOVERY, type ProviderRecovery } from "./provider-recovery.js";
 
 export const STATE_SCHEMA = "paperclip.runner.durable.state.v1";
@@ -99,12 +101,15 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export class RunnerState {
 
   private readonly sql: (text: string) => Database.Statement;
+  /** The credential observer's bindings (runtime.md §13.1), in this database. */
+  readonly credentials: CredentialStore;
 
   private constructor(
     private readonly db: Database.Database,
     readonly binding: StateBinding,
   ) {
     this.sql = statementCache(db);
+    this.credentials = sqliteCredentialStore(db);
   }
 
   static open(dir: string, binding: StateBinding): RunnerState {
@@ -114,7 +119,7 @@ export class RunnerState {
     const path = join(dir, STATE_FILE);
     const db = openPrivateDatabase(path, { maxFileBytes: binding.maxOutboxBytes + STATE_SLACK_BYTES });
     try {
-      db.exec(SCHEMA_SQL);
+      db.exec(SCHEMA_SQL + CREDENTIAL_OBSERVER_SQL);
       const state = new RunnerState(db, binding);
       db.transaction(() => state.initialise(path))();
       return state;
@@ -175,6 +180,10 @@ export class RunnerState {
       fail("state_outbox_not_contiguous", `the outbox must run from ack+1 to ${highest} (ack ${c.ackedSourceSeq})`);
     }
     if (bytes !== c.outboxBytes) fail("state_outbox_size", `the outbox holds ${bytes} bytes, the counter says ${c.outboxBytes}`);
+    for (const row of credentialRows(this.db)) {
+      const problem = credentialRowProblem(row);
+      if (problem) fail("state_credential_observer", problem);
+    }
     const journal = this.sql("SELECT controller_seq, status, fingerprint FROM processed_commands").all() as Array<{ controller_seq: number; status: string; fingerprint: string }>;
     for (const j of journal) {
       if (j.controller_seq <= c.compactedThroughControllerSeq || j.controller_seq > c.lastControllerCommandSeq) fail("state_journal_range", `journal seq ${j.controller_seq} is outside (${c.compactedThroughControllerSeq}, ${c.lastControllerCommandSeq}]`);
@@ -205,9 +214,10 @@ export class RunnerState {
    * (runtime.md §5.7). An event larger than its whole class limit can never fit: event_too_large.
    * `recovery` is what the event changes in the provider recovery record, committed with it;
    * `retain`, a capability or goal event's payload, replaces the last one of its kind kept for
-   * a replacement process (runtime.md §9), in the same transaction.
+   * a replacement process (runtime.md §9); `alsoCommit`, any other state the event settles (a
+   * credential event no longer pending). All commit in the event's transaction.
    */
-  admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string, recovery: Partial<ProviderRecovery> | null = null, retain: Record<string, unknown> | null = null): Admission {
+  admit(priority: Priority, eventType: string, build: (sourceSeq: number) => string, recovery: Partial<ProviderRecovery> | null = null, retain: Record<string, unknown> | null = null, alsoCommit?: () => void): Admission {
     return this.db.transaction((): Admission => {
       const c = this.counters();
       if (c.lifecycle === "unrecoverable") return { ok: false, code: "state_unrecoverable", message: "the state is unrecoverable; no event is admitted" };
@@ -232,6 +242,7 @@ export class RunnerState {
       if (eventType === "run.terminal") this.sql("INSERT OR IGNORE INTO meta (key, value) VALUES ('terminal_source_seq', ?)").run(String(c.nextSourceSeq));
       if (recovery) this.writeRecovery({ ...this.recovery(), ...recovery });
       if (retain) this.sql("INSERT OR REPLACE INTO v2_replay_events (slot, event_type, payload) VALUES (?, ?, ?)").run(eventType === "session.capabilities.updated" ? "capability" : "goal", eventType, JSON.stringify(retain));
+      alsoCommit?.();
       this.sql("UPDATE runner_state SET next_source_seq = next_source_seq + 1, outbox_bytes = ?, peak_outbox_bytes = MAX(peak_outbox_bytes, ?) WHERE id = 1").run(total, total);
       return { ok: true, sourceSeq: c.nextSourceSeq, envelope };
     })();
