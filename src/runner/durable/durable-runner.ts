@@ -2,6 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { admit } from "../../contract/admission.js";
 import type { PrpCommand } from "../../contract/kinds.js";
 import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, systemTimers, type ControlEnvelope, type HeartbeatOptions, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers, type TransportError } from "../../transport/index.js";
+import type { ActivityPayload } from "../activity/activity-input.js";
+import type { RecordOutcome } from "../activity/activity-endpoint.js";
 import { RunController, type RunControllerOptions } from "../run-controller.js";
 import { deltaCoalescer } from "./delta-coalescer.js";
 import { LeaseKeeper } from "./lease-keeper.js";
@@ -53,19 +55,21 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
   /**
    * Fault injection for the runner-restart fault: the process kills itself with SIGKILL right
    * after committing event `at` (before sending it), or right after journaling command `at`
-   * (before its effect) — the two points where a crash must lose and repeat nothing.
+   * (before its effect) — the two points where a crash must lose and repeat nothing — or when
+   * runtime activity record `at` has arrived (before it is committed), or right after it is
+   * committed (before the helper hears so).
    */
   crashAt?: CrashPoint;
 }
 
 export interface CrashPoint {
-  point: "after-commit" | "after-journal";
+  point: "after-commit" | "after-journal" | "before-activity-commit" | "after-activity-commit";
   at: number;
 }
 
-/** Parses `after-commit:N` or `after-journal:N`; null for anything else. */
+/** Parses `after-commit:N`, `after-journal:N`, `before-activity-commit:N` or `after-activity-commit:N`; null for anything else. */
 export function parseCrashPoint(text: string | undefined): CrashPoint | null {
-  const m = /^(after-commit|after-journal):([1-9][0-9]*)$/.exec(text ?? "");
+  const m = /^(after-commit|after-journal|before-activity-commit|after-activity-commit):([1-9][0-9]*)$/.exec(text ?? "");
   return m ? { point: m[1] as CrashPoint["point"], at: Number(m[2]) } : null;
 }
 
@@ -117,6 +121,8 @@ export class DurableRunner {
   /** Set by a stop signal: past it the runner stops redialling (see stopDeliveryMs). */
   private stopDeadline: number | null = null;
   private readonly restarted: boolean;
+  /** runtime activity records this process was asked for (the crash points count them). */
+  private activityRecords = 0;
 
   constructor(private readonly options: DurableRunnerOptions) {
     const id = options.identity;
@@ -160,6 +166,23 @@ export class DurableRunner {
   /** The process's last guard: an error nothing handled ends the run failed, with a diagnostic, which is delivered like any terminal. */
   failInternal(message: string): void {
     this.controller.failInternal(message);
+  }
+
+  /**
+   * runtime.md §13.2: one runtime.activity.recorded, "recorded" once it is committed to the
+   * outbox; from there it is delivered like every event, across restarts, exactly once.
+   */
+  async recordActivity(payload: ActivityPayload): Promise<RecordOutcome> {
+    const n = ++this.activityRecords;
+    const crashAt = (point: CrashPoint["point"]) => {
+      if (this.options.crashAt?.point !== point || this.options.crashAt.at !== n) return;
+      this.options.log(`crash point ${point}:${n} reached`);
+      crash();
+    };
+    crashAt("before-activity-commit");
+    const outcome = await this.controller.recordActivity(payload);
+    if (outcome === "recorded") crashAt("after-activity-commit");
+    return outcome;
   }
 
   /** Runs until the run is delivered or the runner must stop; returns how it ended. */
