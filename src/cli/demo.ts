@@ -5,7 +5,7 @@ import { readServerKeyFile } from "../authority/server-key-source.js";
 import { writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { reduceEvents } from "../reducer/index.js";
-import { timelineSummary } from "../reducer/timeline-summary.js";
+import { liveEventLine } from "./event-line.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { runFault } from "./fault.js";
@@ -86,7 +86,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       dir: resolve(opts.out, "demo"),
       ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
       ...(serverKey ? { serverKey } : {}),
-      onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
+      onCommitted: (event) => show(liveEventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),
     });
   } finally {

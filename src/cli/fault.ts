@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { timelineSummary } from "../reducer/timeline-summary.js";
+import { liveEventLine } from "./event-line.js";
 import { reportDurableRun } from "./demo.js";
 import { targetOfScript } from "./run-target.js";
 import type { FaultVerdict } from "./fault-judge.js";
@@ -42,7 +42,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     ...(opts.harnessReadyMs !== undefined ? { runnerArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
     onCommitted: (event) => {
-      if (live) show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);
+      if (live) show(liveEventLine(event));
     },
     note: (text) => show(`  ! ${text}`),
   });

@@ -4,7 +4,7 @@ import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { bundleFileProblems, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import { reduceEvents } from "../reducer/index.js";
-import { timelineSummary } from "../reducer/timeline-summary.js";
+import { liveEventLine } from "./event-line.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
@@ -115,7 +115,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       spinner.clear();
       if (opts.json) process.stdout.write(`${JSON.stringify(event)}\n`);
       else if (opts.agent) live.show(event);
-      else show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`);
+      else show(liveEventLine(event));
       void react(event);
     },
     onReceipt: (receipt: CommandReceipt) => {
