@@ -11,6 +11,7 @@ import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { readCaBundle } from "../transport/ca-bundle.js";
+import { withActivityCrashPoint } from "../runner/activity/activity-crash.js";
 import { ActivityEndpoint } from "../runner/activity/activity-endpoint.js";
 import { publishedEnv } from "../runner/activity/notification-env.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
@@ -27,6 +28,8 @@ import { scriptFromOption } from "./script-option.js";
 
 // Taken out of the environment by bin/prp-runnerd.js before this module was loaded.
 const { bootstrapTicket, crashAt: crashAtText } = handoff;
+const crashPoint = parseCrashPoint(crashAtText);
+const log = (text: string) => process.stderr.write(`prp-runnerd: ${text}\n`);
 
 interface RunnerdOptions {
   local?: boolean;
@@ -218,12 +221,12 @@ if (durable) {
     ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
     reconnectDelayMs: opts.reconnectDelayMs, stopDeliveryMs: opts.stopDeliveryMs,
     ...(opts.deadPeerTimeoutMs ? { heartbeat: { deadPeerTimeoutMs: opts.deadPeerTimeoutMs } } : {}),
-    ...(parseCrashPoint(crashAtText) ? { crashAt: parseCrashPoint(crashAtText)! } : {}),
-    log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`),
+    ...(crashPoint ? { crashAt: crashPoint } : {}),
+    log,
   });
   onSignal(() => runner.cancel());
   failsafe((message) => runner.failInternal(message), 4);
-  const activity = await ActivityEndpoint.open(activityDir, (payload) => runner.recordActivity(payload));
+  const activity = await ActivityEndpoint.open(activityDir, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
   const outcome = await runner.run();
   activity.close();
   if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
@@ -247,7 +250,7 @@ const runner = new LocalRunner(
     flush: (done) => stdout.flush(done),
   },
 );
-const activity = await ActivityEndpoint.open(activityDir, (payload) => runner.recordActivity(payload));
+const activity = await ActivityEndpoint.open(activityDir, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
 
 const reader = new BoundedLineReader(opts.controllerMaxLineBytes);
 const feed = (events: ReturnType<BoundedLineReader["push"]>) => {

@@ -55,9 +55,8 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
   /**
    * Fault injection for the runner-restart fault: the process kills itself with SIGKILL right
    * after committing event `at` (before sending it), or right after journaling command `at`
-   * (before its effect) — the two points where a crash must lose and repeat nothing — or when
-   * runtime activity record `at` has arrived (before it is committed), or right after it is
-   * committed (before the helper hears so).
+   * (before its effect) — the two points where a crash must lose and repeat nothing. The
+   * runtime activity points are kept by src/runner/activity/activity-crash.ts.
    */
   crashAt?: CrashPoint;
 }
@@ -121,8 +120,6 @@ export class DurableRunner {
   /** Set by a stop signal: past it the runner stops redialling (see stopDeliveryMs). */
   private stopDeadline: number | null = null;
   private readonly restarted: boolean;
-  /** runtime activity records this process was asked for (the crash points count them). */
-  private activityRecords = 0;
 
   constructor(private readonly options: DurableRunnerOptions) {
     const id = options.identity;
@@ -172,17 +169,8 @@ export class DurableRunner {
    * runtime.md §13.2: one runtime.activity.recorded, "recorded" once it is committed to the
    * outbox; from there it is delivered like every event, across restarts, exactly once.
    */
-  async recordActivity(payload: ActivityPayload): Promise<RecordOutcome> {
-    const n = ++this.activityRecords;
-    const crashAt = (point: CrashPoint["point"]) => {
-      if (this.options.crashAt?.point !== point || this.options.crashAt.at !== n) return;
-      this.options.log(`crash point ${point}:${n} reached`);
-      crash();
-    };
-    crashAt("before-activity-commit");
-    const outcome = await this.controller.recordActivity(payload);
-    if (outcome === "recorded") crashAt("after-activity-commit");
-    return outcome;
+  recordActivity(payload: ActivityPayload): Promise<RecordOutcome> {
+    return this.controller.recordActivity(payload);
   }
 
   /** Runs until the run is delivered or the runner must stop; returns how it ended. */

@@ -15,6 +15,22 @@ import { helper, judgeActivity, notificationEnvOf, type ActivityCall } from "./s
 const activities = (events: PrpEvent[]) => events.filter((e) => e.eventType === "runtime.activity.recorded").map((e) => e.payload);
 const event = (type: string, payload: Record<string, unknown>, seq = 1) => ({ eventType: type, payload, sourceSeq: seq }) as unknown as PrpEvent;
 
+/** A local runner on the linger script, once its harness waits for an interrupt: its events, and the environment its harness really got. */
+async function waitingRunner(runId: string, env?: Record<string, string>) {
+  const events: PrpEvent[] = [];
+  const client = new LocalRunnerClient({
+    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, scriptPath: join(scenariosDir(), "linger.json"), delayMs: 0, extraArgs: PATIENT_HARNESS, ...(env ? { env } : {}),
+    onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
+  });
+  const describe = () => `events: ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`;
+  client.send("run.prepare");
+  client.send("session.open");
+  client.send("turn.start", { turnId: "turn_1" });
+  await until(() => events.some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt"), describe, 30_000);
+  const pid = (events.find((e) => e.eventType === "harness.ready")!.payload as any).pid as number;
+  return { client, events, describe, env: notificationEnvOf(pid) };
+}
+
 describe("runtime activity in local mode (prp-runnerd --local)", () => {
   it("the judge fails a log that lost an acknowledged record, repeated one, holds a refused one or one nobody asked for", () => {
     const calls: ActivityCall[] = [{ namespace: "ns", activityKey: "ok", status: 0 }, { namespace: "ns", activityKey: "stale", status: 3 }, { namespace: "ns", activityKey: "lost", status: 4 }];
@@ -53,19 +69,8 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
   });
 
   it("publishes a 0600 descriptor and socket to the harness; each exit 0 is in the stream exactly once, refusals are in it never", async () => {
-    const events: PrpEvent[] = [];
-    const client = new LocalRunnerClient({
-      runId: "run_activity", sessionId: "session_activity", runnerId: "runner_activity", scriptPath: join(scenariosDir(), "linger.json"), delayMs: 0, extraArgs: PATIENT_HARNESS,
-      onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
-    });
-    const describe = () => `events: ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`;
+    const { client, events, describe, env } = await waitingRunner("run_activity");
     try {
-      client.send("run.prepare");
-      client.send("session.open");
-      client.send("turn.start", { turnId: "turn_1" });
-      await until(() => events.some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt"), describe, 30_000);
-      const pid = (events.find((e) => e.eventType === "harness.ready")!.payload as any).pid as number;
-      const env = notificationEnvOf(pid);
       assert.equal(env[HELPER_ENV], helperPath(), "the helper is this build's prp-runnerd, by absolute path");
       const descriptor = env[CONTEXT_ENV]!;
       assert.equal(lstatSync(descriptor).mode & 0o777, 0o600, "descriptor 0600");
@@ -100,4 +105,36 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
       await client.terminate();
     }
   });
+
+  for (const [point, inStream] of [["before-activity-commit:1", 0], ["after-activity-commit:1", 1]] as const) {
+    it(`a runner killed at ${point} while record-activity waits: the helper exits 4, the stream holds the record ${inStream} time(s), and the next runner refuses the old context`, async () => {
+      const first = await waitingRunner(`run_crash_${inStream}`, { PRP_RUNNER_CRASH_AT: point });
+      let second: Awaited<ReturnType<typeof waitingRunner>> | null = null;
+      try {
+        const context = await helper(first.env, ["notification-context"]);
+        assert.equal(context.status, 0, context.stderr);
+        const ctx = context.stdout.trim();
+        const ran = await helper(first.env, ["record-activity", ctx, "paperclip.test", "crash"]);
+        assert.equal(ran.status, 4, ran.stderr);
+        assert.match(ran.stderr, /may or may not be recorded/);
+        const exit = await first.client.exited();
+        assert.equal(exit.signal, "SIGKILL");
+        assert.ok(first.client.stderrTail().some((l) => l.includes(`crash point ${point} reached`)), first.describe());
+        assert.deepEqual(judgeActivity([{ namespace: "paperclip.test", activityKey: "crash", status: 4 }], first.events), []);
+        assert.equal(activities(first.events).length, inStream, first.describe());
+        // The controller starts a new runner (a local run cannot be resumed): the old context is not its.
+        second = await waitingRunner(`run_after_crash_${inStream}`);
+        const stale = await helper(second.env, ["record-activity", ctx, "paperclip.test", "stale"]);
+        assert.equal(stale.status, 3, stale.stderr);
+        assert.match(stale.stderr, /context_invalidated/);
+        second.client.send("turn.interrupt", { reason: "test over" });
+        second.client.close();
+        await second.client.exited();
+        assert.equal(activities(second.events).length, 0, second.describe());
+      } finally {
+        await first.client.terminate();
+        await second?.client.terminate();
+      }
+    });
+  }
 });
