@@ -7,6 +7,7 @@ import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { scenariosDir } from "../../../src/harness/script-file.js";
 import { CONTEXT_ENV, HELPER_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
 import { LocalRunnerClient } from "../../../src/runner/local-client.js";
+import { liveEventLine } from "../../../src/cli/event-line.js";
 import { runPrp } from "../../cli/run-cli.js";
 import { PATIENT_HARNESS } from "../../support/scripts.js";
 import { until } from "../../support/until.js";
@@ -43,27 +44,35 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
     assert.equal(judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "x", activityKey: "y" })]).length, 1, "a record nobody asked for");
   });
 
-  it("prp run and prp replay: the runtime-activity scenario's harness records through the published helper; each success is one event, shown as it happens", () => {
+  it("the runtime-activity scenario's harness records through the published helper: each success one event, shown live and by prp replay", async () => {
+    const events: PrpEvent[] = [];
+    const client = new LocalRunnerClient({
+      runId: "run_activity_scenario", sessionId: "session_activity_scenario", runnerId: "runner_activity_scenario", scriptPath: join(scenariosDir(), "runtime-activity.json"), delayMs: 0, extraArgs: PATIENT_HARNESS,
+      onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
+    });
     const out = mkdtempSync(join(tmpdir(), "prp-activity-run-"));
     try {
-    const json = runPrp(["run", "--json", "--script", "runtime-activity", "--delay-ms", "0", "--run-id", "run_activity_json", "--out", out]);
-    assert.equal(json.status, 0, json.stderr);
-    const events = json.stdout.trim().split("\n").map((l) => JSON.parse(l) as PrpEvent);
-    assert.deepEqual(activities(events), [{ namespace: "paperclip.test", activityKey: "tests.passed" }, { namespace: "paperclip.review", activityKey: "diff.opened" }]);
-    for (const e of events.filter((e) => e.eventType === "runtime.activity.recorded")) assert.equal(e.priority, 1, "P1");
-    // The harness's own record of the helper's exit status (its log tail, carried by harness.exited).
-    const log = ((events.find((e) => e.eventType === "harness.exited")!.payload as any).log.lines as string[]).join("\n");
-    assert.match(log, /"paperclip.test" "tests.passed": record-activity exited 0/);
-    assert.match(log, /"paperclip.review" "diff.opened": record-activity exited 0/);
-    const shown = runPrp(["run", "--script", "runtime-activity", "--delay-ms", "0", "--run-id", "run_activity_shown", "--out", out]);
-    assert.equal(shown.status, 0, shown.stderr);
-    assert.match(shown.stdout + shown.stderr, /runtime\.activity\.recorded +activity paperclip\.test: tests\.passed/);
-    writeFileSync(join(out, "events.ndjson"), json.stdout);
-    const replayed = runPrp(["replay", "--events", join(out, "events.ndjson")]);
-    assert.equal(replayed.status, 0, replayed.stderr);
-    assert.match(replayed.stdout, /activity +paperclip\.test: tests\.passed/);
-    assert.match(replayed.stdout, /activity +paperclip\.review: diff\.opened/);
+      client.send("run.prepare");
+      client.send("session.open");
+      client.send("turn.start", { turnId: "turn_1" });
+      assert.equal((await client.exited()).exitCode, 0, client.stderrTail().join("\n"));
+      assert.deepEqual(activities(events), [{ namespace: "paperclip.test", activityKey: "tests.passed" }, { namespace: "paperclip.review", activityKey: "diff.opened" }]);
+      for (const e of events.filter((e) => e.eventType === "runtime.activity.recorded")) assert.equal(e.priority, 1, "P1");
+      assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
+      // The harness's own record of the helper's exit status (its log tail, carried by harness.exited).
+      const log = ((events.find((e) => e.eventType === "harness.exited")!.payload as any).log.lines as string[]).join("\n");
+      assert.match(log, /"paperclip.test" "tests.passed": record-activity exited 0/);
+      assert.match(log, /"paperclip.review" "diff.opened": record-activity exited 0/);
+      // What prp run, prp demo and prp fault print for each event as it comes.
+      const shown = events.map(liveEventLine).join("\n");
+      assert.match(shown, /runtime\.activity\.recorded +activity paperclip\.test: tests\.passed/);
+      writeFileSync(join(out, "events.ndjson"), events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+      const replayed = runPrp(["replay", "--events", join(out, "events.ndjson")]);
+      assert.equal(replayed.status, 0, replayed.stderr);
+      assert.match(replayed.stdout, /activity +paperclip\.test: tests\.passed/);
+      assert.match(replayed.stdout, /activity +paperclip\.review: diff\.opened/);
     } finally {
+      await client.terminate();
       rmSync(out, { recursive: true, force: true });
     }
   });
