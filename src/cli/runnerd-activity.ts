@@ -53,8 +53,9 @@ there it reaches the authority exactly once, across runner restarts); in local m
 stdout stream. Each successful call records one event, so call it once per successful
 operation. The run and session come from the runner's binding; the caller cannot name them.
 A non-zero exit recorded nothing, except status 4 after the request was sent ("may or may not
-be recorded"): the runner then went away, and its recovery refuses this context, so a retry
-with it can never record the activity twice. The runner puts this command in ${HELPER_ENV}.
+be recorded"): when the runner went away, its recovery refuses this context, so a retry with it
+can never record the activity twice; after --timeout-ms with the runner still up, it may still
+commit the event. The runner puts this command in ${HELPER_ENV}.
 ${exits}`)
     .action(async (context: string, namespace: string, activityKey: string, options: { timeoutMs: number }) => {
       finish("record-activity", await recordActivity(process.env, context, namespace, activityKey, options.timeoutMs), () => {});

@@ -72,11 +72,11 @@ function ask(env: NodeJS.ProcessEnv, request: ActivityRequest, timeoutMs: number
       done(outcome);
     };
     // Once the request is out, its outcome is unknown until the runner answers: say so.
-    const gone = (why: string) =>
+    const gone = (why: string, consequence = "the runner's recovery invalidates this context, so it cannot be recorded twice with it") =>
       settle(fail(4, "runner_unavailable", sent && request.op === "record"
-        ? `${why} before the runner answered: the activity may or may not be recorded (the runner's recovery invalidates this context, so it cannot be recorded twice with it)`
+        ? `${why} before the runner answered: the activity may or may not be recorded (${consequence})`
         : `${why}: no runner serves ${socketPath.path}`));
-    const timer = setTimeout(() => gone(`no answer within ${timeoutMs} ms`), timeoutMs);
+    const timer = setTimeout(() => gone(`no answer within ${timeoutMs} ms`, "the runner may still commit it: a retry with this context could record it twice"), timeoutMs);
     const socket = connect(socketPath.path, () => {
       sent = true;
       socket.write(`${JSON.stringify(request)}\n`);
