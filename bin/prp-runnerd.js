@@ -6,7 +6,13 @@ const bootstrapTicket = process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET ?? null;
 const crashAt = process.env.PRP_RUNNER_CRASH_AT;
 delete process.env.PAPERCLIP_RUNNER_BOOTSTRAP_TICKET;
 delete process.env.PRP_RUNNER_CRASH_AT;
-const { handoff } = await import("../dist/src/cli/runnerd-handoff.js");
-handoff.bootstrapTicket = bootstrapTicket;
-handoff.crashAt = crashAt;
-await import("../dist/src/cli/runnerd.js");
+// The runtime-activity helper subcommands (runtime.md §13.2) start without the daemon's modules.
+if (["notification-context", "record-activity"].includes(process.argv[2])) {
+  await import("../dist/src/cli/runnerd-activity-main.js");
+} else {
+  const { handoff } = await import("../dist/src/cli/runnerd-handoff.js");
+  handoff.bootstrapTicket = bootstrapTicket;
+  handoff.crashAt = crashAt;
+  await import("../dist/src/cli/runnerd.js");
+}
+

@@ -2,15 +2,22 @@ import type { PrpEvent } from "../contract/kinds.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
 
 /**
- * What a person reads about an event as it happens: its timeline summary, except for a
- * credential update, which says which binding moved to which revision (its payload holds
- * nothing secret to show, and the timeline summary, fixed by the goldens, says only its name).
+ * What a person reads about an event as a run goes: its timeline summary, except where the
+ * timeline summary (fixed by the goldens) says only the event's name: a credential update
+ * says which binding moved to which revision (its payload holds nothing secret), a runtime
+ * activity what was recorded.
  */
 export function eventSummary(event: PrpEvent): string {
-  if (event.eventType !== "auth.credentials.updated") return timelineSummary(event, new Map());
-  const p = event.payload as { provider?: unknown; bindingId?: unknown; revision?: unknown; detection?: unknown };
-  return `Credentials updated: ${String(p.provider)}/${String(p.bindingId)} revision ${String(p.revision)} (${String(p.detection)})`;
+  if (event.eventType === "auth.credentials.updated") {
+    const p = event.payload as { provider?: unknown; bindingId?: unknown; revision?: unknown; detection?: unknown };
+    return `Credentials updated: ${String(p.provider)}/${String(p.bindingId)} revision ${String(p.revision)} (${String(p.detection)})`;
+  }
+  if (event.eventType === "runtime.activity.recorded") {
+    const p = event.payload as { namespace?: unknown; activityKey?: unknown };
+    return `activity ${String(p.namespace)}: ${String(p.activityKey)}`;
+  }
+  return timelineSummary(event, new Map());
 }
 
-/** One live line: the event's sequence number, its type and its summary. */
+/** One live line of `prp run`, `prp demo` and `prp fault`: sequence number, type, summary. */
 export const eventLine = (event: PrpEvent): string => `  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${eventSummary(event)}`;

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
 import type { AuthorityStore, LoggedEvent } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { timelineSummary } from "../reducer/timeline-summary.js";
+import { eventSummary } from "./event-line.js";
 import { refusal, runAction, withStore, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { parsePositiveInt } from "./options.js";
 
@@ -61,5 +61,5 @@ async function printEvents(store: AuthorityStore, opts: EventsOptions): Promise<
 function print(row: LoggedEvent, json: boolean): void {
   if (json) return void process.stdout.write(`${row.envelope}\n`);
   const event = JSON.parse(row.envelope) as PrpEvent;
-  process.stdout.write(`${String(row.sourceSeq).padStart(4)}  ${row.eventType.padEnd(28)} ${timelineSummary(event, new Map())}\n`);
+  process.stdout.write(`${String(row.sourceSeq).padStart(4)}  ${row.eventType.padEnd(28)} ${eventSummary(event)}\n`);
 }

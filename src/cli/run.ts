@@ -40,7 +40,7 @@ export function registerRun(program: Command): void {
     program
       .command("run")
       .description("run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle")
-      .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line, goals) or a script file"),
+      .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line, goals, credentials-refresh, runtime-activity) or a script file"),
     "instead of --script: an Agent Client Protocol agent's command line (e.g. \"npx -y @zed-industries/claude-code-acp\")",
     permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests and questions: ask (you, or --answer), deny, allow-reads (questions are cancelled under both), forbid (the agent must never ask: a request fails the run) (default: ask at a terminal or with --answer, else deny)"),
   )

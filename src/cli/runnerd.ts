@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
@@ -8,6 +11,9 @@ import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { readCaBundle } from "../transport/ca-bundle.js";
+import { withActivityCrashPoint } from "../runner/activity/activity-crash.js";
+import { ActivityEndpoint } from "../runner/activity/activity-endpoint.js";
+import { publishedEnv } from "../runner/activity/notification-env.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
@@ -17,11 +23,14 @@ import { ACP_READY_MS, collectAgentEnv, parseAgentCwd, permissionPolicyOption } 
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
+import { addActivityCommands } from "./runnerd-activity.js";
 import { handoff } from "./runnerd-handoff.js";
 import { scriptFromOption } from "./script-option.js";
 
 // Taken out of the environment by bin/prp-runnerd.js before this module was loaded.
 const { bootstrapTicket, crashAt: crashAtText } = handoff;
+const crashPoint = parseCrashPoint(crashAtText);
+const log = (text: string) => process.stderr.write(`prp-runnerd: ${text}\n`);
 
 interface RunnerdOptions {
   local?: boolean;
@@ -140,12 +149,22 @@ PRP_FAKE_CREDENTIAL_FILE (see the credentials-refresh scenario).
 Harness drivers: --harness fake (default) plays --script NAME|FILE; --harness acp runs
 --agent-command, an agent speaking the Agent Client Protocol on its stdio (see README).
 
+Runtime activity: the harness gets PAPERCLIP_RUNTIME_NOTIFICATION_HELPER (this command's
+absolute path) and PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT (a private descriptor file, in
+--state-dir in durable mode, naming a private Unix socket the runner serves); --agent-env
+cannot override either. A tool runs "$PAPERCLIP_RUNTIME_NOTIFICATION_HELPER" notification-context
+before an operation and record-activity CONTEXT NAMESPACE ACTIVITY_KEY after it succeeded; the
+runner then emits one runtime.activity.recorded (see prp-runnerd record-activity --help).
+
 Examples:
   prp-runnerd --local --run-id run_1 --session-id session_1 --runner-id runner_1 --script happy-path
   prp-runnerd --local --run-id run_1 --session-id session_1 --runner-id runner_1 --harness fake --script ./my-script.json`,
   );
 
-program.parse(process.argv);
+addActivityCommands(program);
+// The daemon itself runs below; a subcommand's action exits the process when it is done.
+program.action(() => {});
+await program.parseAsync(process.argv);
 const opts = program.opts<RunnerdOptions>();
 
 if (opts.buildMetadata) {
@@ -167,15 +186,19 @@ if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap t
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
   if (!RUNNER_ID_PATTERN.test(opts[key]!)) program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
 }
+// Runtime activity (runtime.md §13.2): the descriptor's folder is the state directory, or in local mode a private temporary one.
+const activityDir = durable ? resolve(opts.stateDir!) : mkdtempSync(join(tmpdir(), "prp-runnerd-"));
+if (!durable) process.on("exit", () => rmSync(activityDir, { recursive: true, force: true }));
+const runtimeEnv = publishedEnv(activityDir);
 const limits = { maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs };
 const driver = opts.harness === "acp"
   ? new AcpDriver({
     command: opts.agentCommand!, cwd: opts.agentCwd ?? process.cwd(), ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
-    permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits,
+    runtimeEnv, permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits,
     ...(durable ? { identity: { turnId: opts.turnId!, itemId: opts.itemId! } } : {}),
   })
   : new FakeHarnessDriver({
-    scriptPath: scriptFromOption(program, opts.script!).path,
+    scriptPath: scriptFromOption(program, opts.script!).path, runtimeEnv,
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
     ...(opts.credentialFile ? { credentialFile: opts.credentialFile } : {}),
@@ -217,12 +240,14 @@ if (durable) {
     ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
     reconnectDelayMs: opts.reconnectDelayMs, stopDeliveryMs: opts.stopDeliveryMs,
     ...(opts.deadPeerTimeoutMs ? { heartbeat: { deadPeerTimeoutMs: opts.deadPeerTimeoutMs } } : {}),
-    ...(parseCrashPoint(crashAtText) ? { crashAt: parseCrashPoint(crashAtText)! } : {}),
-    log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`),
+    ...(crashPoint ? { crashAt: crashPoint } : {}),
+    log,
   });
   onSignal(() => runner.cancel());
   failsafe((message) => runner.failInternal(message), 4);
+  const activity = await ActivityEndpoint.open(activityDir, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
   const outcome = await runner.run();
+  activity.close();
   if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
   // A signal's status says the cancelled terminal was delivered; 3 or 4 still say it was not.
   process.exit(signalled && outcome.code === 0 ? signalCode() : outcome.code);
@@ -242,8 +267,10 @@ const runner = new LocalRunner(
   {
     write: (line) => stdout.write(line),
     onDrain: (resume) => stdout.onDrain(resume),
+    flush: (done) => stdout.flush(done),
   },
 );
+const activity = await ActivityEndpoint.open(activityDir, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
 
 const reader = new BoundedLineReader(opts.controllerMaxLineBytes);
 const feed = (events: ReturnType<BoundedLineReader["push"]>) => {
@@ -258,5 +285,6 @@ process.stdin.on("end", () => {
 onSignal(() => runner.cancel());
 failsafe((message) => runner.failInternal(message), 70);
 await runner.done;
+activity.close();
 process.stdin.pause();
 stdout.flush(() => process.exit(signalCode()));

@@ -13,6 +13,8 @@ export interface FakeDriverOptions {
   scriptPath: string;
   /** Passed to the harness: every delay step takes this long. */
   delayMs?: number;
+  /** The runner's own variables for the harness (runtime.md §13.2), besides PATH. */
+  runtimeEnv?: Record<string, string>;
   /** Another executable speaking the fake-harness protocol (tests of misbehaving harnesses). */
   executable?: string;
   maxLineBytes?: number;
@@ -65,7 +67,7 @@ export class FakeHarnessDriver implements HarnessDriver {
     const h = new SupervisedProcess({
       command: this.command,
       args: this.args,
-      ...(o.credentialFile ? { env: { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } } : {}),
+      ...(o.credentialFile || o.runtimeEnv ? { env: { ...o.runtimeEnv, ...(o.credentialFile ? { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } : {}) } } : {}),
       maxLineBytes: limit,
       ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),

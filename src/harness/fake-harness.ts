@@ -1,11 +1,12 @@
 import { spawn } from "node:child_process";
+import { recordThroughHelper } from "./record-through-helper.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import type * as T from "../contract/generated/types.js";
 import { playCredentialStep } from "./fake-credentials.js";
 import { MESSAGE_SCHEMA, type HarnessCommand, type HarnessCommandType, type HarnessMessagePayloads, type HarnessMessageType } from "./harness-protocol.js";
 
 export type Script = T.PRPFakeHarnessScript;
-export type Step = T.DelayStep | T.LogStep | T.EventStep | T.RequestStep | T.AwaitResolutionStep | T.StepWithoutFields | T.ResultOrTerminalStep | T.ExitStep | T.GoalStep | T.CredentialsStep;
+export type Step = T.DelayStep | T.LogStep | T.EventStep | T.RequestStep | T.AwaitResolutionStep | T.StepWithoutFields | T.ResultOrTerminalStep | T.RecordActivityStep | T.ExitStep | T.GoalStep | T.CredentialsStep;
 
 export interface FakeHarnessIo {
   /** Writes one protocol line to stdout. */
@@ -148,6 +149,12 @@ export class FakeHarness {
         // A grandchild in our process group with a cleared environment, holding no pipe of ours.
         spawn("/bin/sh", ["-c", "sleep 60"], { env: {}, stdio: "ignore" }).unref();
         return undefined;
+      case "record_activity": {
+        if (this.replaying(1)) return void this.send("log", { text: "" }); // recorded before the restart
+        const s = step as T.RecordActivityStep;
+        this.send("log", { text: await recordThroughHelper(s.namespace, s.activity_key) });
+        return undefined;
+      }
       case "result":
       case "terminal":
         this.send(step.kind, { payload: (step as T.ResultOrTerminalStep).payload });

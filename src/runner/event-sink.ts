@@ -39,6 +39,8 @@ export interface LineOutput {
   /** One line (no newline); false when the reader is behind. */
   write(line: string): boolean;
   onDrain(resume: () => void): void;
+  /** Calls `done` once every line written so far has been handed to the reader (a pipe: the OS). */
+  flush?(done: () => void): void;
 }
 
 /** Local mode: deterministic envelopes (runtime.md §4.5) as paperclip.runner.stream.v1 records. */

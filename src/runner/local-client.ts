@@ -14,6 +14,8 @@ export interface LocalClientOptions {
   delayMs?: number;
   /** Extra prp-runnerd flags (limits, a different harness). */
   extraArgs?: string[];
+  /** Variables for the runner besides PATH (fault injection: PRP_RUNNER_CRASH_AT). */
+  env?: Record<string, string>;
   onEvent: (event: PrpEvent) => void;
   onReceipt: (receipt: CommandReceipt) => void;
   /** A stream line that is not a record of paperclip.runner.stream.v1. */
@@ -41,6 +43,7 @@ export class LocalRunnerClient {
     this.runner = new SupervisedProcess({
       command: process.execPath,
       args,
+      ...(options.env ? { env: options.env } : {}),
       // Runner stream lines carry whole events, up to a frame each.
       maxLineBytes: 2 * 1024 * 1024,
       // The runner needs its own grace to end its harness group before it is ended itself.

@@ -1,4 +1,6 @@
 import type * as T from "../contract/generated/types.js";
+import type { ActivityPayload } from "./activity/activity-input.js";
+import type { RecordOutcome } from "./activity/activity-endpoint.js";
 import { CommandIntake } from "./command-intake.js";
 import { streamSink, type LineOutput } from "./event-sink.js";
 import { RunController, type RunControllerOptions } from "./run-controller.js";
@@ -56,6 +58,13 @@ export class LocalRunner {
   /** The process's last guard: an error nothing handled ends the run failed, with a diagnostic. */
   failInternal(message: string): void {
     this.controller.failInternal(message);
+  }
+
+  /** runtime.md §13.2 in local mode: "recorded" once the event's stream record is written out to stdout. */
+  async recordActivity(payload: ActivityPayload): Promise<RecordOutcome> {
+    const outcome = await this.controller.recordActivity(payload);
+    if (outcome === "recorded" && this.out.flush) await new Promise<void>((done) => this.out.flush!(done));
+    return outcome;
   }
 
   private async handleLine(line: string): Promise<void> {

@@ -2,6 +2,8 @@ import type * as T from "../contract/generated/types.js";
 import type { PrpCommand } from "../contract/kinds.js";
 import type { HarnessDriver, HarnessListener } from "../harness/harness-driver.js";
 import { RunCredentials, type CredentialObservation } from "./credentials/run-credentials.js";
+import type { ActivityPayload } from "./activity/activity-input.js";
+import type { RecordOutcome } from "./activity/activity-endpoint.js";
 import { EmitGate, type GatedEvent } from "./emit-gate.js";
 import type { EventSink } from "./event-sink.js";
 import type { Intent } from "./reconcile.js";
@@ -101,6 +103,18 @@ export class RunController {
   /** An event the runner reports about itself (runner.reconciled, runner.draining, …). */
   emitRunnerEvent(eventType: string, payload: Record<string, unknown>): void {
     this.run(this.machine.runnerEvent(eventType, payload));
+  }
+
+  /**
+   * One runtime.activity.recorded (runtime.md §13.2), P1, beside whatever the harness reports:
+   * resolves "recorded" once the sink has admitted it (committed it, in durable mode), and
+   * "run_ended" when the run's terminal is already decided (nothing may follow it).
+   */
+  recordActivity(payload: ActivityPayload): Promise<RecordOutcome> {
+    if (this.closed || this.machine.terminated) return Promise.resolve("run_ended");
+    return new Promise((resolve) =>
+      this.emitter.emit({ eventType: "runtime.activity.recorded", payload: { namespace: payload.namespace, activityKey: payload.activityKey }, fromHarness: false, admitted: () => resolve("recorded") }),
+    );
   }
 
   private untilCommandDone(step: () => RunEffect[]): Promise<void> {

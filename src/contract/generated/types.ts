@@ -808,6 +808,7 @@ export type FakeHarnessStep = {
     | "await_resolution"
     | "await_interrupt"
     | "spawn_worker"
+    | "record_activity"
     | "result"
     | "terminal"
     | "exit"
@@ -2148,6 +2149,17 @@ export interface StepWithoutFields {
 export interface GoalStep {
   kind: "goal";
   goal: SessionGoalSnapshot | null;
+}
+/**
+ * Runs the runner's published helper (PAPERCLIP_RUNTIME_NOTIFICATION_HELPER): notification-context, then record-activity CONTEXT NAMESPACE ACTIVITY_KEY; the helper's exit status goes to the log. The values are passed as written, so a script can also try invalid ones.
+ *
+ * This interface was referenced by `PRPFakeHarnessScript`'s JSON-Schema
+ * via the `definition` "recordActivity".
+ */
+export interface RecordActivityStep {
+  kind: "record_activity";
+  namespace: string;
+  activity_key: string;
 }
 /**
  * The payload is sent as the harness wrote it: the runner, not the script, decides whether it is valid.

@@ -4,6 +4,7 @@ import { GOALS_UNSUPPORTED, type HarnessDriver, type HarnessListener, type Sessi
 import { DEFAULT_MAX_LINE_BYTES } from "../line-reader.js";
 import { whenGone } from "../gone.js";
 import { SupervisedProcess } from "../supervisor.js";
+import { harnessEnv } from "../../runner/activity/notification-env.js";
 import { outcomeFor, policyAction, questionPolicyAction, type PermissionPolicy } from "./permissions.js";
 import { AcpProjection, type AcpInput } from "./projection.js";
 
@@ -12,8 +13,10 @@ export interface AcpDriverOptions {
   command: string;
   /** The agent's working directory and the cwd of its ACP session (absolute). */
   cwd: string;
-  /** Variables for the agent on top of PATH and HOME (`--agent-env K=V`). */
+  /** Variables for the agent on top of PATH and HOME (`--agent-env K=V`); the reserved runtime keys among them are ignored. */
   env?: Record<string, string>;
+  /** The runner's own variables for the agent (runtime.md §13.2), set last: configured ones cannot override them. */
+  runtimeEnv?: Record<string, string>;
   /** Who answers a permission request the controller is not asked about. */
   permissionPolicy: PermissionPolicy;
   runId: string;
@@ -104,7 +107,7 @@ export class AcpDriver implements HarnessDriver {
       command: "/bin/sh",
       args: ["-c", `exec ${o.command}`],
       cwd: o.cwd,
-      env: { ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env },
+      env: harnessEnv({ ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env }, o.runtimeEnv ?? {}),
       maxLineBytes: limit,
       ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),

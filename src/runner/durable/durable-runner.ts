@@ -3,6 +3,8 @@ import { admit } from "../../contract/admission.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../../contract/versions.js";
 import type { PrpCommand } from "../../contract/kinds.js";
 import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, systemTimers, type ControlEnvelope, type HeartbeatOptions, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers, type TransportError } from "../../transport/index.js";
+import type { ActivityPayload } from "../activity/activity-input.js";
+import type { RecordOutcome } from "../activity/activity-endpoint.js";
 import { RunController, type RunControllerOptions } from "../run-controller.js";
 import { deltaCoalescer } from "./delta-coalescer.js";
 import { LeaseKeeper } from "./lease-keeper.js";
@@ -56,20 +58,24 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
   /**
    * Fault injection for the runner-restart fault: the process kills itself with SIGKILL right
    * after committing event `at` (before sending it), or right after journaling command `at`
-   * (before its effect) — the two points where a crash must lose and repeat nothing.
+   * (before its effect) — the two points where a crash must lose and repeat nothing. The
+   * runtime activity points are kept by src/runner/activity/activity-crash.ts.
    */
   crashAt?: CrashPoint;
 }
 
 export interface CrashPoint {
-  /** `after-credential`: right after credential revision `at` is committed with its baseline, before its event reaches the outbox. */
-  point: "after-commit" | "after-journal" | "after-credential";
+  /**
+   * `after-credential`: right after credential revision `at` is committed with its baseline, before its event reaches the outbox.
+   * `before-activity-commit` / `after-activity-commit`: around the commit of the `at`-th runtime activity.
+   */
+  point: "after-commit" | "after-journal" | "after-credential" | "before-activity-commit" | "after-activity-commit";
   at: number;
 }
 
-/** Parses `after-commit:N`, `after-journal:N` or `after-credential:N`; null for anything else. */
+/** Parses `POINT:N` for each point above; null for anything else. */
 export function parseCrashPoint(text: string | undefined): CrashPoint | null {
-  const m = /^(after-commit|after-journal|after-credential):([1-9][0-9]*)$/.exec(text ?? "");
+  const m = /^(after-commit|after-journal|after-credential|before-activity-commit|after-activity-commit):([1-9][0-9]*)$/.exec(text ?? "");
   return m ? { point: m[1] as CrashPoint["point"], at: Number(m[2]) } : null;
 }
 
@@ -172,6 +178,14 @@ export class DurableRunner {
   /** The process's last guard: an error nothing handled ends the run failed, with a diagnostic, which is delivered like any terminal. */
   failInternal(message: string): void {
     this.controller.failInternal(message);
+  }
+
+  /**
+   * runtime.md §13.2: one runtime.activity.recorded, "recorded" once it is committed to the
+   * outbox; from there it is delivered like every event, across restarts, exactly once.
+   */
+  recordActivity(payload: ActivityPayload): Promise<RecordOutcome> {
+    return this.controller.recordActivity(payload);
   }
 
   /** Runs until the run is delivered or the runner must stop; returns how it ended. */

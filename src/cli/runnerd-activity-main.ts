@@ -1,0 +1,8 @@
+import { Command } from "commander";
+import { addActivityCommands } from "./runnerd-activity.js";
+
+// `prp-runnerd notification-context|record-activity`, without loading the daemon's drivers and
+// transport: a tool runs the helper once per operation, so it starts as little as it needs.
+const program = new Command("prp-runnerd");
+addActivityCommands(program);
+await program.parseAsync(process.argv);

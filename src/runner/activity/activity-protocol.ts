@@ -1,0 +1,41 @@
+import type { Socket } from "node:net";
+import { BoundedLineReader } from "../../harness/line-reader.js";
+
+/**
+ * The local exchange between `prp-runnerd record-activity` (or `notification-context`) and the
+ * runner that serves the endpoint: one JSON line each way over the Unix socket the descriptor
+ * names, then the connection closes.
+ */
+export const DESCRIPTOR_SCHEMA = "paperclip.runtime_notification.endpoint.v1";
+export const MAX_MESSAGE_BYTES = 4096;
+
+export type ActivityRequest = { op: "context" } | { op: "record"; context: string; namespace: string; activityKey: string };
+
+export type ActivityReply = { ok: true; context?: string } | { ok: false; code: ActivityRefusal; message: string };
+
+export type ActivityRefusal = "invalid_argument" | "invalid_request" | "context_invalidated" | "run_ended";
+
+/** Calls `onMessage` with the first line the peer sends: parsed, or null when it is not a JSON object within bounds. */
+export function readOneMessage(socket: Socket, onMessage: (message: Record<string, unknown> | null) => void): void {
+  const reader = new BoundedLineReader(MAX_MESSAGE_BYTES);
+  let done = false;
+  const deliver = (events: ReturnType<BoundedLineReader["push"]>) => {
+    for (const e of events) {
+      if (done) return;
+      done = true;
+      onMessage(e.kind === "line" ? parseObject(e.text) : null);
+    }
+  };
+  socket.on("data", (chunk: Buffer) => deliver(reader.push(chunk)));
+  socket.on("end", () => deliver(reader.end())); // a peer that closes without a line is left to its 'close'
+
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import type { PrpEvent } from "../../../src/contract/kinds.js";
+import { scenariosDir } from "../../../src/harness/script-file.js";
+import { CONTEXT_ENV, HELPER_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
+import { LocalRunnerClient } from "../../../src/runner/local-client.js";
+import { eventLine } from "../../../src/cli/event-line.js";
+import { runPrp } from "../../cli/run-cli.js";
+import { PATIENT_HARNESS } from "../../support/scripts.js";
+import { until } from "../../support/until.js";
+import { helper, judgeActivity, notificationEnvOf, type ActivityCall } from "./support.js";
+
+const activities = (events: PrpEvent[]) => events.filter((e) => e.eventType === "runtime.activity.recorded").map((e) => e.payload);
+const event = (type: string, payload: Record<string, unknown>, seq = 1) => ({ eventType: type, payload, sourceSeq: seq }) as unknown as PrpEvent;
+
+/** A local runner on the linger script, once its harness waits for an interrupt: its events, and the environment its harness really got. */
+async function waitingRunner(runId: string, env?: Record<string, string>) {
+  const events: PrpEvent[] = [];
+  const client = new LocalRunnerClient({
+    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, scriptPath: join(scenariosDir(), "linger.json"), delayMs: 0, extraArgs: PATIENT_HARNESS, ...(env ? { env } : {}),
+    onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
+  });
+  const describe = () => `events: ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`;
+  client.send("run.prepare");
+  client.send("session.open");
+  client.send("turn.start", { turnId: "turn_1" });
+  await until(() => events.some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt"), describe, 30_000);
+  const pid = (events.find((e) => e.eventType === "harness.ready")!.payload as any).pid as number;
+  return { client, events, describe, env: notificationEnvOf(pid) };
+}
+
+describe("runtime activity in local mode (prp-runnerd --local)", () => {
+  it("the judge fails a log that lost an acknowledged record, repeated one, holds a refused one or one nobody asked for", () => {
+    const calls: ActivityCall[] = [{ namespace: "ns", activityKey: "ok", status: 0 }, { namespace: "ns", activityKey: "stale", status: 3 }, { namespace: "ns", activityKey: "lost", status: 4 }];
+    const good = [event("runtime.activity.recorded", { namespace: "ns", activityKey: "ok" })];
+    assert.deepEqual(judgeActivity(calls, good), []);
+    assert.deepEqual(judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "ns", activityKey: "lost" })]), [], "a call that ended 4 may be in the log once");
+    assert.equal(judgeActivity(calls, []).length, 1, "an acknowledged record missing");
+    assert.equal(judgeActivity(calls, [...good, ...good]).length, 1, "an acknowledged record twice");
+    assert.equal(judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "ns", activityKey: "stale" })]).length, 1, "a refused record in the log");
+    assert.equal(judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "x", activityKey: "y" })]).length, 1, "a record nobody asked for");
+  });
+
+  it("the runtime-activity scenario's harness records through the published helper: each success one event, shown live and by prp replay", async () => {
+    const events: PrpEvent[] = [];
+    const client = new LocalRunnerClient({
+      runId: "run_activity_scenario", sessionId: "session_activity_scenario", runnerId: "runner_activity_scenario", scriptPath: join(scenariosDir(), "runtime-activity.json"), delayMs: 0, extraArgs: PATIENT_HARNESS,
+      onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
+    });
+    const out = mkdtempSync(join(tmpdir(), "prp-activity-run-"));
+    try {
+      client.send("run.prepare");
+      client.send("session.open");
+      client.send("turn.start", { turnId: "turn_1" });
+      assert.equal((await client.exited()).exitCode, 0, client.stderrTail().join("\n"));
+      assert.deepEqual(activities(events), [{ namespace: "paperclip.test", activityKey: "tests.passed" }, { namespace: "paperclip.review", activityKey: "diff.opened" }]);
+      for (const e of events.filter((e) => e.eventType === "runtime.activity.recorded")) assert.equal(e.priority, 1, "P1");
+      assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
+      // The harness's own record of the helper's exit status (its log tail, carried by harness.exited).
+      const log = ((events.find((e) => e.eventType === "harness.exited")!.payload as any).log.lines as string[]).join("\n");
+      assert.match(log, /"paperclip.test" "tests.passed": record-activity exited 0/);
+      assert.match(log, /"paperclip.review" "diff.opened": record-activity exited 0/);
+      // What prp run, prp demo and prp fault print for each event as it comes.
+      const shown = events.map(eventLine).join("\n");
+      assert.match(shown, /runtime\.activity\.recorded +activity paperclip\.test: tests\.passed/);
+      writeFileSync(join(out, "events.ndjson"), events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+      const replayed = runPrp(["replay", "--events", join(out, "events.ndjson")]);
+      assert.equal(replayed.status, 0, replayed.stderr);
+      assert.match(replayed.stdout, /activity +paperclip\.test: tests\.passed/);
+      assert.match(replayed.stdout, /activity +paperclip\.review: diff\.opened/);
+    } finally {
+      await client.terminate();
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  it("publishes a 0600 descriptor and socket to the harness; each exit 0 is in the stream exactly once, refusals are in it never", async () => {
+    const { client, events, describe, env } = await waitingRunner("run_activity");
+    try {
+      assert.equal(env[HELPER_ENV], helperPath(), "the helper is this build's prp-runnerd, by absolute path");
+      const descriptor = env[CONTEXT_ENV]!;
+      assert.equal(lstatSync(descriptor).mode & 0o777, 0o600, "descriptor 0600");
+      const socket = JSON.parse(readFileSync(descriptor, "utf8")).socket as string;
+      assert.ok(lstatSync(socket).isSocket());
+      assert.equal(lstatSync(socket).mode & 0o777, 0o600, "socket 0600");
+
+      const context = await helper(env, ["notification-context"], env[HELPER_ENV]);
+      assert.equal(context.status, 0, context.stderr);
+      const ctx = context.stdout.trim();
+      const calls: ActivityCall[] = [];
+      const call = async (namespace: string, activityKey: string, withContext = ctx) => {
+        const ran = await helper(env, ["record-activity", withContext, namespace, activityKey], env[HELPER_ENV]);
+        calls.push({ namespace, activityKey, status: ran.status });
+        return ran;
+      };
+      assert.equal((await call("paperclip.test", "one")).status, 0);
+      // Exit 0 means the record was already written to stdout: it is there without waiting for more.
+      await until(() => activities(events).length === 1, describe, 5_000);
+      assert.equal((await call("paperclip.test", "two")).status, 0);
+      assert.equal((await call("paperclip.test", "bad\u0001")).status, 2);
+      assert.equal((await call("paperclip.test", "stale", "ctx_not_the_current_one")).status, 3);
+      client.send("turn.interrupt", { reason: "test over" });
+      client.close();
+      await client.exited();
+      const late = await call("paperclip.test", "after-exit");
+      assert.equal(late.status, 4, late.stderr);
+      assert.deepEqual(judgeActivity(calls, events), [], describe());
+      assert.equal(events.at(-1)!.eventType, "run.terminal", "nothing after the terminal");
+      assert.throws(() => lstatSync(descriptor), /ENOENT/, "the local descriptor's private folder is removed at exit");
+    } finally {
+      await client.terminate();
+    }
+  });
+
+  for (const [point, inStream] of [["before-activity-commit:1", 0], ["after-activity-commit:1", 1]] as const) {
+    it(`a runner killed at ${point} while record-activity waits: the helper exits 4, the stream holds the record ${inStream} time(s), and the next runner refuses the old context`, async () => {
+      const first = await waitingRunner(`run_crash_${inStream}`, { PRP_RUNNER_CRASH_AT: point });
+      let second: Awaited<ReturnType<typeof waitingRunner>> | null = null;
+      try {
+        const context = await helper(first.env, ["notification-context"]);
+        assert.equal(context.status, 0, context.stderr);
+        const ctx = context.stdout.trim();
+        const ran = await helper(first.env, ["record-activity", ctx, "paperclip.test", "crash"]);
+        assert.equal(ran.status, 4, ran.stderr);
+        assert.match(ran.stderr, /may or may not be recorded/);
+        const exit = await first.client.exited();
+        assert.equal(exit.signal, "SIGKILL");
+        assert.ok(first.client.stderrTail().some((l) => l.includes(`crash point ${point} reached`)), first.describe());
+        assert.deepEqual(judgeActivity([{ namespace: "paperclip.test", activityKey: "crash", status: 4 }], first.events), []);
+        assert.equal(activities(first.events).length, inStream, first.describe());
+        // The controller starts a new runner (a local run cannot be resumed): the old context is not its.
+        second = await waitingRunner(`run_after_crash_${inStream}`);
+        const stale = await helper(second.env, ["record-activity", ctx, "paperclip.test", "stale"]);
+        assert.equal(stale.status, 3, stale.stderr);
+        assert.match(stale.stderr, /context_invalidated/);
+        second.client.send("turn.interrupt", { reason: "test over" });
+        second.client.close();
+        await second.client.exited();
+        assert.equal(activities(second.events).length, 0, second.describe());
+      } finally {
+        await first.client.terminate();
+        await second?.client.terminate();
+      }
+    });
+  }
+});
