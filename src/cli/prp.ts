@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { packageVersion } from "./package-info.js";
 import { registerAuthority } from "./authority.js";
+import { registerConsole } from "./console.js";
 import { registerEvents } from "./events.js";
 import { registerDemo } from "./demo.js";
 import { registerFakeHarness } from "./fake-harness.js";
@@ -31,5 +32,6 @@ registerRun(program);
 registerReplay(program);
 registerAuthority(program);
 registerEvents(program);
+registerConsole(program);
 
 await program.parseAsync(process.argv);
