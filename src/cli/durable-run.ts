@@ -62,6 +62,8 @@ export interface DurableRunOptions {
   /** Relaunch a runner that exits 3 (its lease expired), as a controller does, with a new ticket. */
   relaunchAfterLeaseExpiry?: boolean;
   onCommitted?: (event: PrpEvent) => void;
+  /** Called once the run is registered in the authority's store (<dir>/<runId>/authority), before its runner starts. */
+  onRegistered?: (run: { runId: string; dir: string }) => Promise<void>;
   note?: (text: string) => void;
 }
 
@@ -188,6 +190,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     await authority.listen(0);
     const registered = await authority.registerRun(identity);
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
+    await options.onRegistered?.({ runId: identity.runId, dir });
     await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo" });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });
     if (!options.agent?.holdTurn) await queueTurn();

@@ -46,7 +46,7 @@ export class ReplaySource implements RunSource {
   }
 
   origin() {
-    return { identity: this.snapshot.identity, capabilities: this.snapshot.capabilities };
+    return { fixtureName: this.snapshot.fixtureName, identity: this.snapshot.identity, capabilities: this.snapshot.capabilities };
   }
 
   async commands(): Promise<CommandReceipt[]> {

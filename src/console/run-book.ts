@@ -1,5 +1,6 @@
 import type { PrpEvent } from "../contract/kinds.js";
-import { reduceEvents } from "../reducer/reduce.js";
+import { applyEvents } from "../reducer/apply-event.js";
+import { createSnapshot } from "../reducer/snapshot.js";
 import type { CommandReceipt, RunRow, RunView } from "./api-types.js";
 import type { BundleFiles } from "./bundle-files.js";
 import { runRow } from "./run-row.js";
@@ -61,12 +62,11 @@ export class RunBook {
   async view(runId: string, upto?: number): Promise<RunView> {
     const all = this.events.get(runId) ?? [];
     const position = upto === undefined ? all.length : Math.min(Math.max(0, upto), all.length);
-    const { identity, capabilities } = this.source.origin(runId);
     const commands: CommandReceipt[] = await this.source.commands(runId);
     return {
       run: runRow(runId, all),
       position,
-      session: reduceEvents(identity, capabilities, all.slice(0, position)),
+      session: applyEvents(createSnapshot(this.source.origin(runId)), all.slice(0, position)),
       commands,
       artifacts: this.bundles?.list(runId) ?? [],
       live: this.source.live,

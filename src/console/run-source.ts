@@ -1,6 +1,5 @@
-import type { PRPRunIdentity } from "../contract/index.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import type { Capabilities } from "../reducer/snapshot.js";
+import type { SnapshotOrigin } from "../reducer/snapshot.js";
 import type { ApiResult, CommandReceipt } from "./api-types.js";
 
 /**
@@ -14,8 +13,8 @@ export interface RunSource {
   runIds(): Promise<string[]>;
   /** The run's events after position `after`, in order; undefined for a run it does not hold. */
   eventsAfter(runId: string, after: number): Promise<PrpEvent[] | undefined>;
-  /** What the reducer starts from: a fixture's identity and capabilities, else nothing. */
-  origin(runId: string): { identity: PRPRunIdentity | null; capabilities: Capabilities | null };
+  /** What the reducer starts from: a fixture's name, identity and capabilities, else nothing. */
+  origin(runId: string): SnapshotOrigin;
   commands(runId: string): Promise<CommandReceipt[]>;
   /** Queues a command through the authority's command queue (and so the contract codec). */
   queue(runId: string, type: string, payload: Record<string, unknown>): Promise<ApiResult<CommandReceipt>>;

@@ -38,7 +38,7 @@ export class StoreSource implements RunSource {
   }
 
   origin() {
-    return { identity: null, capabilities: null };
+    return {};
   }
 
   async commands(runId: string): Promise<CommandReceipt[]> {

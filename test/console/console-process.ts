@@ -11,7 +11,7 @@ export interface ConsoleProcess extends Child {
 /** Starts `prp ARGS` and waits for the console's URL (the first stdout line that is one). */
 export async function startConsole(args: string[]): Promise<ConsoleProcess> {
   const child = spawnPrp(args);
-  const url = () => /^(?:console: )?(http:\/\/\S+\?token=[0-9a-f]{64})$/m.exec(child.stdout())?.[1];
+  const url = () => /(http:\/\/\S+\?token=[0-9a-f]{64})/.exec(child.stdout())?.[1];
   await until(() => url() !== undefined || child.stderr().includes("prp: "), () => `the console to print its URL; stderr: ${child.stderr()}`, 30_000);
   const found = url();
   if (found === undefined) {
