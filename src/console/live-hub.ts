@@ -22,14 +22,16 @@ export class LiveHub {
   start(): void {
     if (!this.book.source.live) return;
     this.timer = setInterval(() => {
-      this.running = this.running.then(() => this.tick()).catch(this.onError);
+      this.running = this.running.catch(() => {}).then(() => this.tick()).catch(this.onError);
     }, this.pollMs);
   }
 
   /** Reads what is new now (before answering a request, so the answer is current). */
   refresh(): Promise<void> {
-    this.running = this.running.then(() => this.tick());
-    return this.running;
+    // After the last read, even a failed one (already reported): each caller gets its own outcome.
+    const next = this.running.catch(() => {}).then(() => this.tick());
+    this.running = next;
+    return next;
   }
 
   listen(listener: Listener): () => void {
