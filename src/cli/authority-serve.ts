@@ -6,6 +6,9 @@ import { AuthorityServer } from "../authority/server.js";
 import type { AuthorityStore } from "../authority/store.js";
 import { StateError } from "../storage/private-sqlite.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
+import type { ConsoleServer } from "../console/server.js";
+import { StoreSource } from "../console/store-source.js";
+import { DEFAULT_CONSOLE_LISTEN, startConsole } from "./console-serve.js";
 import { CliFailure, loadServerKey, MISCONFIGURED, runAction, storeLocation, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { jsonLogger } from "./json-log.js";
 import { parsePositiveInt } from "./options.js";
@@ -17,6 +20,8 @@ interface ServeOptions extends StoreOptions {
   tlsKey?: string;
   pollMs: number;
   leaseTtlMs?: number;
+  /** `--console [host:port]`: true for the default address. */
+  console?: { host: string; port: number } | true;
 }
 
 /** `HOST:PORT` (IPv6 in brackets); port 0 takes any free port. */
@@ -45,6 +50,7 @@ export function registerAuthorityServe(authority: Command): void {
     .option("--tls-key <file>", "the certificate's PEM private key")
     .option("--poll-ms <n>", "how often the daemon reads the store for what admin commands changed (new commands, revocations)", parsePositiveInt, 200)
     .option("--lease-ttl-ms <n>", "connection lease TTL, 60000 to 86400000 (default 60 s)", parsePositiveInt)
+    .option("--console [host:port]", "also serve the console (as prp console does) on this address, default 127.0.0.1:0; its URL, with its access token, is printed as `console: URL`", parseListen)
     .addHelpText(
       "after",
       `
@@ -109,6 +115,18 @@ async function serve(opts: ServeOptions): Promise<number> {
   }
   console.log(url);
   log({ level: "info", event: "authority.listening", url, store: describeStore(location), tls: tls !== undefined, pid: process.pid });
+  // The console reads and queues through the daemon's own store; closing it leaves the store open.
+  let consoleServer: ConsoleServer | undefined;
+  if (opts.console) {
+    try {
+      consoleServer = await startConsole(new StoreSource(store, async () => {}), opts.console === true ? DEFAULT_CONSOLE_LISTEN : opts.console, { pollMs: opts.pollMs, print: (consoleUrl) => console.log(`console: ${consoleUrl}`) });
+    } catch (err) {
+      await authority.close();
+      await store.close();
+      serverKey.destroy();
+      throw err;
+    }
+  }
 
   // What admin processes changed in the store reaches the live runners within one poll.
   let polling: Promise<void> = Promise.resolve();
@@ -124,6 +142,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   process.on("SIGINT", () => {});
   log({ level: "info", event: "authority.stopping", signal });
   clearInterval(poller);
+  await consoleServer?.close();
   await polling;
   await authority.close();
   await store.close();

@@ -9,6 +9,9 @@ import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { reduceEvents } from "../reducer/index.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
+import type { ConsoleServer } from "../console/server.js";
+import type { StoreOptions } from "./authority-options.js";
+import { DEFAULT_CONSOLE_LISTEN, startConsole, storeSource, untilStopped } from "./console-serve.js";
 import { runFault } from "./fault.js";
 import { parseNonNegativeInt, parsePositiveInt, parseSeed, parseProtocolVersion } from "./options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
@@ -31,6 +34,7 @@ interface DemoOptions {
   protocolMax: number;
   credentialFile?: string;
   credentialProvider?: string;
+  console?: boolean;
 }
 
 export function registerDemo(program: Command): void {
@@ -52,6 +56,7 @@ export function registerDemo(program: Command): void {
     .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with a script: <out>/demo/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
     .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
     .option("--server-key-file <path>", "the authority's server key: 64 hex digits, mode 600 (default: generated beside the run's state)")
+    .option("--console", "after the run, keep a console open on it (prp console: its timeline, session and bundle in a browser) and print its URL, until Ctrl-C")
     .addHelpText(
       "after",
       `
@@ -72,6 +77,7 @@ Examples:
   prp demo --json`,
     )
     .action(async (opts: DemoOptions) => {
+      if (opts.fault && opts.console) return program.error("--console is for a demo run: a fault run's stores are under its own folder (prp console --store … reads them)", { exitCode: 2 });
       if (opts.fault && opts.serverKeyFile !== undefined) return program.error("--server-key-file is for a demo run; a fault run generates its own key beside its state", { exitCode: 2 });
       process.exitCode = opts.fault ? await runFault(program, opts.fault, opts, true) : await runDemo(program, opts);
     });
@@ -88,6 +94,9 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
     if (!opts.json) console.log(line);
   };
   show("starting an authority on 127.0.0.1 and prp-runnerd with a one-use ticket; events appear as the authority commits them");
+  // With --console, the console opens on the demo's store as soon as the run is registered: the run is watched live, then read.
+  let consoleServer: ConsoleServer | undefined;
+  const consoleStore = (dir: string): StoreOptions => ({ store: `sqlite:${join(dir, "authority")}`, serverKeyFile: opts.serverKeyFile ?? join(dir, "authority-server-key") });
   let facts: DurableRunFacts;
   try {
     facts = await runDurable({
@@ -98,17 +107,37 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       protocolVersion: opts.protocolMax,
       // Opted in, as the bundled transport does for fresh sessions; an agent's file only when given.
       credentials: { ...(opts.credentialFile ? { file: opts.credentialFile } : {}), ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}) },
+      ...(opts.console ? { onRegistered: async ({ runId, dir }) => void (consoleServer = await watchInConsole(consoleStore(dir), resolve(opts.out, "demo"), runId, opts.json === true)) } : {}),
       onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),
     });
+  } catch (err) {
+    await consoleServer?.close();
+    throw err;
   } finally {
     serverKey?.destroy();
   }
   const status = reportDurableRun(facts, target, opts.json === true, show);
   // The demo's store is an authority store like any other: the same tool reads its run log.
   const keyFile = opts.serverKeyFile ?? join(facts.dir, "authority-server-key");
-  show(`  events          prp events --store sqlite:${join(facts.dir, "authority")} --server-key-file ${keyFile} --run ${facts.runId}`);
+  const storeFlags = `--store sqlite:${join(facts.dir, "authority")} --server-key-file ${keyFile}`;
+  show(`  events          prp events ${storeFlags} --run ${facts.runId}`);
+  if (!opts.console) {
+    show(`  console         prp demo --console keeps a browser console open on the run; or: prp console ${storeFlags} --bundles-dir ${resolve(opts.out, "demo")}`);
+    return status;
+  }
+  if (consoleServer) {
+    (opts.json ? process.stderr : process.stdout).write(`console: ${consoleServer.url}#/run/${facts.runId} (open until Ctrl-C)\n`);
+    await untilStopped();
+    await consoleServer.close();
+  }
   return status;
+}
+
+/** A console on the demo's store: its URL on stdout (on stderr with --json, whose stdout is one line). */
+async function watchInConsole(store: StoreOptions, bundlesDir: string, runId: string, json: boolean): Promise<ConsoleServer> {
+  const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
+  return startConsole(await storeSource(store), DEFAULT_CONSOLE_LISTEN, { bundlesDir, print: (url) => say(`console: ${url}#/run/${runId} (watch the run live)`) });
 }
 
 /** A key file refused (mode, owner, symlink, contents) is a usage error with its code, before anything starts. */

@@ -68,6 +68,8 @@ export interface DurableRunOptions {
   /** Relaunch a runner that exits 3 (its lease expired), as a controller does, with a new ticket. */
   relaunchAfterLeaseExpiry?: boolean;
   onCommitted?: (event: PrpEvent) => void;
+  /** Called once the run is registered in the authority's store (<dir>/<runId>/authority), before its runner starts. */
+  onRegistered?: (run: { runId: string; dir: string }) => Promise<void>;
   note?: (text: string) => void;
   /**
    * Opt in to credential observation (run.prepare observeCredentials: true) and give the runner
@@ -207,6 +209,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     await authority.listen(0);
     const registered = await authority.registerRun(identity, { protocolVersion: options.protocolVersion ?? 1 });
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
+    await options.onRegistered?.({ runId: identity.runId, dir });
     await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo", ...(options.credentials ? { observeCredentials: true } : {}) });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });
     if (!options.agent?.holdTurn) await queueTurn();

@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { packageVersion } from "./package-info.js";
 import { registerAuthority } from "./authority.js";
+import { registerConsole } from "./console.js";
 import { registerEvents } from "./events.js";
 import { registerContract } from "./contract.js";
 import { registerDemo } from "./demo.js";
@@ -33,5 +34,6 @@ registerReplay(program);
 registerAuthority(program);
 registerEvents(program);
 registerContract(program);
+registerConsole(program);
 
 await program.parseAsync(process.argv);

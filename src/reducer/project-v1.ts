@@ -71,11 +71,19 @@ export function projectV1(state: ReducerState, event: PrpEvent, payload: Json): 
   }
   const itemStatus = ITEM_STATUS.get(type);
   if (itemStatus) {
-    if (event.itemId !== undefined) upsertItem(state.items, event.itemId, type, itemStatus, payload);
+    // A durable runner gives every item of a run the run's one envelope itemId and names the
+    // harness's own item in providerItemId: keyed by itemId alone, a run's items would merge.
+    const key = providerItemId(event) ?? event.itemId;
+    if (key !== undefined) upsertItem(state.items, key, type, itemStatus, payload);
     return true;
   }
   return false;
 }
+
+const providerItemId = (event: object): string | undefined => {
+  const id = (event as { providerItemId?: unknown }).providerItemId;
+  return typeof id === "string" && id !== "" ? id : undefined;
+};
 
 /** A delta appends its text; any other item event replaces the text only with a non-empty one. */
 function upsertItem(items: Map<string, SessionItem>, itemId: string, type: string, status: SessionItem["status"], payload: Json): void {

@@ -1,0 +1,103 @@
+import { useEffect, useState } from "preact/hooks";
+import { artifactUrl, fetchEvents, fetchView, type ApiRefusal, type RunView, type TimelineEvent } from "./api.js";
+import { ActionsPanel } from "./actions-panel.js";
+import { SessionPanel } from "./session-panel.js";
+import { Timeline } from "./timeline.js";
+import { useLiveRun } from "./use-live-run.js";
+
+function Refusal({ error }: { error: ApiRefusal }) {
+  return (
+    <p role="alert" class="refusal" data-testid="page-error">
+      <code>{error.code}</code>: {error.message} <a href="#/">Back to the runs</a>
+    </p>
+  );
+}
+
+/** A run's page: live (timeline streamed, actions) for the store, a stepper for a replayed file. */
+export function RunPage({ runId }: { runId: string }) {
+  const [first, setFirst] = useState<RunView | ApiRefusal | null>(null);
+  useEffect(() => {
+    void fetchView(runId).then((v) => setFirst(v.ok ? v.value : v.error));
+  }, [runId]);
+  if (first === null) return <p role="status">Loading {runId}…</p>;
+  if ("code" in first) return <Refusal error={first} />;
+  return first.live ? <LiveRun runId={runId} /> : <ReplayRun runId={runId} total={first.run.eventCount} />;
+}
+
+function Artifacts({ view }: { view: RunView }) {
+  if (view.artifacts.length === 0) return null;
+  return (
+    <section aria-labelledby="artifacts-title">
+      <h2 id="artifacts-title">Native execution bundle</h2>
+      <ul class="artifacts">
+        {view.artifacts.map((a) => (
+          <li key={a.name}>
+            <a href={artifactUrl(view.run.runId, a.name, true)} target="_blank" rel="noopener">
+              {a.name}
+            </a>{" "}
+            ({a.bytes} bytes) <a href={artifactUrl(view.run.runId, a.name, false)} download aria-label={`Download ${a.name}`}>download</a>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function LiveRun({ runId }: { runId: string }) {
+  const { timeline, view, streamError } = useLiveRun(runId, true);
+  return (
+    <div class="run">
+      <h1>Run {runId}</h1>
+      {streamError && <p role="status">{streamError}</p>}
+      {view === null ? (
+        <p role="status">Connecting…</p>
+      ) : (
+        <div class="columns">
+          <div>
+            <ActionsPanel runId={runId} view={view} timeline={timeline} />
+            <SessionPanel view={view} />
+            <Artifacts view={view} />
+          </div>
+          <Timeline events={timeline} />
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** Step through a replayed file event by event; the session is the reduction up to the step. */
+function ReplayRun({ runId, total }: { runId: string; total: number }) {
+  const [step, setStep] = useState(total);
+  const [events, setEvents] = useState<TimelineEvent[]>([]);
+  const [view, setView] = useState<RunView | null>(null);
+  useEffect(() => {
+    void fetchEvents(runId).then((e) => e.ok && setEvents(e.value.events));
+  }, [runId]);
+  useEffect(() => {
+    void fetchView(runId, step).then((v) => v.ok && setView(v.value));
+  }, [runId, step]);
+  const go = (n: number) => setStep(Math.min(total, Math.max(0, n)));
+  return (
+    <div class="run">
+      <h1>Replay of {runId}</h1>
+      <div class="stepper" role="group" aria-label="Replay step">
+        <button type="button" onClick={() => go(0)} disabled={step === 0}>First</button>
+        <button type="button" onClick={() => go(step - 1)} disabled={step === 0}>Previous event</button>
+        <label>
+          Step <input type="range" min={0} max={total} value={step} onInput={(e) => go(Number((e.target as HTMLInputElement).value))} aria-valuetext={`event ${step} of ${total}`} />
+        </label>
+        <output data-testid="step">{step} / {total}</output>
+        <button type="button" onClick={() => go(step + 1)} disabled={step === total}>Next event</button>
+        <button type="button" onClick={() => go(total)} disabled={step === total}>Last</button>
+      </div>
+      {view && (
+        <div class="columns">
+          <div>
+            <SessionPanel view={view} />
+          </div>
+          <Timeline events={events} current={step} />
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,57 @@
+import { isIP } from "node:net";
+import { openAuthorityStore } from "../authority/open-store.js";
+import type { AuthorityStore } from "../authority/store.js";
+import type { RunSource } from "../console/run-source.js";
+import { ConsoleServer } from "../console/server.js";
+import { StoreSource } from "../console/store-source.js";
+import { StateError } from "../storage/private-sqlite.js";
+import { CliFailure, loadServerKey, MISCONFIGURED, storeLocation, type StoreOptions } from "./authority-options.js";
+
+export const DEFAULT_CONSOLE_LISTEN = { host: "127.0.0.1", port: 0 };
+
+/** Whether a listen address only this machine can reach. */
+export const isLoopback = (host: string): boolean => host === "localhost" || (isIP(host) === 4 && host.startsWith("127.")) || host === "::1";
+
+/** Starts a console on `source`, prints its URL (stdout) and a warning for a non-loopback address (stderr). */
+export async function startConsole(source: RunSource, listen: { host: string; port: number }, options: { pollMs?: number; bundlesDir?: string; print?: (url: string) => void } = {}): Promise<ConsoleServer> {
+  let server: ConsoleServer;
+  try {
+    server = await ConsoleServer.start({ source, host: listen.host, port: listen.port, ...(options.pollMs ? { pollMs: options.pollMs } : {}), ...(options.bundlesDir ? { bundlesDir: options.bundlesDir } : {}) });
+  } catch (err) {
+    await source.close();
+    throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
+  }
+  if (!isLoopback(listen.host)) process.stderr.write(`prp: warning: the console listens on ${listen.host}, not loopback: anyone who can reach it and has the URL can watch runs and send commands; it speaks plain HTTP\n`);
+  (options.print ?? ((url: string) => console.log(url)))(server.url);
+  return server;
+}
+
+/** Resolves at the first SIGINT or SIGTERM. */
+export const untilStopped = (): Promise<NodeJS.Signals> =>
+  new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve(signal);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+
+/** A store source over the store at `opts` (closing it closes the store and zeroes the key). */
+export async function storeSource(opts: StoreOptions): Promise<StoreSource> {
+  const location = storeLocation(opts);
+  const key = loadServerKey(opts);
+  let store: AuthorityStore;
+  try {
+    store = await openAuthorityStore(location, { serverKey: key });
+  } catch (err) {
+    key.destroy();
+    if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);
+    throw err;
+  }
+  return new StoreSource(store, async () => {
+    await store.close();
+    key.destroy();
+  });
+}

@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { isLoopback } from "../../src/cli/console-serve.js";
+import { protocolDir } from "../../src/contract/package-root.js";
+import type { RunRow, RunView, TimelineEvent } from "../../src/console/api-types.js";
+import { replayFixture } from "../../src/reducer/index.js";
+import { startDaemon } from "../cli/authority-processes.js";
+import { runPrp } from "../cli/run-cli.js";
+import { until } from "../support/until.js";
+import { startConsole, type ConsoleProcess } from "./console-process.js";
+
+/** A GET or POST with the console's token (as the page's cookie would carry it). */
+async function api<T>(c: ConsoleProcess, path: string, body?: unknown): Promise<{ status: number; value: T }> {
+  const res = await fetch(`${c.base}${path}`, {
+    headers: { cookie: `prp_console_token=${c.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { method: "POST", body: JSON.stringify(body) }),
+  });
+  return { status: res.status, value: (await res.json()) as T };
+}
+
+describe("prp console without a browser: replay files, the daemon's --console, the demo's --console", () => {
+  let dir: string;
+  const started: ConsoleProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "prp-console-cli-"));
+  });
+  after(async () => {
+    for (const c of started) {
+      c.kill("SIGKILL");
+      await c.exited();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const start = async (args: string[]) => {
+    const c = await startConsole(args);
+    started.push(c);
+    return c;
+  };
+
+  it("a loopback address is told apart from one others can reach", () => {
+    for (const host of ["127.0.0.1", "127.0.0.2", "localhost", "::1"]) assert.equal(isLoopback(host), true, host);
+    for (const host of ["0.0.0.0", "192.168.1.4", "::", "example.org"]) assert.equal(isLoopback(host), false, host);
+  });
+
+  it("prp console FILE steps through a replay fixture: the session at each step is the reduction of the events up to it; commands are refused", async () => {
+    const path = join(protocolDir(), "fixtures", "replay", "duplicate-event.json");
+    const expected = replayFixture(readFileSync(path));
+    assert.ok(expected.ok);
+    const c = await start(["console", path]);
+    const runs = await api<{ runs: RunRow[]; live: boolean }>(c, "/api/runs");
+    assert.equal(runs.value.live, false);
+    assert.equal(runs.value.runs.length, 1);
+    const runId = runs.value.runs[0]!.runId;
+    const events = await api<{ events: TimelineEvent[] }>(c, `/api/runs/${runId}/events`);
+    assert.deepEqual(events.value.events.map((e) => e.event), expected.events, "the file's events, in delivery order, repeats included");
+    const last = await api<RunView>(c, `/api/runs/${runId}`);
+    assert.deepEqual(last.value.session, expected.snapshot, "the last step is prp replay's snapshot");
+    assert.ok(last.value.session.duplicateEventIds.length > 0, "this fixture has a duplicate, and the page is told");
+    const step1 = await api<RunView>(c, `/api/runs/${runId}?upto=1`);
+    assert.equal(step1.value.position, 1);
+    assert.equal(step1.value.session.timeline.length, 1);
+    const refused = await api<{ error: { code: string } }>(c, `/api/runs/${runId}/commands`, { type: "run.cancel", payload: {} });
+    assert.deepEqual([refused.status, refused.value.error.code], [409, "replay_read_only"]);
+  });
+
+  it("prp console FILE.ndjson reads a transcript; a file the codec refuses is an error (exit 1) with its line", async () => {
+    const fixture = replayFixture(readFileSync(join(protocolDir(), "fixtures", "replay", "happy-path.json")));
+    assert.ok(fixture.ok);
+    const good = join(dir, "run.ndjson");
+    writeFileSync(good, fixture.events.map((e) => JSON.stringify(e)).join("\n"));
+    const c = await start(["console", good]);
+    const runs = await api<{ runs: RunRow[] }>(c, "/api/runs");
+    assert.equal(runs.value.runs[0]!.eventCount, fixture.events.length);
+    const bad = join(dir, "bad.ndjson");
+    writeFileSync(bad, `${JSON.stringify(fixture.events[0])}\n{"schema":"nope"}\n`);
+    const refused = runPrp(["console", bad]);
+    assert.equal(refused.status, 1, refused.stderr);
+    assert.match(refused.stderr, /line 2:/);
+  });
+
+  it("prp authority serve --console serves the console beside the daemon and stops with it", async () => {
+    const key = join(dir, "key");
+    assert.equal(runPrp(["authority", "key", "--out", key]).status, 0);
+    const store = ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key];
+    const daemon = await startDaemon([...store, "--console"]);
+    try {
+      await until(() => daemon.stdout().includes("console: "), () => `the daemon to print its console's URL: ${daemon.stdout()}`, 30_000);
+      const url = /^console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64})$/m.exec(daemon.stdout())?.[1];
+      assert.ok(url, `the daemon printed its console's URL: ${daemon.stdout()}`);
+      const created = JSON.parse(runPrp(["authority", "run", "create", "--json", ...store]).stdout) as { runId: string };
+      const parsed = new URL(url);
+      const res = await fetch(`${parsed.origin}/api/runs`, { headers: { cookie: `prp_console_token=${parsed.searchParams.get("token")}` } });
+      assert.deepEqual(((await res.json()) as { runs: RunRow[] }).runs.map((r) => r.runId), [created.runId]);
+      assert.equal((await fetch(`${parsed.origin}/api/runs`)).status, 401);
+      daemon.kill("SIGTERM");
+      assert.equal(await daemon.exited(), 0, daemon.stderr());
+    } finally {
+      daemon.kill("SIGKILL");
+      await daemon.exited();
+    }
+  });
+
+  it("prp demo ends by itself and names --console; prp demo --console serves the run and its bundle until Ctrl-C", async () => {
+    const plain = runPrp(["demo", "--delay-ms", "0", "--out", join(dir, "plain")]);
+    // It ends by itself (spawnSync returned), whatever the run's end: on a loaded machine a fake harness can miss its 2 s to say ready.
+    assert.ok(plain.status === 0 || /harness did not say ready/.test(plain.stdout), `${plain.stdout}\n${plain.stderr}`);
+    assert.match(plain.stdout, /prp demo --console/);
+
+    const c = await start(["demo", "--console", "--delay-ms", "0", "--out", join(dir, "watched")]);
+    const runId = /#\/run\/(run_\w+)/.exec(c.stdout())?.[1];
+    assert.ok(runId, c.stdout());
+    await until(() => c.stdout().includes("open until Ctrl-C"), () => `the demo to end its run: ${c.stdout()}`, 60_000);
+    const view = await api<RunView>(c, `/api/runs/${runId}`);
+    // Whatever the run's end (a loaded machine can fail a fake harness's start), the page shows it as the store has it.
+    assert.equal(view.value.run.state, view.value.session.terminal?.runTerminalState, JSON.stringify(view.value.run));
+    assert.ok(view.value.artifacts.some((a) => a.name === "native-execution.json"), JSON.stringify(view.value.artifacts));
+    const file = await fetch(`${c.base}/api/runs/${runId}/artifacts/transcript.ndjson`, { headers: { cookie: `prp_console_token=${c.token}` } });
+    assert.equal(file.status, 200);
+    assert.equal((await file.text()).split("\n").filter((l) => l !== "").length, view.value.run.eventCount);
+    const outside = await api<{ error: { code: string } }>(c, `/api/runs/${runId}/artifacts/..%2F..%2Fauthority-server-key`);
+    assert.deepEqual([outside.status, outside.value.error.code], [404, "not_found"], "only the bundle's own files");
+    c.kill("SIGINT");
+    assert.equal(await c.exited(), 0, c.stderr());
+  });
+});
