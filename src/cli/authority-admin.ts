@@ -5,10 +5,11 @@ import { MAX_BOOTSTRAP_TTL_MS } from "../authority/limits.js";
 import { registerRun } from "../authority/runs.js";
 import type { AuthorityStore, RunSnapshot } from "../authority/store.js";
 import { parseJson } from "../contract/json-input.js";
+import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
 import { RUNNER_CONNECT_PATH_PREFIX } from "../transport/upgrade-server.js";
 import { CliFailure, MISCONFIGURED, refusal, runAction, withStore, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { newIdSuffix } from "./id-suffix.js";
-import { parsePositiveInt } from "./options.js";
+import { parsePositiveInt, parseProtocolVersion } from "./options.js";
 
 interface JsonOption {
   json?: boolean;
@@ -39,6 +40,7 @@ interface RunCreateOptions extends StoreOptions, JsonOption {
   prompt?: string;
   connectUrl?: string;
   observeCredentials?: boolean;
+  protocolVersion: number;
 }
 
 /** `prp authority run create`: a run's identity, registered with its opening commands queued. */
@@ -56,12 +58,13 @@ function registerRunCreate(authority: Command): void {
     .option("--turn-id <id>", "the turn id")
     .option("--item-id <id>", "the item id")
     .option("--workspace <name>", "run.prepare's workspace", "default")
+    .option("--protocol-version <n>", "the run's protocol version, 1-3: its runner must offer exactly 1-N (prp-runnerd --protocol-max N, in the printed flags); 2 and 3 add session goals", parseProtocolVersion, MAX_PROTOCOL_VERSION)
     .option("--observe-credentials", "run.prepare opts in to auth.credentials.updated (observeCredentials: true); the runner needs --credential-file")
     .option("--script <name|file>", "the fake harness script the runner will play (only shapes the printed prp-runnerd flags)")
     .option("--agent <command>", "instead of --script: the ACP agent command the runner will drive (only shapes the printed flags)")
     .option("--prompt <text>", "also queue turn.start with this text (or send it later: prp authority command RUN turn.start --payload …)")
     .option("--connect-url <url>", "the daemon's base URL (what prp authority serve printed), to print the whole connect URL")
-    .option("--json", "print one JSON line: {runId, identity, commands, connectPath, runnerArgs}")
+    .option("--json", "print one JSON line: {runId, identity, protocolVersion, commands, connectPath, runnerArgs}")
     .addHelpText(
       "after",
       `
@@ -84,7 +87,7 @@ Examples:
         if (opts.prompt !== undefined) opening.push(["turn.start", { text: opts.prompt, turnId: identity.turnId }]);
         const commands = await withStore(opts, async (store) => {
           if (await store.run(identity.runId)) throw refusal({ code: "run_exists", path: "/runId", message: `run ${identity.runId} is already in this store` });
-          const registered = await registerRun(store, identity);
+          const registered = await registerRun(store, identity, { protocolVersion: opts.protocolVersion });
           if (!registered.ok) throw refusal(registered.error);
           const queue = new CommandQueue({ store });
           const queued = [];
@@ -100,10 +103,10 @@ Examples:
         const runnerArgs = [
           "--connect-url", `${opts.connectUrl ?? "<authority-url>"}${connectPath}`, "--state-dir", `<state-dir>`,
           "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
-          "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId, ...harness,
+          "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId, "--protocol-max", String(opts.protocolVersion), ...harness,
         ];
-        print(opts.json, { runId: identity.runId, identity, commands, connectPath, runnerArgs }, () => [
-          `run ${identity.runId} registered; queued ${commands.map((c) => c.type).join(", ")}`,
+        print(opts.json, { runId: identity.runId, identity, protocolVersion: opts.protocolVersion, commands, connectPath, runnerArgs }, () => [
+          `run ${identity.runId} registered for protocol version ${opts.protocolVersion}; queued ${commands.map((c) => c.type).join(", ")}`,
           `start its runner with a ticket (prp authority ticket ${identity.runId}) in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET:`,
           `  prp-runnerd ${runnerArgs.map((a) => (/^[\w./:<>@=-]+$/.test(a) ? a : JSON.stringify(a))).join(" ")}`,
         ]);

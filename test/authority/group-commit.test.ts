@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import Database from "better-sqlite3";
 import { ok } from "../../src/authority/errors.js";
 import type { OnCommittedEvent } from "../../src/authority/ingest.js";
 import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import type { AuthorityStore, BatchedEvent } from "../../src/authority/store.js";
 import type { RunIdentity } from "../../src/authority/identity.js";
 import { HandRunner, SecureAuthority, until } from "../security/support.js";
+import { committedThrough, recording, served, withCommitEvents, type Entry } from "./commit-records.js";
 import { authority, connect, event, serverKey, tempRoot, withRun } from "./support.js";
 
 /**
@@ -15,8 +15,6 @@ import { authority, connect, event, serverKey, tempRoot, withRun } from "./suppo
  * wrapper around it; the ACKs as the runner receives them off the wire; and at each ACK the
  * run log read through a second database connection, which sees only committed rows.
  */
-
-type Entry = { kind: "commit" | "ack"; runId: string; seq: number };
 
 /** The judge: every ACK of (run, n) after the completed commit of that run's event n. */
 function acksBeforeCommit(entries: readonly Entry[]): Entry[] {
@@ -29,17 +27,6 @@ function acksBeforeCommit(entries: readonly Entry[]): Entry[] {
   return early;
 }
 
-/** The store, with each batch's committed events logged once its transaction has returned. */
-function recording(store: AuthorityStore, log: Entry[], batches: BatchedEvent[][]): AuthorityStore {
-  const commitEvents = async (items: readonly BatchedEvent[], nowMs: number) => {
-    batches.push([...items]);
-    const results = await store.commitEvents(items, nowMs);
-    results.forEach((r, i) => r.ok && log.push({ kind: "commit", runId: items[i]!.runId, seq: items[i]!.event.sourceSeq }));
-    return results;
-  };
-  return withCommitEvents(store, commitEvents);
-}
-
 /** A broken store: it answers every event as committed at once, and commits only when `gate` opens. */
 function acknowledgingEarly(store: AuthorityStore, log: Entry[], gate: Promise<void>): AuthorityStore {
   const commitEvents = async (items: readonly BatchedEvent[], nowMs: number) => {
@@ -47,16 +34,6 @@ function acknowledgingEarly(store: AuthorityStore, log: Entry[], gate: Promise<v
     return items.map((item) => ok({ ackedSourceSeq: item.event.sourceSeq }));
   };
   return withCommitEvents(store, commitEvents);
-}
-
-function withCommitEvents(store: AuthorityStore, commitEvents: AuthorityStore["commitEvents"]): AuthorityStore {
-  return new Proxy(store, {
-    get: (target, key) => {
-      if (key === "commitEvents") return commitEvents;
-      const value = Reflect.get(target, key) as unknown;
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }
 
 /** Runners on the wire, each sending events 1..count at once and tapping every ACK it receives. */
@@ -81,29 +58,9 @@ async function runnersSend(authority: SecureAuthority, runs: RunIdentity[], coun
   );
 }
 
-/** At an ACK, the highest sourceSeq the run log holds, read through its own connection. */
-function committedThrough(reader: Database.Database, runId: string): number {
-  return (reader.prepare("SELECT COALESCE(MAX(source_seq), 0) AS seq FROM event_log WHERE run_id = ?").get(runId) as { seq: number }).seq;
-}
-
 describe("group commit: one transaction per tick for every connection, each ACK after its commit", () => {
   const tmp = tempRoot("prp-group-commit-");
   after(() => tmp.cleanup());
-
-  async function served(wrap: (store: AuthorityStore) => AuthorityStore) {
-    const store = SqliteAuthorityStore.open(tmp.dir(), { serverKey });
-    const authority = await SecureAuthority.start({ store: wrap(store) });
-    const reader = new Database(store.path, { readonly: true });
-    return {
-      authority,
-      reader,
-      close: async () => {
-        reader.close();
-        await authority.close();
-        await store.close();
-      },
-    };
-  }
 
   it("concurrent events of several runs share one transaction; a failing host rolls back its own event only", async () => {
     const batches: BatchedEvent[][] = [];
@@ -126,7 +83,7 @@ describe("group commit: one transaction per tick for every connection, each ACK 
   it("four runners on the wire: every ACK they receive is after its commit, by the store's record and by the database", async () => {
     const log: Entry[] = [];
     const batches: BatchedEvent[][] = [];
-    const s = await served((store) => recording(store, log, batches));
+    const s = await served(tmp, (store) => recording(store, log, batches));
     try {
       const runs = await Promise.all([1, 2, 3, 4].map(() => s.authority.newRun()));
       const behind: string[] = [];
@@ -149,7 +106,7 @@ describe("group commit: one transaction per tick for every connection, each ACK 
     const log: Entry[] = [];
     let open = (): void => undefined;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const s = await served((store) => acknowledgingEarly(store, log, gate));
+    const s = await served(tmp, (store) => acknowledgingEarly(store, log, gate));
     try {
       const runs = await Promise.all([1, 2, 3].map(() => s.authority.newRun()));
       const behind: string[] = [];

@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { ok } from "../../src/authority/errors.js";
 import type { OnCommittedEvent } from "../../src/authority/ingest.js";
-import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
-import type { AuthorityStore, BatchedEvent } from "../../src/authority/store.js";
+import type { BatchedEvent } from "../../src/authority/store.js";
 import type { RunIdentity } from "../../src/authority/identity.js";
 import { HandRunner, SecureAuthority } from "../security/support.js";
 import { within } from "../support/within.js";
-import { serverKey, tempRoot } from "./support.js";
+import { committedThrough, once, recording, served, type Entry, type Fault } from "./commit-records.js";
+import { tempRoot } from "./support.js";
 
 /**
  * A connection's events are pipelined (issue 11): the next ones are accepted while the earlier
@@ -20,8 +19,6 @@ import { serverKey, tempRoot } from "./support.js";
  *   - a rolled-back commit (a store fault, a failing host) ACKs nothing at or after it; the
  *     runner resends from its last ACK, and the run log ends with every event once.
  */
-
-type Entry = { kind: "commit" | "ack"; runId: string; seq: number };
 
 /** Judge: the ACKs of (run, n) sent before every event ≤ n of that run had committed. */
 function acksBeforeCommit(entries: readonly Entry[]): Entry[] {
@@ -60,49 +57,8 @@ function backwardAcks(acks: readonly number[]): number[] {
   return acks.filter((seq, i) => i > 0 && seq < acks[i - 1]!);
 }
 
-function withCommitEvents(store: AuthorityStore, commitEvents: AuthorityStore["commitEvents"]): AuthorityStore {
-  return new Proxy(store, {
-    get: (target, key) => {
-      if (key === "commitEvents") return commitEvents;
-      const value = Reflect.get(target, key) as unknown;
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
-/**
- * The store with each completed commit logged, the batches it was given kept, and `fault`
- * consulted first: "throw" fails the transaction before anything is written; "lose" is a broken
- * store that answers every item committed and writes nothing (the must-fail case).
- */
-function recording(store: AuthorityStore, log: Entry[], batches: BatchedEvent[][], fault: Fault = () => null): AuthorityStore {
-  return withCommitEvents(store, async (items, nowMs) => {
-    batches.push([...items]);
-    const injected = fault(items);
-    if (injected === "throw") throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
-    if (injected === "lose") return items.map((item) => ok({ ackedSourceSeq: item.event.sourceSeq }));
-    const results = await store.commitEvents(items, nowMs);
-    results.forEach((r, i) => r.ok && log.push({ kind: "commit", runId: items[i]!.runId, seq: items[i]!.event.sourceSeq }));
-    return results;
-  });
-}
-
-/** Once: the first batch holding `runId`'s event `seq`. */
-type Fault = (items: readonly BatchedEvent[]) => "throw" | "lose" | null;
-
-function once(runId: string, seq: number, kind: "throw" | "lose"): Fault {
-  let fired = false;
-  return (items) => {
-    if (fired || !items.some((i) => i.runId === runId && i.event.sourceSeq === seq)) return null;
-    fired = true;
-    return kind;
-  };
-}
-
 const runLog = (reader: Database.Database, runId: string): number[] =>
   (reader.prepare("SELECT source_seq FROM event_log WHERE run_id = ? ORDER BY rowid").all(runId) as Array<{ source_seq: number }>).map((r) => r.source_seq);
-
-const committedThrough = (reader: Database.Database, runId: string): number => Math.max(0, ...runLog(reader, runId));
 
 interface Connection {
   acks: number[];
@@ -144,21 +100,6 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
   const tmp = tempRoot("prp-pipeline-");
   after(() => tmp.cleanup());
 
-  async function served(wrap: (store: AuthorityStore) => AuthorityStore, onCommittedEvent?: OnCommittedEvent) {
-    const store = SqliteAuthorityStore.open(tmp.dir(), { serverKey });
-    const authority = await SecureAuthority.start({ store: wrap(store), ...(onCommittedEvent ? { onCommittedEvent } : {}) });
-    const reader = new Database(store.path, { readonly: true });
-    return {
-      authority,
-      reader,
-      close: async () => {
-        reader.close();
-        await authority.close();
-        await store.close();
-      },
-    };
-  }
-
   it("the judges fail on an early ACK, an out-of-order or repeated commit, a lost or repeated row and a backward ACK", () => {
     const c = (seq: number, runId = "r"): Entry => ({ kind: "commit", runId, seq });
     const a = (seq: number, runId = "r"): Entry => ({ kind: "ack", runId, seq });
@@ -179,7 +120,7 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
   it("runners sending 60 events at once: ACKs after their commits and in order, each run in order, several of a run's events in one transaction", async () => {
     const log: Entry[] = [];
     const batches: BatchedEvent[][] = [];
-    const s = await served((store) => recording(store, log, batches));
+    const s = await served(tmp, (store) => recording(store, log, batches));
     try {
       const runs = await Promise.all([1, 2, 3, 4].map(() => s.authority.newRun()));
       const seen = await Promise.all(runs.map((run) => connection(s.authority, run, 60, log, s.reader)));
@@ -202,7 +143,7 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
     const log: Entry[] = [];
     const batches: BatchedEvent[][] = [];
     let fault: Fault = () => null;
-    const s = await served((store) => recording(store, log, batches, (items) => fault(items)));
+    const s = await served(tmp, (store) => recording(store, log, batches, (items) => fault(items)));
     try {
       const run = await s.authority.newRun();
       fault = once(run.runId, 9, "throw");
@@ -229,7 +170,7 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
       calls.set(sourceSeq, (calls.get(sourceSeq) ?? 0) + 1);
       if (sourceSeq === 7 && calls.get(7) === 1) throw new Error("the ledger is locked");
     };
-    const s = await served((store) => recording(store, log, []), failing);
+    const s = await served(tmp, (store) => recording(store, log, []), failing);
     try {
       const run = await s.authority.newRun();
       const first = await connection(s.authority, run, 30, log, s.reader);
@@ -252,7 +193,7 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
   it("the judges catch a store that ACKs a batch it never wrote", async () => {
     const log: Entry[] = [];
     let fault: Fault = () => null;
-    const s = await served((store) => recording(store, log, [], (items) => fault(items)));
+    const s = await served(tmp, (store) => recording(store, log, [], (items) => fault(items)));
     try {
       const run = await s.authority.newRun();
       fault = once(run.runId, 3, "lose");

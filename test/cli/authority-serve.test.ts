@@ -9,7 +9,7 @@ import { PATIENT_HARNESS } from "../support/scripts.js";
 import { until } from "../support/until.js";
 import { runnerArgs, spawnPrp, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
 import { answerWhenAsked, eventLines, judgeRun, type PrpEventLine } from "./authority-run.js";
-import { runPrp } from "./run-cli.js";
+import { adminJson, runPrp } from "./run-cli.js";
 
 describe("the run judge of these tests", () => {
   const run = (types: string[]): PrpEventLine[] => types.map((eventType, i) => ({ sourceSeq: i + 1, eventType, payload: eventType === "run.terminal" ? { runTerminalState: "succeeded" } : {} }));
@@ -43,11 +43,7 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     }
     rmSync(dir, { recursive: true, force: true });
   });
-  const admin = (args: string[]) => {
-    const run = runPrp([...args, ...store]);
-    assert.equal(run.status, 0, `prp ${args.join(" ")}: ${run.stderr}`);
-    return JSON.parse(run.stdout) as Record<string, unknown>;
-  };
+  const admin = (args: string[]) => adminJson(store, args);
 
   it("the README's run: serve, run create, ticket, prp-runnerd, the runner's questions answered with prp authority command, events; SIGTERM exits 0 and the store keeps the log", async () => {
     const daemon = await startDaemon([...store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);

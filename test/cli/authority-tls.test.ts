@@ -7,7 +7,7 @@ import { WebSocket } from "ws";
 import { makeTestCertificates, type TestCertificates } from "../support/certificates.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { runnerArgs, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
-import { runPrp } from "./run-cli.js";
+import { adminJson, runPrp } from "./run-cli.js";
 
 describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-bundle-path", () => {
   let dir: string;
@@ -27,11 +27,7 @@ describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-b
     assert.equal(await daemon.exited(), 0, daemon.stderr());
     rmSync(dir, { recursive: true, force: true });
   });
-  const admin = (args: string[]) => {
-    const run = runPrp([...args, ...store]);
-    assert.equal(run.status, 0, `prp ${args.join(" ")}: ${run.stderr}`);
-    return JSON.parse(run.stdout) as Record<string, unknown>;
-  };
+  const admin = (args: string[]) => adminJson(store, args);
   const runState = (runId: string) => (runPrp(["authority", "runs", "--json", ...store]).stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>)).find((r) => r.runId === runId)!;
 
   it("the daemon serves wss:// only: a plaintext ws:// upgrade on its port fails", async () => {

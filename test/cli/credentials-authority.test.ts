@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startDaemon, runnerArgs, spawnRunnerd, type Daemon } from "./authority-processes.js";
 import { eventLines, judgeRun } from "./authority-run.js";
-import { runPrp } from "./run-cli.js";
+import { adminJson, runPrp } from "./run-cli.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 
 /** The deployable path: prp authority run create --observe-credentials, prp-runnerd --credential-file, prp events. */
@@ -26,11 +26,7 @@ describe("credential observation through prp authority serve", () => {
     }
     rmSync(dir, { recursive: true, force: true });
   });
-  const admin = (args: string[]) => {
-    const run = runPrp([...args, ...store]);
-    assert.equal(run.status, 0, `prp ${args.join(" ")}: ${run.stderr}`);
-    return JSON.parse(run.stdout) as Record<string, unknown>;
-  };
+  const admin = (args: string[]) => adminJson(store, args);
 
   for (const observe of [true, false]) {
     it(observe ? "a run created with --observe-credentials gets revisions 1 and 2 in its log" : "the same run created without it gets none (the twin)", async () => {

@@ -18,3 +18,10 @@ export function runPrp(args: string[], options: { cwd?: string; input?: string }
   });
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
+
+/** Runs a `prp authority …` admin command with `--json` output against `store` and returns its parsed answer; it must exit 0. */
+export function adminJson(store: readonly string[], args: string[]): Record<string, unknown> {
+  const run = runPrp([...args, ...store]);
+  if (run.status !== 0) throw new Error(`prp ${args.join(" ")} exited ${run.status}: ${run.stderr}`);
+  return JSON.parse(run.stdout) as Record<string, unknown>;
+}

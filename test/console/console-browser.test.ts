@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import { runnerArgs, spawnRunnerd, startDaemon, type Child, type Daemon } from "../cli/authority-processes.js";
 import { eventLines, judgeRun } from "../cli/authority-run.js";
-import { runPrp } from "../cli/run-cli.js";
+import { adminJson, runPrp } from "../cli/run-cli.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { until } from "../support/until.js";
 import { launchChromium, type Browser } from "./browser.js";
@@ -43,11 +43,7 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const admin = (args: string[]) => {
-    const run = runPrp([...args, ...store]);
-    assert.equal(run.status, 0, `prp ${args.join(" ")}: ${run.stderr}`);
-    return JSON.parse(run.stdout) as Record<string, unknown>;
-  };
+  const admin = (args: string[]) => adminJson(store, args);
   const committed = (runId: string) => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout);
   /** A run of `script` created in the store and its runner started against the daemon. */
   const startRun = (script: string) => {

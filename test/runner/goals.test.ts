@@ -1,29 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { PrpCommand } from "../../src/contract/kinds.js";
 import { commandVersionRefusal, eventEnvelopeVersion } from "../../src/contract/version-gates.js";
 import { RunMachine, type RunEffect } from "../../src/runner/run-machine.js";
-import { AT } from "../contract/samples.js";
+import { command, throughSessionOpen } from "./machine-steps.js";
 
 const ALL_ACTIONS = { availability: "available", actions: ["get", "set", "pause", "resume", "clear"] } as const;
 type Emit = Extract<RunEffect, { kind: "emit" }>;
 
-let seq = 0;
-const command = (type: string, payload: Record<string, unknown> = {}, version = 1): PrpCommand =>
-  ({ schema: `paperclip.prp.command.v${version}`, commandId: `c${++seq}`, controllerSeq: seq, type, issuedAt: AT, payload }) as PrpCommand;
 const emits = (effects: RunEffect[]) => effects.filter((e): e is Emit => e.kind === "emit");
 const goalOps = (effects: RunEffect[]) => effects.flatMap((e) => (e.kind === "goal" ? [e.operation] : []));
 
 /** A machine at `protocolVersion`, through prepare and an open session; `log` is every effect so far. */
 function opened(protocolVersion: number, sessionGoals?: typeof ALL_ACTIONS) {
   const m = new RunMachine({ runId: "run_1", sessionId: "session_1", harnessCommand: "fake", protocolVersion, ...(sessionGoals ? { sessionGoals: { ...sessionGoals, actions: [...sessionGoals.actions] } } : {}) });
-  const log: RunEffect[] = [];
-  log.push(...m.apply(command("run.prepare")));
-  log.push(...m.onFact({ kind: "ready", pid: 42, resumePoint: {} }));
-  log.push(...m.apply(command("session.open")));
-  log.push(...m.onFact({ kind: "event", eventType: "session.started", payload: { driverSessionId: "d" } }));
-  log.push(...m.onFact({ kind: "event", eventType: "runtime.phase.changed", payload: { phase: "executing" } }));
-  return { m, log };
+  return { m, log: throughSessionOpen(m) };
 }
 
 describe("version gates (wire.md D2, O1)", () => {

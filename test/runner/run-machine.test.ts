@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { canonicalJson } from "../../src/contract/canonical-json.js";
-import type { PrpCommand } from "../../src/contract/kinds.js";
 import type { HarnessGone } from "../../src/harness/harness-driver.js";
 import { RunMachine, type RunEffect } from "../../src/runner/run-machine.js";
-import { AT, result } from "../contract/samples.js";
+import { result } from "../contract/samples.js";
+import { command, throughSessionOpen } from "./machine-steps.js";
 
-let seq = 0;
-const command = (type: string, payload: Record<string, unknown> = {}): PrpCommand =>
-  ({ schema: "paperclip.prp.command.v1", commandId: `c${++seq}`, controllerSeq: seq, type, issuedAt: AT, payload }) as PrpCommand;
 const machine = () => new RunMachine({ runId: "run_1", sessionId: "session_1", harnessCommand: "fake" });
 const emitted = (effects: RunEffect[]) => effects.flatMap((e) => (e.kind === "emit" ? [e.eventType] : []));
 const kinds = (effects: RunEffect[]) => effects.map((e) => (e.kind === "emit" ? `emit:${e.eventType}` : e.kind));
@@ -17,12 +14,7 @@ const terminalOf = (effects: RunEffect[]) => (effects.find((e) => e.kind === "em
 
 /** Drives a machine through prepare, open and turn with a harness that answers at once. */
 function started(m = machine()): { m: RunMachine; log: RunEffect[] } {
-  const log: RunEffect[] = [];
-  log.push(...m.apply(command("run.prepare")));
-  log.push(...m.onFact({ kind: "ready", pid: 42, resumePoint: {} }));
-  log.push(...m.apply(command("session.open")));
-  log.push(...m.onFact({ kind: "event", eventType: "session.started", payload: { driverSessionId: "d" } }));
-  log.push(...m.onFact({ kind: "event", eventType: "runtime.phase.changed", payload: { phase: "executing" } }));
+  const log = throughSessionOpen(m);
   log.push(...m.apply(command("turn.start", { turnId: "turn_1" })));
   return { m, log };
 }
@@ -124,7 +116,7 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
   });
 
   it("is deterministic: the same inputs give the same effects", () => {
-    assert.deepEqual(started().log, (seq = 0, started()).log.map((e) => e));
+    assert.deepEqual(started().log, started().log);
   });
 
   it("does not believe a harness that reports a runner-owned event, and ends its group", () => {
