@@ -40,8 +40,9 @@ describe("runtime activity in durable mode: the authority's stored events", () =
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("the runtime-activity scenario: each helper exit 0 is one committed event, sent by the runner with the run's identity", async () => {
-    const facts = await runDurable({ script: loadedScript("runtime-activity"), dir, delayMs: 0, runnerArgs: PATIENT_HARNESS });
+  for (const protocolVersion of [1, 3]) it(`the runtime-activity scenario on a v${protocolVersion} connection: each helper exit 0 is one committed event, sent by the runner with the run's identity`, async () => {
+    const facts = await runDurable({ script: loadedScript("runtime-activity"), dir, delayMs: 0, runnerArgs: PATIENT_HARNESS, protocolVersion });
+    assert.equal(facts.run?.protocolVersion, protocolVersion, "the run's version in the authority's record, which its runner must have negotiated");
     const recorded = activities(facts.events);
     assert.deepEqual(recorded.map((e) => e.payload), [{ namespace: "paperclip.test", activityKey: "tests.passed" }, { namespace: "paperclip.review", activityKey: "diff.opened" }]);
     for (const e of recorded) {
