@@ -1,8 +1,11 @@
+import { cpSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import type { Change, Direction } from "../contract/compat/changes.js";
 import { diffContracts, verdict } from "../contract/compat/classify.js";
 import { openContractTree, type ContractTree } from "../contract/compat/contract-tree.js";
 import { computeContractDigest } from "../contract/fingerprint/contract-digest.js";
+import { REGISTERED_SOURCES } from "../contract/fingerprint/registry.js";
 import { packageRoot } from "../contract/package-root.js";
 
 const DIRECTIONS: readonly Direction[] = ["producer", "consumer", "both"];
@@ -100,8 +103,44 @@ Examples:
     });
 }
 
+function registerExport(contract: Command): void {
+  contract
+    .command("export")
+    .description("copy a contract's registered sources into an archive folder named by its digest, for --runner-contract compatible")
+    .argument("[tree]", "a PRP Kit folder or a git revision (default: this package)")
+    .requiredOption("--out <dir>", "the archive: the contract goes to <dir>/<digest hex>/")
+    .option("--repo <dir>", "the git repository a revision is read from", ".")
+    .addHelpText("after", `
+An authority started with --runner-contract compatible --contract-archive DIR accepts a runner
+built for another contract when that contract is in DIR and \`prp contract diff\` finds no
+change that breaks the documents either side sends.
+
+Example:
+  prp contract export v0.1.0 --out /var/lib/prp/contracts`)
+    .action((spec: string | undefined, opts: { out: string; repo: string }, cmd: Command) => {
+      const tree = openTree(spec, opts.repo, cmd);
+      try {
+        const result = computeContractDigest(tree.root);
+        if (!result.ok) {
+          console.error(`${result.error.code} at ${result.error.path}: ${result.error.message}`);
+          process.exitCode = 1;
+          return;
+        }
+        const target = join(opts.out, result.value.contractDigest.replace(/^sha256:/, ""));
+        for (const source of REGISTERED_SOURCES) {
+          mkdirSync(dirname(join(target, source.path)), { recursive: true });
+          cpSync(join(tree.root, source.path), join(target, source.path), { recursive: true });
+        }
+        console.log(`${result.value.contractDigest} → ${target}`);
+      } finally {
+        tree.dispose();
+      }
+    });
+}
+
 export function registerContract(program: Command): void {
-  const contract = program.command("contract").description("the contract digest and a directional breaking-change classifier");
+  const contract = program.command("contract").description("the contract digest, a directional breaking-change classifier, and an archive of known contracts");
   registerDigest(contract);
   registerDiff(contract);
+  registerExport(contract);
 }

@@ -12,8 +12,9 @@ import { runFault } from "./fault.js";
 import { parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { agentTarget, scriptTarget, type RunTarget } from "./run-target.js";
+import { withRunnerContractOptions, type RunnerContractFlags } from "./runner-contract-options.js";
 
-interface DemoOptions {
+interface DemoOptions extends RunnerContractFlags {
   script?: string;
   agent?: string;
   prompt?: string;
@@ -27,23 +28,25 @@ interface DemoOptions {
   at?: number;
   out: string;
   serverKeyFile?: string;
+  runnerd?: string;
 }
 
 export function registerDemo(program: Command): void {
-  withAgentOptions(
+  withRunnerContractOptions(withAgentOptions(
     program
       .command("demo")
       .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness or an ACP agent, over the encrypted WebSocket")
       .option("--script <name|file>", "the fake harness script (default happy-path)"),
     "instead of --script: an Agent Client Protocol agent's command line, driven durably",
     permissionPolicyOption("deny", "with --agent: who answers the agent's permission requests and questions: deny, allow-reads or forbid (the agent must never ask: a request fails the run); nobody is asked in a demo, so questions are cancelled"),
-  )
+  ))
     .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
     .option("--seed <n>", "with --fault: seed every random choice; without it a seed is drawn and printed", parseSeed)
     .option("--at <n>", "with --fault crash-after-commit or crash-after-journal: the exact kill point", parsePositiveInt)
     .option("--json", "print only one closing JSON line: {runId, runTerminalState, committedEvents, deliveries, bundle} (with --fault: the verdict of prp fault --json)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
+    .option("--runnerd <path>", "run this prp-runnerd instead of this package's own (another build, e.g. from a runner image): the authority checks its contract")
     .option("--server-key-file <path>", "the authority's server key: 64 hex digits, mode 600 (default: generated beside the run's state)")
     .addHelpText(
       "after",
@@ -86,6 +89,8 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       dir: resolve(opts.out, "demo"),
       ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
       ...(serverKey ? { serverKey } : {}),
+      ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
+      runnerContract: opts,
       onCommitted: (event) => show(`  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${timelineSummary(event, new Map())}`),
       note: (text) => process.stderr.write(`${text}\n`),
     });
