@@ -14,6 +14,7 @@ import { EventIngest, type OnCommittedEvent } from "./ingest.js";
 import { withCredentialsCallback, type OnCredentialsUpdated } from "./credentials-updated.js";
 import { answerLeaseRenew } from "./lease-renewal.js";
 import { registerRun } from "./runs.js";
+import { runnerContractCheck, type RunnerContractOptions } from "./runner-contract.js";
 import { storeFailure } from "./store-failure.js";
 import type { ServerKey } from "./server-key.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
@@ -37,6 +38,11 @@ export interface AuthorityServerSettings {
   /** The runner build every run expects (§5.3 step 2). */
   runnerVersion: string;
   runnerDigest: string;
+  /**
+   * Which runner contracts are accepted at the handshake (runner-contract.ts). Without it every
+   * runner is (`any`); `prp authority serve` and `prp demo` default to `equal`.
+   */
+  runnerContract?: RunnerContractOptions;
   /** The caller's durable commit: the authority acknowledges an event only after it returns. */
   onCommittedEvent?: OnCommittedEvent;
   /** The host's reaction to auth.credentials.updated, awaited in the same commit before the ACK (credentials-updated.ts). */
@@ -59,6 +65,8 @@ export interface LogFields {
   event?: string;
   runId?: string;
   connectionId?: string;
+  /** The contract digest a connected runner reported. */
+  contractDigest?: string;
 }
 
 export interface ConnectionLimits extends AdmissionOptions {
@@ -91,6 +99,7 @@ export class AuthorityServer {
   private readonly inflight = new Set<Promise<void>>();
   private closing = false;
   private readonly unsubscribe: () => void;
+  private readonly contractCheck: ((digest: string | undefined) => TransportError | null) | undefined;
 
   private constructor(
     private readonly options: AuthorityServerOptions,
@@ -102,6 +111,7 @@ export class AuthorityServer {
     private readonly ingest: EventIngest,
   ) {
     // What another instance on the same database did reaches this one's live runner.
+    this.contractCheck = options.runnerContract ? runnerContractCheck(options.runnerContract) : undefined;
     this.unsubscribe = store.subscribe((notice) => {
       if (notice.kind === "revoked") this.sendRevoke(notice.runId, notice.revocationEpoch);
       else for (const runId of notice.kind === "missed" ? [...this.live.keys()] : [notice.runId]) this.offerNext(runId);
@@ -316,7 +326,10 @@ export class AuthorityServer {
     let connectionId = "";
     let channel: CoreChannel | null = null;
     const accepting = acceptCoreChannel(ws, {
-      expected: { identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: expectedRange(run.protocolVersion) },
+      expected: {
+        identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: expectedRange(run.protocolVersion),
+        ...(this.contractCheck ? { contract: this.contractCheck } : {}),
+      },
       ...coreChannelHooks(this.credentials, this.commands),
       ...(this.options.now ? { now: this.options.now } : {}),
       ...(this.options.heartbeat ? { heartbeat: this.options.heartbeat } : {}),
@@ -350,7 +363,8 @@ export class AuthorityServer {
     this.live.get(runId)?.close(); // one live runner connection per run (§5.3 step 6)
     this.live.set(runId, channel);
     this.liveEpochs.set(runId, accepted.value.grant.connectionLeaseRevocationEpoch);
-    this.options.log?.(`run ${runId} ${connectionId}: runner connected`, { event: "runner.connected", runId, connectionId });
+    const contractDigest = accepted.value.hello.contractDigest;
+    this.options.log?.(`run ${runId} ${connectionId}: runner connected (contract ${contractDigest ?? "not reported"})`, { event: "runner.connected", runId, connectionId, ...(contractDigest ? { contractDigest } : {}) });
   }
 
   private async onEnvelope(runId: string, connectionId: string, channel: CoreChannel, envelope: ControlEnvelope): Promise<void> {

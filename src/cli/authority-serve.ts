@@ -13,8 +13,9 @@ import { CliFailure, loadServerKey, MISCONFIGURED, runAction, storeLocation, wit
 import { jsonLogger } from "./json-log.js";
 import { parsePositiveInt } from "./options.js";
 import { runnerBuild } from "./runner-build.js";
+import { runnerContractFrom, withRunnerContractOptions, type RunnerContractFlags } from "./runner-contract-options.js";
 
-interface ServeOptions extends StoreOptions {
+interface ServeOptions extends StoreOptions, RunnerContractFlags {
   listen: { host: string; port: number };
   tlsCert?: string;
   tlsKey?: string;
@@ -44,7 +45,7 @@ function tlsIdentity(opts: ServeOptions): TlsIdentity | undefined {
 }
 
 export function registerAuthorityServe(authority: Command): void {
-  withStoreOptions(authority.command("serve").description("run the control-plane authority as a daemon: many runs and runners at once, until SIGTERM or SIGINT"))
+  withRunnerContractOptions(withStoreOptions(authority.command("serve").description("run the control-plane authority as a daemon: many runs and runners at once, until SIGTERM or SIGINT")))
     .option("--listen <host:port>", "where to listen; port 0 takes a free port (the bound URL is printed). Without TLS the host must be loopback", parseListen, { host: "127.0.0.1", port: 0 })
     .option("--tls-cert <file>", "serve wss:// with this PEM certificate chain (with --tls-key); runners trust it through their roots or --ca-bundle-path")
     .option("--tls-key <file>", "the certificate's PEM private key")
@@ -58,6 +59,11 @@ Prints the bound URL (ws://HOST:PORT, or wss:// with TLS) on stdout, then logs o
 per line on stderr: {time, level, event, runId?, connectionId?, message?}. Never a ticket, lease
 token or key. Refuses to start without a server key (--server-key-file or
 PRP_AUTHORITY_SERVER_KEY): make one with \`prp authority key --out FILE\`.
+
+Each runner reports the contract digest it was built for (prp-runnerd --build-metadata). Under
+--runner-contract equal (the default) a runner built for another contract is refused at the
+handshake with contract_mismatch ("runner built for contract X, this control plane speaks Y:
+upgrade the runner image"), logged as runner.refused; the runner exits 7 with its ticket unspent.
 
 The admin commands (prp authority run create, ticket, command, runs, revoke; prp events) open
 the same store beside the daemon; the daemon reads it every --poll-ms and delivers new
@@ -95,6 +101,7 @@ async function serve(opts: ServeOptions): Promise<number> {
       store,
       runnerVersion: build.version,
       runnerDigest: build.digest,
+      runnerContract: runnerContractFrom(opts, build.contractDigest),
       ...(opts.leaseTtlMs !== undefined ? { leaseTtlMs: opts.leaseTtlMs } : {}),
       ...(tls ? { tls } : {}),
       log: (message, fields) => log({ level: "info", event: fields?.event ?? "authority.note", ...fields, message }),

@@ -1,8 +1,11 @@
+import { cpSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import type { Change, Direction } from "../contract/compat/changes.js";
 import { diffContracts, verdict } from "../contract/compat/classify.js";
 import { openContractTree, type ContractTree } from "../contract/compat/contract-tree.js";
-import { computeContractDigest } from "../contract/fingerprint/contract-digest.js";
+import { computeContractDigest, type ContractDigest } from "../contract/fingerprint/contract-digest.js";
+import { REGISTERED_SOURCES } from "../contract/fingerprint/registry.js";
 import { packageRoot } from "../contract/package-root.js";
 
 const DIRECTIONS: readonly Direction[] = ["producer", "consumer", "both"];
@@ -12,6 +15,18 @@ function openTree(spec: string | undefined, repo: string, cmd: Command): Contrac
   const tree = openContractTree(spec, repo);
   if (!tree.ok) cmd.error(`${tree.error.code}: ${tree.error.message}`, { exitCode: 2 });
   return tree.value;
+}
+
+/** Runs `use` with the tree's digest, or reports the missing source (exit 1); disposes of the tree either way. */
+function withDigest(tree: ContractTree, use: (tree: ContractTree, digest: ContractDigest) => void): void {
+  try {
+    const result = computeContractDigest(tree.root);
+    if (result.ok) return use(tree, result.value);
+    console.error(`${result.error.code} at ${result.error.path}: ${result.error.message}`);
+    process.exitCode = 1;
+  } finally {
+    tree.dispose();
+  }
 }
 
 const effect = (c: Change) => `producers ${c.producer === "breaking" ? "BREAK" : "ok"}, consumers ${c.consumer === "breaking" ? "BREAK" : "ok"}`;
@@ -35,22 +50,13 @@ Examples:
   prp contract digest
   prp contract digest --json v0.1.0`)
     .action((spec: string | undefined, opts: { json?: boolean; repo: string }, cmd: Command) => {
-      const tree = openTree(spec, opts.repo, cmd);
-      try {
-        const result = computeContractDigest(tree.root);
-        if (!result.ok) {
-          console.error(`${result.error.code} at ${result.error.path}: ${result.error.message}`);
-          process.exitCode = 1;
-          return;
-        }
-        if (opts.json) console.log(JSON.stringify({ tree: tree.label, ...result.value }));
+      withDigest(openTree(spec, opts.repo, cmd), (tree, digest) => {
+        if (opts.json) console.log(JSON.stringify({ tree: tree.label, ...digest }));
         else {
-          console.log(result.value.contractDigest);
-          for (const s of result.value.sources) console.log(`  ${s.digest}  ${s.source}${s.files ? ` (${s.files.length} schemas)` : ""}`);
+          console.log(digest.contractDigest);
+          for (const s of digest.sources) console.log(`  ${s.digest}  ${s.source}${s.files ? ` (${s.files.length} schemas)` : ""}`);
         }
-      } finally {
-        tree.dispose();
-      }
+      });
     });
 }
 
@@ -100,8 +106,35 @@ Examples:
     });
 }
 
+function registerExport(contract: Command): void {
+  contract
+    .command("export")
+    .description("copy a contract's registered sources into an archive folder named by its digest, for --runner-contract compatible")
+    .argument("[tree]", "a PRP Kit folder or a git revision (default: this package)")
+    .requiredOption("--out <dir>", "the archive: the contract goes to <dir>/<digest hex>/")
+    .option("--repo <dir>", "the git repository a revision is read from", ".")
+    .addHelpText("after", `
+An authority started with --runner-contract compatible --contract-archive DIR accepts a runner
+built for another contract when that contract is in DIR and \`prp contract diff\` finds no
+change that breaks the documents either side sends.
+
+Example:
+  prp contract export v0.1.0 --out /var/lib/prp/contracts`)
+    .action((spec: string | undefined, opts: { out: string; repo: string }, cmd: Command) => {
+      withDigest(openTree(spec, opts.repo, cmd), (tree, digest) => {
+        const target = join(opts.out, digest.contractDigest.replace(/^sha256:/, ""));
+        for (const source of REGISTERED_SOURCES) {
+          mkdirSync(dirname(join(target, source.path)), { recursive: true });
+          cpSync(join(tree.root, source.path), join(target, source.path), { recursive: true });
+        }
+        console.log(`${digest.contractDigest} → ${target}`);
+      });
+    });
+}
+
 export function registerContract(program: Command): void {
-  const contract = program.command("contract").description("the contract digest and a directional breaking-change classifier");
+  const contract = program.command("contract").description("the contract digest, a directional breaking-change classifier, and an archive of known contracts");
   registerDigest(contract);
   registerDiff(contract);
+  registerExport(contract);
 }

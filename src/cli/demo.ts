@@ -16,8 +16,9 @@ import { runFault } from "./fault.js";
 import { parseNonNegativeInt, parsePositiveInt, parseSeed, parseProtocolVersion } from "./options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { agentTarget, scriptTarget, type RunTarget } from "./run-target.js";
+import { withRunnerContractOptions, type RunnerContractFlags } from "./runner-contract-options.js";
 
-interface DemoOptions {
+interface DemoOptions extends RunnerContractFlags {
   script?: string;
   agent?: string;
   prompt?: string;
@@ -35,17 +36,18 @@ interface DemoOptions {
   credentialFile?: string;
   credentialProvider?: string;
   console?: boolean;
+  runnerd?: string;
 }
 
 export function registerDemo(program: Command): void {
-  withAgentOptions(
+  withRunnerContractOptions(withAgentOptions(
     program
       .command("demo")
       .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness or an ACP agent, over the encrypted WebSocket")
       .option("--script <name|file>", "the fake harness script (default happy-path)"),
     "instead of --script: an Agent Client Protocol agent's command line, driven durably",
     permissionPolicyOption("deny", "with --agent: who answers the agent's permission requests and questions: deny, allow-reads or forbid (the agent must never ask: a request fails the run); nobody is asked in a demo, so questions are cancelled"),
-  )
+  ))
     .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
     .option("--seed <n>", "with --fault: seed every random choice; without it a seed is drawn and printed", parseSeed)
     .option("--at <n>", "with --fault crash-after-commit or crash-after-journal: the exact kill point", parsePositiveInt)
@@ -55,6 +57,7 @@ export function registerDemo(program: Command): void {
     .option("--protocol-max <n>", "the run's protocol version, 1-3: the authority registers the run for it and the runner offers 1-N. 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
     .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with a script: <out>/demo/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
     .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
+    .option("--runnerd <path>", "run this prp-runnerd instead of this package's own (another build, e.g. from a runner image): the authority checks its contract")
     .option("--server-key-file <path>", "the authority's server key: 64 hex digits, mode 600 (default: generated beside the run's state)")
     .option("--console", "after the run, keep a console open on it (prp console: its timeline, session and bundle in a browser) and print its URL, until Ctrl-C")
     .addHelpText(
@@ -108,6 +111,8 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       // Opted in, as the bundled transport does for fresh sessions; an agent's file only when given.
       credentials: { ...(opts.credentialFile ? { file: opts.credentialFile } : {}), ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}) },
       ...(opts.console ? { onRegistered: async ({ runId, dir }) => void (consoleServer = await watchInConsole(consoleStore(dir), resolve(opts.out, "demo"), runId, opts.json === true)) } : {}),
+      ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
+      runnerContract: opts,
       onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),
     });

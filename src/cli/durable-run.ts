@@ -10,6 +10,7 @@ import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
 import { credentialRunnerdArgs } from "./credential-options.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { runnerBuild } from "./runner-build.js";
+import { runnerContractFrom, type RunnerContractFlags } from "./runner-contract-options.js";
 import { runSurvivors } from "./run-processes.js";
 
 /** Something a fault does to a run once the authority has committed a given number of events. */
@@ -44,6 +45,10 @@ export interface DurableRunOptions {
    * queued only when a fault calls `startTurn` (a fault between the session and the turn).
    */
   agent?: { runnerdArgs: string[]; prompt: string; holdTurn?: boolean };
+  /** Another prp-runnerd entry to run (another build or image); by default this package's. */
+  runnerd?: string;
+  /** The authority's runner-contract policy; by default `equal` to this package's contract. */
+  runnerContract?: RunnerContractFlags;
   delayMs?: number;
   /** The demo's folder: authority/ and runner-state/ go under <dir>/<runId>/. */
   dir: string;
@@ -138,6 +143,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     serverKey,
     runnerVersion: build.version,
     runnerDigest: build.digest,
+    runnerContract: runnerContractFrom(options.runnerContract ?? { runnerContract: "equal" }, build.contractDigest),
     onCommittedEvent: (event) => {
       facts.events.push(event);
       options.onCommitted?.(event);
@@ -160,7 +166,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     runner = new SupervisedProcess({
       command: process.execPath,
       args: [
-        join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
+        options.runnerd ?? join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
         "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
         ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),

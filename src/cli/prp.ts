@@ -22,7 +22,8 @@ const program = new Command("prp")
 Examples:
   prp validate protocol/fixtures/replay/happy-path.json    check a document against the contract
   prp validate --help                                      everything validate can do
-  prp authority serve --help                               run an authority for many runs, with admin commands beside it`,
+  prp authority serve --help                               run an authority for many runs, with admin commands beside it
+  prp contract diff HEAD~10                                what changed in the contract, and whom it breaks`,
   );
 
 registerValidate(program);

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
+import { buildContractDigest } from "../contract/fingerprint/committed-digest.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
 import { AcpDriver } from "../harness/acp/acp-driver.js";
@@ -85,7 +86,7 @@ const program = new Command("prp-runnerd")
   .option("--stop-delivery-ms <n>", "durable mode: after a stop signal, how long to go on redialling to deliver the cancelled terminal before exiting 3 with the state kept", parsePositiveInt, 30_000)
   .option("--dead-peer-timeout-ms <n>", "durable mode: close and redial when the authority was silent this long (default: 20 heartbeat intervals, at least 5 s)", parsePositiveInt)
   .option("--protocol-max <n>", "the highest PRP version this runner speaks, 1-3 (default 3): durable mode offers 1-N in its hello; local mode, which has no handshake, speaks N. Below 2 there are no session goals", parseProtocolVersion)
-  .option("--build-metadata", "print this binary's contract versions and transport modes as JSON, then exit")
+  .option("--build-metadata", "print this binary's protocol versions, transport modes and contract digest as JSON, then exit")
   .option("--run-id <id>", "the run this runner serves")
   .option("--session-id <id>", "the normalized session id")
   .option("--runner-id <id>", "this runner instance: the source of its events")
@@ -127,7 +128,9 @@ bootstrap possibly consumed), 4 when its state is unrecoverable, 5 when the auth
 an event of its outbox for a reason resending cannot cure (refused_by_authority; the state is
 kept, and redialling would only resend it), 6 when a wss:// authority's certificate does not
 verify against Node's root store plus --ca-bundle-path (authority_untrusted; nothing was sent,
-the ticket is unspent). ws:// is accepted only when every DNS answer is loopback.
+the ticket is unspent), 7 when the authority refuses the contract this runner was built for
+(contract_mismatch; upgrade the runner image: prp-runnerd --build-metadata shows its
+contractDigest; the ticket is unspent). ws:// is accepted only when every DNS answer is loopback.
 
 Nothing the harness reports is dropped. When the output cannot keep up (a full stdout pipe, or
 the outbox over its soft limit) the runner stops reading the harness, which then blocks, and
@@ -168,7 +171,7 @@ await program.parseAsync(process.argv);
 const opts = program.opts<RunnerdOptions>();
 
 if (opts.buildMetadata) {
-  console.log(JSON.stringify({ binaryContractVersion: 2, prp: { min: MIN_PROTOCOL_VERSION, max: MAX_PROTOCOL_VERSION }, transportModes: ["stdio_local", "dial_ws_loopback", "dial_wss"], version: packageVersion() }));
+  console.log(JSON.stringify({ binaryContractVersion: 2, prp: { min: MIN_PROTOCOL_VERSION, max: MAX_PROTOCOL_VERSION }, transportModes: ["stdio_local", "dial_ws_loopback", "dial_wss"], version: packageVersion(), contractDigest: buildContractDigest() }));
   process.exit(0);
 }
 const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -234,7 +237,7 @@ if (durable) {
     identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
     connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, bootstrapToken: bootstrapTicket,
     ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
-    runnerVersion: build.version, runnerDigest: build.digest,
+    runnerVersion: build.version, runnerDigest: build.digest, contractDigest: build.contractDigest,
     ...(opts.protocolMax ? { protocolMax: opts.protocolMax } : {}),
     ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
     ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),

@@ -55,6 +55,7 @@ export type TransportErrorCode =
   | "credential_revoked"
   | "credential_expired"
   | "runner_mismatch"
+  | "contract_mismatch"
   | "echo_mismatch"
   | "proof_mismatch"
   | "challenge_expired"

@@ -32,6 +32,8 @@ export interface RunnerHandshakeOptions {
   identity: RunIdentity;
   runnerVersion: string;
   runnerDigest: string;
+  /** The contract digest this runner was built for, sent so the authority can judge it (runtime.md §12.2). */
+  contractDigest?: string;
   resume: ResumePoint;
   range?: VersionRange;
   /** Fixed only by test vectors; otherwise 32 fresh random bytes. */
@@ -72,6 +74,7 @@ export class RunnerHandshake {
       ...pickIdentity(options.identity),
       runnerVersion: options.runnerVersion,
       runnerDigest: options.runnerDigest,
+      ...(options.contractDigest !== undefined ? { contractDigest: options.contractDigest } : {}),
       resume: { ...options.resume },
     };
   }
@@ -191,6 +194,8 @@ export interface RunExpectation {
   runnerVersion: string;
   runnerDigest: string;
   range: VersionRange;
+  /** The authority's runner-contract policy: a refusal for a runner's contract digest (absent when it sent none), or null. */
+  contract?: (contractDigest: string | undefined) => TransportError | null;
 }
 
 /** The lease the authority granted in its atomic re-authorization (§5.3 step 6). */
@@ -216,6 +221,9 @@ export function checkHelloAgainstRun(hello: AuthHello, expected: RunExpectation)
   for (const field of IDENTITY_FIELDS) {
     if (hello[field] !== expected.identity[field]) return { code: "identity_mismatch", path: `/payload/${field}`, message: `${field} is not this run's` };
   }
+  // Before the build checks: "built for another contract" tells a person what to upgrade.
+  const contract = expected.contract?.(hello.contractDigest);
+  if (contract) return contract;
   if (hello.runnerVersion !== expected.runnerVersion) return { code: "runner_mismatch", path: "/payload/runnerVersion", message: "runnerVersion is not the expected build" };
   if (hello.runnerDigest !== expected.runnerDigest) return { code: "runner_mismatch", path: "/payload/runnerDigest", message: "runnerDigest is not the expected build" };
   if (hello.protocolMin !== expected.range.min || hello.protocolMax !== expected.range.max) {

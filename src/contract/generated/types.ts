@@ -2392,6 +2392,10 @@ export interface RunnerAuthHelloPayload {
    * sha256: and 32 bytes in lower-case hex.
    */
   runnerDigest: string;
+  /**
+   * sha256: and 32 bytes in lower-case hex.
+   */
+  contractDigest?: string;
   resume: RunnerResumePoint;
 }
 /**

@@ -40,6 +40,8 @@ export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId"
   runnerDigest: string;
   /** The highest protocol version this runner offers (default 3): its hello advertises 1–protocolMax. */
   protocolMax?: number;
+  /** The contract digest this runner was built for, reported in every hello. */
+  contractDigest?: string;
   maxOutboxBytes?: number;
   p0ReserveBytes?: number;
   reconnectDelayMs?: number;
@@ -92,7 +94,9 @@ export type DurableOutcome =
   /** The authority refused an event its outbox holds, and resending cannot change that: the run cannot be delivered. */
   | { code: 5; reason: "refused_by_authority"; detail: string }
   /** The wss:// authority's certificate did not verify: the runner never spoke to it, and its ticket is unspent. */
-  | { code: 6; reason: "authority_untrusted"; detail: string };
+  | { code: 6; reason: "authority_untrusted"; detail: string }
+  /** The authority refused this runner's contract at the hello: only another runner build can cure it, and the ticket is unspent. */
+  | { code: 7; reason: "contract_mismatch"; detail: string };
 
 /**
  * The runner daemon in durable mode (runtime.md §5): one run, its harness, an SQLite outbox
@@ -263,6 +267,7 @@ export class DurableRunner {
       runnerVersion: this.options.runnerVersion,
       runnerDigest: this.options.runnerDigest,
       range: { min: MIN_PROTOCOL_VERSION, max: this.protocolMax },
+      ...(this.options.contractDigest !== undefined ? { contractDigest: this.options.contractDigest } : {}),
       resume: { lastControllerCommandSeq: c.lastControllerCommandSeq, nextSourceEventSeq: c.nextSourceSeq, ackedSourceSeq: c.ackedSourceSeq },
       handlers: {
         onEnvelope: (envelope) => (envelope.kind === "lease_renewed" ? this.keeper?.renewed(envelope.payload) : this.onEnvelope(envelope)),
@@ -275,6 +280,11 @@ export class DurableRunner {
       },
     });
     if (!opened.ok) {
+      // Refused at the hello, before any credential was looked at: the ticket is unspent, and no redial can help.
+      if (opened.error.peerCode === "contract_mismatch") {
+        this.end({ code: 7, reason: "contract_mismatch", detail: `the authority does not accept the contract this runner was built for (${this.options.contractDigest ?? "none reported"}): upgrade the runner image; the ticket is unspent` });
+        return opened.error;
+      }
       // Once a bootstrap handshake has started, the ticket may have been consumed: never retry it (§5.3).
       if (credential.kind === "bootstrap") {
         this.options.log(`the bootstrap handshake failed: ${opened.error.peerCode ?? opened.error.code}: ${opened.error.message}`);
