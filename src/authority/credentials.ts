@@ -5,7 +5,7 @@ import { fail, ok, type Result } from "./errors.js";
 import {
   DEFAULT_BOOTSTRAP_TTL_MS, DEFAULT_LEASE_TTL_MS, MAX_BOOTSTRAP_TTL_MS, MAX_LEASE_TTL_MS, MIN_BOOTSTRAP_TTL_MS, MIN_LEASE_TTL_MS,
 } from "./limits.js";
-import type { AuthorityStore, CredentialRow, LeaseRenewal, MintedLease, Revocation, RunSnapshot } from "./store.js";
+import type { AuthorityStore, CredentialRow, LeaseRenewal, MintedLease, Revocation, RunnerBuild, RunSnapshot } from "./store.js";
 
 export interface CredentialsOptions {
   store: AuthorityStore;
@@ -33,6 +33,8 @@ export interface ReauthorizeInput {
   /** The challenge's selectedVersion: a new lease is pinned to it, an old one must be on it. */
   selectedVersion: number;
   proofVerified: true;
+  /** The runner's build from its hello, recorded with the connection. */
+  runner?: RunnerBuild;
 }
 
 /** The outcome of §5.3 step 6: what the welcome carries, before its pending command. */
@@ -151,7 +153,7 @@ export class Credentials {
       // The lease id is public (it is in every envelope), so it is drawn apart from the token.
       mint = { ...derive(token), leaseId: `connection_lease_${randomUUID()}`, expiresAtUnixMs: nowMs + this.leaseTtlMs };
     }
-    const done = await this.store.reauthorize({ expected: row, selectedVersion: input.selectedVersion, mint, nowMs });
+    const done = await this.store.reauthorize({ expected: row, selectedVersion: input.selectedVersion, mint, nowMs, ...(input.runner ? { runner: input.runner } : {}) });
     if (!done.ok) return done;
     const { lease } = done.value;
     return ok({

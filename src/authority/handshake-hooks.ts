@@ -21,7 +21,9 @@ export function coreChannelHooks(credentials: Credentials, commands: CommandQueu
   return {
     lookupCredential: (credentialId) => credentials.lookupCredential(credentialId),
     authorize: async (request): Promise<Result<LeaseGrant>> => {
-      const authorized = await credentials.reauthorize({ record: request.record, selectedVersion: request.challenge.selectedVersion, proofVerified: true });
+      const { runnerVersion, runnerDigest, contractDigest } = request.hello;
+      const runner = { runnerVersion, runnerDigest, contractDigest: contractDigest ?? null };
+      const authorized = await credentials.reauthorize({ record: request.record, selectedVersion: request.challenge.selectedVersion, proofVerified: true, runner });
       if (!authorized.ok) {
         const { code, path, message } = authorized.error;
         return fail(SAME_NAME.has(code as never) ? (code as TransportErrorCode) : "unauthorized", path, message);

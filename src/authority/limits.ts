@@ -18,6 +18,8 @@ export const MAX_COMMAND_BYTES = MAX_FRAME_BYTES - 4 * 1024;
 export const COMMITTED_WINDOW = 64;
 /** Diagnostics kept per run, newest first out of the window last. */
 export const MAX_DIAGNOSTICS = 32;
+/** The runner connections recorded per run: the newest ones. */
+export const MAX_RUNNER_CONNECTIONS = 32;
 export const MAX_DIAGNOSTIC_MESSAGE = 1024;
 export const MAX_DIAGNOSTIC_CODE = 160;
 

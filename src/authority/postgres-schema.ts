@@ -81,6 +81,19 @@ CREATE TABLE auth_failures (
   PRIMARY KEY (run_id, code));
 `,
   },
+  {
+    version: 2,
+    name: "runner connections: each admitted connection with the build its runner reported (contract digest)",
+    sql: `
+CREATE TABLE runner_connections (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  connection_number BIGINT NOT NULL,
+  connected_at BIGINT NOT NULL,
+  protocol_version INTEGER NOT NULL,
+  runner_version TEXT, runner_digest TEXT, contract_digest TEXT,
+  PRIMARY KEY (run_id, connection_number));
+`,
+  },
 ];
 
 /** Any constant both instances agree on: the key of the advisory lock migrations hold. */

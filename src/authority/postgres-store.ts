@@ -3,15 +3,15 @@ import pg from "pg";
 import { StateError } from "../storage/private-sqlite.js";
 import { fail, ok, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, type RunIdentity } from "./identity.js";
-import { COMMITTED_WINDOW, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS } from "./limits.js";
+import { COMMITTED_WINDOW, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_RUNNER_CONNECTIONS } from "./limits.js";
 import { migrate } from "./postgres-schema.js";
 import { opensServerKeyCheck, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
 import { appendCommandRefusal, appended, appendRefusal, batchedAppendRefusal, callbackFailed, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision, type BatchRun } from "./store-rules.js";
-import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, sealedAuthKey, snapshotFrom, type Row } from "./store-rows.js";
+import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, runnerConnectionFrom, sealedAuthKey, snapshotFrom, type Row } from "./store-rows.js";
 import type {
   AuthorityStore, BatchedEvent, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
-  Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, StoreNotice, WithinCommit,
+  Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunnerConnection, RunSnapshot, StoreNotice, WithinCommit,
 } from "./store.js";
 
 export interface PostgresStoreOptions {
@@ -248,6 +248,12 @@ export class PostgresAuthorityStore implements AuthorityStore {
            fresh_bootstraps = fresh_bootstraps + $5 WHERE run_id = $6`,
         [connectionId, req.selectedVersion, lease.leaseId, lease.expiresAtUnixMs, current.kind === "bootstrap" ? 1 : 0, current.runId],
       );
+      const n = (run.connection_count as number) + 1;
+      await c.query(
+        "INSERT INTO runner_connections (run_id, connection_number, connected_at, protocol_version, runner_version, runner_digest, contract_digest) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        [current.runId, n, req.nowMs, req.selectedVersion, req.runner?.runnerVersion ?? null, req.runner?.runnerDigest ?? null, req.runner?.contractDigest ?? null],
+      );
+      await c.query("DELETE FROM runner_connections WHERE run_id = $1 AND connection_number <= $2", [current.runId, n - MAX_RUNNER_CONNECTIONS]);
       return ok({ connectionId, lease, freshBootstrap: current.kind === "bootstrap", ackedSourceSeq: run.acked_source_seq as number });
     });
   }
@@ -506,6 +512,10 @@ export class PostgresAuthorityStore implements AuthorityStore {
   async authFailures(runId: string): Promise<Record<string, number>> {
     const rows = await this.query("SELECT code, count FROM auth_failures WHERE run_id = $1 ORDER BY code COLLATE \"C\"", [runId]);
     return Object.fromEntries(rows.map((r) => [r.code as string, r.count as number]));
+  }
+
+  async runnerConnections(runId: string): Promise<RunnerConnection[]> {
+    return (await this.query("SELECT * FROM runner_connections WHERE run_id = $1 ORDER BY connection_number", [runId])).map(runnerConnectionFrom);
   }
 
   private async insertDiagnostic(c: pg.PoolClient, runId: string, d: Diagnostic, nowMs: number): Promise<void> {

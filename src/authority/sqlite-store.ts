@@ -5,12 +5,12 @@ import { fail, ok, type Result } from "./errors.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
 import { opensServerKeyCheck, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
-import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA } from "./limits.js";
+import { COMMITTED_WINDOW, MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_RUNNER_CONNECTIONS, MAX_STORE_BYTES, RESULT_STATUSES, STORE_FILE, STORE_SCHEMA } from "./limits.js";
 import { appendCommandRefusal, appended, batchedAppendRefusal, callbackFailed, commandResultDecision, currentConnection, nextRevocationEpoch, reauthorizeRefusal, redeliveryRefusal, renewalDecision, type BatchRun } from "./store-rules.js";
-import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, sealedAuthKey, snapshotFrom, type Row } from "./store-rows.js";
+import { commandFrom, credentialFrom, cursorFrom, eventFrom, identityFrom, loggedFrom, runnerConnectionFrom, sealedAuthKey, snapshotFrom, type Row } from "./store-rows.js";
 import type {
   AuthorityStore, BatchedEvent, CommandRow, CommittedEventRow, CredentialRow, Diagnostic, LeaseRenewal, LoggedEvent, NewCommand, NewCommandResult, NewCommittedEvent, NewTicket,
-  Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunSnapshot, WithinCommit,
+  Reauthorized, ReauthorizeRequest, RenewLeaseRequest, Revocation, RunCursor, RunInit, RunnerConnection, RunSnapshot, WithinCommit,
 } from "./store.js";
 
 const SCHEMA_SQL = `
@@ -69,6 +69,13 @@ CREATE TABLE IF NOT EXISTS diagnostics (
   run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
   code TEXT NOT NULL, message TEXT NOT NULL, at INTEGER NOT NULL) STRICT;
 CREATE INDEX IF NOT EXISTS diagnostics_by_run ON diagnostics (run_id, id);
+CREATE TABLE IF NOT EXISTS runner_connections (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  connection_number INTEGER NOT NULL,
+  connected_at INTEGER NOT NULL,
+  protocol_version INTEGER NOT NULL,
+  runner_version TEXT, runner_digest TEXT, contract_digest TEXT,
+  PRIMARY KEY (run_id, connection_number)) STRICT;
 CREATE TABLE IF NOT EXISTS auth_failures (
   run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
   code TEXT NOT NULL,
@@ -353,6 +360,9 @@ export class SqliteAuthorityStore implements AuthorityStore {
         `UPDATE runs SET connection_count = ?, current_connection_id = ?, protocol_version = ?, last_lease_id = ?, last_lease_expires_at = ?,
            fresh_bootstraps = fresh_bootstraps + ? WHERE run_id = ?`,
       ).run(n, connectionId, req.selectedVersion, lease.leaseId, lease.expiresAtUnixMs, current.kind === "bootstrap" ? 1 : 0, current.runId);
+      this.sql("INSERT INTO runner_connections (run_id, connection_number, connected_at, protocol_version, runner_version, runner_digest, contract_digest) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .run(current.runId, n, req.nowMs, req.selectedVersion, req.runner?.runnerVersion ?? null, req.runner?.runnerDigest ?? null, req.runner?.contractDigest ?? null);
+      this.sql("DELETE FROM runner_connections WHERE run_id = ? AND connection_number <= ?").run(current.runId, n - MAX_RUNNER_CONNECTIONS);
       return ok({ connectionId, lease, freshBootstrap: current.kind === "bootstrap", ackedSourceSeq: run.acked_source_seq as number });
     });
   }
@@ -588,6 +598,10 @@ export class SqliteAuthorityStore implements AuthorityStore {
       return Object.fromEntries(rows.map((r) => [r.code, r.count]));
     });
   }
+  runnerConnections(runId: string): Promise<RunnerConnection[]> {
+    return this.read(() => (this.sql("SELECT * FROM runner_connections WHERE run_id = ? ORDER BY connection_number").all(runId) as Row[]).map(runnerConnectionFrom));
+  }
+
 
   /** Appends to the run's window of 32; the first and latest refusal of each code stay outside it. */
   private insertDiagnostic(runId: string, d: Diagnostic, nowMs: number): void {

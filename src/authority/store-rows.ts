@@ -3,7 +3,7 @@ import type { RunIdentity } from "./identity.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { openAuthKeyDigest, sealAuthKeyDigest, type CredentialPlace } from "./sealed-credential.js";
 import type { ServerKey } from "./server-key.js";
-import type { CommandRow, CommittedEventRow, CredentialRow, LoggedEvent, RunCursor, RunSnapshot } from "./store.js";
+import type { CommandRow, CommittedEventRow, CredentialRow, LoggedEvent, RunCursor, RunnerConnection, RunSnapshot } from "./store.js";
 
 /**
  * Rows as both stores hold them (the same column names in SQLite and PostgreSQL), read into
@@ -105,4 +105,13 @@ export const snapshotFrom = (r: Row, terminalSourceSeq: number | null, deliverie
   lastLeaseExpiresAtUnixMs: r.last_lease_expires_at as number | null,
   commandCount: deliveries.length,
   commandDeliveryCounts: Object.fromEntries(deliveries.map((d) => [d.command_id, d.delivery_count])),
+});
+
+export const runnerConnectionFrom = (r: Row): RunnerConnection => ({
+  connectionId: `connection_${Number(r.connection_number)}`,
+  connectedAt: Number(r.connected_at),
+  protocolVersion: r.protocol_version as number,
+  runnerVersion: r.runner_version as string | null,
+  runnerDigest: r.runner_digest as string | null,
+  contractDigest: r.contract_digest as string | null,
 });

@@ -104,6 +104,8 @@ export interface AuthorityStore {
   diagnostics(runId: string): Promise<Diagnostic[]>;
   /** The run's refusals before authentication, by code. */
   authFailures(runId: string): Promise<Record<string, number>>;
+  /** The run's newest admitted connections (MAX_RUNNER_CONNECTIONS), oldest first, with the build each runner reported. */
+  runnerConnections(runId: string): Promise<RunnerConnection[]>;
 
   /**
    * Changes committed through another store instance on the same database (another authority
@@ -218,6 +220,29 @@ export interface ReauthorizeRequest {
   selectedVersion: number;
   mint: MintedLease | null;
   nowMs: number;
+  /** What the runner's hello said of its build, recorded with the connection. */
+  runner?: RunnerBuild;
+}
+
+/** A runner's build as its hello reports it; `contractDigest` is null for a runner that sent none. */
+export interface RunnerBuild {
+  runnerVersion: string;
+  runnerDigest: string;
+  contractDigest: string | null;
+}
+
+/**
+ * One connection the authority admitted (runtime.md §12.2: the runner's contract digest is
+ * recorded per connection), written in the transaction that made it current. Connections
+ * made without a hello (library callers) carry null build facts.
+ */
+export interface RunnerConnection {
+  connectionId: string;
+  connectedAt: number;
+  protocolVersion: number;
+  runnerVersion: string | null;
+  runnerDigest: string | null;
+  contractDigest: string | null;
 }
 
 export interface Reauthorized {

@@ -193,7 +193,7 @@ Example:
 
 function registerRuns(authority: Command): void {
   withStoreOptions(authority.command("runs").description("list the store's runs: cursor, terminal, commands, connections"))
-    .option("--json", "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch}")
+    .option("--json", "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch, protocolVersion, lastRunner}; lastRunner is the newest connection and the build its runner reported ({connectionId, connectedAt, protocolVersion, runnerVersion, runnerDigest, contractDigest}), or null")
     .action((opts: StoreOptions & JsonOption) =>
       runAction(async () => {
         const rows = await withStore(opts, async (store) => {
@@ -201,16 +201,18 @@ function registerRuns(authority: Command): void {
           for (const runId of await store.runIds()) {
             const run = await knownRun(store, runId);
             const pendingCommands = (await store.commands(runId)).filter((c) => c.status === null).length;
+            const lastRunner = (await store.runnerConnections(runId)).at(-1) ?? null;
             out.push({
               runId, ackedSourceSeq: run.ackedSourceSeq, terminal: run.terminalSourceSeq !== null, commands: run.commandCount, pendingCommands,
-              connectionCount: run.connectionCount, currentConnectionId: run.currentConnectionId, revocationEpoch: run.revocationEpoch,
+              connectionCount: run.connectionCount, currentConnectionId: run.currentConnectionId, revocationEpoch: run.revocationEpoch, protocolVersion: run.protocolVersion,
+              lastRunner,
             });
           }
           return out;
         });
         if (opts.json) for (const row of rows) console.log(JSON.stringify(row));
         else if (rows.length === 0) console.log("no runs");
-        else for (const r of rows) console.log(`${r.runId}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}`);
+        else for (const r of rows) console.log(`${r.runId}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}${r.lastRunner ? `  runner ${r.lastRunner.runnerVersion ?? "?"} contract ${r.lastRunner.contractDigest ?? "unreported"}` : ""}`);
       }),
     );
 }

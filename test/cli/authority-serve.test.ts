@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { readServerKeyFile } from "../../src/authority/server-key-source.js";
+import { packageRoot } from "../../src/contract/package-root.js";
 import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { until } from "../support/until.js";
@@ -78,7 +79,12 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     assert.deepEqual(eventLines(follow.stdout()), events, "--follow printed the same events, in order, and stopped at the terminal");
 
     const runs = runPrp(["authority", "runs", "--json", ...store]);
-    assert.deepEqual(JSON.parse(runs.stdout.trim()), { runId, ackedSourceSeq: events.length, terminal: true, commands: 5, pendingCommands: 0, connectionCount: 1, currentConnectionId: "connection_1", revocationEpoch: 0 });
+    const { lastRunner, ...listed } = JSON.parse(runs.stdout.trim()) as { lastRunner: Record<string, unknown> };
+    assert.deepEqual(listed, { runId, ackedSourceSeq: events.length, terminal: true, commands: 5, pendingCommands: 0, connectionCount: 1, currentConnectionId: "connection_1", revocationEpoch: 0, protocolVersion: 3 });
+    // The connection's record holds the contract digest the runner sent: this tree's committed one.
+    const treeDigest = (JSON.parse(readFileSync(join(packageRoot(), "protocol/contract-digest.json"), "utf8")) as { contractDigest: string }).contractDigest;
+    assert.deepEqual([lastRunner.connectionId, lastRunner.protocolVersion, lastRunner.contractDigest], ["connection_1", 3, treeDigest]);
+    assert.match(String(lastRunner.runnerVersion), /^\d+\.\d+\.\d+/);
 
     // A ticket is good for one handshake: the same one again is refused, with the reason named.
     const again = spawnRunnerd(runnerArgs(created, daemon.url, join(dir, `runner-${runId}-again`)), ticket.ticket, dir);

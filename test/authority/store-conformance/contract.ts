@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { COMMITTED_WINDOW, MAX_DIAGNOSTICS } from "../../../src/authority/limits.js";
+import { COMMITTED_WINDOW, MAX_DIAGNOSTICS, MAX_RUNNER_CONNECTIONS } from "../../../src/authority/limits.js";
 import { ServerKey } from "../../../src/authority/server-key.js";
 import type { Result } from "../../../src/authority/errors.js";
 import type { AuthorityStore, BatchedEvent, NewCommand, NewCommittedEvent, StoreTransaction } from "../../../src/authority/store.js";
@@ -305,10 +305,30 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual([admitted.connectionId, admitted.freshBootstrap, admitted.lease.leaseId], ["connection_2", true, "lease_x"]);
       assert.equal(codeOf(await s.reauthorize({ expected: row1, selectedVersion: 3, mint, nowMs: a.clock.now() })), "credential_changed", "it is used now");
       assert.equal(codeOf(await s.reauthorize({ expected: admitted.lease, selectedVersion: 2, mint: null, nowMs: a.clock.now() })), "version_mismatch");
-      const again = unwrap(await s.reauthorize({ expected: admitted.lease, selectedVersion: 3, mint: null, nowMs: a.clock.now() }));
+      const runner = { runnerVersion: "9.9.9", runnerDigest: `sha256:${"c".repeat(64)}`, contractDigest: `sha256:${"d".repeat(64)}` };
+      const again = unwrap(await s.reauthorize({ expected: admitted.lease, selectedVersion: 3, mint: null, nowMs: a.clock.now(), runner }));
       assert.deepEqual([again.connectionId, again.freshBootstrap], ["connection_3", false]);
       const run = (await s.run("run_1"))!;
       assert.deepEqual([run.currentConnectionId, run.connectionCount, run.freshBootstraps, run.lastLeaseId], ["connection_3", 3, 2, "lease_x"]);
+      // Each admission is recorded with the build its runner reported; the refusals above are not.
+      const recorded = await s.runnerConnections("run_1");
+      assert.deepEqual(recorded.map((c) => [c.connectionId, c.protocolVersion, c.contractDigest]), [["connection_1", 3, null], ["connection_2", 3, null], ["connection_3", 3, runner.contractDigest]]);
+      assert.deepEqual(recorded[2], { connectionId: "connection_3", connectedAt: a.clock.now(), protocolVersion: 3, ...runner });
+      await s.close();
+    });
+
+    it("runnerConnections keeps the newest MAX_RUNNER_CONNECTIONS of a run, oldest first", async () => {
+      const { o, a } = await connected();
+      const s = o.store;
+      const ticket = unwrap(await a.credentials.issueBootstrapTicket("run_1"));
+      const mint = { credentialId: `sha256:${"a".repeat(64)}`, authKeyDigest: `sha256:${"b".repeat(64)}`, leaseId: "lease_x", expiresAtUnixMs: a.clock.now() + 60_000 };
+      const { lease } = unwrap(await s.reauthorize({ expected: (await s.credential(ticket.credentialId))!, selectedVersion: 3, mint, nowMs: a.clock.now() }));
+      for (let i = 0; i < MAX_RUNNER_CONNECTIONS; i++) unwrap(await s.reauthorize({ expected: lease, selectedVersion: 3, mint: null, nowMs: a.clock.now() }));
+      const recorded = await s.runnerConnections("run_1");
+      // connection_1 (connected), connection_2 (the ticket), then MAX_RUNNER_CONNECTIONS more on the lease.
+      const last = MAX_RUNNER_CONNECTIONS + 2;
+      assert.deepEqual(recorded.map((c) => c.connectionId), Array.from({ length: MAX_RUNNER_CONNECTIONS }, (_, i) => `connection_${last - MAX_RUNNER_CONNECTIONS + 1 + i}`));
+      assert.deepEqual(await s.runnerConnections("run_9"), []);
       await s.close();
     });
 
