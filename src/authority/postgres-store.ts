@@ -242,13 +242,13 @@ export class PostgresAuthorityStore implements AuthorityStore {
         ).rows as Row[];
         lease = this.credentialOf(minted!);
       }
-      const connectionId = `connection_${(run.connection_count as number) + 1}`;
+      const n = (run.connection_count as number) + 1;
+      const connectionId = `connection_${n}`;
       await c.query(
         `UPDATE runs SET connection_count = connection_count + 1, current_connection_id = $1, protocol_version = $2, last_lease_id = $3, last_lease_expires_at = $4,
            fresh_bootstraps = fresh_bootstraps + $5 WHERE run_id = $6`,
         [connectionId, req.selectedVersion, lease.leaseId, lease.expiresAtUnixMs, current.kind === "bootstrap" ? 1 : 0, current.runId],
       );
-      const n = (run.connection_count as number) + 1;
       await c.query(
         "INSERT INTO runner_connections (run_id, connection_number, connected_at, protocol_version, runner_version, runner_digest, contract_digest) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         [current.runId, n, req.nowMs, req.selectedVersion, req.runner?.runnerVersion ?? null, req.runner?.runnerDigest ?? null, req.runner?.contractDigest ?? null],

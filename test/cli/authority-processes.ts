@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../src/contract/package-root.js";
 import { until } from "../support/until.js";
+import { runPrp } from "./run-cli.js";
 
 /** A child process the test started, with its output so far and a bounded wait for its exit. */
 export interface Child {
@@ -85,4 +88,25 @@ export async function startDaemon(args: string[], env: NodeJS.ProcessEnv = {}): 
 /** The prp-runnerd flags of the identity `prp authority run create --json` printed, against `url`. */
 export function runnerArgs(created: { runnerArgs: string[] }, url: string, stateDir: string): string[] {
   return created.runnerArgs.map((a) => a.replace("<authority-url>", url).replace("<state-dir>", stateDir));
+}
+
+/**
+ * A fresh folder holding a server key made by `prp authority key` (under secrets/) and the
+ * flags every `prp authority …` command takes for a SQLite store beside it.
+ */
+export function authorityFolder(prefix: string): { dir: string; key: string; store: string[] } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const key = join(dir, "secrets", "authority-key");
+  const made = runPrp(["authority", "key", "--out", key]);
+  if (made.status !== 0) throw new Error(`prp authority key exited ${made.status}: ${made.stderr}`);
+  return { dir, key, store: ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key] };
+}
+
+/** Kills each child by its handle and waits for its exit. */
+export async function killAll(children: ReadonlyArray<Child | undefined>): Promise<void> {
+  for (const child of children) {
+    if (!child) continue;
+    child.kill("SIGKILL");
+    await child.exited();
+  }
 }

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { GOAL_EVENTS } from "../../src/contract/version-gates.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
-import { runnerArgs, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
+import { authorityFolder, killAll, runnerArgs, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
 import { eventLines, judgeRun } from "./authority-run.js";
 import { adminJson, runPrp } from "./run-cli.js";
 
@@ -19,16 +18,10 @@ describe("prp authority run create --protocol-version", () => {
   let store: string[];
   const daemons: Daemon[] = [];
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), "prp-run-version-"));
-    const key = join(dir, "secrets", "authority-key");
-    assert.equal(runPrp(["authority", "key", "--out", key]).status, 0);
-    store = ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key];
+    ({ dir, store } = authorityFolder("prp-run-version-"));
   });
   after(async () => {
-    for (const d of daemons) {
-      d.kill("SIGKILL");
-      await d.exited();
-    }
+    await killAll(daemons);
     rmSync(dir, { recursive: true, force: true });
   });
 

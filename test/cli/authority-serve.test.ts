@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { readServerKeyFile } from "../../src/authority/server-key-source.js";
@@ -8,7 +7,7 @@ import { packageRoot } from "../../src/contract/package-root.js";
 import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { until } from "../support/until.js";
-import { runnerArgs, spawnPrp, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
+import { authorityFolder, killAll, runnerArgs, spawnPrp, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
 import { answerWhenAsked, eventLines, judgeRun, type PrpEventLine } from "./authority-run.js";
 import { adminJson, runPrp } from "./run-cli.js";
 
@@ -31,17 +30,10 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
   let store: string[];
   const daemons: Daemon[] = [];
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), "prp-authority-"));
-    key = join(dir, "secrets", "authority-key");
-    const made = runPrp(["authority", "key", "--out", key]);
-    assert.equal(made.status, 0, made.stderr);
-    store = ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key];
+    ({ dir, key, store } = authorityFolder("prp-authority-"));
   });
   after(async () => {
-    for (const d of daemons) {
-      d.kill("SIGKILL");
-      await d.exited();
-    }
+    await killAll(daemons);
     rmSync(dir, { recursive: true, force: true });
   });
   const admin = (args: string[]) => adminJson(store, args);

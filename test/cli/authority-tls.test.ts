@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { WebSocket } from "ws";
 import { makeTestCertificates, type TestCertificates } from "../support/certificates.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
-import { runnerArgs, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
+import { authorityFolder, runnerArgs, spawnRunnerd, startDaemon, type Daemon } from "./authority-processes.js";
 import { adminJson, runPrp } from "./run-cli.js";
 
 describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-bundle-path", () => {
@@ -15,11 +14,8 @@ describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-b
   let store: string[];
   let daemon: Daemon;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "prp-authority-tls-"));
+    ({ dir, store } = authorityFolder("prp-authority-tls-"));
     certs = makeTestCertificates(dir);
-    const key = join(dir, "authority-key");
-    assert.equal(runPrp(["authority", "key", "--out", key]).status, 0);
-    store = ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key];
     daemon = await startDaemon([...store, "--listen", "127.0.0.1:0", "--poll-ms", "50", "--tls-cert", certs.serverCert, "--tls-key", certs.serverKey]);
   });
   after(async () => {

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startDaemon, runnerArgs, spawnRunnerd, type Daemon } from "./authority-processes.js";
+import { authorityFolder, killAll, startDaemon, runnerArgs, spawnRunnerd, type Daemon } from "./authority-processes.js";
 import { eventLines, judgeRun } from "./authority-run.js";
 import { adminJson, runPrp } from "./run-cli.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
@@ -14,16 +13,10 @@ describe("credential observation through prp authority serve", () => {
   let store: string[];
   const daemons: Daemon[] = [];
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), "prp-credentials-authority-"));
-    const key = join(dir, "secrets", "authority-key");
-    assert.equal(runPrp(["authority", "key", "--out", key]).status, 0);
-    store = ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key];
+    ({ dir, store } = authorityFolder("prp-credentials-authority-"));
   });
   after(async () => {
-    for (const d of daemons) {
-      d.kill("SIGKILL");
-      await d.exited();
-    }
+    await killAll(daemons);
     rmSync(dir, { recursive: true, force: true });
   });
   const admin = (args: string[]) => adminJson(store, args);

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
-import { runnerArgs, spawnRunnerd, startDaemon, type Child, type Daemon } from "../cli/authority-processes.js";
+import { authorityFolder, killAll, runnerArgs, spawnRunnerd, startDaemon, type Child, type Daemon } from "../cli/authority-processes.js";
 import { eventLines, judgeRun } from "../cli/authority-run.js";
 import { adminJson, runPrp } from "../cli/run-cli.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
@@ -24,22 +23,14 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
   const runners: Child[] = [];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "prp-console-"));
-    const key = join(dir, "secrets", "authority-key");
-    const made = runPrp(["authority", "key", "--out", key]);
-    assert.equal(made.status, 0, made.stderr);
-    store = ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key];
+    ({ dir, store } = authorityFolder("prp-console-"));
     daemon = await startDaemon([...store, "--poll-ms", "50"]);
     consoleProcess = await startConsole(["console", ...store, "--poll-ms", "50"]);
     browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
-    for (const child of [...runners, consoleProcess, daemon]) {
-      if (!child) continue;
-      child.kill("SIGKILL");
-      await child.exited();
-    }
+    await killAll([...runners, consoleProcess, daemon]);
     rmSync(dir, { recursive: true, force: true });
   });
 
