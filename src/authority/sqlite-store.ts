@@ -110,8 +110,16 @@ export interface SqliteStoreOptions {
  * and refused (StateError) when any fails: among them, the server key must be the one its
  * credentials are sealed under, and each credential's key must open in its own row.
  */
-/** Within one batch: each run's row and committed terminal as the batch's earlier items left them. */
-type BatchRuns = Map<string, BatchRun>;
+/**
+ * Within one batch: each run's row and committed terminal as the batch's earlier items left
+ * them, and the runs whose cursor moved but is not yet written. A run's cursor and window trim
+ * are written once per batch, not once per event (`writeCursor`): both depend only on its last
+ * event, and the batch's one transaction makes them atomic with every row anyway.
+ */
+interface Batch {
+  runs: Map<string, BatchRun>;
+  moved: Set<string>;
+}
 
 export class SqliteAuthorityStore implements AuthorityStore {
   private readonly pageSize: number;
@@ -247,7 +255,8 @@ export class SqliteAuthorityStore implements AuthorityStore {
 
   /** Growth past the size bound is refused at write time, before it would be refused at open. */
   private wouldExceed(extraBytes: number): boolean {
-    const pages = this.db.pragma("page_count", { simple: true }) as number;
+    // A cached statement: db.pragma() prepares one per call, and this runs once per event.
+    const pages = this.sql("PRAGMA page_count").pluck().get() as number;
     return pages * this.pageSize + extraBytes > this.maxStoreBytes;
   }
 
@@ -449,9 +458,10 @@ export class SqliteAuthorityStore implements AuthorityStore {
     let committed = false;
     try {
       this.db.exec("BEGIN IMMEDIATE");
-      const runs: BatchRuns = new Map();
+      const batch: Batch = { runs: new Map(), moved: new Set() };
       const results: Array<Result<{ ackedSourceSeq: number }>> = [];
-      for (const item of items) results.push(item.withinCommit ? await this.commitHosted(item, item.withinCommit, nowMs, runs) : this.appendEvent(item, nowMs, runs));
+      for (const item of items) results.push(item.withinCommit ? await this.commitHosted(item, item.withinCommit, nowMs, batch) : this.appendEvent(item, nowMs, batch));
+      for (const runId of batch.moved) this.writeCursor(runId, batch);
       this.db.exec("COMMIT");
       committed = true;
       return results;
@@ -466,15 +476,18 @@ export class SqliteAuthorityStore implements AuthorityStore {
    * An item with the host's callback, in its own savepoint: a host failure undoes this item
    * only. (An item without one needs none: `appendEvent` writes nothing before its checks pass.)
    */
-  private async commitHosted(item: BatchedEvent, withinCommit: WithinCommit, nowMs: number, runs: BatchRuns): Promise<Result<{ ackedSourceSeq: number }>> {
+  private async commitHosted(item: BatchedEvent, withinCommit: WithinCommit, nowMs: number, batch: Batch): Promise<Result<{ ackedSourceSeq: number }>> {
+    // The host sees the run's cursor with its event, and a rollback keeps the earlier items' cursor.
+    if (batch.moved.has(item.runId)) this.writeCursor(item.runId, batch);
     this.db.exec("SAVEPOINT batched_event");
-    let result = this.appendEvent(item, nowMs, runs);
+    let result = this.appendEvent(item, nowMs, batch);
     if (result.ok) {
       try {
+        this.writeCursor(item.runId, batch);
         await withinCommit({ kind: "sqlite", db: this.db });
       } catch (err) {
         result = callbackFailed(item.event.sourceEventId, err);
-        runs.delete(item.runId); // its run row is read again after the rollback
+        batch.runs.delete(item.runId); // its run row is read again after the rollback
       }
     }
     // A host error that ended the whole transaction makes ROLLBACK TO throw: the batch fails.
@@ -485,10 +498,11 @@ export class SqliteAuthorityStore implements AuthorityStore {
 
   /**
    * The checks and writes of `commitEvent`, inside the caller's transaction; every check comes
-   * before the first write. `runs` holds each run's row and terminal as this batch left them, so
+   * before the event's first write (a window trim the batch owes its run may come first: it
+   * leaves the state one commit per event would have). `runs` holds each run's row and terminal as this batch left them, so
    * a run's next event in the batch is checked without reading them again.
    */
-  private appendEvent(item: BatchedEvent, nowMs: number, runs: BatchRuns): Result<{ ackedSourceSeq: number }> {
+  private appendEvent(item: BatchedEvent, nowMs: number, { runs, moved }: Batch): Result<{ ackedSourceSeq: number }> {
     const { runId, event: e } = item;
     let run = runs.get(runId);
     if (!run) {
@@ -498,18 +512,33 @@ export class SqliteAuthorityStore implements AuthorityStore {
     }
     const refused = batchedAppendRefusal(run, item);
     if (refused) return refused;
-    if (this.sql("SELECT 1 FROM committed_events WHERE run_id = ? AND source_event_id = ?").get(runId, e.sourceEventId)) {
-      return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
+    const acked = run.row!.acked_source_seq as number;
+    const sameId = this.sql("SELECT source_seq FROM committed_events WHERE run_id = ? AND source_event_id = ?").pluck().get(runId, e.sourceEventId) as number | undefined;
+    if (sameId !== undefined) {
+      if (sameId > acked - COMMITTED_WINDOW) return fail("duplicate_mismatch", "/sourceEventId", `${e.sourceEventId} was committed under another sourceSeq`);
+      this.trimWindow(runId, acked); // a row this batch has not trimmed yet: the id has left the window
     }
     if (this.wouldExceed(Buffer.byteLength(e.envelope))) return fail("store_full", "", `the store would pass its ${this.maxStoreBytes}-byte bound`);
     this.sql("INSERT INTO committed_events (run_id, source_seq, source_event_id, event_type, priority, envelope, delivery_count, committed_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)")
       .run(runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs);
     this.sql("INSERT INTO event_log (run_id, source_seq, source_event_id, event_type, priority, envelope, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
       .run(runId, e.sourceSeq, e.sourceEventId, e.eventType, e.priority, e.envelope, nowMs);
-    this.sql("UPDATE runs SET acked_source_seq = ? WHERE run_id = ?").run(e.sourceSeq, runId);
-    this.sql("DELETE FROM committed_events WHERE run_id = ? AND source_seq <= ?").run(runId, e.sourceSeq - COMMITTED_WINDOW);
     runs.set(runId, appended(run, e));
+    moved.add(runId);
     return ok({ ackedSourceSeq: e.sourceSeq });
+  }
+
+  /** The run's cursor as the batch moved it, and its window trimmed to match. */
+  private writeCursor(runId: string, { runs, moved }: Batch): void {
+    const acked = runs.get(runId)!.row!.acked_source_seq as number;
+    this.sql("UPDATE runs SET acked_source_seq = ? WHERE run_id = ?").run(acked, runId);
+    this.trimWindow(runId, acked);
+    moved.delete(runId);
+  }
+
+  /** The committed window of a run whose cursor is `acked`: its newest COMMITTED_WINDOW events. */
+  private trimWindow(runId: string, acked: number): void {
+    this.sql("DELETE FROM committed_events WHERE run_id = ? AND source_seq <= ?").run(runId, acked - COMMITTED_WINDOW);
   }
 
   command(runId: string, commandId: string): Promise<CommandRow | undefined> {

@@ -16,54 +16,64 @@ export const CANONICAL_MAX_NODES = 10_000;
  */
 export function canonicalJson(value: unknown): string {
   const state = { nodes: 0, seen: new Set<object>() };
-  return write(value, "", 1, state);
+  return write(value, null, 1, state);
 }
 
-function fail(path: string, message: string): never {
-  throw new ContractViolation(contractError("schema_validation", path, message));
+/**
+ * Where a value sits, as a chain of member names and indexes. A JSON Pointer string is built
+ * only for a refusal: building one per value cost more than writing the value.
+ */
+interface Place {
+  parent: Place | null;
+  key: string | number;
+}
+
+const pathOf = (place: Place | null): string => (place === null ? "" : `${pathOf(place.parent)}/${place.key}`);
+const at = (parent: Place | null, key: string | number): Place => ({ parent, key });
+
+function fail(place: Place | null, message: string): never {
+  throw new ContractViolation(contractError("schema_validation", pathOf(place), message));
 }
 
 // Lone surrogates have no UTF-8 form, so JCS (which requires I-JSON) cannot represent them.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-function writeString(s: string, path: string): string {
-  if (LONE_SURROGATE.test(s)) fail(path, "string contains a lone surrogate, which canonical JSON cannot encode");
+function writeString(s: string, place: Place | null): string {
+  if (!s.isWellFormed()) fail(place, "string contains a lone surrogate, which canonical JSON cannot encode");
   return JSON.stringify(s);
 }
 
-function write(value: unknown, path: string, depth: number, state: { nodes: number; seen: Set<object> }): string {
-  if (++state.nodes > CANONICAL_MAX_NODES) fail(path, `more than ${CANONICAL_MAX_NODES} values`);
+function write(value: unknown, place: Place | null, depth: number, state: { nodes: number; seen: Set<object> }): string {
+  if (++state.nodes > CANONICAL_MAX_NODES) fail(place, `more than ${CANONICAL_MAX_NODES} values`);
   if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
       return value ? "true" : "false";
     case "number":
-      if (!Number.isFinite(value)) fail(path, `number ${value} is not finite`);
+      if (!Number.isFinite(value)) fail(place, `number ${value} is not finite`);
       return JSON.stringify(value); // ECMAScript Number-to-String, as RFC 8785 §3.2.2.3 requires
     case "string":
-      return writeString(value, path);
+      return writeString(value, place);
     case "object":
       break;
     default:
-      fail(path, `a ${typeof value} is not JSON data`);
+      fail(place, `a ${typeof value} is not JSON data`);
   }
   const obj = value as object;
-  if (depth > CANONICAL_MAX_DEPTH) fail(path, `nested deeper than ${CANONICAL_MAX_DEPTH} levels`);
-  if (state.seen.has(obj)) fail(path, "value contains a cycle");
+  if (depth > CANONICAL_MAX_DEPTH) fail(place, `nested deeper than ${CANONICAL_MAX_DEPTH} levels`);
+  if (state.seen.has(obj)) fail(place, "value contains a cycle");
   state.seen.add(obj);
   let out: string;
   if (Array.isArray(obj)) {
     const parts: string[] = [];
     for (let i = 0; i < obj.length; i++) {
-      if (!(i in obj)) fail(`${path}/${i}`, "sparse array");
-      parts.push(write(obj[i], `${path}/${i}`, depth + 1, state));
+      if (!(i in obj)) fail(at(place, i), "sparse array");
+      parts.push(write(obj[i], at(place, i), depth + 1, state));
     }
     out = `[${parts.join(",")}]`;
   } else {
     const proto = Object.getPrototypeOf(obj);
-    if (proto !== Object.prototype && proto !== null) fail(path, "not a plain object");
+    if (proto !== Object.prototype && proto !== null) fail(place, "not a plain object");
     const keys = Object.keys(obj).sort(); // default sort compares UTF-16 code units, as JCS requires
-    const parts = keys.map((k) => `${writeString(k, path)}:${write((obj as Record<string, unknown>)[k], `${path}/${k}`, depth + 1, state)}`);
+    const parts = keys.map((k) => `${writeString(k, place)}:${write((obj as Record<string, unknown>)[k], at(place, k), depth + 1, state)}`);
     out = `{${parts.join(",")}}`;
   }
   state.seen.delete(obj);

@@ -26,6 +26,8 @@ export interface OpenedStore {
   createHostTable(): Promise<void>;
   hostInsert(transaction: StoreTransaction, sourceEventId: string): Promise<void>;
   hostRows(): Promise<string[]>;
+  /** The run's acked_source_seq as a host's callback reads it inside the store's transaction. */
+  cursorWithin(transaction: StoreTransaction, runId: string): Promise<number>;
 }
 
 /** The canonical JSON a committed event's row keeps (the store compares it as text). */
@@ -190,6 +192,33 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(retried.map((r) => r.ok && r.value.ackedSourceSeq), [1]);
       assert.deepEqual(await o.hostRows(), [row(1).sourceEventId, row(2).sourceEventId, row(1, {}, 2).sourceEventId].sort());
       assert.deepEqual(await s.commitEvents([], 7), [], "an empty batch commits nothing");
+      await s.close();
+    });
+
+    it("a host's callback reads its run's cursor at its own event, after plain items of the batch; a failing host keeps theirs", async () => {
+      const { o, conn } = await connected();
+      const s = o.store;
+      await o.createHostTable();
+      const seen: number[] = [];
+      const reads = async (tx: StoreTransaction) => void seen.push(await o.cursorWithin(tx, "run_1"));
+      const results = await s.commitEvents(
+        [
+          { runId: "run_1", connectionId: conn, event: row(1) },
+          { runId: "run_1", connectionId: conn, event: row(2) },
+          { runId: "run_1", connectionId: conn, event: row(3), withinCommit: async (tx) => {
+            await reads(tx);
+            throw new Error("the ledger refused it");
+          } },
+          { runId: "run_1", connectionId: conn, event: row(3) },
+          { runId: "run_1", connectionId: conn, event: row(4), withinCommit: reads },
+          { runId: "run_1", connectionId: conn, event: row(5) },
+        ],
+        5,
+      );
+      assert.deepEqual(results.map((r) => (r.ok ? r.value.ackedSourceSeq : r.error.code)), [1, 2, "callback_failed", 3, 4, 5]);
+      assert.deepEqual(seen, [3, 4], "each host saw the cursor at its own event");
+      assert.equal((await s.runCursor("run_1"))!.ackedSourceSeq, 5);
+      assert.deepEqual((await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq), [1, 2, 3, 4, 5]);
       await s.close();
     });
 

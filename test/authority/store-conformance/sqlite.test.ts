@@ -29,6 +29,10 @@ storeConformance("SQLite", {
         if (tx.kind !== "sqlite") throw new Error(`a SQLite store handed a ${tx.kind} transaction`);
         tx.db.prepare("INSERT INTO host_events (source_event_id) VALUES (?)").run(id);
       },
+      cursorWithin: async (tx, runId) => {
+        if (tx.kind !== "sqlite") throw new Error(`a SQLite store handed a ${tx.kind} transaction`);
+        return tx.db.prepare("SELECT acked_source_seq FROM runs WHERE run_id = ?").pluck().get(runId) as number;
+      },
       hostRows: async () => raw(dir, (db) => (db.prepare("SELECT source_event_id FROM host_events ORDER BY source_event_id").all() as Array<{ source_event_id: string }>).map((r) => r.source_event_id)),
     };
   },
