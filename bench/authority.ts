@@ -55,6 +55,8 @@ interface Figures {
   transactionMs: number[];
   commitToAckMs: number[];
   sendToAckMs: number[];
+  /** The share of the run the authority's thread was not idle (event-loop utilisation): what is left for the store to win. */
+  threadBusy: number;
   bare: Bare[];
 }
 
@@ -148,7 +150,9 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
       if (!ticket.ok) throw new Error(ticket.error.message);
       tokens.push(ticket.value.token);
     }
+    const before = performance.eventLoopUtilization();
     const { seconds, sentAt, ackedAt } = await runnersOnAThread(server, runs, tokens);
+    const threadBusy = performance.eventLoopUtilization(before).utilization;
     const commitToAckMs: number[] = [];
     const sendToAckMs: number[] = [];
     for (const [k, acked] of ackedAt) {
@@ -156,7 +160,7 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
       sendToAckMs.push(acked - sentAt.get(k)!);
     }
     if (rows.length !== RUNNERS * EVENTS) throw new Error(`${rows.length} events committed, not ${RUNNERS * EVENTS}`);
-    return { events: rows.length, seconds, transactionMs, commitToAckMs, sendToAckMs, rows };
+    return { events: rows.length, seconds, transactionMs, commitToAckMs, sendToAckMs, threadBusy, rows };
   } finally {
     await server.close();
   }
@@ -240,7 +244,10 @@ function print(name: string, f: Figures): void {
   const rate = f.events / f.seconds;
   const ms = (xs: number[], q: number) => percentile(xs, q).toFixed(2).padStart(8);
   console.log(`${name}: ${fmt(f.events)} events from ${RUNNERS} runners in ${f.seconds.toFixed(2)} s, ${fmt(f.transactionMs.length)} transactions (${(f.events / f.transactionMs.length).toFixed(1)} events each)`);
-  console.log(`  transaction ms    p50 ${ms(f.transactionMs, 0.5)}   p99 ${ms(f.transactionMs, 0.99)}   busy ${((f.transactionMs.reduce((a, b) => a + b, 0) / 1000 / f.seconds) * 100).toFixed(0)}% of the run`);
+  const storeMs = f.transactionMs.reduce((a, b) => a + b, 0);
+  const perEvent = (msTotal: number) => `${((msTotal * 1000) / f.events).toFixed(1)} µs`;
+  console.log(`  transaction ms    p50 ${ms(f.transactionMs, 0.5)}   p99 ${ms(f.transactionMs, 0.99)}   busy ${((storeMs / 1000 / f.seconds) * 100).toFixed(0)}% of the run`);
+  console.log(`  authority thread  busy ${(f.threadBusy * 100).toFixed(0)}% of the run: ${perEvent(f.threadBusy * f.seconds * 1000)} per event, ${perEvent(storeMs)} of it in store transactions`);
   console.log(`  committed events/s (group commit)            ${fmt(rate).padStart(10)}`);
   for (const b of f.bare) {
     console.log(`  bare batched inserts/s (${b.size} rows per transaction) ${fmt(b.rowsPerSecond).padStart(10)}`);
