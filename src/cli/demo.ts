@@ -13,7 +13,7 @@ import type { ConsoleServer } from "../console/server.js";
 import type { StoreOptions } from "./authority-options.js";
 import { DEFAULT_CONSOLE_LISTEN, startConsole, storeSource, untilStopped } from "./console-serve.js";
 import { runFault } from "./fault.js";
-import { parseNonNegativeInt, parsePositiveInt, parseSeed, parseProtocolVersion } from "./options.js";
+import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseSeed, parseProtocolVersion } from "./options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { agentTarget, scriptTarget, type RunTarget } from "./run-target.js";
 import { withRunnerContractOptions, type RunnerContractFlags } from "./runner-contract-options.js";
@@ -33,6 +33,7 @@ interface DemoOptions extends RunnerContractFlags {
   out: string;
   serverKeyFile?: string;
   protocolMax: number;
+  harnessReadyMs?: number;
   credentialFile?: string;
   credentialProvider?: string;
   console?: boolean;
@@ -55,6 +56,7 @@ export function registerDemo(program: Command): void {
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--out <dir>", "where the demo keeps its state: <dir>/demo/<runId>/", ".prp")
     .option("--protocol-max <n>", "the run's protocol version, 1-3: the authority registers the run for it and the runner offers 1-N. 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
+    .option("--harness-ready-ms <n>", HARNESS_READY_HELP, parsePositiveInt)
     .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with a script: <out>/demo/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
     .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
     .option("--runnerd <path>", "run this prp-runnerd instead of this package's own (another build, e.g. from a runner image): the authority checks its contract")
@@ -112,6 +114,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       credentials: { ...(opts.credentialFile ? { file: opts.credentialFile } : {}), ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}) },
       ...(opts.console ? { onRegistered: async ({ runId, dir }) => void (consoleServer = await watchInConsole(consoleStore(dir), resolve(opts.out, "demo"), runId, opts.json === true)) } : {}),
       ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
+      runnerArgs: harnessReadyArgs(opts.harnessReadyMs),
       runnerContract: opts,
       onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),

@@ -6,7 +6,7 @@ import { targetOfScript } from "./run-target.js";
 import type { FaultVerdict } from "./fault-judge.js";
 import { runFaultOnce } from "./fault-run.js";
 import { FAULTS } from "./faults.js";
-import { parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
+import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
 import { drawSeed } from "./seeded-random.js";
 import { scriptFromOption } from "./script-option.js";
 
@@ -40,7 +40,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     ...(opts.at !== undefined ? { at: opts.at } : {}),
     dir: resolve(opts.out, "faults", name),
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
-    ...(opts.harnessReadyMs !== undefined ? { runnerArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
+    ...(opts.harnessReadyMs !== undefined ? { runnerArgs: harnessReadyArgs(opts.harnessReadyMs) } : {}),
     onCommitted: (event) => {
       if (live) show(eventLine(event));
     },
@@ -99,7 +99,7 @@ export function registerFault(program: Command): void {
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--seed <n>", "seed every random choice (the kill point); without it a seed is drawn and printed", parseSeed)
     .option("--at <n>", "crash-after-commit: the event, crash-after-journal: the command after which the runner kills itself; a point past the run's last one fails the verdict (the kill point was not reached)", parsePositiveInt)
-    .option("--harness-ready-ms <n>", "passed to prp-runnerd: how long the harness has to say ready (default the protocol's 2 s)", parsePositiveInt)
+    .option("--harness-ready-ms <n>", HARNESS_READY_HELP, parsePositiveInt)
     .option("--out <dir>", "where fault runs keep their state: <dir>/faults/<name>/<runId>/", ".prp")
     .addHelpText("after", `\nFaults:\n${Object.entries(FAULTS).map(([n, f]) => `  ${n.padEnd(20)} ${f.describe}`).join("\n")}\n${JUDGE_HELP}\n\nExit status: 0 when every check passes.\n\nExamples:\n  prp fault socket-drop\n  prp fault runner-restart --seed 42 --json\n  prp fault crash-after-commit --at 12\n  prp fault none --script many-items`)
     .action(async (name: string, opts: FaultRunOptions) => {

@@ -22,6 +22,12 @@ export function parseSeed(value: string): number {
   return n;
 }
 
+/** `--harness-ready-ms` of the commands that start prp-runnerd. */
+export const HARNESS_READY_HELP = "passed to prp-runnerd: how long the harness has to say ready (default the protocol's 2 s, longer for an ACP agent); a loaded machine may need more";
+
+/** The prp-runnerd flag for `--harness-ready-ms`, only when given: otherwise the runner's own default holds. */
+export const harnessReadyArgs = (ms: number | undefined): string[] => (ms === undefined ? [] : ["--harness-ready-ms", String(ms)]);
+
 /** A PRP protocol version this project supports (wire.md D2). */
 export function parseProtocolVersion(value: string): number {
   const n = parseNonNegativeInt(value);

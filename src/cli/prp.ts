@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from "commander";
+import { usageExitsTwo } from "./usage-exit.js";
 import { packageVersion } from "./package-info.js";
 import { registerAuthority } from "./authority.js";
 import { registerConsole } from "./console.js";
@@ -16,6 +17,7 @@ const program = new Command("prp")
   .description("PRP Kit: the Paperclip Runner Protocol contract, runner and control-plane tools")
   .version(packageVersion(), "-V, --version")
   .showHelpAfterError("(run with --help for usage)")
+  .exitOverride(usageExitsTwo)
   .addHelpText(
     "after",
     `

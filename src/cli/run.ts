@@ -12,7 +12,7 @@ import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, credentialRunnerdArgs, 
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "./id-suffix.js";
-import { parseNonNegativeInt, parseProtocolVersion } from "./options.js";
+import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { agentTarget, scriptTarget } from "./run-target.js";
 import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
@@ -31,6 +31,7 @@ interface RunOptions {
   out: string;
   duplicateTurnCommand?: boolean;
   protocolMax: number;
+  harnessReadyMs?: number;
   credentialFile?: string;
   credentialProvider?: string;
 }
@@ -50,6 +51,7 @@ export function registerRun(program: Command): void {
     .option("--run-id <id>", "the run id (default: a new one)")
     .option("--out <dir>", "where runs are written: <dir>/runs/<runId>/", ".prp")
     .option("--protocol-max <n>", "the runner's protocol version, 1-3: 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
+    .option("--harness-ready-ms <n>", HARNESS_READY_HELP, parsePositiveInt)
     .option("--duplicate-turn-command", "also send a second turn.start, which the runner must refuse")
     .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with --script: <out>/runs/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
     .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
@@ -124,7 +126,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`,
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
     extraArgs: [
-      "--protocol-max", String(opts.protocolMax),
+      "--protocol-max", String(opts.protocolMax), ...harnessReadyArgs(opts.harnessReadyMs),
       ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) : []),
       ...credentialRunnerdArgs(credentialFile, opts.credentialProvider),
     ],

@@ -24,11 +24,10 @@ export function addActivityCommands(program: Command): void {
 Exit status: 0 done; 2 invalid arguments (nothing was sent); 3 refused by the runner (an
 invalidated context, or a run that has ended: nothing was recorded); 4 no runner serves the
 endpoint, or it went away before it answered.`;
-  // A usage error (a missing argument, an unknown option) is an invalid argument too: status 2.
-  const usage = (err: { exitCode: number }) => process.exit(err.exitCode === 0 ? 0 : 2);
+  // A usage error (a missing argument, an unknown option) is an invalid argument too: status 2,
+  // through the exit override these commands inherit from prp-runnerd (usage-exit.ts).
   program
     .command("notification-context")
-    .exitOverride(usage)
     .description("print the runner's current opaque runtime-activity context as one line (capture it before an operation)")
     .option("--timeout-ms <n>", "how long to wait for the runner", parsePositiveInt, DEFAULT_TIMEOUT_MS)
     .addHelpText("after", `
@@ -41,7 +40,6 @@ ${exits}`)
     });
   program
     .command("record-activity")
-    .exitOverride(usage)
     .description("record one runtime.activity.recorded event for the run, after an operation succeeded")
     .argument("<CONTEXT>", "what notification-context printed before the operation")
     .argument("<NAMESPACE>", "groups the producer's activity types (1-160 code points, no control character, no DEL)")

@@ -27,6 +27,7 @@ import { runnerBuild } from "./runner-build.js";
 import { addActivityCommands } from "./runnerd-activity.js";
 import { handoff } from "./runnerd-handoff.js";
 import { scriptFromOption } from "./script-option.js";
+import { usageExitsTwo } from "./usage-exit.js";
 
 // Taken out of the environment by bin/prp-runnerd.js before this module was loaded.
 const { bootstrapTicket, crashAt: crashAtText } = handoff;
@@ -73,6 +74,7 @@ interface RunnerdOptions {
 const program = new Command("prp-runnerd")
   .description("the PRP runner daemon: owns one run's harness process group and reports what really happened")
   .version(packageVersion(), "-V, --version")
+  .exitOverride(usageExitsTwo)
   .option("--local", "local (stdio) mode: PRP commands as JSONL on stdin, paperclip.runner.stream.v1 records on stdout")
   .option("--connect-url <url>", "durable mode: dial the authority at this URL, ws:// (loopback only) or wss:// (TLS); the ticket comes from PAPERCLIP_RUNNER_BOOTSTRAP_TICKET")
   .option("--ca-bundle-path <file>", "durable mode, wss:// only: PEM certificates to trust besides Node's root store (a file of at most 4 MiB that only its owner can write)")

@@ -176,7 +176,7 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
   });
 
   it("prp demo's store is an authority store: the prp events line it prints reads its run log", () => {
-    const demo = runPrp(["demo", "--delay-ms", "0", "--out", join(dir, "demo")]);
+    const demo = runPrp(["demo", "--delay-ms", "0", "--out", join(dir, "demo"), ...PATIENT_HARNESS]);
     assert.equal(demo.status, 0, demo.stderr);
     const line = /^ {2}events {10}prp (events .*)$/m.exec(demo.stdout);
     assert.ok(line, demo.stdout);

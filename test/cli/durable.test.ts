@@ -24,7 +24,7 @@ describe("durable runs over the encrypted WebSocket", () => {
   after(() => rmSync(out, { recursive: true, force: true }));
 
   it("prp demo --json: the happy path ends succeeded, every event committed once, with a valid bundle and private state", () => {
-    const run = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out]);
+    const run = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, ...PATIENT_HARNESS]);
     assert.equal(run.status, 0, run.stderr);
     const line = JSON.parse(run.stdout.trim());
     assert.deepEqual(Object.keys(line), ["runId", "runTerminalState", "committedEvents", "deliveries", "bundle"]);
@@ -48,12 +48,12 @@ describe("durable runs over the encrypted WebSocket", () => {
     const keyFile = join(out, "operator-key");
     writeFileSync(keyFile, `${"5a".repeat(32)}\n`, { mode: 0o644 });
     chmodSync(keyFile, 0o644);
-    const loose = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, "--server-key-file", keyFile]);
+    const loose = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, "--server-key-file", keyFile, ...PATIENT_HARNESS]);
     assert.equal(loose.status, 2, loose.stderr);
     assert.match(loose.stderr, /server_key_wrong_mode: .*operator-key: the server key file has mode 644; it must be 600/);
 
     chmodSync(keyFile, 0o600);
-    const run = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, "--server-key-file", keyFile]);
+    const run = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, "--server-key-file", keyFile, ...PATIENT_HARNESS]);
     assert.equal(run.status, 0, run.stderr);
     const runDir = dirname(dirname(JSON.parse(run.stdout.trim()).bundle));
     assert.equal(existsSync(join(runDir, "authority-server-key")), false);
@@ -93,7 +93,7 @@ describe("durable runs over the encrypted WebSocket", () => {
   });
 
   it("prp fault prints the seed it drew, and --at is refused for a fault without a kill point", () => {
-    const run = runPrp(["fault", "none", "--delay-ms", "0", "--out", out]);
+    const run = runPrp(["fault", "none", "--delay-ms", "0", "--out", out, ...PATIENT_HARNESS]);
     assert.match(run.stdout, /seed \d+ \(repeat this run with --seed \d+\)/);
     const refused = runPrp(["fault", "socket-drop", "--at", "3"]);
     assert.equal(refused.status, 2);

@@ -10,6 +10,7 @@ import { buildContractDigest } from "../../src/contract/fingerprint/committed-di
 import { packageRoot } from "../../src/contract/package-root.js";
 import { ContractTrees, editJson, installCopy } from "../support/contract-tree.js";
 import { runPrp } from "./run-cli.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
 
 const trees = new ContractTrees();
 after(() => trees.cleanup());
@@ -25,7 +26,7 @@ const metadata = (root: string) => JSON.parse(spawnSync(process.execPath, [runne
 function demo(args: string[]) {
   const out = mkdtempSync(join(tmpdir(), "prp-contract-demo-"));
   trees.track(out);
-  const run = runPrp(["demo", "--delay-ms", "0", "--out", out, "--json", ...args]);
+  const run = runPrp(["demo", "--delay-ms", "0", "--out", out, "--json", ...PATIENT_HARNESS, ...args]);
   return { run, out };
 }
 

@@ -11,6 +11,7 @@ import { startDaemon } from "../cli/authority-processes.js";
 import { runPrp } from "../cli/run-cli.js";
 import { until } from "../support/until.js";
 import { startConsole, type ConsoleProcess } from "./console-process.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
 
 /** A GET or POST with the console's token (as the page's cookie would carry it). */
 async function api<T>(c: ConsoleProcess, path: string, body?: unknown): Promise<{ status: number; value: T }> {
@@ -104,12 +105,12 @@ describe("prp console without a browser: replay files, the daemon's --console, t
   });
 
   it("prp demo ends by itself and names --console; prp demo --console serves the run and its bundle until Ctrl-C", async () => {
-    const plain = runPrp(["demo", "--delay-ms", "0", "--out", join(dir, "plain")]);
+    const plain = runPrp(["demo", "--delay-ms", "0", "--out", join(dir, "plain"), ...PATIENT_HARNESS]);
     // It ends by itself (spawnSync returned), whatever the run's end: on a loaded machine a fake harness can miss its 2 s to say ready.
     assert.ok(plain.status === 0 || /harness did not say ready/.test(plain.stdout), `${plain.stdout}\n${plain.stderr}`);
     assert.match(plain.stdout, /prp demo --console/);
 
-    const c = await start(["demo", "--console", "--delay-ms", "0", "--out", join(dir, "watched")]);
+    const c = await start(["demo", "--console", "--delay-ms", "0", "--out", join(dir, "watched"), ...PATIENT_HARNESS]);
     const runId = /#\/run\/(run_\w+)/.exec(c.stdout())?.[1];
     assert.ok(runId, c.stdout());
     await until(() => c.stdout().includes("open until Ctrl-C"), () => `the demo to end its run: ${c.stdout()}`, 60_000);

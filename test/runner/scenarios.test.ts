@@ -8,6 +8,7 @@ import { decode } from "../../src/contract/index.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { runPrp } from "../cli/run-cli.js";
 import { liveGroupMembers } from "../support/processes.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
 
 interface Ran {
   status: number | null;
@@ -28,7 +29,7 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
   let serial = 0; // unique run ids and answer files in one directory, the same every time
   const run = (script: string, extra: string[] = []): Ran => {
     const runId = `run_${script.replace(/[^A-Za-z0-9]/g, "_")}_${++serial}`;
-    const res = runPrp(["run", "--json", "--script", script, "--delay-ms", "0", "--run-id", runId, "--out", dir, ...extra]);
+    const res = runPrp(["run", "--json", "--script", script, "--delay-ms", "0", "--run-id", runId, "--out", dir, ...PATIENT_HARNESS, ...extra]);
     const events = res.stdout.trimEnd().split("\n").filter(Boolean).map((l) => JSON.parse(l) as PrpEvent);
     const terminals = events.filter((e) => e.eventType === "run.terminal");
     assert.equal(terminals.length, 1, `exactly one run.terminal\n${res.stderr}`);
@@ -153,7 +154,7 @@ describe("prp run --json | prp replay --events -", () => {
   it("the events of a live run replay into a complete session with the run's terminal", () => {
     const dir = mkdtempSync(join(tmpdir(), "prp-pipe-"));
     try {
-      const run = runPrp(["run", "--json", "--script", "error", "--delay-ms", "0", "--out", dir]);
+      const run = runPrp(["run", "--json", "--script", "error", "--delay-ms", "0", "--out", dir, ...PATIENT_HARNESS]);
       const summary = runPrp(["replay", "--events", "-", "--summary"], { input: run.stdout });
       assert.equal(summary.status, 0, summary.stderr);
       const parsed = JSON.parse(summary.stdout);
