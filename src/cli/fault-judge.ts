@@ -5,13 +5,15 @@ import type { PrpEvent } from "../contract/kinds.js";
 import { parseCrashPoint } from "../runner/durable/durable-runner.js";
 import type { Script } from "../harness/fake-harness.js";
 import { scriptEmissions } from "../harness/script-emissions.js";
+import { GOAL_EVENTS } from "../contract/version-gates.js";
+import { goalFindings } from "./goal-judge.js";
 import type { DurableRunFacts } from "./durable-run.js";
 import type { Fault } from "./faults.js";
 import { readHostRecord } from "./host-record.js";
 import { scriptDelivery } from "./script-delivery.js";
 
 export interface CheckResult {
-  check: "script" | "sequence" | "terminal" | "once-per-run" | "fault" | "outbox" | "secrets" | "processes";
+  check: "script" | "sequence" | "terminal" | "once-per-run" | "goals" | "fault" | "outbox" | "secrets" | "processes";
   passed: boolean;
   /** Why it failed, one finding a line; at most MAX_REASONS, then a count of the rest. */
   reasons: string[];
@@ -45,7 +47,8 @@ const MAX_REASONS = 20;
  * runner's counters: the script's harness events each once and in order (a prefix with no
  * hole when the fault cuts the harness short); sourceSeq 1..N with no gap, no second id for
  * a seq and no conflicting redelivery; one run.terminal and it is last (none when the fault
- * stops the runner first); the runner's once-per-run events at most once; what the fault
+ * stops the runner first); the runner's once-per-run events at most once; the session goal
+ * through the fault on v2 and later, and no goal event on v1 (goal-judge.ts); what the fault
  * itself must show; no bootstrap ticket in any state file, log or event; no process of the
  * run (runner, harness, its group, a worker, an orphan guard) alive after it, read from /proc.
  */
@@ -53,7 +56,8 @@ export function judgeFault(fault: Fault, facts: DurableRunFacts, script: Script)
   const record = readHostRecord(facts.events, facts.run?.ackedSourceSeq);
   const { events } = record;
   const expected = scriptEmissions(script);
-  const delivery = scriptDelivery(expected, events, { prefix: fault.cutsHarnessShort === true });
+  // Goal events are judged by their own check: the runner reports some of them itself, and repeats them after a resume.
+  const delivery = scriptDelivery(expected, events.filter((e) => !GOAL_EVENTS.has(e.eventType)), { prefix: fault.cutsHarnessShort === true });
   const count = (type: string) => events.filter((e) => e.eventType === type).length;
   const peakOutboxBytes = recordedPeakOutboxBytes(facts.dir);
   const maxOutboxBytes = fault.maxOutboxBytes ?? DEFAULT_MAX_OUTBOX_BYTES;
@@ -66,6 +70,7 @@ export function judgeFault(fault: Fault, facts: DurableRunFacts, script: Script)
       const seqs = events.filter((e) => e.eventType === type).map((e) => e.sourceSeq);
       return seqs.length > 1 ? [`duplicate: ${type} at sourceSeq ${seqs.join(", ")}`] : [];
     })),
+    check("goals", goalFindings(events, script, facts.run?.protocolVersion ?? 1, fault.cutsHarnessShort === true)),
     check("fault", faultFindings(fault, facts, events, script)),
     check("outbox", peakOutboxBytes > maxOutboxBytes ? [`the runner recorded a peak outbox of ${peakOutboxBytes} bytes, over the ${maxOutboxBytes}-byte limit`] : []),
     check("secrets", secrets),

@@ -16,6 +16,8 @@ export interface FaultRunRequest {
   dir: string;
   /** --delay-ms; a fault's own delay wins. */
   delayMs?: number;
+  /** The run's protocol version (default 1): the authority registers the run for it and the runner offers 1-N. */
+  protocolVersion?: number;
   /** prp-runnerd flags besides the fault's own. */
   runnerArgs?: string[];
   onCommitted?: (event: PrpEvent) => void;
@@ -38,6 +40,7 @@ export async function runFaultOnce(request: FaultRunRequest): Promise<FaultRun> 
     dir: request.dir,
     faults: plan.steps,
     ...(plan.crashAt ? { crashAt: plan.crashAt } : {}),
+    ...(request.protocolVersion !== undefined ? { protocolVersion: request.protocolVersion } : {}),
     runnerArgs: [...(fault.runnerArgs ?? []), ...(request.runnerArgs ?? [])],
     ...(fault.relaunchAfterLeaseExpiry ? { relaunchAfterLeaseExpiry: true } : {}),
     ...(delayMs !== undefined ? { delayMs } : {}),

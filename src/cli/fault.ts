@@ -6,7 +6,7 @@ import { targetOfScript } from "./run-target.js";
 import type { FaultVerdict } from "./fault-judge.js";
 import { runFaultOnce } from "./fault-run.js";
 import { FAULTS } from "./faults.js";
-import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseSeed } from "./options.js";
+import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseProtocolVersion, parseSeed } from "./options.js";
 import { drawSeed } from "./seeded-random.js";
 import { scriptFromOption } from "./script-option.js";
 
@@ -17,6 +17,7 @@ export interface FaultRunOptions {
   seed?: number;
   at?: number;
   harnessReadyMs?: number;
+  protocolMax?: number;
   out: string;
 }
 
@@ -41,6 +42,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     dir: resolve(opts.out, "faults", name),
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     ...(opts.harnessReadyMs !== undefined ? { runnerArgs: harnessReadyArgs(opts.harnessReadyMs) } : {}),
+    ...(opts.protocolMax !== undefined ? { protocolVersion: opts.protocolMax } : {}),
     onCommitted: (event) => {
       if (live) show(eventLine(event));
     },
@@ -80,6 +82,9 @@ counters:
                 event has the same content, and the authority's cursor stands at N
   terminal      exactly one run.terminal and it is the last event (none for revoke, suspend)
   once-per-run  workspace.ready, session.starting, turn.submitted, harness.starting at most once
+  goals         none on v1; on v2 and later (--protocol-max), the goals the events report are the
+                script's in order (the same goal reported again counts once), the capability and
+                a goal snapshot follow every open and resume, and a harness restart keeps the goal
   fault         what the fault itself must show (its events, the runner's exit, the kill point
                 reached, its own check when it plays its own script)
   outbox        the peak outbox the runner recorded in its state file stays under the limit (the
@@ -100,6 +105,7 @@ export function registerFault(program: Command): void {
     .option("--seed <n>", "seed every random choice (the kill point); without it a seed is drawn and printed", parseSeed)
     .option("--at <n>", "crash-after-commit: the event, crash-after-journal: the command after which the runner kills itself; a point past the run's last one fails the verdict (the kill point was not reached)", parsePositiveInt)
     .option("--harness-ready-ms <n>", HARNESS_READY_HELP, parsePositiveInt)
+    .option("--protocol-max <n>", "the run's protocol version, 1-3 (default 1): on 2 and 3 the verdict also judges the session goal through the fault", parseProtocolVersion)
     .option("--out <dir>", "where fault runs keep their state: <dir>/faults/<name>/<runId>/", ".prp")
     .addHelpText("after", `\nFaults:\n${Object.entries(FAULTS).map(([n, f]) => `  ${n.padEnd(20)} ${f.describe}`).join("\n")}\n${JUDGE_HELP}\n\nExit status: 0 when every check passes.\n\nExamples:\n  prp fault socket-drop\n  prp fault runner-restart --seed 42 --json\n  prp fault crash-after-commit --at 12\n  prp fault none --script many-items`)
     .action(async (name: string, opts: FaultRunOptions) => {

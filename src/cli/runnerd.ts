@@ -207,6 +207,7 @@ const driver = opts.harness === "acp"
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
     ...(opts.credentialFile ? { credentialFile: opts.credentialFile } : {}),
+    journalPath: join(activityDir, "fake-harness-journal.jsonl"),
     ...limits,
   });
 const credentials = opts.credentialFile ? { credentials: { provider: opts.credentialProvider ?? opts.harness, path: opts.credentialFile } } : {};

@@ -5,6 +5,7 @@ import type { GoalOperation, HarnessDriver, HarnessListener, SessionOpen } from 
 import { COMMAND_SCHEMA, parseHarnessMessage, type HarnessCommandPayloads, type HarnessCommandType, type HarnessMessage } from "./harness-protocol.js";
 import { DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
 import { FAKE_CREDENTIAL_FILE_ENV } from "./fake-credentials.js";
+import { FAKE_HARNESS_JOURNAL_ENV } from "./goal-journal.js";
 import { whenGone } from "./gone.js";
 import { SupervisedProcess } from "./supervisor.js";
 
@@ -23,6 +24,8 @@ export interface FakeDriverOptions {
   graceMs?: number;
   /** The credential file the harness's credentials steps change (given to it as PRP_FAKE_CREDENTIAL_FILE). */
   credentialFile?: string;
+  /** Where the harness notes its goal answers for a replacement (PRP_FAKE_HARNESS_JOURNAL): a file in the runner's private state. */
+  journalPath?: string;
 }
 
 /**
@@ -67,7 +70,7 @@ export class FakeHarnessDriver implements HarnessDriver {
     const h = new SupervisedProcess({
       command: this.command,
       args: this.args,
-      ...(o.credentialFile || o.runtimeEnv ? { env: { ...o.runtimeEnv, ...(o.credentialFile ? { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } : {}) } } : {}),
+      ...(o.credentialFile || o.runtimeEnv || o.journalPath ? { env: { ...o.runtimeEnv, ...(o.credentialFile ? { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } : {}), ...(o.journalPath ? { [FAKE_HARNESS_JOURNAL_ENV]: o.journalPath } : {}) } } : {}),
       maxLineBytes: limit,
       ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),

@@ -3,6 +3,7 @@ import { recordThroughHelper } from "./record-through-helper.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import type * as T from "../contract/generated/types.js";
 import { playCredentialStep } from "./fake-credentials.js";
+import { GoalJournal, type Goal } from "./goal-journal.js";
 import { MESSAGE_SCHEMA, type HarnessCommand, type HarnessCommandType, type HarnessMessagePayloads, type HarnessMessageType } from "./harness-protocol.js";
 
 export type Script = T.PRPFakeHarnessScript;
@@ -25,6 +26,8 @@ export interface FakeHarnessOptions {
   resolutionWaitMs?: number;
   /** The credential file that credentials steps change; without it they change nothing. */
   credentialFile?: string;
+  /** Where goal answers are noted for a replacement harness (goal-journal.ts); without it a replacement cannot account for them. */
+  journalPath?: string;
 }
 
 class WaitTimeout extends Error {}
@@ -46,18 +49,49 @@ export class FakeHarness {
   private goal: T.SessionGoalSnapshot | null = null;
   private goalCommands = 0;
   private goalCommandsAwaited = 0;
+  private readonly journal: GoalJournal;
+  /** The goal answers the predecessor sent, by message number: the replay steps over them. */
+  private answeredBefore = new Map<number, Goal>();
+  /** Goal commands not answered yet: they wait until this process has caught up with its predecessor. */
+  private readonly goalBacklog: HarnessCommand[] = [];
+  private opened = false;
 
   constructor(
     private readonly script: Script,
     private readonly io: FakeHarnessIo,
     private readonly options: FakeHarnessOptions = {},
-  ) {}
+  ) {
+    this.journal = new GoalJournal(options.journalPath);
+  }
 
   /** Hands the harness one command the runner sent. */
   receive(command: HarnessCommand): void {
-    if (command.type.startsWith("session.goal.")) this.answerGoal(command);
-    else this.inbox.push(command);
+    if (command.type.startsWith("session.goal.")) {
+      this.goalBacklog.push(command);
+      this.answerBacklog();
+    } else {
+      this.inbox.push(command);
+    }
     this.wake?.();
+  }
+
+  /**
+   * Answers the waiting goal commands once the session is open and the replay has reached the
+   * last message the runner received: before that, neither the goal nor the next message number
+   * is the one the runner knows (a runner asks for the goal right after it opens or resumes).
+   */
+  private answerBacklog(): void {
+    this.passAnswered();
+    if (!this.opened || this.messageSeq < this.resumeAfter) return;
+    for (const command of this.goalBacklog.splice(0)) this.answerGoal(command);
+  }
+
+  /** Steps over the predecessor's goal answers at this point of the replay: their numbers, and the goal each left. */
+  private passAnswered(): void {
+    while (this.answeredBefore.has(this.messageSeq + 1)) {
+      this.goal = this.answeredBefore.get(++this.messageSeq)!;
+      this.goalCommands++;
+    }
   }
 
   /** get answers with the snapshot; set changes the fields it names; clear forgets the goal. */
@@ -65,19 +99,24 @@ export class FakeHarness {
     this.goalCommands++;
     if (command.type === "session.goal.clear") {
       this.goal = null;
-      return this.send("goal", { change: "cleared", goal: null });
+      return this.sendGoalAnswer("cleared");
     }
     const set = command.type === "session.goal.set" ? (command as HarnessCommand<"session.goal.set">).payload : null;
     const objective = set?.objective ?? this.goal?.objective;
     // A set with no objective, and no goal to change, changes nothing: it reads as a get.
-    if (!set || objective === undefined) return this.send("goal", { change: "snapshot", goal: this.goal });
+    if (!set || objective === undefined) return this.sendGoalAnswer("snapshot");
     this.goal = {
       objective,
       status: set.status ?? (this.goal?.status === "paused" ? "paused" : "active"),
       workingNow: false,
       tokenBudget: set.tokenBudget !== undefined ? set.tokenBudget : (this.goal?.tokenBudget ?? null),
     };
-    this.send("goal", { change: "updated", goal: this.goal });
+    this.sendGoalAnswer("updated");
+  }
+
+  private sendGoalAnswer(change: "snapshot" | "updated" | "cleared"): void {
+    this.journal.note(this.messageSeq + 1, this.goal);
+    this.send("goal", { change, goal: this.goal });
   }
 
   /** The runner closed our stdin: nothing more will arrive. */
@@ -91,6 +130,10 @@ export class FakeHarness {
       this.send("ready", {});
       const open = await this.next("session.open", this.options.commandWaitMs ?? 10_000);
       this.resumeAfter = open.payload.resumeAfterMessageSeq ?? 0;
+      if (this.resumeAfter === 0) this.journal.reset();
+      else this.answeredBefore = this.journal.answersUpTo(this.resumeAfter);
+      this.opened = true;
+      this.answerBacklog();
       this.emit("session.started", { driverSessionId: open.payload.driverSessionId });
       this.emit("runtime.phase.changed", { phase: "executing" });
       const turn = await this.next("turn.start", this.options.commandWaitMs ?? 10_000);
@@ -189,8 +232,10 @@ export class FakeHarness {
   }
 
   private send<K extends HarnessMessageType>(type: K, payload: HarnessMessagePayloads[K]): void {
+    if (type !== "ready") this.passAnswered();
     if (type !== "ready" && this.messageSeq + 1 <= this.resumeAfter) {
       this.messageSeq++; // replayed silently: the runner already has this message
+      this.answerBacklog(); // the last one replayed: the goal commands waiting are answered now
       return;
     }
     this.io.writeStdout(JSON.stringify({ schema: MESSAGE_SCHEMA, messageSeq: ++this.messageSeq, type, payload }));

@@ -1,6 +1,7 @@
 import { BatchedLineWriter } from "./batched-writer.js";
 import { FAKE_CREDENTIAL_FILE_ENV } from "./fake-credentials.js";
 import { FakeHarness, type Script } from "./fake-harness.js";
+import { FAKE_HARNESS_JOURNAL_ENV } from "./goal-journal.js";
 import { parseHarnessCommand } from "./harness-protocol.js";
 import { BoundedLineReader } from "./line-reader.js";
 
@@ -11,7 +12,11 @@ export async function playFakeHarness(script: Script, delayMs?: number): Promise
     writeStdout: (line) => stdout.write(line),
     writeStderr: (line) => process.stderr.write(`${line}\n`),
     exit: (code) => stdout.flush(() => process.exit(code)),
-  }, { ...(delayMs === undefined ? {} : { delayMs }), ...(process.env[FAKE_CREDENTIAL_FILE_ENV] ? { credentialFile: process.env[FAKE_CREDENTIAL_FILE_ENV] } : {}) });
+  }, {
+    ...(delayMs === undefined ? {} : { delayMs }),
+    ...(process.env[FAKE_CREDENTIAL_FILE_ENV] ? { credentialFile: process.env[FAKE_CREDENTIAL_FILE_ENV] } : {}),
+    ...(process.env[FAKE_HARNESS_JOURNAL_ENV] ? { journalPath: process.env[FAKE_HARNESS_JOURNAL_ENV] } : {}),
+  });
   const reader = new BoundedLineReader();
   process.stdin.on("data", (chunk: Buffer) => {
     for (const e of reader.push(chunk)) {

@@ -27,7 +27,7 @@ describe("prp authority run create --protocol-version", () => {
 
   it("refuses a version outside 1-3 as a usage error, says which versions there are, and registers nothing", () => {
     const refused = runPrp(["authority", "run", "create", "--protocol-version", "4", "--run-id", "run_v4", ...store]);
-    assert.equal(refused.status, 1, refused.stderr);
+    assert.equal(refused.status, 2, refused.stderr);
     assert.match(refused.stderr, /expected a protocol version in 1-3, got 4/);
     assert.equal(runPrp(["authority", "runs", "--json", ...store]).stdout.includes("run_v4"), false);
   });

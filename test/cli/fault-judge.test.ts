@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { DurableRunFacts } from "../../src/cli/durable-run.js";
-import { judgeFault, type FaultVerdict } from "../../src/cli/fault-judge.js";
+import { judgeFault } from "../../src/cli/fault-judge.js";
 import { runFaultOnce } from "../../src/cli/fault-run.js";
+import { failing, renumbered } from "./judge-records.js";
 import { FAULTS, type Fault } from "../../src/cli/faults.js";
 import { scriptDelivery } from "../../src/cli/script-delivery.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
@@ -20,16 +21,6 @@ const indexOf = (events: PrpEvent[], type: string, itemId?: string) => {
   assert.ok(i >= 0, `the record has ${type} ${itemId ?? ""}`);
   return i;
 };
-
-/** The record as a runner that emitted exactly `events` would have left it: seqs and ids 1..N, the cursor at N. */
-function renumbered(facts: DurableRunFacts, events: PrpEvent[]): DurableRunFacts {
-  const runner = facts.events[0]!.sourceInstanceId;
-  const out = events.map((e, i) => ({ ...e, sourceSeq: i + 1, sourceEventId: `event_${runner}_${String(i + 1).padStart(16, "0")}` }));
-  return { ...facts, events: out, run: facts.run ? { ...facts.run, ackedSourceSeq: out.length } : undefined };
-}
-
-
-const failing = (v: FaultVerdict) => Object.fromEntries(v.checks.filter((c) => !c.passed).map((c) => [c.check, c.reasons]));
 
 describe("the fault judge fails on a record that lost, repeated or changed an event", () => {
   let out: string;
