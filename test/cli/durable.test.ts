@@ -69,7 +69,7 @@ describe("durable runs over the encrypted WebSocket", () => {
       assert.equal(verdict.passed, true, `seed ${verdict.seed}: ${JSON.stringify(failed)}\n${run.stderr}`);
       assert.equal(verdict.fault, name);
       assert.ok(Number.isInteger(verdict.seed), "the drawn seed is in the JSON line");
-      assert.deepEqual(verdict.checks.map((c: { check: string }) => c.check), ["script", "sequence", "terminal", "once-per-run", "fault", "outbox", "secrets", "processes"]);
+      assert.deepEqual(verdict.checks.map((c: { check: string }) => c.check), ["script", "sequence", "terminal", "once-per-run", "goals", "fault", "outbox", "secrets", "processes"]);
       assert.equal(verdict.secretsFound, 0);
       assert.ok(verdict.commandEffects <= 1, "no command has two effects (a crash right after journaling leaves it with none)");
       assert.equal(run.status, 0);
