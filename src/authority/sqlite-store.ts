@@ -499,8 +499,9 @@ export class SqliteAuthorityStore implements AuthorityStore {
   /**
    * The checks and writes of `commitEvent`, inside the caller's transaction; every check comes
    * before the event's first write (a window trim the batch owes its run may come first: it
-   * leaves the state one commit per event would have). `runs` holds each run's row and terminal as this batch left them, so
-   * a run's next event in the batch is checked without reading them again.
+   * leaves the state one commit per event would have). `runs` holds each run's row and
+   * terminal as this batch left them, so a run's next event in the batch is checked without
+   * reading them again.
    */
   private appendEvent(item: BatchedEvent, nowMs: number, { runs, moved }: Batch): Result<{ ackedSourceSeq: number }> {
     const { runId, event: e } = item;

@@ -1,3 +1,4 @@
+import { canonicalJson } from "../contract/canonical-json.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { GOAL_EVENTS } from "../contract/version-gates.js";
 import type { Script, Step } from "../harness/fake-harness.js";
@@ -8,7 +9,7 @@ const OPENS = new Set(["session.started", "session.reconciled"]);
 const GOAL_REPORTS = new Set(["session.goal.snapshot", "session.goal.updated", "session.goal.cleared"]);
 
 /** A goal as text, so that two reports of one goal compare equal whatever their key order. */
-const goalText = (goal: unknown): string => (goal === null || goal === undefined ? "none" : JSON.stringify(Object.fromEntries(Object.entries(goal as object).sort(([a], [b]) => a.localeCompare(b)))));
+const goalText = (goal: unknown): string => (goal === null || goal === undefined ? "none" : canonicalJson(goal));
 
 /** The goals a script sets, in order: a session starts with none. */
 function scriptGoals(script: Script): string[] {
@@ -69,6 +70,7 @@ function sameStates(events: readonly PrpEvent[], script: Script, cutShort: boole
   const restarted = events.some((e) => e.eventType === "runner.reconciled");
   // A restarted runner's new harness starts with no goal: a last "none" is its.
   const states = restarted && reported.length > 1 && reported.at(-1) === "none" ? reported.slice(0, -1) : reported;
-  const fits = cutShort || restarted ? states.length <= expected.length && states.every((s, i) => s === expected[i]) : states.length === expected.length && states.every((s, i) => s === expected[i]);
+  const prefix = states.length <= expected.length && states.every((s, i) => s === expected[i]);
+  const fits = prefix && (cutShort || restarted || states.length === expected.length);
   return fits ? [] : [`the goals reported are not the script's: reported ${states.join(" → ")}; the script sets ${expected.join(" → ")}`];
 }

@@ -67,10 +67,15 @@ export class FakeHarnessDriver implements HarnessDriver {
       trusted = false; // a harness that broke its protocol is not read any further
       listener.fact({ kind: "violation", message });
     };
+    const env = {
+      ...o.runtimeEnv,
+      ...(o.credentialFile ? { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } : {}),
+      ...(o.journalPath ? { [FAKE_HARNESS_JOURNAL_ENV]: o.journalPath } : {}),
+    };
     const h = new SupervisedProcess({
       command: this.command,
       args: this.args,
-      ...(o.credentialFile || o.runtimeEnv || o.journalPath ? { env: { ...o.runtimeEnv, ...(o.credentialFile ? { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } : {}), ...(o.journalPath ? { [FAKE_HARNESS_JOURNAL_ENV]: o.journalPath } : {}) } } : {}),
+      ...(o.credentialFile || o.runtimeEnv || o.journalPath ? { env } : {}),
       maxLineBytes: limit,
       ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),

@@ -46,7 +46,7 @@ export class FakeHarness {
   /** After a restart: messages up to this number were delivered by the previous process. */
   private resumeAfter = 0;
   /** The session goal (runtime.md §9); goal commands are answered as they arrive, between steps. */
-  private goal: T.SessionGoalSnapshot | null = null;
+  private goal: Goal = null;
   private goalCommands = 0;
   private goalCommandsAwaited = 0;
   private readonly journal: GoalJournal;
