@@ -16,6 +16,8 @@ import { runSurvivors } from "./run-processes.js";
 /** Something a fault does to a run once the authority has committed a given number of events. */
 export interface FaultStep {
   afterEvents: number;
+  /** And not before an event that matches this one is committed. */
+  afterEvent?: (event: PrpEvent) => boolean;
   act(ctx: FaultContext): Promise<void>;
 }
 
@@ -130,6 +132,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   const facts: DurableRunFacts = { runId: identity.runId, dir, events: [], run: undefined, runnerExits: [], runnerPids: [], survivors: [], runnerLogs: [], tickets: [], ...(options.crashAt ? { crashAt: options.crashAt } : {}) };
   const note = options.note ?? (() => {});
   const pendingFaults = [...(options.faults ?? [])];
+  const matched = new Set<FaultStep>(); // the steps whose afterEvent was committed
   let chain: Promise<void> = Promise.resolve();
   let resolveTerminal!: () => void;
   const terminalCommitted = new Promise<void>((r) => (resolveTerminal = r));
@@ -148,7 +151,8 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       facts.events.push(event);
       options.onCommitted?.(event);
       if (event.eventType === "run.terminal") resolveTerminal();
-      while (pendingFaults.length > 0 && facts.events.length >= pendingFaults[0]!.afterEvents) {
+      for (const step of pendingFaults) if (step.afterEvent?.(event)) matched.add(step);
+      while (pendingFaults.length > 0 && facts.events.length >= pendingFaults[0]!.afterEvents && (!pendingFaults[0]!.afterEvent || matched.has(pendingFaults[0]!))) {
         const step = pendingFaults.shift()!;
         chain = chain.then(() => step.act(ctx)); // faults run outside the commit, in order
       }

@@ -28,6 +28,8 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
   const takingAt = Object.keys(FAULTS).filter((n) => FAULTS[n]!.takesAt);
   if (opts.at !== undefined && !fault.takesAt) return program.error(`--at names a kill point: only for ${takingAt.join(" and ")}`, { exitCode: 2 });
   const script = scriptFromOption(program, opts.script ?? fault.script ?? "happy-path");
+  const unfit = fault.refusesScript?.(script.script);
+  if (unfit) return program.error(unfit, { exitCode: 2 });
   const seed = opts.seed ?? drawSeed();
   const show = (line: string) => {
     if (!opts.json) console.log(line);

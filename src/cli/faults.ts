@@ -1,5 +1,9 @@
+import type * as T from "../contract/generated/types.js";
+import type { PrpEvent } from "../contract/kinds.js";
+import type { Script, Step } from "../harness/fake-harness.js";
 import type { DurableRunFacts, FaultStep } from "./durable-run.js";
 import { describeKillPoint, drawKillPoint, KILL_KINDS, killPlan, type KillPoint } from "./kill-points.js";
+import { harnessItemId } from "./script-delivery.js";
 import type { SeededRandom } from "./seeded-random.js";
 import { SIGNAL_FAULTS } from "./signal-faults.js";
 
@@ -16,6 +20,8 @@ export interface FaultPlan {
 export interface FaultChoice {
   random: SeededRandom;
   at?: number;
+  /** The script the run plays, for a fault whose point depends on it. */
+  script?: Script;
 }
 
 export interface Fault {
@@ -38,6 +44,8 @@ export interface Fault {
   runnerExit?: number;
   /** The scenario the fault needs, unless --script names another. */
   script?: string;
+  /** Why the fault cannot be injected into a run of this script, or null. */
+  refusesScript?: (script: Script) => string | null;
   /** Overrides --delay-ms: the fault needs the run to last. */
   delayMs?: number;
   /** Relaunch a runner that exits 3, as a controller does after a lease expiry. */
@@ -54,6 +62,26 @@ export interface Fault {
 }
 
 const fixed = (steps: FaultStep[]): (() => FaultPlan) => () => ({ steps });
+
+/**
+ * The event the script's harness reports just before its first delay step, as a matcher on
+ * committed events (type and the harness's item id): once it is committed, the harness is
+ * waiting out that delay, so a kill then lands on a live harness whatever the script's length.
+ */
+function beforeFirstDelay(script: Script): ((event: PrpEvent) => boolean) | null {
+  let last: T.EventStep | null = null;
+  for (const step of script.steps as Step[]) {
+    if (step.kind === "exit") break;
+    if (step.kind === "delay" && last) {
+      const { event_type: type, item_id: itemId } = last;
+      return (event) => event.eventType === type && harnessItemId(event) === itemId;
+    }
+    if (step.kind === "event") last = step as T.EventStep;
+  }
+  return null;
+}
+
+const HARNESS_RESTART_SCRIPT = "harness-restart needs a script whose harness reports an event and then waits (a delay step), so that the kill lands on a running harness; happy-path has one";
 
 function killAt(point: KillPoint): FaultPlan {
   return { ...killPlan(point), chosen: describeKillPoint(point) };
@@ -112,7 +140,11 @@ export const FAULTS: Record<string, Fault> = {
   },
   "harness-restart": {
     describe: "the harness's process group is killed mid-turn: the runner reports its exit, starts a second harness that resumes where the first stopped, and reports harness.ready and session.reconciled",
-    plan: fixed([{ afterEvents: 12, act: async (ctx) => {
+    refusesScript: (script) => (beforeFirstDelay(script) ? null : `${HARNESS_RESTART_SCRIPT}, "${script.name}" has none`),
+    plan: ({ script }) => {
+      const afterEvent = script && beforeFirstDelay(script);
+      if (!afterEvent) throw new Error(HARNESS_RESTART_SCRIPT);
+      return { steps: [{ afterEvents: 0, afterEvent, act: async (ctx) => {
       const ready = ctx.committed().find((e) => e.eventType === "harness.ready");
       const pid = (ready?.payload as { pid?: number } | undefined)?.pid;
       try {
@@ -120,7 +152,8 @@ export const FAULTS: Record<string, Fault> = {
       } catch {
         ctx.note(`the harness (group ${pid}) had already ended: nothing to kill`); // the check below then fails
       }
-    } }]),
+    } }] };
+    },
     // A delay keeps the first harness running until the kill lands.
     delayMs: 500,
     shows: ["session.reconciled"],

@@ -22,13 +22,16 @@ interface Seen {
   carries: number;
 }
 
+/** The harness's own item id of a committed event: in durable mode the envelope's itemId is the run's, the harness's is its providerItemId. */
+export function harnessItemId(event: PrpEvent): string | undefined {
+  const envelope = event as { itemId?: string; providerItemId?: unknown };
+  return typeof envelope.providerItemId === "string" ? envelope.providerItemId : envelope.itemId;
+}
+
 function seen(event: PrpEvent): Seen {
   const payload = event.payload as Record<string, unknown>;
   const coalesced = event.eventType === "item.delta" && typeof payload.coalescedDeltas === "number" ? payload.coalescedDeltas : 1;
-  // In durable mode the envelope's itemId is the run's; the harness's own is its providerItemId.
-  const envelope = event as { itemId?: string; providerItemId?: unknown };
-  const itemId = typeof envelope.providerItemId === "string" ? envelope.providerItemId : envelope.itemId;
-  return { eventType: event.eventType, itemId, payload: omit(payload, RUNNER_ADDED), sourceSeq: event.sourceSeq, carries: Math.max(1, coalesced) };
+  return { eventType: event.eventType, itemId: harnessItemId(event), payload: omit(payload, RUNNER_ADDED), sourceSeq: event.sourceSeq, carries: Math.max(1, coalesced) };
 }
 
 function omit(payload: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
