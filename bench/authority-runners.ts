@@ -21,7 +21,7 @@ export const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 export const key = (runId: string, seq: number): string => `${runId}#${seq}`;
 
 /** A v1 item.delta of the run, as its runner sends it. */
-const benchEvent = (id: RunIdentity, seq: number): Record<string, unknown> => ({
+export const benchEvent = (id: RunIdentity, seq: number): Record<string, unknown> => ({
   schema: "paperclip.prp.event.v1", sourceEventId: `event_${id.runnerInstanceId}_${String(seq).padStart(16, "0")}`, sourceSeq: seq,
   sourceInstanceId: id.runnerInstanceId, sourceKind: "runner", runId: id.runId, normalizedSessionId: id.normalizedSessionId,
   turnId: id.turnId, itemId: id.itemId, eventType: "item.delta", schemaVersion: 1, priority: 2, emittedAt: new Date().toISOString(),

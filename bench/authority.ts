@@ -31,6 +31,7 @@ import { MAX_UNAUTHENTICATED_PER_ADDRESS } from "../src/transport/index.js";
 import { startTestPostgres } from "../test/support/postgres.js";
 import { key, now, type RunnerPlan, type RunnersMessage } from "./authority-runners.js";
 import { BUILD, benchIdentity } from "./durable-send.js";
+import { frameFloorMicros } from "./frame-floor.js";
 import { fmt, percentile } from "./measure.js";
 
 const { values: args } = parseArgs({
@@ -240,7 +241,12 @@ async function postgresFigures(): Promise<Figures> {
   }
 }
 
-function print(name: string, f: Figures): void {
+/**
+ * `floorUs`: opening one event frame with native parts (frame-floor.ts). The ceiling is the ratio
+ * one authority thread could reach if its store work cost exactly the bare insert and nothing
+ * but that floor came on top: no WebSocket, checks, ACK or scheduling.
+ */
+function print(name: string, f: Figures, floorUs: number): void {
   const rate = f.events / f.seconds;
   const ms = (xs: number[], q: number) => percentile(xs, q).toFixed(2).padStart(8);
   console.log(`${name}: ${fmt(f.events)} events from ${RUNNERS} runners in ${f.seconds.toFixed(2)} s, ${fmt(f.transactionMs.length)} transactions (${(f.events / f.transactionMs.length).toFixed(1)} events each)`);
@@ -253,6 +259,11 @@ function print(name: string, f: Figures): void {
     console.log(`  bare batched inserts/s (${b.size} rows per transaction) ${fmt(b.rowsPerSecond).padStart(10)}`);
     console.log(`  ratio to bare batched inserts (${b.size} rows)      ${(rate / b.rowsPerSecond).toFixed(2).padStart(10)}`);
   }
+  console.log(`  frame floor: opening one event frame natively (JSON, hex, AES-256-GCM) ${floorUs.toFixed(1)} µs on one core`);
+  for (const b of f.bare) {
+    const bareUs = 1e6 / b.rowsPerSecond;
+    console.log(`  ceiling on one authority thread (${b.size} rows): ${bareUs.toFixed(1)} µs bare insert / (bare + floor) = ${(bareUs / (bareUs + floorUs)).toFixed(2)}`);
+  }
   console.log(`  commit → ACK ms   p50 ${ms(f.commitToAckMs, 0.5)}   p99 ${ms(f.commitToAckMs, 0.99)}`);
   console.log(`  send → ACK ms     p50 ${ms(f.sendToAckMs, 0.5)}   p99 ${ms(f.sendToAckMs, 0.99)}`);
 }
@@ -260,8 +271,9 @@ function print(name: string, f: Figures): void {
 const root = mkdtempSync(join(tmpdir(), "prp-bench-authority-"));
 try {
   console.log(`bench:authority: ${RUNNERS} runners × ${EVENTS} events, stores on disk under ${tmpdir()}`);
-  if (args.store !== "postgres") print("SQLite", await sqliteFigures(root));
-  if (args.store !== "sqlite") print("PostgreSQL", await postgresFigures());
+  const floorUs = frameFloorMicros(benchIdentity(1));
+  if (args.store !== "postgres") print("SQLite", await sqliteFigures(root), floorUs);
+  if (args.store !== "sqlite") print("PostgreSQL", await postgresFigures(), floorUs);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
