@@ -7,6 +7,7 @@
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import type { RunIdentity } from "../src/authority/identity.js";
 import { MAX_BATCH_EVENTS, dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, type RunnerToCoreKind, type SecureChannel } from "../src/transport/index.js";
+import { threadCpuMicros } from "./cpu.js";
 import { BUILD } from "./durable-send.js";
 
 export interface RunnerPlan {
@@ -15,7 +16,11 @@ export interface RunnerPlan {
   token: string;
 }
 
-export type RunnersMessage = { kind: "connected" } | { kind: "done"; sentAt: Array<[string, number]>; ackedAt: Array<[string, number]> } | { kind: "failed"; error: string };
+export type RunnersMessage =
+  | { kind: "connected" }
+  /** `cpuMicros`: this thread's CPU from go to done, by the kernel's count (null off Linux). */
+  | { kind: "done"; sentAt: Array<[string, number]>; ackedAt: Array<[string, number]>; cpuMicros: number | null }
+  | { kind: "failed"; error: string };
 
 export const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 export const key = (runId: string, seq: number): string => `${runId}#${seq}`;
@@ -88,8 +93,11 @@ async function runAll(port: NonNullable<typeof parentPort>, plans: RunnerPlan[],
   const go = new Promise((resolve) => port.once("message", resolve));
   port.postMessage({ kind: "connected" } satisfies RunnersMessage);
   await go;
+  const cpuAtGo = threadCpuMicros();
   await Promise.all(runners.map((r) => r.run()));
-  port.postMessage({ kind: "done", sentAt: [...sentAt], ackedAt: [...ackedAt] } satisfies RunnersMessage);
+  const cpuAtDone = threadCpuMicros();
+  const cpuMicros = cpuAtGo !== null && cpuAtDone !== null ? cpuAtDone - cpuAtGo : null;
+  port.postMessage({ kind: "done", sentAt: [...sentAt], ackedAt: [...ackedAt], cpuMicros } satisfies RunnersMessage);
 }
 
 if (!isMainThread && parentPort) {

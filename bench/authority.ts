@@ -30,6 +30,7 @@ import type { AuthorityStore, BatchedEvent } from "../src/authority/store.js";
 import { MAX_UNAUTHENTICATED_PER_ADDRESS } from "../src/transport/index.js";
 import { startTestPostgres } from "../test/support/postgres.js";
 import { key, now, type RunnerPlan, type RunnersMessage } from "./authority-runners.js";
+import { cpuMark, cpuSince, type CpuSpent } from "./cpu.js";
 import { BUILD, benchIdentity } from "./durable-send.js";
 import { frameFloorMicros } from "./frame-floor.js";
 import { fmt, percentile } from "./measure.js";
@@ -58,6 +59,8 @@ interface Figures {
   sendToAckMs: number[];
   /** The share of the run the authority's thread was not idle (event-loop utilisation): what is left for the store to win. */
   threadBusy: number;
+  /** From the kernel: the whole process and the authority's thread over the run, and the runners' thread. */
+  cpu: CpuSpent & { runnersMicros: number | null };
   bare: Bare[];
 }
 
@@ -110,7 +113,7 @@ function timed(store: AuthorityStore, committedAt: Map<string, number>, rows: Ba
  * runners' cost, not the authority's, and on one thread they would take turns with it. Every
  * runner connects before any sends. Resolves with each event's send and ACK times.
  */
-async function runnersOnAThread(server: AuthorityServer, runs: RunIdentity[], tokens: string[]): Promise<{ seconds: number; sentAt: Map<string, number>; ackedAt: Map<string, number> }> {
+async function runnersOnAThread(server: AuthorityServer, runs: RunIdentity[], tokens: string[]): Promise<{ seconds: number; sentAt: Map<string, number>; ackedAt: Map<string, number>; cpu: Figures["cpu"] }> {
   const runners: RunnerPlan[] = runs.map((id, i) => ({ url: server.connectUrl(id.runId), id, token: tokens[i]! }));
   const worker = new Worker(new URL("./authority-runners.js", import.meta.url), { workerData: { runners, events: EVENTS } });
   try {
@@ -121,11 +124,13 @@ async function runnersOnAThread(server: AuthorityServer, runs: RunIdentity[], to
       });
     await message("connected");
     const start = now();
+    const mark = cpuMark();
     worker.postMessage("go");
     const done = await message("done");
+    const cpu = cpuSince(mark);
     const seconds = (now() - start) / 1000;
     if (done.kind !== "done") throw new Error("unreachable");
-    return { seconds, sentAt: new Map(done.sentAt), ackedAt: new Map(done.ackedAt) };
+    return { seconds, sentAt: new Map(done.sentAt), ackedAt: new Map(done.ackedAt), cpu: { ...cpu, runnersMicros: done.cpuMicros } };
   } finally {
     await worker.terminate();
   }
@@ -152,7 +157,7 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
       tokens.push(ticket.value.token);
     }
     const before = performance.eventLoopUtilization();
-    const { seconds, sentAt, ackedAt } = await runnersOnAThread(server, runs, tokens);
+    const { seconds, sentAt, ackedAt, cpu } = await runnersOnAThread(server, runs, tokens);
     const threadBusy = performance.eventLoopUtilization(before).utilization;
     const commitToAckMs: number[] = [];
     const sendToAckMs: number[] = [];
@@ -161,7 +166,7 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
       sendToAckMs.push(acked - sentAt.get(k)!);
     }
     if (rows.length !== RUNNERS * EVENTS) throw new Error(`${rows.length} events committed, not ${RUNNERS * EVENTS}`);
-    return { events: rows.length, seconds, transactionMs, commitToAckMs, sendToAckMs, threadBusy, rows };
+    return { events: rows.length, seconds, transactionMs, commitToAckMs, sendToAckMs, threadBusy, cpu, rows };
   } finally {
     await server.close();
   }
@@ -254,6 +259,14 @@ function print(name: string, f: Figures, floorUs: number): void {
   const perEvent = (msTotal: number) => `${((msTotal * 1000) / f.events).toFixed(1)} µs`;
   console.log(`  transaction ms    p50 ${ms(f.transactionMs, 0.5)}   p99 ${ms(f.transactionMs, 0.99)}   busy ${((storeMs / 1000 / f.seconds) * 100).toFixed(0)}% of the run`);
   console.log(`  authority thread  busy ${(f.threadBusy * 100).toFixed(0)}% of the run: ${perEvent(f.threadBusy * f.seconds * 1000)} per event, ${perEvent(storeMs)} of it in store transactions`);
+  const cpuUs = f.cpu.processMicros / f.events;
+  const { threadMicros: authority, runnersMicros: runners } = f.cpu;
+  // Thread times come in the kernel's 10 ms ticks: too coarse to split a run much shorter than a second.
+  const threads = authority !== null && runners !== null && f.seconds >= 1
+    ? `: the authority's thread ${(authority / f.events).toFixed(1)}, the runners' ${(runners / f.events).toFixed(1)}, the rest (V8's compiler and GC threads, libuv's pool) ${((f.cpu.processMicros - authority - runners) / f.events).toFixed(1)}`
+    : "";
+  const busy = f.cpu.machineBusy === null ? "" : `; the machine was busy ${(f.cpu.machineBusy * 100).toFixed(0)}% of its ${f.cpu.cores} cores`;
+  console.log(`  CPU (the kernel's count) ${cpuUs.toFixed(1)} µs per event in this process${threads}${busy}`);
   console.log(`  committed events/s (group commit)            ${fmt(rate).padStart(10)}`);
   for (const b of f.bare) {
     console.log(`  bare batched inserts/s (${b.size} rows per transaction) ${fmt(b.rowsPerSecond).padStart(10)}`);
@@ -264,6 +277,9 @@ function print(name: string, f: Figures, floorUs: number): void {
     const bareUs = 1e6 / b.rowsPerSecond;
     console.log(`  ceiling on one authority thread (${b.size} rows): ${bareUs.toFixed(1)} µs bare insert / (bare + floor) = ${(bareUs / (bareUs + floorUs)).toFixed(2)}`);
   }
+  // Every core busy with this process's CPU per event (authority and runners together): no more than this, however the work is spread.
+  const coresBound = (f.cpu.cores * 1e6) / cpuUs;
+  console.log(`  ceiling of this bench on ${f.cpu.cores} cores at that CPU per event: ${fmt(coresBound)} events/s = ${f.bare.map((b) => `${(coresBound / b.rowsPerSecond).toFixed(2)} of bare (${b.size} rows)`).join(", ")}`);
   console.log(`  commit → ACK ms   p50 ${ms(f.commitToAckMs, 0.5)}   p99 ${ms(f.commitToAckMs, 0.99)}`);
   console.log(`  send → ACK ms     p50 ${ms(f.sendToAckMs, 0.5)}   p99 ${ms(f.sendToAckMs, 0.99)}`);
 }
