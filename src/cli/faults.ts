@@ -1,7 +1,7 @@
 import type * as T from "../contract/generated/types.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import type { Script, Step } from "../harness/fake-harness.js";
-import type { DurableRunFacts, FaultStep } from "./durable-run.js";
+import type { DurableRunFacts, FaultContext, FaultStep } from "./durable-run.js";
 import { describeKillPoint, drawKillPoint, KILL_KINDS, killPlan, type KillPoint } from "./kill-points.js";
 import { harnessItemId } from "./script-delivery.js";
 import type { SeededRandom } from "./seeded-random.js";
@@ -81,6 +81,17 @@ function beforeFirstDelay(script: Script): ((event: PrpEvent) => boolean) | null
   return null;
 }
 
+/** SIGKILLs the first harness's process group (its pid from harness.ready). */
+async function killHarness(ctx: FaultContext): Promise<void> {
+  const ready = ctx.committed().find((e) => e.eventType === "harness.ready");
+  const pid = (ready?.payload as { pid?: number } | undefined)?.pid;
+  try {
+    if (pid) process.kill(-pid, "SIGKILL");
+  } catch {
+    ctx.note(`the harness (group ${pid}) had already ended: nothing to kill`); // the fault's check then fails
+  }
+}
+
 const HARNESS_RESTART_SCRIPT = "harness-restart needs a script whose harness reports an event and then waits (a delay step), so that the kill lands on a running harness; happy-path has one";
 
 function killAt(point: KillPoint): FaultPlan {
@@ -144,15 +155,7 @@ export const FAULTS: Record<string, Fault> = {
     plan: ({ script }) => {
       const afterEvent = script && beforeFirstDelay(script);
       if (!afterEvent) throw new Error(HARNESS_RESTART_SCRIPT);
-      return { steps: [{ afterEvents: 0, afterEvent, act: async (ctx) => {
-      const ready = ctx.committed().find((e) => e.eventType === "harness.ready");
-      const pid = (ready?.payload as { pid?: number } | undefined)?.pid;
-      try {
-        if (pid) process.kill(-pid, "SIGKILL");
-      } catch {
-        ctx.note(`the harness (group ${pid}) had already ended: nothing to kill`); // the check below then fails
-      }
-    } }] };
+      return { steps: [{ afterEvents: 0, afterEvent, act: killHarness }] };
     },
     // A delay keeps the first harness running until the kill lands.
     delayMs: 500,
