@@ -28,7 +28,7 @@ describe("bench CPU accounting by the kernel's count (bench/cpu.ts)", () => {
     const mark = cpuMark();
     burn(300);
     const spent = cpuSince(mark);
-    assert.ok(spent.threadMicros !== null && spent.threadMicros >= 250_000, `this thread used ${spent.threadMicros} µs of a 300 ms burn`);
+    assert.ok(spent.threadMicros !== null && spent.threadMicros >= 200_000, `this thread used ${spent.threadMicros} µs of a 300 ms burn`);
     assert.ok(spent.processMicros >= 300_000);
     assert.ok(spent.machineBusy !== null && spent.machineBusy > 0 && spent.machineBusy <= 1, `machine busy ${spent.machineBusy}`);
   });
