@@ -112,6 +112,8 @@ export interface DurableRunFacts {
   /** Runner stderr tails, one per runner process, for reports and secret scans. */
   runnerLogs: string[][];
   tickets: string[];
+  /** The fault steps planned, and those whose point the run never reached: they never acted. */
+  faultSteps: { planned: number; notReached: number };
 }
 
 /**
@@ -129,7 +131,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   // Absolute: the runners work in this directory (their processes are found by it), so the paths they are given must not be relative to it.
   const dir = resolve(options.dir, identity.runId);
   const build = runnerBuild();
-  const facts: DurableRunFacts = { runId: identity.runId, dir, events: [], run: undefined, runnerExits: [], runnerPids: [], survivors: [], runnerLogs: [], tickets: [], ...(options.crashAt ? { crashAt: options.crashAt } : {}) };
+  const facts: DurableRunFacts = { runId: identity.runId, dir, events: [], run: undefined, runnerExits: [], runnerPids: [], survivors: [], runnerLogs: [], tickets: [], faultSteps: { planned: options.faults?.length ?? 0, notReached: 0 }, ...(options.crashAt ? { crashAt: options.crashAt } : {}) };
   const note = options.note ?? (() => {});
   const pendingFaults = [...(options.faults ?? [])];
   const matched = new Set<FaultStep>(); // the steps whose afterEvent was committed
@@ -242,6 +244,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     }
     await Promise.race([terminalCommitted, new Promise((r) => setTimeout(r, 200))]);
     facts.run = await authority.run(identity.runId);
+    facts.faultSteps.notReached = pendingFaults.length;
     return facts;
   } finally {
     if (runner) await finishRunner(runner);

@@ -110,6 +110,8 @@ function faultFindings(fault: Fault, facts: DurableRunFacts, events: PrpEvent[],
   const out = (fault.shows ?? []).filter((type) => !events.some((e) => e.eventType === type)).map((type) => `missing: ${type} (the fault must show it)`);
   const exit = (e: DurableRunFacts["runnerExits"][number] | undefined) => (e ? String(e.exitCode ?? e.signal) : "never");
   if (fault.runnerExit !== undefined && facts.runnerExits.at(-1)?.exitCode !== fault.runnerExit) out.push(`the last runner exited ${exit(facts.runnerExits.at(-1))}, expected ${fault.runnerExit}`);
+  const { planned, notReached } = facts.faultSteps;
+  if (notReached > 0) out.push(`the fault never acted: ${notReached} of its ${planned} step(s) lie past the run's end (${events.length} events committed); a longer script gives it room`);
   if (fault.killsRunner && facts.runnerExits[0]?.signal !== "SIGKILL") out.push(`the kill point was not reached: the first runner exited ${exit(facts.runnerExits[0])}${pastTheEnd(facts, events)}`);
   const own = fault.script === undefined || fault.script === script.name;
   const problem = own ? fault.check?.(facts) : null;

@@ -137,6 +137,18 @@ describe("the fault judge fails on a record that lost, repeated or changed an ev
     }
   });
 
+  it("fails a fault that never acted: its point lay past the run's end", async () => {
+    let acted = false;
+    const late: Fault = { describe: "acts after more events than the run has", plan: () => ({ steps: [{ afterEvents: 10_000, act: async () => void (acted = true) }] }) };
+    const { facts, verdict } = await runFaultOnce({ fault: late, script: happy, seed: 1, dir: out, delayMs: 0, runnerArgs: PATIENT_HARNESS });
+    assert.equal(acted, false);
+    assert.deepEqual(facts.faultSteps, { planned: 1, notReached: 1 });
+    assert.deepEqual(failing(verdict), { fault: [`the fault never acted: 1 of its 1 step(s) lie past the run's end (${facts.events.length} events committed); a longer script gives it room`] });
+    // The record of a run whose fault did act passes.
+    assert.deepEqual(clean.faultSteps, { planned: 0, notReached: 0 });
+    assert.deepEqual(failing(judge({ ...facts, faultSteps: { planned: 1, notReached: 0 } })), {});
+  });
+
   it("a run cut short passes as a prefix only when the fault cuts the harness short, and never with a hole", () => {
     const cut = renumbered(clean, [...clean.events.slice(0, indexOf(clean.events, "item.started", "item_file_1")), clean.events.at(-1)!]);
     assert.deepEqual(failing(judge(cut, "crash-after-commit")), { fault: ["the kill point was not reached: the first runner exited 0"] });

@@ -10,7 +10,7 @@ import { until } from "../support/until.js";
 
 const event = (eventType: string, payload: Record<string, unknown>) => ({ eventType, payload }) as unknown as PrpEvent;
 const terminal = (runTerminalState: string, reason: string) => event("run.terminal", { runTerminalState, reconciliation: { reason } });
-const facts = (events: PrpEvent[]): DurableRunFacts => ({ runId: "run_1", dir: "/nonexistent", events, run: undefined, runnerExits: [], runnerPids: [], survivors: [], runnerLogs: [], tickets: [] });
+const facts = (events: PrpEvent[]): DurableRunFacts => ({ runId: "run_1", dir: "/nonexistent", events, run: undefined, runnerExits: [], runnerPids: [], survivors: [], runnerLogs: [], tickets: [], faultSteps: { planned: 1, notReached: 0 } });
 
 describe("the signal faults' own check", () => {
   it("there is one fault per stop signal, each expecting the exit status 128 + the signal's number", () => {
