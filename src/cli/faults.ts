@@ -64,19 +64,22 @@ export interface Fault {
 const fixed = (steps: FaultStep[]): (() => FaultPlan) => () => ({ steps });
 
 /**
- * The event the script's harness reports just before its first delay step, as a matcher on
- * committed events (type and the harness's item id): once it is committed, the harness is
- * waiting out that delay, so a kill then lands on a live harness whatever the script's length.
+ * The first event the script's harness reports, when a delay step follows it, as a matcher on
+ * committed events (type and the harness's item id). Once it is committed the harness still
+ * has that delay (the fault's 500 ms) and whatever comes before it to play, so a kill then
+ * lands on a live harness whatever the script's length. The first event, not the one just
+ * before the delay: a script that streams many events first (many-items) keeps the runner's
+ * outbox behind its harness, and a late event's commit could come after the delay had passed.
  */
-function beforeFirstDelay(script: Script): ((event: PrpEvent) => boolean) | null {
-  let last: T.EventStep | null = null;
+function firstEventBeforeADelay(script: Script): ((event: PrpEvent) => boolean) | null {
+  let first: T.EventStep | null = null;
   for (const step of script.steps as Step[]) {
     if (step.kind === "exit") break;
-    if (step.kind === "delay" && last) {
-      const { event_type: type, item_id: itemId } = last;
+    if (step.kind === "delay" && first) {
+      const { event_type: type, item_id: itemId } = first;
       return (event) => event.eventType === type && harnessItemId(event) === itemId;
     }
-    if (step.kind === "event") last = step as T.EventStep;
+    if (step.kind === "event") first ??= step as T.EventStep;
   }
   return null;
 }
@@ -151,9 +154,9 @@ export const FAULTS: Record<string, Fault> = {
   },
   "harness-restart": {
     describe: "the harness's process group is killed mid-turn: the runner reports its exit, starts a second harness that resumes where the first stopped, and reports harness.ready and session.reconciled",
-    refusesScript: (script) => (beforeFirstDelay(script) ? null : `${HARNESS_RESTART_SCRIPT}, "${script.name}" has none`),
+    refusesScript: (script) => (firstEventBeforeADelay(script) ? null : `${HARNESS_RESTART_SCRIPT}, "${script.name}" has none`),
     plan: ({ script }) => {
-      const afterEvent = script && beforeFirstDelay(script);
+      const afterEvent = script && firstEventBeforeADelay(script);
       if (!afterEvent) throw new Error(HARNESS_RESTART_SCRIPT);
       return { steps: [{ afterEvents: 0, afterEvent, act: killHarness }] };
     },

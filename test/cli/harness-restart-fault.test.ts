@@ -31,7 +31,7 @@ describe("harness-restart kills the harness while it waits, whatever the script'
   });
   after(() => rmSync(out, { recursive: true, force: true }));
 
-  it("the kill lands in the script's first delay: after the event before it, before the event after it", () => {
+  it("the kill lands after the first script event, before the script goes on past its first delay", () => {
     const e = facts.events;
     const exited = indexOf(e, "harness.exited");
     assert.equal((e[exited]!.payload as { signal?: string }).signal, "SIGKILL", "the first harness was alive to be killed");
