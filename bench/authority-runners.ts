@@ -7,7 +7,7 @@
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import type { RunIdentity } from "../src/authority/identity.js";
 import { MAX_BATCH_EVENTS, dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, type RunnerToCoreKind, type SecureChannel } from "../src/transport/index.js";
-import { threadCpuMicros } from "./cpu.js";
+import { cpuMark, cpuSince } from "./cpu.js";
 import { BUILD } from "./durable-send.js";
 
 export interface RunnerPlan {
@@ -93,11 +93,9 @@ async function runAll(port: NonNullable<typeof parentPort>, plans: RunnerPlan[],
   const go = new Promise((resolve) => port.once("message", resolve));
   port.postMessage({ kind: "connected" } satisfies RunnersMessage);
   await go;
-  const cpuAtGo = threadCpuMicros();
+  const mark = cpuMark();
   await Promise.all(runners.map((r) => r.run()));
-  const cpuAtDone = threadCpuMicros();
-  const cpuMicros = cpuAtGo !== null && cpuAtDone !== null ? cpuAtDone - cpuAtGo : null;
-  port.postMessage({ kind: "done", sentAt: [...sentAt], ackedAt: [...ackedAt], cpuMicros } satisfies RunnersMessage);
+  port.postMessage({ kind: "done", sentAt: [...sentAt], ackedAt: [...ackedAt], cpuMicros: cpuSince(mark).threadMicros } satisfies RunnersMessage);
 }
 
 if (!isMainThread && parentPort) {

@@ -28,8 +28,10 @@ export function threadCpuMicros(): number | null {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / USER_HZ;
 }
 
-/** Busy and total ticks over all cores, or null. */
-function machineTicks(): { busy: number; total: number } | null {
+/** Busy and total ticks over all cores. */
+type Ticks = { busy: number; total: number };
+
+function machineTicks(): Ticks | null {
   const stat = readProc("/proc/stat");
   if (stat === null) return null;
   // cpu user nice system idle iowait irq softirq steal: idle and iowait are not busy.
@@ -41,7 +43,7 @@ function machineTicks(): { busy: number; total: number } | null {
 export interface CpuMark {
   process: NodeJS.CpuUsage;
   thread: number | null;
-  machine: { busy: number; total: number } | null;
+  machine: Ticks | null;
 }
 
 export interface CpuSpent {

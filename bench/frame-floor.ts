@@ -11,7 +11,7 @@
 import { createDecipheriv, randomBytes, randomUUID } from "node:crypto";
 import type { RunIdentity } from "../src/authority/identity.js";
 import { controlEnvelope } from "../src/transport/envelope.js";
-import { GCM_TAG_BYTES, NONCE_PREFIX, Sealer } from "../src/transport/secure-frame.js";
+import { frameAad, frameNonce, GCM_TAG_BYTES, Sealer } from "../src/transport/secure-frame.js";
 import { benchEvent } from "./authority-runners.js";
 import { compare } from "./measure.js";
 
@@ -29,15 +29,12 @@ function sealedFrames(id: RunIdentity, key: Buffer): string[] {
   });
 }
 
-/** Opens one frame with native parts only: its plaintext envelope, parsed. */
+/** Opens one frame with native parts only (the nonce and AAD as the channel builds them): its plaintext envelope, parsed. */
 function openNatively(key: Buffer, text: string): unknown {
   const frame = JSON.parse(text) as { counter: number; ciphertext: string };
   const sealed = Buffer.from(frame.ciphertext, "hex");
-  const nonce = Buffer.alloc(12);
-  nonce.write(NONCE_PREFIX.client_to_core, 0, "ascii");
-  nonce.writeBigUInt64BE(BigInt(frame.counter), 4);
-  const decipher = createDecipheriv("aes-256-gcm", key, nonce, { authTagLength: GCM_TAG_BYTES });
-  decipher.setAAD(Buffer.from(`secure-frame.v1\0${SESSION}\0client_to_core\0${frame.counter}`, "utf8"));
+  const decipher = createDecipheriv("aes-256-gcm", key, frameNonce("client_to_core", frame.counter), { authTagLength: GCM_TAG_BYTES });
+  decipher.setAAD(frameAad(SESSION, "client_to_core", frame.counter));
   decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
   const plaintext = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)), decipher.final()]);
   return JSON.parse(plaintext.toString("utf8"));

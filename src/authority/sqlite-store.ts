@@ -103,14 +103,6 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The authority's durable store on SQLite (runtime.md §6.2, D7): one private database file in
- * the state directory (0700 directory, 0600 files, symlinks refused, WAL with
- * synchronous=FULL), ≤192 MiB, one transaction per change. Many runs share the file; every
- * row is keyed by runId. The database is checked against its invariants whenever it is opened
- * and refused (StateError) when any fails: among them, the server key must be the one its
- * credentials are sealed under, and each credential's key must open in its own row.
- */
-/**
  * Within one batch: each run's row and committed terminal as the batch's earlier items left
  * them, and the runs whose cursor moved but is not yet written. A run's cursor and window trim
  * are written once per batch, not once per event (`writeCursor`): both depend only on its last
@@ -121,6 +113,14 @@ interface Batch {
   moved: Set<string>;
 }
 
+/**
+ * The authority's durable store on SQLite (runtime.md §6.2, D7): one private database file in
+ * the state directory (0700 directory, 0600 files, symlinks refused, WAL with
+ * synchronous=FULL), ≤192 MiB, one transaction per change. Many runs share the file; every
+ * row is keyed by runId. The database is checked against its invariants whenever it is opened
+ * and refused (StateError) when any fails: among them, the server key must be the one its
+ * credentials are sealed under, and each credential's key must open in its own row.
+ */
 export class SqliteAuthorityStore implements AuthorityStore {
   private readonly pageSize: number;
 

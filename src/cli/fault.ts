@@ -43,7 +43,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
     ...(opts.at !== undefined ? { at: opts.at } : {}),
     dir: resolve(opts.out, "faults", name),
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
-    ...(opts.harnessReadyMs !== undefined ? { runnerArgs: harnessReadyArgs(opts.harnessReadyMs) } : {}),
+    runnerArgs: harnessReadyArgs(opts.harnessReadyMs),
     ...(opts.protocolMax !== undefined ? { protocolVersion: opts.protocolMax } : {}),
     onCommitted: (event) => {
       if (live) show(eventLine(event));

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import type { DurableRunFacts } from "../../src/cli/durable-run.js";
 import { judgeFault } from "../../src/cli/fault-judge.js";
 import { runFaultOnce } from "../../src/cli/fault-run.js";
-import { failing, renumbered } from "./judge-records.js";
+import { failing, indexOf, renumbered } from "./judge-records.js";
 import { FAULTS, type Fault } from "../../src/cli/faults.js";
 import { scriptDelivery } from "../../src/cli/script-delivery.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
@@ -15,12 +15,6 @@ import { scriptEmissions } from "../../src/harness/script-emissions.js";
 import { isLive } from "../support/processes.js";
 import { loadedScript as script, PATIENT_HARNESS } from "../support/scripts.js";
 
-const provider = (e: PrpEvent) => (e as { providerItemId?: string }).providerItemId;
-const indexOf = (events: PrpEvent[], type: string, itemId?: string) => {
-  const i = events.findIndex((e) => e.eventType === type && (itemId === undefined || provider(e) === itemId));
-  assert.ok(i >= 0, `the record has ${type} ${itemId ?? ""}`);
-  return i;
-};
 
 describe("the fault judge fails on a record that lost, repeated or changed an event", () => {
   let out: string;

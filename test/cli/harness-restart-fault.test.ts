@@ -6,18 +6,11 @@ import { after, before, describe, it } from "node:test";
 import type { DurableRunFacts } from "../../src/cli/durable-run.js";
 import { runFaultOnce } from "../../src/cli/fault-run.js";
 import { FAULTS } from "../../src/cli/faults.js";
-import { harnessItemId } from "../../src/cli/script-delivery.js";
-import type { PrpEvent } from "../../src/contract/kinds.js";
 import { loadedScript, PATIENT_HARNESS } from "../support/scripts.js";
-import { failing } from "./judge-records.js";
+import { failing, indexOf } from "./judge-records.js";
 import { runPrp } from "./run-cli.js";
 
 const fault = FAULTS["harness-restart"]!;
-const indexOf = (events: PrpEvent[], type: string, itemId?: string): number => {
-  const i = events.findIndex((e) => e.eventType === type && (itemId === undefined || harnessItemId(e) === itemId));
-  assert.ok(i >= 0, `the record has ${type}${itemId ? ` ${itemId}` : ""}`);
-  return i;
-};
 
 describe("harness-restart kills the harness while it waits, whatever the script's length", () => {
   let out: string;
