@@ -26,6 +26,7 @@ import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
 import { addActivityCommands } from "./runnerd-activity.js";
 import { handoff } from "./runnerd-handoff.js";
+import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, withSandboxOptions, type SandboxFlags } from "./sandbox-options.js";
 import { scriptFromOption } from "./script-option.js";
 import { usageExitsTwo } from "./usage-exit.js";
 
@@ -34,7 +35,7 @@ const { bootstrapTicket, crashAt: crashAtText } = handoff;
 const crashPoint = parseCrashPoint(crashAtText);
 const log = (text: string) => process.stderr.write(`prp-runnerd: ${text}\n`);
 
-interface RunnerdOptions {
+interface RunnerdOptions extends SandboxFlags {
   local?: boolean;
   protocolMax?: number;
   connectUrl?: string;
@@ -132,7 +133,16 @@ kept, and redialling would only resend it), 6 when a wss:// authority's certific
 verify against Node's root store plus --ca-bundle-path (authority_untrusted; nothing was sent,
 the ticket is unspent), 7 when the authority refuses the contract this runner was built for
 (contract_mismatch; upgrade the runner image: prp-runnerd --build-metadata shows its
-contractDigest; the ticket is unspent). ws:// is accepted only when every DNS answer is loopback.
+contractDigest; the ticket is unspent), 8 when --sandbox isolated cannot be set up on this
+machine (sandbox_unavailable: the kernel refused the namespaces; nothing was started or sent, the
+ticket is unspent). ws:// is accepted only when every DNS answer is loopback.
+
+The harness runs in a sandbox (--sandbox isolated, the default on Linux): its own PID namespace
+(nothing it starts outlives it, whatever it does with sessions and groups), its own user namespace
+(it cannot trace, read the memory or environment of, or take descriptors from the runner or any
+other process), and a filesystem view built from nothing: the system folders and this package
+read-only, its workspace (--agent-cwd) and HOME writable, --sandbox-read and --sandbox-write paths
+as asked, and never --state-dir nor a --sandbox-hide path. See docs/threat-model.md.
 
 Nothing the harness reports is dropped. When the output cannot keep up (a full stdout pipe, or
 the outbox over its soft limit) the runner stops reading the harness, which then blocks, and
@@ -166,6 +176,7 @@ Examples:
   prp-runnerd --local --run-id run_1 --session-id session_1 --runner-id runner_1 --harness fake --script ./my-script.json`,
   );
 
+withSandboxOptions(program);
 addActivityCommands(program);
 // The daemon itself runs below; a subcommand's action exits the process when it is done.
 program.action(() => {});
@@ -195,11 +206,17 @@ for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmen
 const activityDir = durable ? resolve(opts.stateDir!) : mkdtempSync(join(tmpdir(), "prp-runnerd-"));
 if (!durable) process.on("exit", () => rmSync(activityDir, { recursive: true, force: true }));
 const runtimeEnv = publishedEnv(activityDir);
+const sandboxed = sandboxPolicy(opts, durable ? [resolve(opts.stateDir!)] : [], log);
+if (!sandboxed.ok) {
+  log(`sandbox_unavailable: ${sandboxed.message}`);
+  process.exit(SANDBOX_UNAVAILABLE_EXIT);
+}
+const sandbox = sandboxed.policy;
 const limits = { maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs };
 const driver = opts.harness === "acp"
   ? new AcpDriver({
     command: opts.agentCommand!, cwd: opts.agentCwd ?? process.cwd(), ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
-    runtimeEnv, permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits,
+    runtimeEnv, permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits, sandbox,
     ...(durable ? { identity: { turnId: opts.turnId!, itemId: opts.itemId! } } : {}),
   })
   : new FakeHarnessDriver({
@@ -208,7 +225,7 @@ const driver = opts.harness === "acp"
     ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
     ...(opts.credentialFile ? { credentialFile: opts.credentialFile } : {}),
     journalPath: join(activityDir, "fake-harness-journal.jsonl"),
-    ...limits,
+    ...limits, sandbox,
   });
 const credentials = opts.credentialFile ? { credentials: { provider: opts.credentialProvider ?? opts.harness, path: opts.credentialFile } } : {};
 // An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.

@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { closeSync, openSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { packageRoot } from "../contract/package-root.js";
 import type * as T from "../contract/generated/types.js";
 import type { GoalOperation, HarnessDriver, HarnessListener, SessionOpen } from "./harness-driver.js";
@@ -7,7 +8,9 @@ import { DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
 import { FAKE_CREDENTIAL_FILE_ENV } from "./fake-credentials.js";
 import { FAKE_HARNESS_JOURNAL_ENV } from "./goal-journal.js";
 import { whenGone } from "./gone.js";
+import { harnessView, type SandboxPolicy } from "./sandbox/sandbox-policy.js";
 import { SupervisedProcess } from "./supervisor.js";
+import { activityDirOf } from "../runner/activity/notification-env.js";
 
 export interface FakeDriverOptions {
   /** The fake harness script (a file path). */
@@ -26,6 +29,8 @@ export interface FakeDriverOptions {
   credentialFile?: string;
   /** Where the harness notes its goal answers for a replacement (PRP_FAKE_HARNESS_JOURNAL): a file in the runner's private state. */
   journalPath?: string;
+  /** The sandbox the harness runs in; absent: none. */
+  sandbox?: SandboxPolicy;
 }
 
 /**
@@ -72,10 +77,18 @@ export class FakeHarnessDriver implements HarnessDriver {
       ...(o.credentialFile ? { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } : {}),
       ...(o.journalPath ? { [FAKE_HARNESS_JOURNAL_ENV]: o.journalPath } : {}),
     };
+    // The journal is bound into the sandbox as a file, so it must exist before the harness starts.
+    if (o.journalPath && o.sandbox) closeSync(openSync(o.journalPath, "a", 0o600));
+    const view = harnessView(o.sandbox, {
+      readable: [o.scriptPath, ...(o.executable ? [o.executable] : []), ...activityDirOf(env)],
+      // The credential steps write a temporary file beside the credential file and rename it.
+      writable: [...(o.credentialFile ? [dirname(o.credentialFile)] : []), ...(o.journalPath ? [o.journalPath] : [])],
+    });
     const h = new SupervisedProcess({
       command: this.command,
       args: this.args,
       ...(o.credentialFile || o.runtimeEnv || o.journalPath ? { env } : {}),
+      ...(view ? { sandbox: view } : {}),
       maxLineBytes: limit,
       ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),

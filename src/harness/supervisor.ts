@@ -5,6 +5,8 @@ import { BoundedLineReader, DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
 import { BoundedLogBuffer } from "./log-tail.js";
 import { OrphanGuard } from "./orphan-guard.js";
 import { groupAlive, registerGroup, releaseGroup, signalGroup } from "./process-groups.js";
+import { sandboxedCommand } from "./sandbox/sandbox-command.js";
+import type { SandboxPaths } from "./sandbox/sandbox-policy.js";
 
 /** How a supervised process ended (runtime.md §4.7). */
 export interface ExitFact {
@@ -19,6 +21,11 @@ export interface SuperviseOptions {
   /** Variables passed on purpose. The child gets these and PATH, nothing else. */
   env?: Record<string, string>;
   cwd?: string;
+  /**
+   * Run the process in the sandbox (src/harness/sandbox/) with this view: its own PID, user and
+   * mount namespaces. Absent: a plain child of this process (`--sandbox none`, and runners).
+   */
+  sandbox?: SandboxPaths;
   maxLineBytes?: number;
   logMaxLines?: number;
   logMaxBytes?: number;
@@ -56,12 +63,18 @@ export class SupervisedProcess {
     this.graceMs = options.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.log = new BoundedLogBuffer(options.logMaxLines, options.logMaxBytes);
     const env: Record<string, string> = { ...(process.env.PATH ? { PATH: process.env.PATH } : {}), ...options.env };
+    const sandbox = options.sandbox ? sandboxedCommand(options.sandbox, options.cwd ?? process.cwd(), options.command, options.args) : null;
     this.guard = OrphanGuard.start();
-    this.child = spawn(options.command, options.args, { cwd: options.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    // In the sandbox, descriptor 3 carries the harness's own exit status from the namespace's PID 1.
+    this.child = spawn(sandbox?.command ?? options.command, sandbox?.args ?? options.args, {
+      cwd: options.cwd, env, detached: true, stdio: sandbox ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
+    }) as ChildProcessByStdio<Writable, Readable, Readable>;
     if (this.child.pid === undefined) {
       this.guard.release();
+      sandbox?.cleanup();
       throw new Error(`cannot start ${options.command}`);
     }
+    const reported = sandbox ? reportedExit(this.child.stdio[3] as Readable, this.log) : Promise.resolve(null);
     this.pid = this.child.pid;
     this.guard.arm(this.pid); // detached: the child leads a group whose id is its pid
     registerGroup(this.pid);
@@ -86,11 +99,14 @@ export class SupervisedProcess {
 
     this.exited = new Promise((resolve) => {
       this.child.on("exit", (code, signal) => {
-        this.exitFact = { exitCode: code, signal, success: code === 0 };
-        // The leader was the group's last process: release the guard now, as the group's id is
-        // free for reuse. With workers left, it stays armed until terminate() ends them.
-        if (!groupAlive(this.pid)) this.guard.release();
-        resolve(this.exitFact);
+        void reported.then((status) => {
+          sandbox?.cleanup();
+          this.exitFact = status ?? { exitCode: code, signal, success: code === 0 };
+          // The leader was the group's last process: release the guard now, as the group's id is
+          // free for reuse. With workers left, it stays armed until terminate() ends them.
+          if (!groupAlive(this.pid)) this.guard.release();
+          resolve(this.exitFact);
+        });
       });
     });
   }
@@ -134,4 +150,30 @@ export class SupervisedProcess {
     this.guard.release(); // what survives a SIGKILL is stuck in the kernel and dies on its way out
     return fact;
   }
+}
+
+/**
+ * The sandboxed harness's exit as its namespace's PID 1 saw it (sandbox-init.ts), once the
+ * status descriptor closes; null when PID 1 was killed before it could say (SIGKILL to the
+ * group: the sandbox's own exit then says it). A setup failure goes to the log tail.
+ */
+function reportedExit(status: Readable, log: BoundedLogBuffer): Promise<ExitFact | null> {
+  let text = "";
+  status.setEncoding("utf8");
+  status.on("data", (chunk: string) => void (text = (text + chunk).slice(-4096)));
+  return new Promise((resolve) => {
+    const done = () => {
+      try {
+        const line = JSON.parse(text.trim().split("\n").pop() ?? "") as { exitCode?: number | null; signal?: string | null; error?: string };
+        if (typeof line.error === "string") log.push(`[sandbox] cannot start the harness: ${line.error}`);
+        else if (line.exitCode !== undefined) return resolve({ exitCode: line.exitCode, signal: line.signal ?? null, success: line.exitCode === 0 });
+      } catch {
+        // nothing reported
+      }
+      resolve(null);
+    };
+    status.on("end", done);
+    status.on("error", done);
+    status.on("close", done);
+  });
 }

@@ -3,8 +3,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { GOALS_UNSUPPORTED, type HarnessDriver, type HarnessListener, type SessionOpen } from "../harness-driver.js";
 import { DEFAULT_MAX_LINE_BYTES } from "../line-reader.js";
 import { whenGone } from "../gone.js";
+import { harnessView, type SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { SupervisedProcess } from "../supervisor.js";
-import { harnessEnv } from "../../runner/activity/notification-env.js";
+import { activityDirOf, harnessEnv } from "../../runner/activity/notification-env.js";
 import { outcomeFor, policyAction, questionPolicyAction, type PermissionPolicy } from "./permissions.js";
 import { AcpProjection, type AcpInput } from "./projection.js";
 
@@ -31,6 +32,8 @@ export interface AcpDriverOptions {
   /** How long a cancelled turn or a finished agent gets before its group is ended (default 2 s). */
   settleMs?: number;
   clientVersion?: string;
+  /** The sandbox the agent runs in (its workspace and HOME writable); absent: none. */
+  sandbox?: SandboxPolicy;
 }
 
 type Obj = Record<string, unknown>;
@@ -103,11 +106,14 @@ export class AcpDriver implements HarnessDriver {
       for (const fact of projection.project(input)) listener.fact(fact);
     };
     let incoming!: ReadableStreamDefaultController<acp.AnyMessage>;
+    const env = harnessEnv({ ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env }, o.runtimeEnv ?? {});
+    const view = harnessView(o.sandbox, { readable: activityDirOf(env), writable: [o.cwd, ...(env.HOME ? [env.HOME] : [])] });
     const h = new SupervisedProcess({
       command: "/bin/sh",
       args: ["-c", `exec ${o.command}`],
       cwd: o.cwd,
-      env: harnessEnv({ ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env }, o.runtimeEnv ?? {}),
+      env,
+      ...(view ? { sandbox: view } : {}),
       maxLineBytes: limit,
       ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),

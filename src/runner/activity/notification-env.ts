@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { packageRoot } from "../../contract/package-root.js";
 import { isReservedEnvironmentKey } from "../../contract/reserved-environment.js";
 
@@ -17,6 +17,9 @@ export const helperPath = (): string => join(packageRoot(), "bin/prp-runnerd.js"
 export function publishedEnv(dir: string): Record<string, string> {
   return { [HELPER_ENV]: helperPath(), [CONTEXT_ENV]: join(dir, DESCRIPTOR_FILE) };
 }
+
+/** The folder of the activity endpoint an environment names: what a sandboxed harness must see of the runner. */
+export const activityDirOf = (env: Record<string, string | undefined>): string[] => (env[CONTEXT_ENV] ? [dirname(env[CONTEXT_ENV])] : []);
 
 /**
  * The configured environment without the host-owned keys (the contract's list: a task cannot
