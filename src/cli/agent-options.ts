@@ -33,11 +33,14 @@ export interface AgentFlags {
   permissionPolicy: PermissionPolicy;
 }
 
-/** The prp-runnerd flags that select an ACP agent. */
+/**
+ * The prp-runnerd flags that select an ACP agent. The agent works where the user ran the
+ * controller, never in the runner's own folder (a durable runner works in the run's state).
+ */
 export function agentRunnerdArgs(flags: AgentFlags): string[] {
   return [
     "--harness", "acp", "--agent-command", flags.agentCommand, "--permission-policy", flags.permissionPolicy,
-    ...(flags.agentCwd ? ["--agent-cwd", flags.agentCwd] : []),
+    "--agent-cwd", flags.agentCwd ?? process.cwd(),
     ...Object.entries(flags.agentEnv ?? {}).flatMap(([k, v]) => ["--agent-env", `${k}=${v}`]),
   ];
 }

@@ -15,10 +15,11 @@ import { DEFAULT_CONSOLE_LISTEN, startConsole, storeSource, untilStopped } from 
 import { runFault } from "./fault.js";
 import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseSeed, parseProtocolVersion } from "./options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
+import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, sandboxRunnerdArgs, withSandboxOptions, type SandboxFlags } from "./sandbox-options.js";
 import { agentTarget, scriptTarget, type RunTarget } from "./run-target.js";
 import { withRunnerContractOptions, type RunnerContractFlags } from "./runner-contract-options.js";
 
-interface DemoOptions extends RunnerContractFlags {
+interface DemoOptions extends RunnerContractFlags, SandboxFlags {
   script?: string;
   agent?: string;
   prompt?: string;
@@ -41,14 +42,14 @@ interface DemoOptions extends RunnerContractFlags {
 }
 
 export function registerDemo(program: Command): void {
-  withRunnerContractOptions(withAgentOptions(
+  withSandboxOptions(withRunnerContractOptions(withAgentOptions(
     program
       .command("demo")
       .description("one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness or an ACP agent, over the encrypted WebSocket")
       .option("--script <name|file>", "the fake harness script (default happy-path)"),
     "instead of --script: an Agent Client Protocol agent's command line, driven durably",
     permissionPolicyOption("deny", "with --agent: who answers the agent's permission requests and questions: deny, allow-reads or forbid (the agent must never ask: a request fails the run); nobody is asked in a demo, so questions are cancelled"),
-  ))
+  )))
     .option("--fault <name>", "inject a fault and show the recovery live (see prp fault --help)")
     .option("--seed <n>", "with --fault: seed every random choice; without it a seed is drawn and printed", parseSeed)
     .option("--at <n>", "with --fault crash-after-commit or crash-after-journal: the exact kill point", parsePositiveInt)
@@ -94,6 +95,11 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   if (opts.agent && opts.permissionPolicy === "ask") return program.error("a demo has nobody to ask: use --permission-policy deny, allow-reads or forbid", { exitCode: 2 });
   const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script ?? "happy-path");
   const agentFlags = { agentCommand: opts.agent!, permissionPolicy: opts.permissionPolicy, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}) };
+  const sandboxed = sandboxPolicy(opts, [], (line) => process.stderr.write(`prp: ${line}\n`));
+  if (!sandboxed.ok) {
+    process.stderr.write(`prp: ${sandboxed.message}\n`);
+    return SANDBOX_UNAVAILABLE_EXIT;
+  }
   const serverKey = opts.serverKeyFile === undefined ? undefined : serverKeyOption(program, opts.serverKeyFile);
   const show = (line: string) => {
     if (!opts.json) console.log(line);
@@ -114,7 +120,8 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       credentials: { ...(opts.credentialFile ? { file: opts.credentialFile } : {}), ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}) },
       ...(opts.console ? { onRegistered: async ({ runId, dir }) => void (consoleServer = await watchInConsole(consoleStore(dir), resolve(opts.out, "demo"), runId, opts.json === true)) } : {}),
       ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
-      runnerArgs: harnessReadyArgs(opts.harnessReadyMs),
+      // The demo's folder holds every run's authority store and key: never in the harness's view.
+      runnerArgs: [...harnessReadyArgs(opts.harnessReadyMs), ...sandboxRunnerdArgs(opts, [resolve(opts.out), ...(opts.serverKeyFile ? [resolve(opts.serverKeyFile)] : [])])],
       runnerContract: opts,
       onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),

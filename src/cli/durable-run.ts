@@ -177,9 +177,11 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
         "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
         ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
         "--protocol-max", String(options.protocolVersion ?? 1), ...(options.runnerArgs ?? []),
+        // The run's folder holds the authority's store and key: never in the harness's view.
+        "--sandbox-hide", dir,
         ...(options.credentials ? credentialRunnerdArgs(options.credentials.file ?? (options.script ? join(dir, "credentials", "auth.json") : undefined), options.credentials.provider) : []),
       ],
-      env: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
+      env: { ...(process.env.HOME ? { HOME: process.env.HOME } : {}), PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
       cwd: dir,
       graceMs: 2_000,
       onLine: () => {},

@@ -10,6 +10,7 @@ import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, credentialRunnerdArgs, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
+import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, sandboxRunnerdArgs, withSandboxOptions, type SandboxFlags } from "./sandbox-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
@@ -17,7 +18,7 @@ import { agentTarget, scriptTarget } from "./run-target.js";
 import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
 
-interface RunOptions {
+interface RunOptions extends SandboxFlags {
   script?: string;
   agent?: string;
   prompt?: string;
@@ -37,14 +38,14 @@ interface RunOptions {
 }
 
 export function registerRun(program: Command): void {
-  withAgentOptions(
+  withSandboxOptions(withAgentOptions(
     program
       .command("run")
       .description("run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle")
       .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line, goals, credentials-refresh, runtime-activity) or a script file"),
     "instead of --script: an Agent Client Protocol agent's command line (e.g. \"npx -y @zed-industries/claude-code-acp\")",
     permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests and questions: ask (you, or --answer), deny, allow-reads (questions are cancelled under both), forbid (the agent must never ask: a request fails the run) (default: ask at a terminal or with --answer, else deny)"),
-  )
+  ))
     .option("--answer <file>", "answers to the run's requests: a JSON object from request id to resolution")
     .option("--json", "print only the PRP events, one JSON per line, on stdout (the summary goes to stderr)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
@@ -70,7 +71,10 @@ never the file's content or path.
 Ends with the terminal states, the reconciliation reason, the result and the reduced
 session, and writes .prp/runs/<runId>/native-execution.json with its transcript and
 artifacts. Exit status: 0 when the run succeeded, 1 when it failed or was cancelled,
-2 on bad usage.
+2 on bad usage, 8 when the harness sandbox cannot be set up here (see --sandbox).
+
+The harness runs in a sandbox by default (Linux): it works in --agent-cwd (default: this
+directory) and HOME, sees the system read-only, and nothing of the runner or this controller.
 
 With --agent, the runner drives a real agent over the Agent Client Protocol: its answer
 streams live, its tool calls, plans and diffs are shown as they happen, and its permission
@@ -108,6 +112,12 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   if (opts.credentialProvider && !opts.credentialFile) fail("--credential-provider goes with --credential-file");
   const credentialFile = opts.credentialFile ?? (opts.agent ? undefined : resolve(opts.out, "runs", runId, "credentials", "auth.json"));
 
+  const sandboxed = sandboxPolicy(opts, [], (line) => process.stderr.write(`prp: ${line}\n`));
+  if (!sandboxed.ok) {
+    process.stderr.write(`prp: ${sandboxed.message}\n`);
+    return SANDBOX_UNAVAILABLE_EXIT;
+  }
+
   const tty = !opts.json && process.stdout.isTTY === true;
   // Without a person or an answer file to ask, an agent's permission requests are refused by policy.
   const policy = opts.permissionPolicy ?? (tty || opts.answer ? "ask" : "deny");
@@ -129,6 +139,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       "--protocol-max", String(opts.protocolMax), ...harnessReadyArgs(opts.harnessReadyMs),
       ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) : []),
       ...credentialRunnerdArgs(credentialFile, opts.credentialProvider),
+      ...sandboxRunnerdArgs(opts),
     ],
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onEvent: (event) => {

@@ -212,10 +212,14 @@ if (!sandboxed.ok) {
   process.exit(SANDBOX_UNAVAILABLE_EXIT);
 }
 const sandbox = sandboxed.policy;
+// The agent's workspace is shown writable: inside the runner's state or a hidden path it would show them.
+const agentCwd = opts.agentCwd ?? process.cwd();
+const shadowed = opts.harness === "acp" ? sandbox.hidden.find((h) => agentCwd === h || agentCwd.startsWith(`${h}/`)) : undefined;
+if (shadowed) program.error(`--agent-cwd ${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a --sandbox-hide path): give the agent a workspace of its own`, { exitCode: 2 });
 const limits = { maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs };
 const driver = opts.harness === "acp"
   ? new AcpDriver({
-    command: opts.agentCommand!, cwd: opts.agentCwd ?? process.cwd(), ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
+    command: opts.agentCommand!, cwd: agentCwd, ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
     runtimeEnv, permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits, sandbox,
     ...(durable ? { identity: { turnId: opts.turnId!, itemId: opts.itemId! } } : {}),
   })

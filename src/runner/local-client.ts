@@ -43,7 +43,8 @@ export class LocalRunnerClient {
     this.runner = new SupervisedProcess({
       command: process.execPath,
       args,
-      ...(options.env ? { env: options.env } : {}),
+      // HOME goes on to the harness: an agent keeps its login and caches there.
+      env: { ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...options.env },
       // Runner stream lines carry whole events, up to a frame each.
       maxLineBytes: 2 * 1024 * 1024,
       // The runner needs its own grace to end its harness group before it is ended itself.

@@ -35,7 +35,7 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
   const ran = new Set<string>();
   const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = [], agentArgs = "") => {
     ran.add(scenario);
-    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: `${testAgentCommand(scenario)}${agentArgs}`, permissionPolicy: policy }), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
+    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: `${testAgentCommand(scenario)}${agentArgs}`, permissionPolicy: policy, agentCwd: dir }), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
     const types = facts.events.map((e) => e.eventType);
     assert.equal(types.filter((t) => t === "run.terminal").length, 1, `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`);
     assert.equal(types.at(-1), "run.terminal");

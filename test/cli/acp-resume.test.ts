@@ -32,7 +32,7 @@ describe("ACP warm resume: a restarted durable runner loads the agent's session 
     const agentCommand = `${testAgentCommand(scenario)}${options.sessions ? ` --session-dir ${sessions}` : ""}`;
     let killedAfter: PrpEvent[] | null = null;
     const facts = await runDurable({
-      agent: { runnerdArgs: agentRunnerdArgs({ agentCommand, permissionPolicy: "deny" }), prompt: "Fix the failing test.", ...(options.holdTurn ? { holdTurn: true } : {}) },
+      agent: { runnerdArgs: agentRunnerdArgs({ agentCommand, permissionPolicy: "deny", agentCwd: dir }), prompt: "Fix the failing test.", ...(options.holdTurn ? { holdTurn: true } : {}) },
       dir,
       ticketTtlMs: 60_000,
       faults: [{
