@@ -73,6 +73,7 @@ umount -l /.prp-old-root
 rmdir /.prp-old-root
 mount -o remount,ro /
 cd "$prp_cwd" 2>/dev/null || cd /
+unset OLDPWD
 if [ "$prp_had_path" ]; then PATH=$prp_path; else unset PATH; fi
 exec "$prp_node" "$prp_init" "$prp_unshare" "$prp_uid" "$prp_gid" "$@"`;
 
