@@ -64,14 +64,14 @@ shift
 # A hidden folder stays writable until what is shown inside it has its mount point.
 IFS='
 '
-for prp_h in $prp_hidden; do mount -o remount,ro "$prp_root$prp_h"; done
+for prp_h in $prp_hidden; do mount -o remount,bind,ro,nosuid,nodev,noexec "$prp_root$prp_h"; done
 unset IFS
 cd "$prp_root"
 mkdir .prp-old-root
 pivot_root . .prp-old-root || prp_fail "cannot pivot to the new root"
 umount -l /.prp-old-root
 rmdir /.prp-old-root
-mount -o remount,ro /
+mount -o remount,bind,ro,nosuid,nodev /
 cd "$prp_cwd" 2>/dev/null || cd /
 unset OLDPWD
 if [ "$prp_had_path" ]; then PATH=$prp_path; else unset PATH; fi
