@@ -1,4 +1,4 @@
-import { closeSync, openSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { packageRoot } from "../contract/package-root.js";
 import type * as T from "../contract/generated/types.js";
@@ -77,8 +77,10 @@ export class FakeHarnessDriver implements HarnessDriver {
       ...(o.credentialFile ? { [FAKE_CREDENTIAL_FILE_ENV]: o.credentialFile } : {}),
       ...(o.journalPath ? { [FAKE_HARNESS_JOURNAL_ENV]: o.journalPath } : {}),
     };
-    // The journal is bound into the sandbox as a file, so it must exist before the harness starts.
+    // What the sandbox shows must exist before the harness starts: the journal as a file, the
+    // credential file's folder (the harness writes a new file there and renames it over the old).
     if (o.journalPath && o.sandbox) closeSync(openSync(o.journalPath, "a", 0o600));
+    if (o.credentialFile && o.sandbox) mkdirSync(dirname(o.credentialFile), { recursive: true, mode: 0o700 });
     const view = harnessView(o.sandbox, {
       readable: [o.scriptPath, ...(o.executable ? [o.executable] : []), ...activityDirOf(env)],
       // The credential steps write a temporary file beside the credential file and rename it.
