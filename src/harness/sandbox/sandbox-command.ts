@@ -1,6 +1,6 @@
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { packageRoot } from "../../contract/package-root.js";
 import { mountPlan, planArgs } from "./mount-plan.js";
@@ -79,6 +79,20 @@ exec "$prp_node" "$prp_init" "$prp_unshare" "$prp_uid" "$prp_gid" "$@"`;
 
 const INIT = fileURLToPath(new URL("./sandbox-init.js", import.meta.url));
 
+/**
+ * This package and the modules it runs with (the fake harness, the activity helper and PID 1 are
+ * its code): its own node_modules wherever a link leads, and every node_modules folder above it,
+ * where npm puts the dependencies of a package installed into another project.
+ */
+function ownRuntime(): string[] {
+  const root = packageRoot();
+  const folders = [root];
+  const own = join(root, "node_modules");
+  if (existsSync(own)) folders.push(realpathSync(own));
+  for (let dir = root; dirname(dir) !== dir; dir = dirname(dir)) if (basename(dir) === "node_modules") folders.push(dir);
+  return folders;
+}
+
 export interface SandboxedCommand {
   command: string;
   args: string[];
@@ -93,7 +107,7 @@ export interface SandboxedCommand {
  */
 export function sandboxedCommand(paths: SandboxPaths, cwd: string, command: string, args: string[]): SandboxedCommand {
   // PID 1 is this package's init run by this node: both stay readable whatever the caller asked.
-  const plan = mountPlan({ ...paths, readable: [packageRoot(), dirname(dirname(realpathSync(process.execPath))), ...paths.readable] });
+  const plan = mountPlan({ ...paths, readable: [...ownRuntime(), dirname(dirname(realpathSync(process.execPath))), ...paths.readable] });
   const bad = [cwd, ...plan.map((o) => o.path)].find((p) => p.includes("\n"));
   if (bad !== undefined) throw new Error(`the sandbox cannot show or hide a path with a newline: ${JSON.stringify(bad)}`);
   const root = mkdtempSync(join(tmpdir(), "prp-sandbox-"));
