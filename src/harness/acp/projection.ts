@@ -4,6 +4,7 @@ import type { HarnessFact } from "../harness-driver.js";
 import { IdMap, projectId } from "./acp-ids.js";
 import { permissionChoices, type PermissionOption } from "./permissions.js";
 import { formContent, projectForm, type Field } from "./questions.js";
+import { redact, redactText } from "./redaction.js";
 import { receiptItemId, SemanticReceipts, type CallEnd, type ReceiptEvent } from "./semantic-receipts.js";
 import { updateProblem } from "./update-check.js";
 import { projectToolCall, type ToolState } from "./tool-projection.js";
@@ -80,7 +81,7 @@ const MAX_DIAGNOSTIC = 8 * 1024;
 export function describeRpcError(error: unknown): { code: string; message: string; providerError: { code: number | null; message: string } } {
   const e = isObj(error) ? error : {};
   const code = typeof e.code === "number" ? e.code : null;
-  const text = typeof e.message === "string" ? e.message.slice(0, 2000) : "no message";
+  const text = typeof e.message === "string" ? redactText(e.message.slice(0, 2000)).text : "no message";
   const known = code !== null ? ERROR_CODES[code] : undefined;
   return { code: known?.[0] ?? "agent_error", message: known ? `${known[1]} (${text})` : `the agent answered with an error: ${text}`, providerError: { code, message: text } };
 }
@@ -211,7 +212,7 @@ export class AcpProjection {
         this.requests.clear();
         break;
       case "unparsable":
-        out.push(diagnostic("acp_unparsable_line", `the agent wrote a stdout line that is not JSON: ${input.text.slice(0, 200)}`));
+        out.push(diagnostic("acp_unparsable_line", `the agent wrote a stdout line that is not JSON: ${redactText(input.text.slice(0, 200)).text}`));
         break;
       case "sent":
         this.onSent(input.message, out, fail);
@@ -291,7 +292,7 @@ export class AcpProjection {
 
   private onReceived(message: unknown, out: HarnessFact[], fail: Fail): void {
     if (!isObj(message) || message.jsonrpc !== "2.0") {
-      out.push(diagnostic("acp_not_jsonrpc", `the agent wrote a line that is not a JSON-RPC 2.0 message: ${JSON.stringify(message).slice(0, 200)}`));
+      out.push(diagnostic("acp_not_jsonrpc", `the agent wrote a line that is not a JSON-RPC 2.0 message: ${JSON.stringify(redact(message).value).slice(0, 200)}`));
       return;
     }
     const method = typeof message.method === "string" ? message.method : null;
@@ -325,7 +326,7 @@ export class AcpProjection {
       this.rawInputs.set(call.toolCallId, call.rawInput);
     }
     this.requests.set(key(message.id), { kind: "permission", projectedId, options: options as unknown as PermissionOption[], toolCall: call });
-    const title = typeof toolCall.title === "string" && toolCall.title.trim() ? toolCall.title.trim() : `a ${typeof toolCall.kind === "string" ? toolCall.kind : "tool"} call`;
+    const title = typeof toolCall.title === "string" && toolCall.title.trim() ? redactText(toolCall.title.trim()).text : `a ${typeof toolCall.kind === "string" ? toolCall.kind : "tool"} call`;
     out.push(this.event("runtime_request.created", {
       request: {
         schema: "paperclip.runtime_request.v1", requestKind: "runtime", requestId: projectedId, type: "permission", status: "pending",
@@ -537,7 +538,7 @@ export class AcpProjection {
   private plan(entries: Obj[]): Obj {
     this.planRevision++;
     const steps = entries.slice(0, 256).map((e, i) => ({
-      stepId: `step_${i + 1}`, body: String(e.content).slice(0, 4000),
+      stepId: `step_${i + 1}`, body: redactText(String(e.content)).text.slice(0, 4000),
       status: ["pending", "in_progress", "completed"].includes(e.status as string) ? e.status : "pending",
     }));
     return {
@@ -561,10 +562,11 @@ function diagnostic(code: string, message: string): HarnessFact {
   return event("harness.diagnostic", { code, message: message.slice(0, MAX_DIAGNOSTIC) });
 }
 
-/** A session-wide update, kept only when it stays small (the event is one frame, not a dump). */
+/** A structure of the agent's (session-wide update, config options, capabilities): credentials redacted, kept only when it stays small (the event is one frame, not a dump). */
 function boundedJson(value: Obj): Obj {
-  const text = JSON.stringify(value);
-  return text.length <= 16 * 1024 ? value : { truncated: true, bytes: text.length };
+  const safe = redact(value).value as Obj;
+  const text = JSON.stringify(safe);
+  return text.length <= 16 * 1024 ? safe : { truncated: true, bytes: text.length };
 }
 
 function agentInfo(result: Obj): Obj {
@@ -579,7 +581,7 @@ function agentInfo(result: Obj): Obj {
 
 function notice(update: Obj, seq: number): Obj {
   const severity = ["info", "warning", "error"].includes(update.severity as string) ? update.severity : "info";
-  const summary = [update.title, update.description].filter((s) => typeof s === "string" && s).join(": ").slice(0, 4000);
+  const summary = redactText([update.title, update.description].filter((s) => typeof s === "string" && s).join(": ")).text.slice(0, 4000);
   return {
     schema: "paperclip.provider.notice.v1", noticeId: `notice_${sha256Digest(summary).slice(7, 23)}_${seq}`, severity, category: "acp_notice", scope: "session",
     recoverable: severity !== "error", userActionable: severity === "error", summary,
