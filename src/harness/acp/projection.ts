@@ -4,7 +4,7 @@ import type { HarnessFact } from "../harness-driver.js";
 import { IdMap, projectId } from "./acp-ids.js";
 import { permissionChoices, type PermissionOption } from "./permissions.js";
 import { formContent, projectForm, type Field } from "./questions.js";
-import { redact, redactText } from "./redaction.js";
+import { redact, redactText } from "../redaction.js";
 import { receiptItemId, SemanticReceipts, type CallEnd, type ReceiptEvent } from "./semantic-receipts.js";
 import { updateProblem } from "./update-check.js";
 import { projectToolCall, type ToolState } from "./tool-projection.js";

@@ -1,7 +1,7 @@
 import { canonicalJson } from "../../contract/canonical-json.js";
 import { canonicalDigest, sha256Hex } from "../../contract/digest.js";
 import { projectId } from "./acp-ids.js";
-import { redact } from "./redaction.js";
+import { redact } from "../redaction.js";
 
 type Obj = Record<string, unknown>;
 

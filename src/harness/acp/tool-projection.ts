@@ -1,7 +1,7 @@
 import { relative, isAbsolute } from "node:path/posix";
 import { sha256Digest } from "../../contract/digest.js";
 import { IdMap, projectId } from "./acp-ids.js";
-import { redactText } from "./redaction.js";
+import { redactText } from "../redaction.js";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);

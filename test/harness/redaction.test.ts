@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isSecretKey, redact, redactText, REDACTED } from "../../../src/harness/acp/redaction.js";
+import { isSecretKey, redact, redactText, REDACTED } from "../../src/harness/redaction.js";
 
 type Obj = Record<string, unknown>;
 
