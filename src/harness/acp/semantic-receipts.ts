@@ -2,6 +2,7 @@ import { canonicalJson } from "../../contract/canonical-json.js";
 import { canonicalDigest, sha256Hex } from "../../contract/digest.js";
 import { projectId } from "./acp-ids.js";
 import { redact } from "../redaction.js";
+import { cutText } from "../../contract/text-cut.js";
 
 type Obj = Record<string, unknown>;
 
@@ -104,7 +105,7 @@ export class SemanticReceipts {
   }
 
   private unstableMessage(toolCallId: string, was: string, now: string): string {
-    return `tool call ${JSON.stringify(toolCallId).slice(0, 80)} was announced again with a different input (${now}, its receipt has ${was}): unstable semantic receipt identity`;
+    return `tool call ${cutText(String(JSON.stringify(toolCallId)), 80)} was announced again with a different input (${now}, its receipt has ${was}): unstable semantic receipt identity`;
   }
 }
 

@@ -2,6 +2,7 @@ import { relative, isAbsolute } from "node:path/posix";
 import { sha256Digest } from "../../contract/digest.js";
 import { IdMap, projectId } from "./acp-ids.js";
 import { redactText } from "../redaction.js";
+import { cutText } from "../../contract/text-cut.js";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -45,17 +46,17 @@ export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids:
     };
     tools.set(toolCallId, tool);
   } else if (update.sessionUpdate === "tool_call") {
-    return { error: `tool call ${JSON.stringify(toolCallId).slice(0, 80)} was started twice` };
+    return { error: `tool call ${cutText(String(JSON.stringify(toolCallId)), 80)} was started twice` };
   }
   if (tool.done) return { events: [] }; // a late update to a finished call changes nothing PRP reported
   const p = tool.payload;
   if (typeof update.kind === "string") p.operation = OPERATION[update.kind] ?? "unknown";
-  if (typeof update.title === "string") p.name = redactText(update.title).text.slice(0, 4000);
+  if (typeof update.title === "string") p.name = cutText(redactText(update.title).text, 4000);
   if (typeof update.status === "string") p.status = STATUS[update.status] ?? "running";
   const text = outputText(update.content);
   if (text !== null) {
     const bytes = Buffer.byteLength(text);
-    Object.assign(p, { output: text.slice(0, MAX_OUTPUT), outputBytes: bytes, outputTruncated: text.length > MAX_OUTPUT, outputDigest: sha256Digest(text) });
+    Object.assign(p, { output: cutText(text, MAX_OUTPUT), outputBytes: bytes, outputTruncated: text.length > MAX_OUTPUT, outputDigest: sha256Digest(text) });
   }
   const target = firstLocation(update.locations, cwd);
   if (target !== undefined) p.target = target;
