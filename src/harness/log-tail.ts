@@ -1,4 +1,5 @@
 import { cutUtf8 } from "../contract/text-cut.js";
+import { redactText } from "./redaction.js";
 
 /** A snapshot of the bounded log tail, as harness.exited reports it. */
 export interface LogTailSnapshot {
@@ -22,7 +23,8 @@ export class BoundedLogBuffer {
   ) {}
 
   push(line: string): void {
-    let text = line;
+    // The tail travels in harness.exited: a credential the harness logged does not.
+    let text = redactText(line).text;
     if (Buffer.byteLength(text) > this.maxBytes) text = cutUtf8(text, this.maxBytes);
     this.lines.push(text);
     this.bytes += Buffer.byteLength(text);

@@ -1,7 +1,8 @@
 /**
  * What an ACP agent hands over in a structure (a tool call's raw input, session info, config
- * options, `_meta`, capabilities) is the agent's to fill: it may carry credentials. Before such a
- * structure reaches an event, `redact` replaces them by "[redacted]". It works by a rule rather
+ * options, `_meta`, capabilities), and what a harness logs, is its own to fill: it may carry
+ * credentials. Before such a structure reaches an event, `redact` replaces them by "[redacted]"
+ * (`redactText` for a string). It works by a rule rather
  * than by a list of key spellings:
  *
  * - a key is split into its words (separators `-_. `, camelCase and acronyms, digits), plurals
@@ -10,7 +11,8 @@
  *   `token_type`, `authMethods`, `max_tokens`, `author`, `tokenizer`, `keyboard` are not.
  *   A head written as one run of letters (`APITOKEN`, `SECRETKEY`, `oauth`) is secret when it
  *   ends with a secret word, or is a key word after a word that makes a key a credential;
- * - a header-style pair `{name|key: "Authorization", value: …}` hides its value;
+ * - a named pair `{name|key|id: "Authorization", value|currentValue|default…: …}` (a header,
+ *   an environment variable, a config option) hides its value;
  * - a string that is a credential by its shape (an `Authorization` value such as `Bearer …` or
  *   `Basic <user:pass in base64>`, a well-known token prefix, a private key block, a JWT) is
  *   hidden wherever it sits, and `NAME=value` / `--name value` arguments with a secret name too.
@@ -92,12 +94,10 @@ export function redactText(text: string): { text: string; redacted: boolean } {
   return { text: out, redacted: out !== text };
 }
 
-/** A header-style pair: `{name: "Authorization", value: "…"}` or `{key: "X-Api-Key", value: "…"}`. */
-const pairName = (o: Obj): string | null => {
-  if (!("value" in o)) return null;
-  const name = typeof o.name === "string" ? o.name : typeof o.key === "string" ? o.key : null;
-  return name !== null && isSecretKey(name) ? name : null;
-};
+/** Members that name what an object holds: `{name: "Authorization", value}`, `{key: "X-Api-Key", value}`, `{id: "api_key", currentValue}`. */
+const NAMING = ["name", "key", "id"];
+const VALUE_MEMBERS = new Set(["value", "currentValue", "defaultValue", "default"]);
+const namesSecret = (o: Obj): boolean => NAMING.some((k) => typeof o[k] === "string" && isSecretKey(o[k] as string));
 
 /**
  * A JSON structure with its credentials replaced by "[redacted]" (see the module comment). The
@@ -125,8 +125,8 @@ export function redact(value: unknown): { value: unknown; redacted: boolean } {
       });
     }
     if (v === null || typeof v !== "object") return v;
-    const secretPair = pairName(v as Obj) !== null;
-    return Object.fromEntries(Object.entries(v as Obj).map(([k, x]) => [k, isSecretKey(k) || (secretPair && k === "value") ? hide(x) : walk(x)]));
+    const named = namesSecret(v as Obj);
+    return Object.fromEntries(Object.entries(v as Obj).map(([k, x]) => [k, isSecretKey(k) || (named && VALUE_MEMBERS.has(k)) ? hide(x) : walk(x)]));
   };
   const out = walk(value);
   return { value: out, redacted };

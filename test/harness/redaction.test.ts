@@ -28,6 +28,11 @@ describe("redaction: credentials an agent hands over are found by a rule, not a 
       output: { headers: [{ name: "Authorization", value: REDACTED }, { key: "X-Api-Key", value: REDACTED }, { name: "Accept", value: "text/plain" }] },
     },
     { name: "env-style pairs", input: { env: [{ name: "GITHUB_TOKEN", value: "g" }, { name: "HOME", value: "/home/a" }] }, output: { env: [{ name: "GITHUB_TOKEN", value: REDACTED }, { name: "HOME", value: "/home/a" }] } },
+    {
+      name: "config options named like a credential hide their values",
+      input: { configOptions: [{ id: "api_key", name: "API key", currentValue: "k1" }, { id: "model", name: "Model", currentValue: "fast" }] },
+      output: { configOptions: [{ id: "api_key", name: "API key", currentValue: REDACTED }, { id: "model", name: "Model", currentValue: "fast" }] },
+    },
     { name: "a Bearer value under an innocent key", input: { h: "Bearer xyz" }, output: { h: REDACTED } },
     { name: "Basic credentials (base64 of user:pass)", input: { h: "Basic dXNlcjpwYXNz" }, output: { h: `Basic ${REDACTED}` } },
     { name: "a curl command with a bearer token", input: { command: "curl -H 'Authorization: Bearer abc123def456' https://x" }, output: { command: `curl -H 'Authorization: Bearer ${REDACTED}' https://x` } },
