@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { StateError } from "../storage/private-sqlite.js";
 import { fail, ok, type Result } from "./errors.js";
+import { cutText } from "../contract/text-cut.js";
 import { checkIdentity, identityDifference, type RunIdentity } from "./identity.js";
 import { COMMITTED_WINDOW, MAX_DIAGNOSTIC_CODE, MAX_DIAGNOSTIC_MESSAGE, MAX_DIAGNOSTICS, MAX_RUNNER_CONNECTIONS } from "./limits.js";
 import { migrate } from "./postgres-schema.js";
@@ -44,7 +45,7 @@ const AUTH_FAILURE_IDS = "SELECT first_id FROM auth_failures WHERE run_id = $1 U
 const sqlState = (err: unknown): string | undefined => (typeof (err as { code?: unknown })?.code === "string" ? (err as { code: string }).code : undefined);
 
 /** PostgreSQL TEXT holds no NUL: a diagnostic keeps the rest of its text. */
-const text = (value: string, max: number): string => value.slice(0, max).replaceAll("\0", "\uFFFD");
+const text = (value: string, max: number): string => cutText(value, max).replaceAll("\0", "\uFFFD");
 
 /**
  * The authority's durable store on PostgreSQL, for several authority instances on one

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { openPrivateDatabase, statementCache, StateError } from "../storage/private-sqlite.js";
 import { fail, ok, type Result } from "./errors.js";
+import { cutText } from "../contract/text-cut.js";
 import { checkIdentity, identityDifference, IDENTITY_PATTERN, type RunIdentity } from "./identity.js";
 import { opensServerKeyCheck, serverKeyCheck, type CredentialPlace } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
@@ -641,7 +642,7 @@ export class SqliteAuthorityStore implements AuthorityStore {
   }
 
   private appendDiagnostic(runId: string, d: Diagnostic, nowMs: number): number {
-    const inserted = this.sql("INSERT INTO diagnostics (run_id, code, message, at) VALUES (?, ?, ?, ?)").run(runId, d.code.slice(0, MAX_DIAGNOSTIC_CODE), d.message.slice(0, MAX_DIAGNOSTIC_MESSAGE), nowMs);
+    const inserted = this.sql("INSERT INTO diagnostics (run_id, code, message, at) VALUES (?, ?, ?, ?)").run(runId, d.code.slice(0, MAX_DIAGNOSTIC_CODE), cutText(d.message, MAX_DIAGNOSTIC_MESSAGE), nowMs);
     return Number(inserted.lastInsertRowid);
   }
 

@@ -17,6 +17,7 @@ import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiv
 import { agentTarget, scriptTarget } from "./run-target.js";
 import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
+import { cutText } from "../contract/text-cut.js";
 
 interface RunOptions extends SandboxFlags {
   script?: string;
@@ -157,7 +158,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       // A refused answer leaves the harness waiting on its request: end the run instead of hanging.
       if (receipt.status === "rejected" && receipt.type === "request.resolve") cancel();
     },
-    onBadLine: (line) => process.stderr.write(`prp run: the runner wrote a line that is not a stream record: ${line.slice(0, 200)}\n`),
+    onBadLine: (line) => process.stderr.write(`prp run: the runner wrote a line that is not a stream record: ${cutText(line, 200)}\n`),
   });
 
   const react = async (event: PrpEvent) => {

@@ -39,9 +39,7 @@ export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed 
     return { ok: false, error: contractError("invalid_json", "", message) };
   }
   const shape = walk(value, MAX_JSON_DEPTH);
-  if (shape.tooDeep !== null) {
-    return { ok: false, error: contractError("invalid_json", pointerTo(value as object, shape.tooDeep), `JSON nests deeper than ${MAX_JSON_DEPTH} levels`) };
-  }
+  if (shape.tooDeep !== null) return { ok: false, error: tooDeepError(value as object, shape.tooDeep, MAX_JSON_DEPTH) };
   if (shape.proto !== null) {
     return { ok: false, error: contractError("invalid_json", pointerTo(value as object, shape.proto), 'a member named "__proto__" is refused: copied into another object it would become that object\'s prototype') };
   }
@@ -54,6 +52,20 @@ export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed 
   }
   return { ok: true, value, text };
 }
+
+/**
+ * The refusal of a parsed value nested deeper than `limit` levels, or null. JSON.parse accepts
+ * any depth, but every recursive walker after it (canonical JSON, redaction, schema validation,
+ * JSON.stringify, the ACP SDK) overflows the stack on deep enough input: untrusted JSON that
+ * did not come through parseJson is checked here, before anything walks it.
+ */
+export function nestingError(value: unknown, limit = MAX_JSON_DEPTH): ContractError | null {
+  const { tooDeep } = walk(value, limit);
+  return tooDeep === null ? null : tooDeepError(value as object, tooDeep, limit);
+}
+
+const tooDeepError = (root: object, tooDeep: object, limit: number): ContractError =>
+  contractError("invalid_json", pointerTo(root, tooDeep), `JSON nests deeper than ${limit} levels`);
 
 interface Shape {
   /** The first container nested deeper than the limit (the root counts as level 1). */

@@ -1,3 +1,6 @@
+import { cutUtf8 } from "../contract/text-cut.js";
+import { redactText } from "./redaction.js";
+
 /** A snapshot of the bounded log tail, as harness.exited reports it. */
 export interface LogTailSnapshot {
   lines: string[];
@@ -20,8 +23,9 @@ export class BoundedLogBuffer {
   ) {}
 
   push(line: string): void {
-    let text = line;
-    if (Buffer.byteLength(text) > this.maxBytes) text = truncateUtf8(text, this.maxBytes);
+    // The tail travels in harness.exited: a credential the harness logged does not.
+    let text = redactText(line).text;
+    if (Buffer.byteLength(text) > this.maxBytes) text = cutUtf8(text, this.maxBytes);
     this.lines.push(text);
     this.bytes += Buffer.byteLength(text);
     while (this.lines.length > this.maxLines || this.bytes > this.maxBytes) {
@@ -33,13 +37,4 @@ export class BoundedLogBuffer {
   snapshot(): LogTailSnapshot {
     return { lines: [...this.lines], retainedBytes: this.bytes, droppedLines: this.dropped };
   }
-}
-
-/** The longest prefix of `text` that fits in `maxBytes` UTF-8 bytes without splitting a character. */
-export function truncateUtf8(text: string, maxBytes: number): string {
-  const buf = Buffer.from(text, "utf8");
-  if (buf.length <= maxBytes) return text;
-  let start = maxBytes; // the cut falls before buf[maxBytes]; back up to the start of that character
-  while (start > 0 && (buf[start]! & 0xc0) === 0x80) start--;
-  return buf.subarray(0, start).toString("utf8");
 }

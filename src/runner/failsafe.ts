@@ -1,3 +1,5 @@
+import { cutTextMarked } from "../contract/text-cut.js";
+
 /** The process events an error nothing handled arrives on (a `process`, or a stand-in in a test). */
 export interface ErrorSource {
   on(event: "uncaughtException" | "unhandledRejection", listener: (err: unknown) => void): unknown;
@@ -19,7 +21,7 @@ const MAX_MESSAGE_CHARS = 1_000;
 
 export const describeError = (err: unknown): string => {
   const text = err instanceof Error ? `${err.name}: ${err.message}` : `a thrown ${typeof err}: ${String(err)}`;
-  return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text;
+  return cutTextMarked(text, MAX_MESSAGE_CHARS);
 };
 
 /**

@@ -7,6 +7,7 @@ import { commandVersionRefusal, eventEnvelopeVersion } from "../contract/version
 import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
 import { GOALS_UNSUPPORTED, type GoalChange, type GoalOperation, type HarnessFact, type HarnessGone } from "../harness/harness-driver.js";
 import { reconcileTerminal, type Intent, type StopCause } from "./reconcile.js";
+import { cutText } from "../contract/text-cut.js";
 
 /** The PRP command types a run acts on. */
 export const SUPPORTED_COMMANDS: ReadonlySet<string> = new Set(["run.prepare", "session.open", "turn.start", "turn.interrupt", "turn.stop", "request.resolve", "run.cancel", "session.goal.get", "session.goal.set", "session.goal.clear"]);
@@ -504,7 +505,7 @@ export class RunMachine {
     if (!this.harnessTrusted) return;
     this.harnessTrusted = false;
     // A reason the driver typed travels in the terminal, so a reader need not parse the message.
-    if (code && !this.stopCause) this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: message.slice(0, 4000) };
+    if (code && !this.stopCause) this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cutText(message, 4000) };
     this.setIntent("protocol_violation");
     this.emit("harness.diagnostic", { code: "harness_protocol_violation", message });
     this.terminating = true;

@@ -85,6 +85,15 @@ describe("what the runner does with a misbehaving harness", () => {
     assert.equal(terminalOf(events).reconciliation.reason, "harness_protocol_violation");
   });
 
+  it("fails the run, naming the depth limit, when the harness writes a JSON line nested 32,000 deep", async () => {
+    // Under the 64 KiB line limit; JSON.parse reads it, a recursive walk after it would overflow the stack.
+    const deep = join(dir, "deep-harness.sh");
+    writeFileSync(deep, `#!/bin/sh\n${process.execPath} -e 'process.stdout.write("[".repeat(32000) + "]".repeat(32000) + "\\n")'\nexec sleep 30\n`, { mode: 0o700 });
+    const events = await runScript(script("unused", [{ kind: "exit", code: 0 }]), ["--fake-harness", deep]);
+    assert.equal(terminalOf(events).reconciliation.reason, "harness_protocol_violation");
+    assert.match(diagnostics(events)[0].message, /JSON nests deeper than 64 levels/);
+  });
+
   it("gives events deterministic ids, timestamps and priorities", async () => {
     const path = script("ids", [{ kind: "event", event_type: "item.delta", item_id: "i1", payload: { text: "x" } }, { kind: "result", payload: result() }, { kind: "exit", code: 0 }]);
     const first = await runScript(path);

@@ -1,6 +1,9 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { setTimeout as sleep } from "node:timers/promises";
 import { GOALS_UNSUPPORTED, type HarnessDriver, type HarnessListener, type SessionOpen } from "../harness-driver.js";
+import { nestingError } from "../../contract/json-input.js";
+import { cutTextMarked } from "../../contract/text-cut.js";
+import { MAX_JSON_DEPTH } from "../../contract/versions.js";
 import { DEFAULT_MAX_LINE_BYTES } from "../line-reader.js";
 import { whenGone } from "../gone.js";
 import { harnessView, type SandboxPolicy } from "../sandbox/sandbox-policy.js";
@@ -125,6 +128,9 @@ export class AcpDriver implements HarnessDriver {
         } catch {
           return emit({ kind: "unparsable", text });
         }
+        // Before the projection or the SDK walks it: a deep line would overflow their stacks.
+        const deep = nestingError(message);
+        if (deep) return listener.fact({ kind: "violation", code: "protocol_error", message: `the agent wrote a JSON line nested deeper than the ${MAX_JSON_DEPTH}-level limit (at ${cutTextMarked(deep.path, 120)}): refused unread` });
         emit({ kind: "received", message });
         try {
           incoming.enqueue(message as acp.AnyMessage);

@@ -4,9 +4,11 @@ import type { HarnessFact } from "../harness-driver.js";
 import { IdMap, projectId } from "./acp-ids.js";
 import { permissionChoices, type PermissionOption } from "./permissions.js";
 import { formContent, projectForm, type Field } from "./questions.js";
+import { redact, redactText } from "../redaction.js";
 import { receiptItemId, SemanticReceipts, type CallEnd, type ReceiptEvent } from "./semantic-receipts.js";
 import { updateProblem } from "./update-check.js";
 import { projectToolCall, type ToolState } from "./tool-projection.js";
+import { cutText } from "../../contract/text-cut.js";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -80,7 +82,7 @@ const MAX_DIAGNOSTIC = 8 * 1024;
 export function describeRpcError(error: unknown): { code: string; message: string; providerError: { code: number | null; message: string } } {
   const e = isObj(error) ? error : {};
   const code = typeof e.code === "number" ? e.code : null;
-  const text = typeof e.message === "string" ? e.message.slice(0, 2000) : "no message";
+  const text = typeof e.message === "string" ? cutText(redactText(e.message).text, 2000) : "no message";
   const known = code !== null ? ERROR_CODES[code] : undefined;
   return { code: known?.[0] ?? "agent_error", message: known ? `${known[1]} (${text})` : `the agent answered with an error: ${text}`, providerError: { code, message: text } };
 }
@@ -211,7 +213,7 @@ export class AcpProjection {
         this.requests.clear();
         break;
       case "unparsable":
-        out.push(diagnostic("acp_unparsable_line", `the agent wrote a stdout line that is not JSON: ${input.text.slice(0, 200)}`));
+        out.push(diagnostic("acp_unparsable_line", `the agent wrote a stdout line that is not JSON: ${cutText(redactText(input.text).text, 200)}`));
         break;
       case "sent":
         this.onSent(input.message, out, fail);
@@ -291,7 +293,7 @@ export class AcpProjection {
 
   private onReceived(message: unknown, out: HarnessFact[], fail: Fail): void {
     if (!isObj(message) || message.jsonrpc !== "2.0") {
-      out.push(diagnostic("acp_not_jsonrpc", `the agent wrote a line that is not a JSON-RPC 2.0 message: ${JSON.stringify(message).slice(0, 200)}`));
+      out.push(diagnostic("acp_not_jsonrpc", `the agent wrote a line that is not a JSON-RPC 2.0 message: ${cutText(JSON.stringify(redact(message).value), 200)}`));
       return;
     }
     const method = typeof message.method === "string" ? message.method : null;
@@ -303,7 +305,7 @@ export class AcpProjection {
 
   private onRequest(message: Obj, method: string, out: HarnessFact[], fail: Fail): void {
     if (method !== "session/request_permission" && method !== "elicitation/create") {
-      out.push(diagnostic("acp_unsupported_request", `the agent asked for ${method.slice(0, 160)}, which this client does not offer (fs and terminal are off)`));
+      out.push(diagnostic("acp_unsupported_request", `the agent asked for ${cutText(method, 160)}, which this client does not offer (fs and terminal are off)`));
       return;
     }
     const params = message.params;
@@ -315,7 +317,7 @@ export class AcpProjection {
       out.push(diagnostic("acp_request_dropped", "the agent sent a session/request_permission the SDK refuses (it needs sessionId, toolCall.toolCallId and options)"));
       return;
     }
-    if (!validProviderId(toolCall.toolCallId)) return fail(`permission request for tool call id ${JSON.stringify(toolCall.toolCallId).slice(0, 80)}, which is not a usable identity`, "invalid_identity");
+    if (!validProviderId(toolCall.toolCallId)) return fail(`permission request for tool call id ${cutText(String(JSON.stringify(toolCall.toolCallId)), 80)}, which is not a usable identity`, "invalid_identity");
     const projectedId = this.openRequest(message, params.sessionId, "acp_permission", "permission request", fail);
     if (projectedId === null) return;
     const call = { toolCallId: toolCall.toolCallId, kind: toolCall.kind, rawInput: toolCall.rawInput };
@@ -325,11 +327,11 @@ export class AcpProjection {
       this.rawInputs.set(call.toolCallId, call.rawInput);
     }
     this.requests.set(key(message.id), { kind: "permission", projectedId, options: options as unknown as PermissionOption[], toolCall: call });
-    const title = typeof toolCall.title === "string" && toolCall.title.trim() ? toolCall.title.trim() : `a ${typeof toolCall.kind === "string" ? toolCall.kind : "tool"} call`;
+    const title = typeof toolCall.title === "string" && toolCall.title.trim() ? redactText(toolCall.title.trim()).text : `a ${typeof toolCall.kind === "string" ? toolCall.kind : "tool"} call`;
     out.push(this.event("runtime_request.created", {
       request: {
         schema: "paperclip.runtime_request.v1", requestKind: "runtime", requestId: projectedId, type: "permission", status: "pending",
-        prompt: `Allow ${title}?`.slice(0, 4000), choices: permissionChoices(options as unknown as PermissionOption[]),
+        prompt: cutText(`Allow ${title}?`, 4000), choices: permissionChoices(options as unknown as PermissionOption[]),
       },
       providerRequest: { id: message.id, method },
       toolCall: { toolCallId: toolCall.toolCallId, kind: typeof toolCall.kind === "string" ? toolCall.kind : "other" },
@@ -369,8 +371,8 @@ export class AcpProjection {
    */
   private openRequest(message: Obj, sessionId: string, prefix: string, what: string, fail: Fail): string | null {
     const no = (m: string, code: ViolationCode) => (fail(m, code), null);
-    if (!validProviderId(message.id)) return no(`${what} id ${JSON.stringify(message.id)?.slice(0, 80)} is not a usable identity`, "invalid_identity");
-    if (sessionId !== this.acpSessionId) return no(`${what} for session ${JSON.stringify(sessionId).slice(0, 80)}, not ${JSON.stringify(this.acpSessionId)}`, "invalid_identity");
+    if (!validProviderId(message.id)) return no(`${what} id ${cutText(String(JSON.stringify(message.id)), 80)} is not a usable identity`, "invalid_identity");
+    if (sessionId !== this.acpSessionId) return no(`${what} for session ${cutText(String(JSON.stringify(sessionId)), 80)}, not ${JSON.stringify(this.acpSessionId)}`, "invalid_identity");
     if (!this.turnOpen) return no(`${what} outside a turn (cross-turn projection)`, "cross_turn_projection");
     if (this.context.forbidRequests) return no(`the agent sent a ${what}, which the forbid permission policy does not allow: the agent must never ask`, "request_forbidden");
     const projectedId = projectId(prefix, message.id);
@@ -382,7 +384,7 @@ export class AcpProjection {
 
   private onNotification(method: string, params: unknown, out: HarnessFact[], fail: Fail): void {
     if (method !== "session/update") {
-      out.push(diagnostic(method.startsWith("_") ? "acp_extension_ignored" : "acp_unknown_notification", `the agent sent a ${method.slice(0, 160)} notification, which this client does not read`));
+      out.push(diagnostic(method.startsWith("_") ? "acp_extension_ignored" : "acp_unknown_notification", `the agent sent a ${cutText(method, 160)} notification, which this client does not read`));
       return;
     }
     const problem = updateProblem(params);
@@ -411,7 +413,7 @@ export class AcpProjection {
       case "tool_call":
       case "tool_call_update": {
         const id = update.toolCallId as string;
-        if (!validProviderId(id)) return fail(`tool call id ${JSON.stringify(id).slice(0, 80)} is not a usable identity`, "invalid_identity");
+        if (!validProviderId(id)) return fail(`tool call id ${cutText(String(JSON.stringify(id)), 80)} is not a usable identity`, "invalid_identity");
         const unstable = this.receipts.check(id, update.rawInput);
         if (unstable) return fail(unstable, "unstable_receipt_identity");
         if (update.rawInput !== undefined) this.rawInputs.set(id, update.rawInput);
@@ -459,7 +461,7 @@ export class AcpProjection {
           return;
         }
         const id = resumed ? (request.params as Obj | undefined)?.sessionId : result.sessionId;
-        if (typeof id !== "string" || id.length === 0 || id.length > 240 || /[\u0000-\u001f]/.test(id)) return fail(`the agent's session id ${JSON.stringify(id)?.slice(0, 80)} is not a usable identity`, "invalid_identity");
+        if (typeof id !== "string" || id.length === 0 || id.length > 240 || /[\u0000-\u001f]/.test(id)) return fail(`the agent's session id ${cutText(String(JSON.stringify(id)), 80)} is not a usable identity`, "invalid_identity");
         this.acpSessionId = id;
         out.push(event(resumed ? "session.resumed" : "session.started", { driverSessionId: id }));
         if (isObj(result.modes) || Array.isArray(result.configOptions)) {
@@ -495,7 +497,7 @@ export class AcpProjection {
       out.push(this.event(why.why === "interrupt" ? "turn.interrupted" : "turn.cancelled", { reason: why.reason, stopReason }));
     } else {
       const text = typeof stopReason === "string" ? STOP_FAILURES[stopReason] : undefined;
-      out.push(this.event("turn.failed", { code: typeof stopReason === "string" && text ? stopReason : "unknown_stop_reason", message: text ?? `the agent ended the turn with stop reason ${JSON.stringify(stopReason)?.slice(0, 80)}`, stopReason: stopReason ?? null }));
+      out.push(this.event("turn.failed", { code: typeof stopReason === "string" && text ? stopReason : "unknown_stop_reason", message: text ?? `the agent ended the turn with stop reason ${cutText(String(JSON.stringify(stopReason)), 80)}`, stopReason: stopReason ?? null }));
     }
   }
 
@@ -522,14 +524,14 @@ export class AcpProjection {
   }
 
   private chunk(open: OpenItem | null, kind: OpenItem["kind"], content: Obj, out: HarnessFact[]): OpenItem {
-    const text = content.type === "text" ? String(content.text) : `[${String(content.type).slice(0, 40)} content]`;
+    const text = content.type === "text" ? String(content.text) : `[${cutText(String(content.type), 40)} content]`;
     let item = open;
     if (!item) {
       const generation = this.context.generation ?? 1;
       item = { itemId: `${this.turnId}_item_${++this.itemSeq}${generation > 1 ? `_r${generation - 1}` : ""}`, kind, text: "" };
       out.push(this.event("item.started", { kind, text: "" }, item.itemId));
     }
-    if (item.text.length < MAX_TEXT) item.text = (item.text + text).slice(0, MAX_TEXT);
+    if (item.text.length < MAX_TEXT) item.text = cutText(item.text + text, MAX_TEXT);
     out.push(this.event("item.delta", { text }, item.itemId));
     return item;
   }
@@ -537,7 +539,7 @@ export class AcpProjection {
   private plan(entries: Obj[]): Obj {
     this.planRevision++;
     const steps = entries.slice(0, 256).map((e, i) => ({
-      stepId: `step_${i + 1}`, body: String(e.content).slice(0, 4000),
+      stepId: `step_${i + 1}`, body: cutText(redactText(String(e.content)).text, 4000),
       status: ["pending", "in_progress", "completed"].includes(e.status as string) ? e.status : "pending",
     }));
     return {
@@ -558,13 +560,14 @@ function event(eventType: string, payload: Obj): HarnessFact {
 }
 
 function diagnostic(code: string, message: string): HarnessFact {
-  return event("harness.diagnostic", { code, message: message.slice(0, MAX_DIAGNOSTIC) });
+  return event("harness.diagnostic", { code, message: cutText(message, MAX_DIAGNOSTIC) });
 }
 
-/** A session-wide update, kept only when it stays small (the event is one frame, not a dump). */
+/** A structure of the agent's (session-wide update, config options, capabilities): credentials redacted, kept only when it stays small (the event is one frame, not a dump). */
 function boundedJson(value: Obj): Obj {
-  const text = JSON.stringify(value);
-  return text.length <= 16 * 1024 ? value : { truncated: true, bytes: text.length };
+  const safe = redact(value).value as Obj;
+  const text = JSON.stringify(safe);
+  return text.length <= 16 * 1024 ? safe : { truncated: true, bytes: text.length };
 }
 
 function agentInfo(result: Obj): Obj {
@@ -572,14 +575,14 @@ function agentInfo(result: Obj): Obj {
   const auth = Array.isArray(result.authMethods) ? result.authMethods.filter(isObj).map((m) => String(m.id ?? m.name ?? "")).filter(Boolean) : [];
   return {
     protocol: "acp", protocolVersion: result.protocolVersion ?? null,
-    name: typeof info.name === "string" ? info.name.slice(0, 160) : null, version: typeof info.version === "string" ? info.version.slice(0, 160) : null,
+    name: typeof info.name === "string" ? cutText(info.name, 160) : null, version: typeof info.version === "string" ? cutText(info.version, 160) : null,
     ...boundedJson({ capabilities: isObj(result.agentCapabilities) ? result.agentCapabilities : {} }), authMethods: auth.slice(0, 32),
   };
 }
 
 function notice(update: Obj, seq: number): Obj {
   const severity = ["info", "warning", "error"].includes(update.severity as string) ? update.severity : "info";
-  const summary = [update.title, update.description].filter((s) => typeof s === "string" && s).join(": ").slice(0, 4000);
+  const summary = cutText(redactText([update.title, update.description].filter((s) => typeof s === "string" && s).join(": ")).text, 4000);
   return {
     schema: "paperclip.provider.notice.v1", noticeId: `notice_${sha256Digest(summary).slice(7, 23)}_${seq}`, severity, category: "acp_notice", scope: "session",
     recoverable: severity !== "error", userActionable: severity === "error", summary,
@@ -606,7 +609,7 @@ function closeOpenTools(tools: Map<string, ToolState>, status: "cancelled" | "in
 function reviewResult(finalText: string): Obj {
   return {
     schema: "paperclip.run_result.v1", reportedWorkDisposition: "needs_review",
-    summary: (finalText.trim() || "The agent ended its turn without a message.").slice(0, 12_000),
+    summary: cutText(finalText.trim() || "The agent ended its turn without a message.", 12_000),
     completionClaim: { contractRevision: "acp_turn", objectiveSatisfied: false, criteria: [], remainingWork: [] },
     evidence: [], verification: [], attentionRequests: [{ kind: "review", summary: "An ACP agent ended its turn; ACP has no finish operation, so a person reviews the work.", ownerClass: "human" }], artifacts: [],
   };

@@ -1,4 +1,5 @@
 import { sha256Hex } from "../../contract/digest.js";
+import { cutText } from "../../contract/text-cut.js";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -36,7 +37,7 @@ export const questionId = (index: number, property: string): string => `field-${
  * request is then not asked at all.
  */
 export function projectForm(params: Obj): ProjectedForm | { error: string } {
-  if (params.mode !== "form") return { error: `elicitation mode ${JSON.stringify(params.mode)?.slice(0, 40)} is not supported (only form)` };
+  if (params.mode !== "form") return { error: `elicitation mode ${cutText(String(JSON.stringify(params.mode)), 40)} is not supported (only form)` };
   const schema = params.requestedSchema;
   if (!isObj(schema) || !isObj(schema.properties)) return { error: "a form elicitation needs requestedSchema.properties" };
   const entries = Object.entries(schema.properties);
@@ -45,9 +46,9 @@ export function projectForm(params: Obj): ProjectedForm | { error: string } {
   const questions: Obj[] = [];
   const fields: Field[] = [];
   for (const [i, [property, spec]] of entries.entries()) {
-    if (!isObj(spec)) return { error: `property ${JSON.stringify(property).slice(0, 80)} has no schema` };
+    if (!isObj(spec)) return { error: `property ${cutText(String(JSON.stringify(property)), 80)} has no schema` };
     const id = questionId(i + 1, property);
-    if (id.length > 160) return { error: `property name ${JSON.stringify(property).slice(0, 80)}… is too long for a question id` };
+    if (id.length > 160) return { error: `property name ${cutText(String(JSON.stringify(property)), 80)}… is too long for a question id` };
     const one = question(id, property, spec, required.has(property));
     if ("error" in one) return one;
     questions.push(one.question);
@@ -58,23 +59,23 @@ export function projectForm(params: Obj): ProjectedForm | { error: string } {
   const description = text(schema.description);
   const questionSet: Obj = {
     schema: "paperclip.question_set.v1",
-    ...(title ? { title: title.slice(0, 1000) } : {}),
-    ...(message || description ? { description: (message || description).slice(0, 4000) } : {}),
+    ...(title ? { title: cutText(title, 1000) } : {}),
+    ...(message || description ? { description: cutText(message || description, 4000) } : {}),
     questions,
   };
-  return { prompt: (message || title || description || "The agent asks for some details.").slice(0, 4000), questionSet, fields };
+  return { prompt: cutText(message || title || description || "The agent asks for some details.", 4000), questionSet, fields };
 }
 
 function question(id: string, property: string, spec: Obj, required: boolean): { question: Obj; field: Field } | { error: string } {
   const header = text(spec.title);
-  const prompt = (text(spec.description) || header || `What should ${property} be?`).slice(0, 4000);
-  const base: Obj = { id, ...(header ? { header: header.slice(0, 1000) } : {}), prompt, required };
+  const prompt = cutText(text(spec.description) || header || `What should ${property} be?`, 4000);
+  const base: Obj = { id, ...(header ? { header: cutText(header, 1000) } : {}), prompt, required };
   const choices = selectChoices(spec);
   if (choices) {
     if (choices.length === 0 || choices.length > MAX_OPTIONS) return { error: `property ${property} needs 1 to ${MAX_OPTIONS} choices` };
     const multi = spec.type === "array";
     const defaults = new Set(multi ? (Array.isArray(spec.default) ? spec.default : []) : [spec.default]);
-    const options = choices.map((c, n) => ({ id: `option-${n + 1}`, label: c.label.slice(0, 1000) || String(c.value), ...(defaults.has(c.value) ? { recommended: true } : {}) }));
+    const options = choices.map((c, n) => ({ id: `option-${n + 1}`, label: cutText(c.label, 1000) || cutText(String(c.value), 1000), ...(defaults.has(c.value) ? { recommended: true } : {}) }));
     const decision = !multi && required && options.length >= 2 && options.filter((o) => o.recommended).length === 1 && new Set(options.map((o) => o.label)).size === options.length;
     return {
       question: { ...base, answerMode: multi ? "multi_select" : "single_select", ...(decision ? { intent: "decision", recommendationRationale: "The agent proposed this value as the default." } : {}), options },
@@ -97,7 +98,7 @@ function question(id: string, property: string, spec: Obj, required: boolean): {
       field: { questionId: id, property, kind: spec.type === "string" ? "text" : spec.type },
     };
   }
-  return { error: `property ${JSON.stringify(property).slice(0, 80)} has type ${JSON.stringify(spec.type)?.slice(0, 40)}, which a question cannot ask` };
+  return { error: `property ${cutText(String(JSON.stringify(property)), 80)} has type ${cutText(String(JSON.stringify(spec.type)), 40)}, which a question cannot ask` };
 }
 
 /** The choices of a select property, or null when it is not one. */
@@ -137,7 +138,7 @@ export function formContent(fields: Field[], response: Obj): { content: Obj } | 
       if (f.kind === "text") content[f.property] = answer.text;
       else {
         const n = Number(answer.text.trim());
-        if (answer.text.trim() === "" || !Number.isFinite(n) || (f.kind === "integer" && !Number.isInteger(n))) return { error: `the answer to ${f.questionId} is not ${f.kind === "integer" ? "an integer" : "a number"}: ${JSON.stringify(answer.text).slice(0, 80)}` };
+        if (answer.text.trim() === "" || !Number.isFinite(n) || (f.kind === "integer" && !Number.isInteger(n))) return { error: `the answer to ${f.questionId} is not ${f.kind === "integer" ? "an integer" : "a number"}: ${cutText(String(JSON.stringify(answer.text)), 80)}` };
         content[f.property] = n;
       }
     }

@@ -1,6 +1,8 @@
 import { canonicalJson } from "../../contract/canonical-json.js";
 import { canonicalDigest, sha256Hex } from "../../contract/digest.js";
 import { projectId } from "./acp-ids.js";
+import { redact } from "../redaction.js";
+import { cutText } from "../../contract/text-cut.js";
 
 type Obj = Record<string, unknown>;
 
@@ -24,36 +26,16 @@ interface OpenCall {
 }
 
 const OUTCOMES: Record<CallEnd, [string, string]> = { completed: ["succeeded", "completed"], failed: ["failed", "tool_failed"], turn_ended: ["unavailable", "turn_ended"] };
-/** Words of a key whose value never travels in a receipt's input: a credential an agent put in a tool's arguments. */
-const SECRET_WORDS = new Set(["password", "passwd", "passphrase", "secret", "token", "apikey", "authorization", "authorisation", "cookie", "credential", "credentials", "privatekey"]);
-
-/** `API_TOKEN`, `accessToken`, `api-key`, `private_key`: a key is split into words (camelCase too) and read word by word. */
-export function isSecretKey(key: string): boolean {
-  const words = key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
-  return words.some((w, i) => SECRET_WORDS.has(w) || SECRET_WORDS.has(w + (words[i + 1] ?? "")));
-}
 /** The semantic input limit (runtime.md §7.2): 480 KiB of encoded JSON. */
 const MAX_INPUT_BYTES = 480 * 1024;
 
 /**
- * An ACP tool call's raw input as it may travel in PRP: values under secret-looking keys (whole
- * objects included) are replaced by "[redacted]", and an input canonical JSON cannot hold or over the semantic input
+ * An ACP tool call's raw input as it may travel in PRP: its credentials replaced by "[redacted]"
+ * (`redact`), and an input canonical JSON cannot hold or over the semantic input
  * limit is replaced by a note of its size. `redacted` says whether anything was replaced.
  */
 export function sanitiseInput(raw: unknown): { input: unknown; redacted: boolean } {
-  let redacted = false;
-  const walk = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(walk);
-    if (value === null || typeof value !== "object") return value;
-    return Object.fromEntries(Object.entries(value as Obj).map(([k, v]) => {
-      if (isSecretKey(k) && v !== null) {
-        redacted = true;
-        return [k, "[redacted]"];
-      }
-      return [k, walk(v)];
-    }));
-  };
-  const input = walk(raw ?? null);
+  const { value: input, redacted } = redact(raw ?? null);
   let bytes: number;
   try {
     bytes = Buffer.byteLength(canonicalJson(input));
@@ -123,7 +105,7 @@ export class SemanticReceipts {
   }
 
   private unstableMessage(toolCallId: string, was: string, now: string): string {
-    return `tool call ${JSON.stringify(toolCallId).slice(0, 80)} was announced again with a different input (${now}, its receipt has ${was}): unstable semantic receipt identity`;
+    return `tool call ${cutText(String(JSON.stringify(toolCallId)), 80)} was announced again with a different input (${now}, its receipt has ${was}): unstable semantic receipt identity`;
   }
 }
 

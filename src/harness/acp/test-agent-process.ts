@@ -114,6 +114,7 @@ const app = acp.agent({ name: "prp-kit-acp-test-agent" })
     agentCapabilities: {
       loadSession: scenario.capabilities?.loadSession === true,
       ...(scenario.capabilities?.close ? { sessionCapabilities: { close: {} } } : {}),
+      ...scenario.capabilityExtras,
     },
     agentInfo: { name: "prp-kit-acp-test-agent", title: `test agent: ${scenario.name}`, version: "1.0.0" },
     authMethods: [],
@@ -121,7 +122,7 @@ const app = acp.agent({ name: "prp-kit-acp-test-agent" })
   })
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     sessionId = sessions.create(params.cwd);
-    return { sessionId };
+    return { ...scenario.sessionExtras, sessionId } as acp.NewSessionResponse;
   })
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
     const history = sessions.history(params.sessionId);

@@ -38,6 +38,10 @@ export interface AgentScenario {
   description: string;
   /** What `initialize` advertises. */
   capabilities?: { loadSession?: boolean; close?: boolean };
+  /** More members of `agentCapabilities` (a `_meta`, say), as a real agent may advertise. */
+  capabilityExtras?: Record<string, unknown>;
+  /** More members of the `session/new` answer (`modes`, `configOptions`): the session's settings. */
+  sessionExtras?: Record<string, unknown>;
   /** Keeps running after stdin ends, as some real agents do: only a signal ends it. */
   lingerAfterEof?: boolean;
   /** The turn's steps; the prompt then answers `stopReason` (default end_turn). */

@@ -1,6 +1,8 @@
 import { relative, isAbsolute } from "node:path/posix";
 import { sha256Digest } from "../../contract/digest.js";
 import { IdMap, projectId } from "./acp-ids.js";
+import { redactText } from "../redaction.js";
+import { cutText } from "../../contract/text-cut.js";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -44,17 +46,17 @@ export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids:
     };
     tools.set(toolCallId, tool);
   } else if (update.sessionUpdate === "tool_call") {
-    return { error: `tool call ${JSON.stringify(toolCallId).slice(0, 80)} was started twice` };
+    return { error: `tool call ${cutText(String(JSON.stringify(toolCallId)), 80)} was started twice` };
   }
   if (tool.done) return { events: [] }; // a late update to a finished call changes nothing PRP reported
   const p = tool.payload;
   if (typeof update.kind === "string") p.operation = OPERATION[update.kind] ?? "unknown";
-  if (typeof update.title === "string") p.name = update.title.slice(0, 4000);
+  if (typeof update.title === "string") p.name = cutText(redactText(update.title).text, 4000);
   if (typeof update.status === "string") p.status = STATUS[update.status] ?? "running";
   const text = outputText(update.content);
   if (text !== null) {
     const bytes = Buffer.byteLength(text);
-    Object.assign(p, { output: text.slice(0, MAX_OUTPUT), outputBytes: bytes, outputTruncated: text.length > MAX_OUTPUT, outputDigest: sha256Digest(text) });
+    Object.assign(p, { output: cutText(text, MAX_OUTPUT), outputBytes: bytes, outputTruncated: text.length > MAX_OUTPUT, outputDigest: sha256Digest(text) });
   }
   const target = firstLocation(update.locations, cwd);
   if (target !== undefined) p.target = target;
@@ -68,10 +70,11 @@ export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids:
   return { events };
 }
 
+/** The call's text output, credential-shaped parts redacted: the event carries, counts and digests what a reader may see. */
 function outputText(content: unknown): string | null {
   if (!Array.isArray(content)) return null;
   const texts = content.filter((c) => isObj(c) && c.type === "content" && isObj(c.content) && c.content.type === "text").map((c) => String(((c as Obj).content as Obj).text));
-  return texts.length > 0 ? texts.join("\n") : null;
+  return texts.length > 0 ? redactText(texts.join("\n")).text : null;
 }
 
 /** A path relative to the agent's cwd, or null when it lies outside it (PRP paths are relative). */

@@ -1,3 +1,5 @@
+import { cutText } from "../../contract/text-cut.js";
+
 /**
  * Which `session/update` notifications the ACP SDK accepts (runtime.md §11.1 admission, for ACP).
  * The SDK validates each notification and silently drops one it refuses: no handler sees it.
@@ -31,7 +33,7 @@ export function updateProblem(params: unknown): string | null {
   const u = params.update;
   if (!isObj(u) || !str(u, "sessionUpdate")) return "params need an update with a sessionUpdate kind";
   const kind = u.sessionUpdate as string;
-  if (!UPDATE_KINDS.has(kind)) return `unknown sessionUpdate kind ${JSON.stringify(kind).slice(0, 80)}`;
+  if (!UPDATE_KINDS.has(kind)) return `unknown sessionUpdate kind ${cutText(String(JSON.stringify(kind)), 80)}`;
   switch (kind) {
     case "user_message_chunk":
     case "agent_message_chunk":

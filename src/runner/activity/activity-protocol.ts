@@ -1,4 +1,6 @@
 import type { Socket } from "node:net";
+import { parseJson } from "../../contract/json-input.js";
+import { isPlainObject } from "../../contract/plain-object.js";
 import { BoundedLineReader } from "../../harness/line-reader.js";
 
 /**
@@ -31,11 +33,8 @@ export function readOneMessage(socket: Socket, onMessage: (message: Record<strin
 
 }
 
+/** Through the codec's parser, so a deep or duplicate-keyed message is refused like any other bad one. */
 function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
+  const parsed = parseJson(text, MAX_MESSAGE_BYTES);
+  return parsed.ok && isPlainObject(parsed.value) ? parsed.value : null;
 }

@@ -10,6 +10,7 @@ import type { RunIdentity } from "../../transport/index.js";
 import type { CredentialStore } from "../credentials/credential-store.js";
 import { CREDENTIAL_OBSERVER_SQL, credentialRowProblem, credentialRows, sqliteCredentialStore } from "../credentials/sqlite-credential-store.js";
 import { NO_RECOVERY, type ProviderRecovery } from "./provider-recovery.js";
+import { cutText } from "../../contract/text-cut.js";
 
 export const STATE_SCHEMA = "paperclip.runner.durable.state.v1";
 export const STATE_FILE = "runner-state.sqlite";
@@ -367,7 +368,7 @@ export class RunnerState {
 
   /** Keeps the newest 32 diagnostics; older ones go. */
   private noteDiagnostic(code: string, message: string): void {
-    this.sql("INSERT INTO diagnostics (code, message) VALUES (?, ?)").run(code, message.slice(0, 1024));
+    this.sql("INSERT INTO diagnostics (code, message) VALUES (?, ?)").run(code, cutText(message, 1024));
     this.sql("DELETE FROM diagnostics WHERE id <= (SELECT MAX(id) FROM diagnostics) - ?").run(MAX_DIAGNOSTICS);
   }
 

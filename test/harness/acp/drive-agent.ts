@@ -32,6 +32,8 @@ export interface DriveOptions {
 
 export interface Driven {
   events: PrpEvent[];
+  /** Every line the runner wrote, as written: the run's record in local mode. */
+  lines: string[];
   receipts: CommandReceipt[];
   types: string[];
   terminal: Record<string, any>;
@@ -43,6 +45,7 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   const runId = `run_${scenario.replace(/[^a-z0-9]/g, "_")}`;
   const events: PrpEvent[] = [];
   const receipts: CommandReceipt[] = [];
+  const lines: string[] = [];
   const answers = [...(options.answers ?? [])];
   let seq = 0;
   let sentOnDelta = false;
@@ -58,6 +61,7 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   });
   const runner: LocalRunner = new LocalRunner({ driver, runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, readyTimeoutMs: 20_000 }, {
     write: (line) => {
+      lines.push(line);
       const record = parseStreamRecord(line);
       if (!record) throw new Error(`not a stream record: ${line}`);
       if (record.kind === "receipt") {
@@ -92,5 +96,5 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   // wire.md §7.4 on every transcript: each authorised call has exactly one input and one result receipt.
   const binding = semanticToolBindingError(events, { runId, normalizedSessionId: `session_${runId}` });
   if (binding) throw new Error(`${scenario}: the semantic receipts break the binding rule: ${binding.path}: ${binding.message}`);
-  return { events, receipts, types: events.map((e) => e.eventType), terminal: terminal as unknown as Record<string, any>, of: (t) => events.filter((e) => e.eventType === t) };
+  return { events, lines, receipts, types: events.map((e) => e.eventType), terminal: terminal as unknown as Record<string, any>, of: (t) => events.filter((e) => e.eventType === t) };
 }

@@ -10,7 +10,8 @@ import { packageRoot } from "../../../src/contract/package-root.js";
 import type { HarnessFact } from "../../../src/harness/harness-driver.js";
 import { AcpProjection, type AcpInput } from "../../../src/harness/acp/projection.js";
 import { formContent, projectForm, questionId } from "../../../src/harness/acp/questions.js";
-import { isSecretKey, sanitiseInput } from "../../../src/harness/acp/semantic-receipts.js";
+import { sanitiseInput } from "../../../src/harness/acp/semantic-receipts.js";
+import { isSecretKey } from "../../../src/harness/redaction.js";
 import {
   CONTEXT, SESSION, TURN, chunk, codecProblem, elicitation, envelopes, eventsOf, opening, permissionAnswer, permissionRequest, projectAll, promptAnswer,
   questionAnswer, received, sent, typesOf, update, violationOf,
