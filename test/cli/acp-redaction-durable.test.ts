@@ -21,7 +21,7 @@ describe("ACP redaction in durable mode: the bytes on disk", () => {
 
   it("credentials an agent sends through every channel are in no file of the authority's or the runner's state", async () => {
     const scenario = writeSecretsScenario(dir);
-    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: testAgentCommand(scenario), permissionPolicy: "allow-reads" }), prompt: "Fix the failing test." }, dir: join(dir, "runs"), ticketTtlMs: 60_000 });
+    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: testAgentCommand(scenario), permissionPolicy: "allow-reads", agentCwd: dir }), prompt: "Fix the failing test." }, dir: join(dir, "runs"), ticketTtlMs: 60_000 });
     const terminal = facts.events.at(-1)!;
     assert.equal(terminal.eventType, "run.terminal", `runner logs:\n${facts.runnerLogs.flat().join("\n")}`);
     assert.equal((terminal.payload as Record<string, unknown>).runTerminalState, "succeeded");
