@@ -5,8 +5,6 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { agentRunnerdArgs } from "../../src/cli/agent-options.js";
-import { runDurable } from "../../src/cli/durable-run.js";
 import { packageRoot } from "../../src/contract/package-root.js";
 import { argvOf, liveProcesses } from "../../src/harness/live-processes.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
@@ -47,6 +45,7 @@ setsid sh -c 'sleep 300; : ${token}' </dev/null >/dev/null 2>&1 &
   if [ -n "$key" ] && cat "$key" >/dev/null 2>&1; then echo "key $(cat "$key")"; else echo "key absent"; fi
   if [ -n "$(find ${search} -name runner-state 2>/dev/null)" ]; then echo "state found"; else echo "state absent"; fi
   echo "home $HOME"
+  echo "cwd $PWD"
 } > "$PWD/report" 2>&1
 exec ${agent}
 `;
@@ -80,6 +79,7 @@ describe("a hostile agent, in the sandbox and without it", () => {
         const run = runPrp(["run", "--json", "--agent", agent, "--prompt", "Fix the failing test.", "--permission-policy", "deny", "--out", out, "--sandbox", mode], { cwd: work });
         const found = report(work);
         assert.equal(found.home, process.env.HOME, "HOME reaches the agent");
+        assert.equal(found.cwd, work, "the agent works where prp run was started");
         if (mode === "isolated") {
           assert.equal(run.status, 0, run.stderr);
           assert.equal(found.runners, "0 stolen 0", "the agent sees no runner, so it steals nothing");
@@ -98,22 +98,19 @@ describe("a hostile agent, in the sandbox and without it", () => {
       const token = `prp-escapee-${randomBytes(6).toString("hex")}`;
       const { work, out, agent } = workspace(`durable-${mode}`, token);
       try {
-        const facts = await runDurable({
-          agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: agent, permissionPolicy: "deny", agentCwd: work }), prompt: "Fix the failing test." },
-          dir: out, ticketTtlMs: 60_000, runnerArgs: ["--sandbox", mode],
-        });
+        const run = runPrp(["demo", "--json", "--agent", agent, "--prompt", "Fix the failing test.", "--out", out, "--sandbox", mode], { cwd: work });
+        const { runId, runTerminalState } = JSON.parse(run.stdout) as { runId: string; runTerminalState: string };
         const found = report(work);
-        const key = readFileSync(join(facts.dir, "authority-server-key"), "utf8").trim();
+        const key = readFileSync(join(out, "demo", runId, "authority-server-key"), "utf8").trim();
         assert.equal(found.home, process.env.HOME, "HOME reaches the agent");
+        assert.equal(found.cwd, work, "the agent works where prp demo was started, not in the run's folder");
         if (mode === "isolated") {
-          const terminal = facts.events.at(-1)!;
-          assert.equal(terminal.eventType, "run.terminal");
-          assert.equal((terminal.payload as { runTerminalState: string }).runTerminalState, "succeeded");
+          assert.equal(run.status, 0, run.stderr);
+          assert.equal(runTerminalState, "succeeded");
           assert.equal(found.key, "absent", "the authority's key is not in the agent's view");
           assert.equal(found.state, "absent", "nor is the runner's state");
           assert.equal(found.runners, "0 stolen 0");
           await until(() => carrying(token).length === 0, () => `the setsid child ${token} ended with the run (live: ${carrying(token).join(", ")})`, 5_000);
-          assert.deepEqual(facts.survivors, []);
         } else {
           assert.equal(found.key, key, "without the sandbox the agent reads the authority's key");
           assert.equal(found.state, "found");
