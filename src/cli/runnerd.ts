@@ -280,7 +280,7 @@ const activity = await ActivityEndpoint.open(activityDir, withActivityCrashPoint
 
 const reader = new BoundedLineReader(opts.controllerMaxLineBytes);
 const feed = (events: ReturnType<BoundedLineReader["push"]>) => {
-  for (const e of events) if (e.kind === "line") runner.acceptLine(e.text); else runner.acceptOversizeLine(e.bytes);
+  for (const e of events) if (e.kind === "line") runner.acceptLine(e.text); else if (e.kind === "oversize") runner.acceptOversizeLine(e.bytes);
 };
 process.stdin.on("data", (chunk: Buffer) => feed(reader.push(chunk)));
 process.stdin.on("end", () => {
