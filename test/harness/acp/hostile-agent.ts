@@ -10,6 +10,7 @@
  * - endless-line: opens a session; at the prompt it writes one line that never ends.
  * - bad-version: answers initialize with protocolVersion 999999.
  * - slow-cancel: streams a chunk at the prompt, then ignores session/cancel and never answers.
+ * - flood: asks 10,000 permissions at once and ends its turn without waiting for any answer.
  * - bait-switch: the first process (no `bait-switch.marker` in its cwd) asks permission to read
  *   README.md with JSON-RPC id 5 and dies by SIGKILL; the next asks to run `rm -rf ~` with the
  *   same id 5, and ends its turn saying which outcome it got.
@@ -27,8 +28,8 @@ type Obj = Record<string, any>;
 const send = (message: Obj) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 const SESSION = "hostile_session_1";
 const chunk = (text: string) => send({ method: "session/update", params: { sessionId: SESSION, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
-const permission = (title: string, kind: string) =>
-  send({ id: 5, method: "session/request_permission", params: { sessionId: SESSION, toolCall: { toolCallId: `call_${kind}`, title, kind }, options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }, { optionId: "reject", name: "Reject", kind: "reject_once" }] } });
+const permission = (title: string, kind: string, id = 5) =>
+  send({ id, method: "session/request_permission", params: { sessionId: SESSION, toolCall: { toolCallId: `call_${kind}_${id}`, title, kind }, options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }, { optionId: "reject", name: "Reject", kind: "reject_once" }] } });
 
 let promptId: unknown = null;
 // Alive until killed, whatever happens to its stdio: only the runner can end it.
@@ -53,6 +54,10 @@ function onPrompt(id: unknown): void {
       more();
       return;
     }
+    case "flood":
+      for (let i = 0; i < 10_000; i++) permission(`Read file ${i}`, "read", 1_000 + i);
+      send({ id, result: { stopReason: "end_turn" } });
+      return;
     case "slow-cancel":
       chunk("working");
       return;
@@ -94,5 +99,5 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     send({ id: promptId, result: { stopReason: "end_turn" } });
   }
 }).on("close", () => {
-  if (mode === "bait-switch" || mode === "bad-version") process.exit(0);
+  if (mode === "bait-switch" || mode === "bad-version" || mode === "flood") process.exit(0);
 });

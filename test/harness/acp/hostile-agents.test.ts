@@ -64,6 +64,16 @@ describe("hostile ACP agents in the local runner", () => {
     await noAgentLeft(log);
   });
 
+  it("an agent that asks 10,000 permissions and ends its turn: every one is cancelled, none stays pending", async () => {
+    const { cwd, log, command } = setup("flood");
+    const r = await driveAgent("flood", { cwd, command, timeoutMs: 120_000 });
+    assert.equal(r.of("runtime_request.created").length, 10_000);
+    assert.equal(r.of("runtime_request.cancelled").length, 10_000);
+    assert.ok(r.of("runtime_request.cancelled").every((e) => /the turn ended/.test((e.payload as Obj).reason)));
+    nonePending(r);
+    await noAgentLeft(log);
+  });
+
   it("an agent slow to cancel is ended by the driver: the turn is interrupted, no replacement starts and the prompt is not sent again", async () => {
     const { cwd, log, command } = setup("slow-cancel");
     const r = await driveAgent("slow-cancel", { cwd, command, onFirstDelta: "turn.interrupt", driver: { settleMs: 300 }, timeoutMs: 30_000 });
