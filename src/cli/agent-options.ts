@@ -1,7 +1,9 @@
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
+import { DEFAULT_AGENT_IDLE_MS } from "../harness/acp/acp-driver.js";
 import { PERMISSION_POLICIES, type PermissionPolicy } from "../harness/acp/permissions.js";
+import { parsePositiveInt } from "./options.js";
 
 /** An ACP agent gets longer than the fake harness to say ready: `npx` may install it first. */
 export const ACP_READY_MS = 60_000;
@@ -21,6 +23,9 @@ export function parseAgentCwd(value: string): string {
   return dir;
 }
 
+/** `--agent-idle-ms`, the same words on every command that has it. */
+export const AGENT_IDLE_HELP = `how long the agent may send nothing during its turn while it is not waiting on an answer; then the run fails (agent_timeout) (default ${DEFAULT_AGENT_IDLE_MS / 60_000} min)`;
+
 export const permissionPolicyOption = (defaultPolicy: PermissionPolicy | undefined, description: string): Option => {
   const option = new Option("--permission-policy <policy>", description).choices([...PERMISSION_POLICIES]);
   return defaultPolicy ? option.default(defaultPolicy) : option;
@@ -31,6 +36,7 @@ export interface AgentFlags {
   agentCwd?: string;
   agentEnv?: Record<string, string>;
   permissionPolicy: PermissionPolicy;
+  agentIdleMs?: number;
 }
 
 /**
@@ -42,15 +48,17 @@ export function agentRunnerdArgs(flags: AgentFlags): string[] {
     "--harness", "acp", "--agent-command", flags.agentCommand, "--permission-policy", flags.permissionPolicy,
     "--agent-cwd", flags.agentCwd ?? process.cwd(),
     ...Object.entries(flags.agentEnv ?? {}).flatMap(([k, v]) => ["--agent-env", `${k}=${v}`]),
+    ...(flags.agentIdleMs !== undefined ? ["--agent-idle-ms", String(flags.agentIdleMs)] : []),
   ];
 }
 
-/** `--agent`, `--prompt`, `--agent-cwd`, `--agent-env` and `--permission-policy` on a controller command. */
+/** `--agent`, `--prompt`, `--agent-cwd`, `--agent-env`, `--agent-idle-ms` and `--permission-policy` on a controller command. */
 export function withAgentOptions(command: Command, agentHelp: string, policy: Option): Command {
   return command
     .option("--agent <cmd>", agentHelp)
     .option("--prompt <text>", "with --agent: what the turn asks the agent")
     .option("--agent-cwd <dir>", "with --agent: the agent's working directory (default: this directory)", parseAgentCwd)
     .option("--agent-env <K=V>", "with --agent: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
+    .option("--agent-idle-ms <n>", `with --agent: ${AGENT_IDLE_HELP}`, parsePositiveInt)
     .addOption(policy);
 }

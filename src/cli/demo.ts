@@ -26,6 +26,7 @@ interface DemoOptions extends RunnerContractFlags, SandboxFlags {
   agentCwd?: string;
   agentEnv?: Record<string, string>;
   permissionPolicy: PermissionPolicy;
+  agentIdleMs?: number;
   fault?: string;
   json?: boolean;
   delayMs?: number;
@@ -94,7 +95,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   if (opts.agent && (opts.script || !opts.prompt)) return program.error("--agent needs --prompt <text>, and no --script", { exitCode: 2 });
   if (opts.agent && opts.permissionPolicy === "ask") return program.error("a demo has nobody to ask: use --permission-policy deny, allow-reads or forbid", { exitCode: 2 });
   const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script ?? "happy-path");
-  const agentFlags = { agentCommand: opts.agent!, permissionPolicy: opts.permissionPolicy, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}) };
+  const agentFlags = { agentCommand: opts.agent!, permissionPolicy: opts.permissionPolicy, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}) };
   const sandboxed = sandboxPolicy(opts, [], (line) => process.stderr.write(`prp: ${line}\n`));
   if (!sandboxed.ok) {
     process.stderr.write(`prp: ${sandboxed.message}\n`);

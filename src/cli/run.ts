@@ -26,6 +26,7 @@ interface RunOptions extends SandboxFlags {
   agentCwd?: string;
   agentEnv?: Record<string, string>;
   permissionPolicy?: PermissionPolicy;
+  agentIdleMs?: number;
   answer?: string;
   json?: boolean;
   delayMs?: number;
@@ -100,7 +101,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const fail = (message: string) => program.error(message, { exitCode: 2 });
   if (!opts.script === !opts.agent) fail("choose one: --script <name|file> (a fake harness) or --agent <cmd> (an ACP agent)");
   if (opts.agent && !opts.prompt) fail("--agent needs --prompt <text>");
-  if (!opts.agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy)) fail("--prompt, --agent-cwd, --agent-env and --permission-policy go with --agent");
+  if (!opts.agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy || opts.agentIdleMs)) fail("--prompt, --agent-cwd, --agent-env, --agent-idle-ms and --permission-policy go with --agent");
   const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script!);
   let answers = new Map<string, Resolution>();
   try {
@@ -138,7 +139,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
     extraArgs: [
       "--protocol-max", String(opts.protocolMax), ...harnessReadyArgs(opts.harnessReadyMs),
-      ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), permissionPolicy: policy }) : []),
+      ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}), permissionPolicy: policy }) : []),
       ...credentialRunnerdArgs(credentialFile, opts.credentialProvider),
       ...sandboxRunnerdArgs(opts),
     ],

@@ -20,7 +20,7 @@ import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
 import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
 import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
-import { ACP_READY_MS, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
+import { ACP_READY_MS, AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { packageVersion } from "./package-info.js";
 import { runnerBuild } from "./runner-build.js";
@@ -59,6 +59,7 @@ interface RunnerdOptions extends SandboxFlags {
   agentCwd?: string;
   agentEnv?: Record<string, string>;
   permissionPolicy: PermissionPolicy;
+  agentIdleMs?: number;
   fakeHarness?: string;
   delayMs?: number;
   logMaxLines: number;
@@ -97,6 +98,7 @@ const program = new Command("prp-runnerd")
   .option("--agent-command <cmd>", "--harness acp: the agent's command line, run by /bin/sh (e.g. \"npx -y @zed-industries/claude-code-acp\")")
   .option("--agent-cwd <dir>", "--harness acp: the agent's working directory and session cwd (default: this directory)", parseAgentCwd)
   .option("--agent-env <K=V>", "--harness acp: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
+  .option("--agent-idle-ms <n>", `--harness acp: ${AGENT_IDLE_HELP}`, parsePositiveInt)
   .addOption(permissionPolicyOption("deny", "--harness acp: who answers the agent's permission requests and questions: ask (the controller, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest), forbid (the agent must never ask: a request or question fails the run closed); questions are cancelled under every policy but ask"))
   .option("--script <name|file>", "--harness fake: the script to play (a file, or a scenario name)")
   .option("--fake-harness <path>", "--harness fake: another executable speaking the fake-harness protocol, given --script FILE (default: this package's fake harness)")
@@ -216,11 +218,15 @@ const sandbox = sandboxed.policy;
 const agentCwd = opts.agentCwd ?? process.cwd();
 const shadowed = opts.harness === "acp" ? sandbox.hidden.find((h) => agentCwd === h || agentCwd.startsWith(`${h}/`)) : undefined;
 if (shadowed) program.error(`--agent-cwd ${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a --sandbox-hide path): give the agent a workspace of its own`, { exitCode: 2 });
+// An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.
+if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default") opts.harnessReadyMs = ACP_READY_MS;
 const limits = { maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs };
 const driver = opts.harness === "acp"
   ? new AcpDriver({
     command: opts.agentCommand!, cwd: agentCwd, ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
     runtimeEnv, permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits, sandbox,
+    // session/new and session/load get as long as initialize: the harness's time to say ready.
+    handshakeMs: opts.harnessReadyMs, ...(opts.agentIdleMs ? { idleMs: opts.agentIdleMs } : {}),
     ...(durable ? { identity: { turnId: opts.turnId!, itemId: opts.itemId! } } : {}),
   })
   : new FakeHarnessDriver({
@@ -232,8 +238,6 @@ const driver = opts.harness === "acp"
     ...limits, sandbox,
   });
 const credentials = opts.credentialFile ? { credentials: { provider: opts.credentialProvider ?? opts.harness, path: opts.credentialFile } } : {};
-// An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.
-if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default") opts.harnessReadyMs = ACP_READY_MS;
 
 process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
 let signalled: StopSignal | null = null;
@@ -301,7 +305,7 @@ const activity = await ActivityEndpoint.open(activityDir, withActivityCrashPoint
 
 const reader = new BoundedLineReader(opts.controllerMaxLineBytes);
 const feed = (events: ReturnType<BoundedLineReader["push"]>) => {
-  for (const e of events) if (e.kind === "line") runner.acceptLine(e.text); else runner.acceptOversizeLine(e.bytes);
+  for (const e of events) if (e.kind === "line") runner.acceptLine(e.text); else if (e.kind === "oversize") runner.acceptOversizeLine(e.bytes);
 };
 process.stdin.on("data", (chunk: Buffer) => feed(reader.push(chunk)));
 process.stdin.on("end", () => {

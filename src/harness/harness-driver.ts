@@ -44,6 +44,8 @@ export type HarnessFact =
 export interface HarnessGone {
   exit: ExitFact;
   log: LogTailSnapshot;
+  /** The driver ended the harness itself (a turn that would not settle after a cancel): not a crash to restart. */
+  endedByDriver?: boolean;
 }
 
 /** Where a driver sends what its harness reports. */

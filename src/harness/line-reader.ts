@@ -1,5 +1,9 @@
 /** What the reader yields for each line of a stream. */
-export type LineEvent = { kind: "line"; text: string } | { kind: "oversize"; bytes: number };
+/**
+ * `overlong` comes once, as soon as a line grows past the limit (before its newline, which may
+ * never come); `oversize` ends that line with its full length.
+ */
+export type LineEvent = { kind: "line"; text: string } | { kind: "overlong" } | { kind: "oversize"; bytes: number };
 
 export const DEFAULT_MAX_LINE_BYTES = 65_536;
 
@@ -24,7 +28,7 @@ export class BoundedLineReader {
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       const end = nl === -1 ? chunk.length : nl;
-      this.take(chunk.subarray(start, end));
+      if (this.take(chunk.subarray(start, end))) out.push({ kind: "overlong" });
       if (nl === -1) return out;
       out.push(this.finish());
       start = nl + 1;
@@ -36,17 +40,20 @@ export class BoundedLineReader {
     return this.kept > 0 || this.dropped > 0 ? [this.finish()] : [];
   }
 
-  private take(bytes: Buffer): void {
-    if (bytes.length === 0) return;
+  /** Keeps or drops a line's bytes; true when they took the line past the limit. */
+  private take(bytes: Buffer): boolean {
+    if (bytes.length === 0) return false;
     if (this.dropped === 0 && this.kept + bytes.length <= this.maxBytes + 1) {
       // +1: a CR before the newline does not count against the limit
       this.parts.push(bytes);
       this.kept += bytes.length;
-      return;
+      return false;
     }
+    const crossed = this.dropped === 0;
     this.dropped += this.kept + bytes.length;
     this.parts.length = 0;
     this.kept = 0;
+    return crossed;
   }
 
   private finish(): LineEvent {

@@ -35,6 +35,8 @@ export interface SuperviseOptions {
   onLine: (text: string) => void;
   /** A stdout line over the limit: a protocol violation the caller decides about. */
   onOversize: (bytes: number) => void;
+  /** A stdout line has just grown past the limit, and has not ended (it may never end). */
+  onOverlong?: () => void;
 }
 
 /** The grace between SIGTERM and SIGKILL to a harness group (runtime.md §4.7, §4.8). */
@@ -83,7 +85,11 @@ export class SupervisedProcess {
     const limit = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     const out = new BoundedLineReader(limit);
     const deliver = (events: ReturnType<BoundedLineReader["push"]>) => {
-      for (const e of events) if (e.kind === "line") options.onLine(e.text); else options.onOversize(e.bytes);
+      for (const e of events) {
+        if (e.kind === "line") options.onLine(e.text);
+        else if (e.kind === "oversize") options.onOversize(e.bytes);
+        else options.onOverlong?.();
+      }
     };
     this.stdoutEnded = new Promise((resolve) => {
       this.child.stdout.on("data", (chunk: Buffer) => deliver(out.push(chunk)));
@@ -92,7 +98,9 @@ export class SupervisedProcess {
     });
     const err = new BoundedLineReader(limit);
     const note = (events: ReturnType<BoundedLineReader["push"]>) => {
-      for (const e of events) this.log.push(e.kind === "line" ? e.text : `[stderr line of ${e.bytes} bytes over the ${limit}-byte limit, dropped]`);
+      for (const e of events) {
+        if (e.kind !== "overlong") this.log.push(e.kind === "line" ? e.text : `[stderr line of ${e.bytes} bytes over the ${limit}-byte limit, dropped]`);
+      }
     };
     this.child.stderr.on("data", (chunk: Buffer) => note(err.push(chunk)));
     this.child.stderr.on("end", () => note(err.end()));

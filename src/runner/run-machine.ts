@@ -414,8 +414,12 @@ export class RunMachine {
     if (!this.harnessReady && !this.intent && this.harnessTrusted) {
       this.violation(`harness did not say ready: it exited (${JSON.stringify(gone.exit)}) first`);
     }
+    // The requests of a harness that is gone can never be answered: none stays pending.
+    this.cancelPending(`the harness that asked it is gone (${gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`})`);
     // A driver that ended its harness on purpose (an ACP agent after its turn) reports success: no crash.
-    const crashed = !this.terminating && gone.exit.signal !== null && !gone.exit.success && this.sessionOpened;
+    // An exit the driver caused, or any exit once the turn is being interrupted or the run
+    // cancelled, is not a crash either: restarting would send the turn's prompt again.
+    const crashed = !this.terminating && !gone.endedByDriver && !this.intent && gone.exit.signal !== null && !gone.exit.success && this.sessionOpened;
     if (crashed && this.harnessRestarts < (this.options.harnessRestartLimit ?? 1)) {
       this.harnessRestarts++;
       this.emit("harness.exited", { ...gone.exit, semanticResultObserved: this.result !== null, log: gone.log, restarting: true });
@@ -522,6 +526,7 @@ export class RunMachine {
   }
 
   private finish(gone: HarnessGone | null): void {
+    this.cancelPending("the run ended");
     const facts = { intent: this.intent, exit: gone?.exit ?? null, result: this.result, proposal: this.proposal, stopCause: this.stopCause };
     let terminal = reconcileTerminal(facts);
     if (this.proposal && !canonicalForm(terminal).ok) {
@@ -534,6 +539,12 @@ export class RunMachine {
     this.ended = true;
     if (this.waitingFor) this.commandDone();
     this.do({ kind: "ended" });
+  }
+
+  /** Cancels every request still pending, as an event, saying why: nobody can answer it any more. */
+  private cancelPending(reason: string): void {
+    for (const r of this.pendingRequests.values()) this.emit("runtime_request.cancelled", { requestId: r.requestId, reason, decidedBy: { by: "runner" } }, this.turnId ? { turnId: this.turnId } : {});
+    this.pendingRequests.clear();
   }
 
   private commandDone(): void {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -11,6 +11,7 @@ import { questionId } from "../../src/harness/acp/questions.js";
 import type { PermissionPolicy } from "../../src/harness/acp/permissions.js";
 import { acpScenariosDir } from "../../src/harness/acp/test-agent-scenario.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
+import { agentLog, agentPids, hostileAgent, noAgentLeft } from "../harness/acp/hostile-agent-support.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
 
@@ -33,9 +34,11 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
 
   /** Every scenario that ran here: the last test checks that none was left out. */
   const ran = new Set<string>();
-  const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = [], agentArgs = "") => {
+  /** `agent`: another agent than the scenario's test agent, and its cwd. */
+  const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = [], agentArgs = "", agent: { command?: string; cwd?: string } = {}) => {
     ran.add(scenario);
-    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs({ agentCommand: `${testAgentCommand(scenario)}${agentArgs}`, permissionPolicy: policy, agentCwd: dir }), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
+    const flags = { agentCommand: agent.command ?? `${testAgentCommand(scenario)}${agentArgs}`, permissionPolicy: policy, agentCwd: agent.cwd ?? dir };
+    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs(flags), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
     const types = facts.events.map((e) => e.eventType);
     assert.equal(types.filter((t) => t === "run.terminal").length, 1, `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`);
     assert.equal(types.at(-1), "run.terminal");
@@ -146,6 +149,50 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     const text = r.facts.events.filter((e) => e.eventType === "item.delta").map((e) => (e.payload as any).text).join("");
     assert.equal(text, "word ".repeat(2000));
     assert.equal(r.payload("item.completed").text, "word ".repeat(2000));
+  });
+
+  /** A hostile agent's own cwd and log. */
+  const hostile = (mode: string) => {
+    const cwd = join(dir, mode);
+    mkdirSync(cwd);
+    const log = join(cwd, "agent.log");
+    return { cwd, log, command: hostileAgent(mode, log) };
+  };
+
+  it("bait-and-switch: the authority's allow for the dead agent's request is never delivered to its replacement's request with the same JSON-RPC id", async () => {
+    const agent = hostile("bait-switch");
+    const baitAndSwitch: FaultStep = {
+      afterEvents: 1,
+      act: async (ctx) => {
+        const created = () => ctx.committed().filter((e) => e.eventType === "runtime_request.created");
+        await until(() => created().length === 2, "both agents' permission requests committed", 20_000);
+        const first = created()[0]!;
+        await ctx.authority.queueCommand(ctx.runId, "request.resolve", { requestId: (first.payload as any).request.requestId, turnId: first.turnId, resolution: { action: "accept" } });
+        await ctx.authority.queueCommand(ctx.runId, "run.cancel", { reason: "operator" });
+      },
+    };
+    const r = await run("bait-switch", "ask", [baitAndSwitch], "", agent);
+    const created = r.facts.events.filter((e) => e.eventType === "runtime_request.created").map((e) => (e.payload as any).request);
+    assert.deepEqual(created.map((q) => q.prompt), ["Allow Read README.md?", "Allow run rm -rf ~?"]);
+    assert.notEqual(created[0].requestId, created[1].requestId);
+    const ended = (type: string) => r.facts.events.filter((e) => e.eventType === type).map((e) => e.payload as any);
+    assert.ok(ended("runtime_request.cancelled").some((c) => c.requestId === created[0].requestId), "the dead agent's request is cancelled");
+    assert.deepEqual(ended("runtime_request.resolved").filter((p) => p.resolution?.allowed === true), [], "nothing was allowed");
+    const answered = new Set([...ended("runtime_request.resolved"), ...ended("runtime_request.cancelled")].map((p) => p.requestId));
+    assert.deepEqual(created.filter((q) => !answered.has(q.requestId)), [], "no request left pending");
+    assert.equal(agentLog(agent.log).filter((l) => l.includes('"optionId":"allow"')).length, 0, "the replacement was never told allow");
+    assert.equal(agentPids(agent.log).length, 2);
+    await noAgentLeft(agent.log);
+  });
+
+  it("an agent slow to cancel: the interrupted turn stays interrupted; no replacement agent, the prompt sent once", async () => {
+    const agent = hostile("slow-cancel");
+    const r = await run("slow-cancel", "deny", [onEvent("item.delta", "turn.interrupt", (e) => ({ reason: "operator", turnId: e.turnId }))], "", agent);
+    assert.equal(agentPids(agent.log).length, 1, agentLog(agent.log).join(", "));
+    assert.equal(agentLog(agent.log).filter((l) => l === "session/prompt").length, 1);
+    assert.equal(r.types.filter((t) => t === "harness.ready").length, 1);
+    assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
+    await noAgentLeft(agent.log);
   });
 
   it("every test-agent scenario ran in durable mode here", () => {

@@ -11,6 +11,7 @@ import type { PrpEvent } from "../../src/contract/kinds.js";
 import { packageRoot } from "../../src/contract/package-root.js";
 import { acpScenariosDir } from "../../src/harness/acp/test-agent-scenario.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
+import { agentPids, hostileAgent, noAgentLeft } from "../harness/acp/hostile-agent-support.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
 import { within } from "../support/within.js";
@@ -119,6 +120,22 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
       await noOrphans(r);
     });
   }
+
+  it("--agent-idle-ms: an agent silent during its turn fails the run with agent_timeout, exit status 1, and is ended", async () => {
+    const cwd = mkdtempSync(join(dir, "silent-"));
+    const log = join(cwd, "agent.log");
+    const r = run("silent-prompt", ["--agent-idle-ms", "500"], hostileAgent("silent-prompt", log), cwd);
+    assert.equal(r.status, 1, r.stderr);
+    assert.deepEqual([...states(r), r.terminal.stopReason.code], ["failed", "failed", "harness_protocol_violation", "agent_timeout"]);
+    assert.match(r.terminal.stopReason.message, /sent nothing for 500 ms during session\/prompt/);
+    assert.equal(agentPids(log).length, 1);
+    await noAgentLeft(log);
+  });
+
+  it("--help of prp run, prp demo and prp-runnerd names --agent-idle-ms", () => {
+    const runnerd = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--help"], { encoding: "utf8" }).stdout;
+    for (const help of [runPrp(["run", "--help"]).stdout, runPrp(["demo", "--help"]).stdout, runnerd]) assert.match(help, /--agent-idle-ms <n>/);
+  });
 
   it("--help of prp run, prp demo and prp-runnerd names every permission policy, forbid included", () => {
     const runnerd = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--help"], { encoding: "utf8" }).stdout;

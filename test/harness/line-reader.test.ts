@@ -23,15 +23,16 @@ describe("bounded line reader", () => {
 
   it("counts bytes, not characters", () => {
     assert.deepEqual(read(4, ["éé\n"]), [{ kind: "line", text: "éé" }]);
-    assert.deepEqual(read(4, ["ééé\n"]), [{ kind: "oversize", bytes: 6 }]);
+    assert.deepEqual(read(4, ["ééé\n"]), [{ kind: "overlong" }, { kind: "oversize", bytes: 6 }]);
   });
 
-  it("drains a huge line without keeping it, reporting its full length", () => {
+  it("drains a huge line without keeping it: says so as soon as it passes the limit, then reports its full length", () => {
     const r = new BoundedLineReader(10);
     const big = Buffer.alloc(1_000_000, 0x78);
+    assert.deepEqual(r.push(Buffer.from("0123456789")), []);
+    assert.deepEqual(r.push(big), [{ kind: "overlong" }], "a line that never ends is noticed at the limit, not at its newline");
     assert.deepEqual(r.push(big), []);
-    assert.deepEqual(r.push(big), []);
-    assert.deepEqual(r.push(Buffer.from("\nnext\n")), [{ kind: "oversize", bytes: 2_000_000 }, { kind: "line", text: "next" }]);
+    assert.deepEqual(r.push(Buffer.from("\nnext\n")), [{ kind: "oversize", bytes: 2_000_010 }, { kind: "line", text: "next" }]);
   });
 
   it("gives the same lines however the bytes are chunked", () => {

@@ -159,6 +159,33 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     assert.equal(terminalOf(second).reconciliation.reason, "harness_process_failed", "the second crash ends the run");
   });
 
+  it("never restarts a harness that exits while its turn is being interrupted, nor one its driver ended: the prompt is not sent again", () => {
+    for (const [why, exit, endedByDriver] of [["interrupt", "SIGKILL", false], ["driver", "SIGTERM", true]] as const) {
+      const { m } = started();
+      if (why === "interrupt") m.apply(command("turn.interrupt", { reason: "operator" }));
+      const effects = m.onGone({ ...gone(null, exit), endedByDriver });
+      assert.equal(effects.some((e) => e.kind === "start_harness" || e.kind === "start_turn"), false, `${why}: ${kinds(effects).join(", ")}`);
+      assert.ok(terminalOf(effects), `${why}: the run ends`);
+    }
+  });
+
+  it("a request still pending when its harness is gone, or when the run ends, is cancelled as an event; a late resolve is refused", () => {
+    const request = (id: string) => ({ kind: "event" as const, eventType: "runtime_request.created", payload: { request: { schema: "paperclip.runtime_request.v1", requestKind: "runtime", requestId: id, type: "permission", status: "pending", prompt: "Allow?" } } });
+    const cancelled = (effects: RunEffect[]) => effects.flatMap((e) => (e.kind === "emit" && e.eventType === "runtime_request.cancelled" ? [(e.payload as any).requestId] : []));
+    const crashed = started().m;
+    crashed.onFact(request("request_1"));
+    const restart = crashed.onGone(gone(null, "SIGKILL"));
+    assert.deepEqual(cancelled(restart), ["request_1"]);
+    assert.ok(kinds(restart).indexOf("emit:runtime_request.cancelled") < kinds(restart).indexOf("emit:harness.exited"), kinds(restart).join(", "));
+    assert.equal(crashed.refusal(command("request.resolve", { requestId: "request_1", resolution: { action: "accept" } }))?.code, "unknown_request");
+    const ended = started().m;
+    ended.onFact(request("request_2"));
+    ended.onFact({ kind: "violation", message: "broken" }); // an untrusted harness's own cancellations are not believed
+    const end = ended.onGone(gone(null, "SIGTERM"));
+    assert.deepEqual(cancelled(end), ["request_2"]);
+    assert.ok(terminalOf(end));
+  });
+
   it("fails closed on a harness that does not say ready in time", () => {
     const m = machine();
     m.apply(command("run.prepare"));

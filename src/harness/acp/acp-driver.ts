@@ -10,7 +10,7 @@ import { harnessView, type SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { SupervisedProcess } from "../supervisor.js";
 import { activityDirOf, harnessEnv } from "../../runner/activity/notification-env.js";
 import { outcomeFor, policyAction, questionPolicyAction, type PermissionPolicy } from "./permissions.js";
-import { AcpProjection, type AcpInput } from "./projection.js";
+import { AcpProjection, type AcpInput, type ViolationCode } from "./projection.js";
 
 export interface AcpDriverOptions {
   /** The agent's command line, run by /bin/sh (e.g. `npx -y @zed-industries/claude-code-acp`). */
@@ -34,10 +34,20 @@ export interface AcpDriverOptions {
   graceMs?: number;
   /** How long a cancelled turn or a finished agent gets before its group is ended (default 2 s). */
   settleMs?: number;
+  /** How long the agent has to answer initialize, session/new and session/load (default 60 s: npx may install it first). */
+  handshakeMs?: number;
+  /**
+   * How long a prompt may go without a single message from the agent while the agent is not
+   * waiting on the controller (a permission, a question); any message starts it again.
+   */
+  idleMs?: number;
   clientVersion?: string;
   /** The sandbox the agent runs in (its workspace and HOME writable); absent: none. */
   sandbox?: SandboxPolicy;
 }
+
+export const DEFAULT_HANDSHAKE_MS = 60_000;
+export const DEFAULT_AGENT_IDLE_MS = 300_000;
 
 type Obj = Record<string, unknown>;
 const key = (id: unknown): string => JSON.stringify(id ?? null);
@@ -71,6 +81,10 @@ interface Agent {
   cancelled: boolean;
   /** The driver ended the agent itself after its turn was over (not a crash). */
   endedAfterTurn: boolean;
+  /** The prompt is out: the agent must keep saying something (see idleMs). */
+  prompting: boolean;
+  /** Fires when the prompting agent has been silent too long. */
+  idle: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -122,6 +136,7 @@ export class AcpDriver implements HarnessDriver {
       ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
       ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
       onLine: (text) => {
+        this.watchIdle(agent);
         let message: unknown;
         try {
           message = JSON.parse(text);
@@ -139,6 +154,8 @@ export class AcpDriver implements HarnessDriver {
         }
       },
       onOversize: (bytes) => listener.fact({ kind: "violation", message: `the agent wrote a stdout line of ${bytes} bytes, over the ${limit}-byte limit` }),
+      // Not at its newline, which may never come: a hostile agent could stream for ever into one line.
+      onOverlong: () => this.giveUp(agent, "agent_line_too_long", `the agent is writing a stdout line longer than the ${limit}-byte limit`),
     });
     emit({ kind: "spawned", pid: h.pid });
     const stream: acp.Stream = {
@@ -164,6 +181,7 @@ export class AcpDriver implements HarnessDriver {
       }
       if (agent.cancelled || !agent.projection.isOpen(requestId)) return resolve(cancelled);
       answers.set(key(requestId), { resolve: resolve as (r: unknown) => void, cancelled });
+      this.watchIdle(agent); // the agent waits on the controller: its silence is not its fault
       const action = policy();
       if (action) this.answer(requestId, { action }, "policy");
     });
@@ -177,23 +195,30 @@ export class AcpDriver implements HarnessDriver {
     const connection = app.connect(stream);
     const agent: Agent = {
       h, listener, emit, projection, agent: connection.agent, connection, answers, early: new Map(), session: null, prompt: null, ending: false, cancelled: false, endedAfterTurn: false,
-      initialized: connection.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        // Form elicitation is advertised: ACP agents may ask questions only when the client says it can show forms.
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, elicitation: { form: {} } },
-        clientInfo: { name: "prp-kit", version: o.clientVersion ?? "0" },
-      }).then(() => true, () => false),
+      prompting: false, idle: undefined, initialized: Promise.resolve(false),
     };
+    agent.initialized = this.handshake(agent, "initialize", connection.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      // Form elicitation is advertised: ACP agents may ask questions only when the client says it can show forms.
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, elicitation: { form: {} } },
+      clientInfo: { name: "prp-kit", version: o.clientVersion ?? "0" },
+    })).then(() => !projection.broken, () => false);
     this.current = agent;
+    // An agent that closes its stdout and stays can never answer again: only its exit is a clean end of the pipe.
+    void h.stdoutEnded.then(() => Promise.race([h.exited.then(() => true), sleep(this.settleMs()).then(() => false)])).then((exited) => {
+      if (!exited && !agent.ending) this.giveUp(agent, "agent_stdout_closed", "the agent closed its stdout but kept running: it can never answer again");
+    });
     void whenGone(h, o.graceMs).then((gone) => {
       const exit = gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`;
       if (agent.projection.sessionId) this.previousSessionId = agent.projection.sessionId;
       emit({ kind: "exited", exit, restartable: !agent.ending && gone.exit.signal !== null });
+      agent.prompting = false;
+      this.watchIdle(agent);
       connection.close();
       for (const w of answers.values()) w.resolve(w.cancelled);
       if (this.current === agent) this.current = null;
       // Ended by the driver after its turn was over: that is how an ACP agent's run ends, not a failure.
-      listener.gone(agent.endedAfterTurn && !gone.exit.success ? { ...gone, exit: { ...gone.exit, success: true } } : gone);
+      listener.gone({ ...gone, ...(agent.endedAfterTurn && !gone.exit.success ? { exit: { ...gone.exit, success: true } } : {}), endedByDriver: agent.ending });
     });
   }
 
@@ -211,8 +236,8 @@ export class AcpDriver implements HarnessDriver {
       const previous = open.resumeSessionId ?? this.previousSessionId;
       const load = open.resume && previous !== null && canLoad;
       try {
-        if (load) await a.agent.request(acp.methods.agent.session.load, { sessionId: previous, cwd: this.options.cwd, mcpServers: [] });
-        else await a.agent.request(acp.methods.agent.session.new, { cwd: this.options.cwd, mcpServers: [] });
+        if (load) await this.handshake(a, "session/load", a.agent.request(acp.methods.agent.session.load, { sessionId: previous, cwd: this.options.cwd, mcpServers: [] }));
+        else await this.handshake(a, "session/new", a.agent.request(acp.methods.agent.session.new, { cwd: this.options.cwd, mcpServers: [] }));
         return a.projection.sessionId !== null;
       } catch {
         return false; // the projection reported the error (session.failed)
@@ -230,8 +255,15 @@ export class AcpDriver implements HarnessDriver {
         a.emit({ kind: "turn_refused", message: "the agent has no session: session/new failed, so the prompt was not sent" });
       } else {
         const prompt = [{ type: "text" as const, text: this.turnText }];
-        await a.agent.request(acp.methods.agent.session.prompt, { sessionId: a.projection.sessionId, prompt }).catch(() => undefined); // its answer is projected from the tap
+        const answered = a.agent.request(acp.methods.agent.session.prompt, { sessionId: a.projection.sessionId, prompt });
+        a.prompting = true;
+        this.watchIdle(a);
+        await answered.catch(() => undefined); // its answer is projected from the tap
+        a.prompting = false;
+        this.watchIdle(a);
       }
+      // The turn is over: whatever the agent still waits on is answered cancelled (the projection reported it).
+      this.cancelAnswers(a);
       await this.endAfterTurn(a);
     });
   }
@@ -260,6 +292,7 @@ export class AcpDriver implements HarnessDriver {
     const waiting = a.answers.get(key(providerId));
     if (!waiting) return void a.early.set(key(providerId), response);
     a.answers.delete(key(providerId));
+    this.watchIdle(a);
     waiting.resolve(response);
   }
 
@@ -276,7 +309,8 @@ export class AcpDriver implements HarnessDriver {
   stop(): void {
     const a = this.current;
     if (!a) return;
-    if (a.prompt && !a.ending) {
+    // A broken agent is not asked to settle anything: it is ended at once.
+    if (a.prompt && !a.ending && !a.projection.broken) {
       this.cancelTurn(a, "cancel", "runner");
       void sleep(this.settleMs()).then(() => a.h.terminate());
     } else {
@@ -298,10 +332,7 @@ export class AcpDriver implements HarnessDriver {
     a.emit({ kind: "cancelling", why, reason });
     a.cancelled = true;
     void a.agent.notify(acp.methods.agent.session.cancel, { sessionId: a.projection.sessionId }).catch(() => {});
-    for (const [k, w] of a.answers) {
-      a.answers.delete(k);
-      w.resolve(w.cancelled);
-    }
+    this.cancelAnswers(a);
     // An agent that does not answer the cancelled prompt is ended after the settle time: the
     // driver's own signal, so not a crash to restart.
     void sleep(this.settleMs()).then(() => {
@@ -309,6 +340,43 @@ export class AcpDriver implements HarnessDriver {
       a.ending = true;
       void a.h.terminate();
     });
+  }
+
+  /** Every request the agent waits on is answered cancelled. */
+  private cancelAnswers(a: Agent): void {
+    for (const [k, w] of a.answers) {
+      a.answers.delete(k);
+      w.resolve(w.cancelled);
+    }
+    this.watchIdle(a);
+  }
+
+  /** `request` must be answered within handshakeMs, or the driver gives up on the agent. */
+  private handshake<T>(a: Agent, method: string, request: Promise<T>): Promise<T> {
+    const ms = this.options.handshakeMs ?? DEFAULT_HANDSHAKE_MS;
+    const timer = setTimeout(() => this.giveUp(a, "agent_timeout", `the agent did not answer ${method} within ${ms} ms`), ms);
+    return request.finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * (Re)starts the prompt's idle deadline — on every line the agent writes and whenever what it
+   * waits on changes — and stops it when the prompt is over, the agent is ending, or it waits
+   * on the controller.
+   */
+  private watchIdle(a: Agent): void {
+    clearTimeout(a.idle);
+    a.idle = undefined;
+    if (!a.prompting || a.ending || a.answers.size > 0) return;
+    const ms = this.options.idleMs ?? DEFAULT_AGENT_IDLE_MS;
+    a.idle = setTimeout(() => this.giveUp(a, "agent_timeout", `the agent sent nothing for ${ms} ms during session/prompt (--agent-idle-ms)`), ms);
+  }
+
+  /** The agent cannot be worked with any more: the run fails closed with a typed reason, and the runner ends the agent. */
+  private giveUp(a: Agent, code: ViolationCode, message: string): void {
+    if (this.current !== a || a.projection.broken) return;
+    a.prompting = false;
+    this.watchIdle(a);
+    a.emit({ kind: "broken", code, message });
   }
 
   /** The turn is over: session/close when the agent offers it, end of stdin, and the group ends. */

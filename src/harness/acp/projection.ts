@@ -1,3 +1,4 @@
+import { PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import { RUNNER_ID_PATTERN } from "../../contract/ids.js";
 import { sha256Digest } from "../../contract/digest.js";
 import type { HarnessFact } from "../harness-driver.js";
@@ -35,7 +36,9 @@ export type AcpInput =
    * The agent process is gone; `exit` says how. `restartable`: it was killed by a signal the
    * driver did not send, so the runner may start a replacement that carries the turn on.
    */
-  | { kind: "exited"; exit: string; restartable: boolean };
+  | { kind: "exited"; exit: string; restartable: boolean }
+  /** The driver gave up on the agent (a deadline passed, its stdout broke): the run fails closed. */
+  | { kind: "broken"; code: ViolationCode; message: string };
 
 /** The run and session one projection is bound to (seed 002 rule 1). */
 export interface ProjectionContext {
@@ -60,7 +63,16 @@ export interface ProjectionContext {
 }
 
 /** Why the projection failed closed (seed 002 rule 9): the typed reason the run's terminal carries. */
-export type ViolationCode = "invalid_identity" | "identity_collision" | "unstable_receipt_identity" | "cross_turn_projection" | "request_forbidden" | "protocol_error";
+export type ViolationCode =
+  | "invalid_identity" | "identity_collision" | "unstable_receipt_identity" | "cross_turn_projection" | "request_forbidden" | "protocol_error"
+  /** initialize answered with an ACP version this client does not speak. */
+  | "unsupported_protocol_version"
+  /** No answer to initialize, session/new or session/load in time, or nothing at all during a prompt for too long. */
+  | "agent_timeout"
+  /** The agent closed its stdout but went on running: it can never answer again. */
+  | "agent_stdout_closed"
+  /** A stdout line grew past the line limit without ending. */
+  | "agent_line_too_long";
 
 /** Readable reasons for JSON-RPC errors an agent returns (code → what a person does about it). */
 const ERROR_CODES: Record<number, [string, string]> = {
@@ -150,6 +162,11 @@ export class AcpProjection {
     return id !== undefined && this.requests.has(key(id)) ? id : undefined;
   }
 
+  /** Whether the projection failed closed: nothing the agent says is believed any more. */
+  get broken(): boolean {
+    return this.failed;
+  }
+
   /** Whether a request of the agent's (by provider id) was projected and waits for an answer. */
   isOpen(providerRequestId: unknown): boolean {
     return this.requests.has(key(providerRequestId));
@@ -203,14 +220,25 @@ export class AcpProjection {
         if (this.turnId !== null) out.push(this.event("turn.failed", { code: "session_not_started", message: input.message }));
         break;
       case "exited":
+        // Nobody may answer this process's requests any more: a replacement's own requests get other ids.
+        this.cancelRequests(`the agent process that asked it is gone (${input.exit})`, out);
         if (this.turnOpen && !input.restartable) {
           this.turnOpen = false;
-          this.flushTurn(false, "interrupted", out);
-          out.push(this.event("turn.failed", { code: "agent_exited", message: `the agent exited in the middle of the turn (${input.exit})` }));
+          if (this.cancelling) {
+            // The driver ended an agent that did not settle its cancelled turn: the turn ends as it was asked to.
+            this.flushTurn(false, "cancelled", out);
+            const message = `the agent did not end its turn after session/cancel, so it was ended (${input.exit})`;
+            out.push(this.event(this.cancelling.why === "interrupt" ? "turn.interrupted" : "turn.cancelled", { reason: this.cancelling.reason, message }));
+          } else {
+            this.flushTurn(false, "interrupted", out);
+            out.push(this.event("turn.failed", { code: "agent_exited", message: `the agent exited in the middle of the turn (${input.exit})` }));
+          }
         }
         // A replacement agent carries the turn on without this process's calls: they ended here.
         this.settleReceipts(out);
-        this.requests.clear();
+        break;
+      case "broken":
+        fail(input.message, input.code);
         break;
       case "unparsable":
         out.push(diagnostic("acp_unparsable_line", `the agent wrote a stdout line that is not JSON: ${cutText(redactText(input.text).text, 200)}`));
@@ -375,7 +403,8 @@ export class AcpProjection {
     if (sessionId !== this.acpSessionId) return no(`${what} for session ${cutText(String(JSON.stringify(sessionId)), 80)}, not ${JSON.stringify(this.acpSessionId)}`, "invalid_identity");
     if (!this.turnOpen) return no(`${what} outside a turn (cross-turn projection)`, "cross_turn_projection");
     if (this.context.forbidRequests) return no(`the agent sent a ${what}, which the forbid permission policy does not allow: the agent must never ask`, "request_forbidden");
-    const projectedId = projectId(prefix, message.id);
+    // A replacement agent reuses JSON-RPC ids: the generation keeps its requests apart from its predecessor's.
+    const projectedId = projectId(prefix, message.id) + this.generationSuffix();
     const collision = this.requestIds.bind(projectedId, message.id);
     if (collision) return no(collision, "identity_collision");
     if (this.requests.has(key(message.id))) return no(`request id ${JSON.stringify(message.id)} is already open`, "identity_collision");
@@ -449,6 +478,9 @@ export class AcpProjection {
     switch (request.method) {
       case "initialize":
         if (!result) return fail(`the agent refused initialize: ${error!.message}`, "protocol_error");
+        if (result.protocolVersion !== PROTOCOL_VERSION) {
+          return fail(`the agent answered initialize with ACP protocol version ${JSON.stringify(result.protocolVersion)?.slice(0, 40)}; this client speaks only version ${PROTOCOL_VERSION}: use an agent release that speaks it`, "unsupported_protocol_version");
+        }
         this.capabilities = isObj(result.agentCapabilities) ? result.agentCapabilities : {};
         out.push({ kind: "ready", pid: this.pid, resumePoint: {}, agent: agentInfo(result) });
         return;
@@ -485,6 +517,7 @@ export class AcpProjection {
   private endTurn(result: Obj | null, error: ReturnType<typeof describeRpcError> | null, out: HarnessFact[]): void {
     if (!this.turnOpen) return;
     this.turnOpen = false;
+    this.cancelRequests("the turn ended while the agent was still waiting on it", out);
     const stopReason = result?.stopReason;
     this.flushTurn(!error, stopReason === "cancelled" ? "cancelled" : "interrupted", out);
     if (error) {
@@ -515,6 +548,12 @@ export class AcpProjection {
     this.settleReceipts(out);
   }
 
+  /** Every request still open is cancelled, as an event: none is left pending for a person to answer. */
+  private cancelRequests(reason: string, out: HarnessFact[]): void {
+    for (const p of this.requests.values()) out.push(this.event("runtime_request.cancelled", { requestId: p.projectedId, reason, decidedBy: { by: "runner" } }));
+    this.requests.clear();
+  }
+
   /** Every authorised call still open gets its one result receipt: how it ended, or unavailable. */
   private settleReceipts(out: HarnessFact[]): void {
     this.pushReceipts(this.receipts.settleAll((id) => {
@@ -527,13 +566,18 @@ export class AcpProjection {
     const text = content.type === "text" ? String(content.text) : `[${cutText(String(content.type), 40)} content]`;
     let item = open;
     if (!item) {
-      const generation = this.context.generation ?? 1;
-      item = { itemId: `${this.turnId}_item_${++this.itemSeq}${generation > 1 ? `_r${generation - 1}` : ""}`, kind, text: "" };
+      item = { itemId: `${this.turnId}_item_${++this.itemSeq}${this.generationSuffix()}`, kind, text: "" };
       out.push(this.event("item.started", { kind, text: "" }, item.itemId));
     }
     if (item.text.length < MAX_TEXT) item.text = cutText(item.text + text, MAX_TEXT);
     out.push(this.event("item.delta", { text }, item.itemId));
     return item;
+  }
+
+  /** `_r1` on the ids of the first replacement agent's items and requests, `_r2` on the next; none on the first agent's. */
+  private generationSuffix(): string {
+    const generation = this.context.generation ?? 1;
+    return generation > 1 ? `_r${generation - 1}` : "";
   }
 
   private plan(entries: Obj[]): Obj {

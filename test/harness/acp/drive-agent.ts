@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { semanticToolBindingError } from "../../../src/contract/fixture-bindings.js";
 import { packageRoot } from "../../../src/contract/package-root.js";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
-import { AcpDriver } from "../../../src/harness/acp/acp-driver.js";
+import { AcpDriver, type AcpDriverOptions } from "../../../src/harness/acp/acp-driver.js";
 import type { PermissionPolicy } from "../../../src/harness/acp/permissions.js";
 import { LocalRunner } from "../../../src/runner/local-runner.js";
 import { parseStreamRecord, type CommandReceipt } from "../../../src/runner/stream.js";
@@ -28,6 +28,12 @@ export interface DriveOptions {
   cwd?: string;
   /** Each event as it arrives (debugging a run that does not end). */
   trace?: (event: PrpEvent) => void;
+  /** Each event and each receipt as it arrives, with a way to send a command (a controller's own script). */
+  react?: (record: PrpEvent | CommandReceipt, send: (type: string, payload: Record<string, unknown>) => void) => void;
+  /** Driver options the test injects (short settle times and deadlines). */
+  driver?: Partial<Pick<AcpDriverOptions, "settleMs" | "handshakeMs" | "idleMs" | "maxLineBytes">>;
+  /** How long the run may take before the test fails (default 60 s). */
+  timeoutMs?: number;
 }
 
 export interface Driven {
@@ -57,7 +63,7 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   };
   const driver = new AcpDriver({
     command: options.command ?? testAgentCommand(scenario), cwd: options.cwd ?? "/tmp", permissionPolicy: options.policy ?? "ask",
-    runId, sessionId: `session_${runId}`, graceMs: 200, settleMs: 2_000, ...(options.env ? { env: options.env } : {}),
+    runId, sessionId: `session_${runId}`, graceMs: 200, settleMs: 2_000, ...(options.env ? { env: options.env } : {}), ...options.driver,
   });
   const runner: LocalRunner = new LocalRunner({ driver, runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, readyTimeoutMs: 20_000 }, {
     write: (line) => {
@@ -66,6 +72,7 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
       if (!record) throw new Error(`not a stream record: ${line}`);
       if (record.kind === "receipt") {
         receipts.push(record.receipt);
+        options.react?.(record.receipt, send);
         if (record.receipt.status !== "accepted") options.trace?.({ eventType: `receipt ${record.receipt.status}`, payload: record.receipt } as unknown as PrpEvent);
         if (record.receipt.status === "rejected" && record.receipt.type === "request.resolve" && lastRequest && answers.length > 0) send("request.resolve", { requestId: lastRequest, resolution: answers.shift()! });
       }
@@ -73,6 +80,7 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
         const e = record.event;
         events.push(e);
         options.trace?.(e);
+        options.react?.(e, send);
         const payload = e.payload as Record<string, any>;
         if (e.eventType === "runtime_request.created") lastRequest = payload.request.requestId;
         if (e.eventType === "runtime_request.created" && answers.length > 0) send("request.resolve", { requestId: payload.request.requestId, resolution: answers.shift()! });
@@ -92,7 +100,13 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   send("run.prepare", { workspace: "local" });
   send("session.open", { reuse: "new_per_run" });
   send("turn.start", { text: "Fix the failing test." });
-  const terminal = await within(runner.done, 60_000, `the end of ACP run ${scenario}`);
+  let terminal: Awaited<typeof runner.done>;
+  try {
+    terminal = await within(runner.done, options.timeoutMs ?? 60_000, `the end of ACP run ${scenario}`);
+  } catch (err) {
+    driver.stop(); // a run that does not end leaves no agent behind
+    throw err;
+  }
   // wire.md §7.4 on every transcript: each authorised call has exactly one input and one result receipt.
   const binding = semanticToolBindingError(events, { runId, normalizedSessionId: `session_${runId}` });
   if (binding) throw new Error(`${scenario}: the semantic receipts break the binding rule: ${binding.path}: ${binding.message}`);

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { decodeValue } from "../../../src/contract/decode.js";
 import { AcpProjection, type AcpInput } from "../../../src/harness/acp/projection.js";
+import type { HarnessFact } from "../../../src/harness/harness-driver.js";
 import { semanticToolBindingError } from "../../../src/contract/fixture-bindings.js";
 import {
   CONTEXT, SESSION, TURN, chunk, codecProblem, elicitation, envelopes, eventsOf, opening, permissionAnswer, permissionRequest, projectAll, promptAnswer, promptError,
@@ -117,6 +118,39 @@ describe("ACP projection: the mapping table", () => {
   });
 });
 
+describe("ACP projection: a request lives no longer than its agent and its turn", () => {
+  const cancelled = (facts: HarnessFact[]) => eventsOf(facts).filter((e) => e.eventType === "runtime_request.cancelled").map((e) => [e.payload.requestId, e.payload.reason]);
+
+  it("a replacement agent's request ids carry its generation: the same JSON-RPC id never projects to the same PRP id", () => {
+    const ids = [1, 2, 3].map((generation) => {
+      const facts = projectAll([...opening(), permissionRequest(5)], new AcpProjection({ ...CONTEXT, generation }));
+      return (eventsOf(facts).find((e) => e.eventType === "runtime_request.created")!.payload.request as Record<string, unknown>).requestId;
+    });
+    assert.deepEqual(ids, ["acp_permission_5", "acp_permission_5_r1", "acp_permission_5_r2"]);
+  });
+
+  it("the agent exits: every open request is cancelled, as an event, and its answer is no longer taken", () => {
+    const projection = new AcpProjection(CONTEXT);
+    const facts = projectAll([...opening(), permissionRequest(5), permissionRequest(6, { toolCallId: "call_2" }), { kind: "exited", exit: "signal SIGKILL", restartable: true }], projection);
+    assert.deepEqual(cancelled(facts), [["acp_permission_5", "the agent process that asked it is gone (signal SIGKILL)"], ["acp_permission_6", "the agent process that asked it is gone (signal SIGKILL)"]]);
+    assert.equal(projection.providerRequestId("acp_permission_5"), undefined, "a resolve for it finds nothing to answer");
+  });
+
+  it("the turn ends: every open request is cancelled before the turn's end", () => {
+    const facts = projectAll([...opening(), permissionRequest(5), elicitation(6, { type: "object", properties: { a: { type: "string" } } }), promptAnswer("end_turn")]);
+    assert.deepEqual(cancelled(facts).map(([id]) => id), ["acp_permission_5", "acp_question_6"]);
+    const types = typesOf(facts);
+    assert.ok(types.lastIndexOf("runtime_request.cancelled") < types.indexOf("turn.completed"), types.join(", "));
+  });
+
+  it("an agent the driver ended while it would not settle a cancel: the turn ends interrupted, not failed", () => {
+    const facts = projectAll([...opening(), chunk("busy"), { kind: "cancelling", why: "interrupt", reason: "operator" }, { kind: "exited", exit: "signal SIGTERM", restartable: false }]);
+    const end = eventsOf(facts).filter((e) => e.eventType.startsWith("turn.")).at(-1)!;
+    assert.equal(end.eventType, "turn.interrupted");
+    assert.equal(end.payload.reason, "operator");
+  });
+});
+
 describe("ACP projection: fail closed (seed 002 rule 9)", () => {
   const violation = (wire: AcpInput[]) => {
     const facts = projectAll(wire);
@@ -128,7 +162,7 @@ describe("ACP projection: fail closed (seed 002 rule 9)", () => {
   it("a second turn (cross-turn projection)", () => assert.match(violation([...opening(), { kind: "turn", turnId: "turn_2" }]), /cross-turn/));
   it("an update after the turn ended (cross-turn projection)", () => assert.match(violation([...opening(), promptAnswer("end_turn"), chunk("late")]), /outside a turn/));
   it("an update for another session", () => assert.match(violation([...opening(), chunk("x"), update({ sessionUpdate: "plan", entries: [] }, "other_session")]), /not "acp_session_1"/));
-  it("an agent session id that is not a usable identity", () => assert.match(violation([sent(0, "initialize"), received({ id: 0, result: {} }), sent(1, "session/new"), received({ id: 1, result: { sessionId: "" } })]), /not a usable identity/));
+  it("an agent session id that is not a usable identity", () => assert.match(violation([sent(0, "initialize"), received({ id: 0, result: { protocolVersion: 1 } }), sent(1, "session/new"), received({ id: 1, result: { sessionId: "" } })]), /not a usable identity/));
   it("a projected request-identity collision (5 and \"5\")", () => assert.match(violation([...opening(), permissionRequest(5), permissionRequest("5")]), /already stands for/));
   it("a projected tool-identity collision is impossible for distinct safe ids but a restarted tool call fails", () => {
     assert.match(violation([...opening(), update({ sessionUpdate: "tool_call", toolCallId: "c", title: "t" }), update({ sessionUpdate: "tool_call", toolCallId: "c", title: "t" })]), /started twice/);

@@ -271,7 +271,7 @@ describe("seed 002 rule 9: the projection fails closed, with a typed reason", ()
   const forbidding = () => new AcpProjection({ ...CONTEXT, forbidRequests: true });
   const TABLE: Array<{ name: string; wire: AcpInput[]; code: string; projection?: () => AcpProjection; match: RegExp }> = [
     { name: "invalid turn id", wire: [{ kind: "turn", turnId: "bad turn" }], code: "invalid_identity", match: /not a valid id/ },
-    { name: "invalid session id (empty)", wire: [sent(0, "initialize"), received({ id: 0, result: {} }), sent(1, "session/new"), received({ id: 1, result: { sessionId: "" } })], code: "invalid_identity", match: /not a usable identity/ },
+    { name: "invalid session id (empty)", wire: [sent(0, "initialize"), received({ id: 0, result: { protocolVersion: 1 } }), sent(1, "session/new"), received({ id: 1, result: { sessionId: "" } })], code: "invalid_identity", match: /not a usable identity/ },
     { name: "an update for another session", wire: [...opening(), update({ sessionUpdate: "plan", entries: [] }, "other")], code: "invalid_identity", match: /not "acp_session_1"/ },
     { name: "invalid request id (an object)", wire: [...opening(), permissionRequest({ a: 1 })], code: "invalid_identity", match: /not a usable identity/ },
     { name: "invalid request id (an empty string)", wire: [...opening(), elicitation("", { type: "object", properties: { a: { type: "string" } } })], code: "invalid_identity", match: /not a usable identity/ },
@@ -293,6 +293,9 @@ describe("seed 002 rule 9: the projection fails closed, with a typed reason", ()
     { name: "forbid: a permission request", projection: forbidding, wire: [...opening(), permissionRequest(1)], code: "request_forbidden", match: /forbid permission policy/ },
     { name: "forbid: a question", projection: forbidding, wire: [...opening(), elicitation(1, { type: "object", properties: { a: { type: "string" } } })], code: "request_forbidden", match: /forbid permission policy/ },
     { name: "forbid: even a question PRP could not ask", projection: forbidding, wire: [...opening(), elicitation(1, { type: "object", properties: {} })], code: "request_forbidden", match: /forbid permission policy/ },
+    { name: "initialize answered with a protocol version this client does not speak", wire: [sent(0, "initialize"), received({ id: 0, result: { protocolVersion: 999999 } })], code: "unsupported_protocol_version", match: /version 999999; this client speaks only version 1/ },
+    { name: "initialize answered with no protocol version", wire: [sent(0, "initialize"), received({ id: 0, result: { agentCapabilities: {} } })], code: "unsupported_protocol_version", match: /version undefined/ },
+    { name: "the driver gave up on the agent", wire: [...opening(), { kind: "broken", code: "agent_timeout", message: "the agent sent nothing for 5 ms" }], code: "agent_timeout", match: /sent nothing/ },
   ];
   for (const row of TABLE) {
     it(`${row.name} → ${row.code}`, () => {
