@@ -16,7 +16,9 @@ export type RecordProblemCode =
   | "sequence_repeat"
   | "run_mismatch"
   | "session_mismatch"
-  | "source_mismatch";
+  | "source_mismatch"
+  /** A line of a record stream that is not a record at all. */
+  | "not_a_record";
 
 /** A refusal as a value: what is wrong, where (a JSON Pointer into the record), and what it means. */
 export interface RecordProblem {
@@ -58,13 +60,18 @@ export class RecordCheck {
   private source: string | null = null;
   private readonly seen: Map<string, string> | null;
   private terminalIndex: number | null = null;
-  private count = 0;
+  private given = 0;
 
   constructor(private readonly options: RecordCheckOptions) {
     this.next = options.firstSeq ?? null;
     this.runId = options.runId ?? null;
     this.sessionId = options.sessionId;
     this.seen = options.idOf ? null : new Map();
+  }
+
+  /** How many events the check has been given. */
+  get count(): number {
+    return this.given;
   }
 
   /** Index of the run.terminal seen so far, or null. */
@@ -74,7 +81,7 @@ export class RecordCheck {
 
   /** The next event of the record; its problem, or null when it keeps every rule so far. */
   accept(event: PrpEvent): RecordProblem | null {
-    const index = this.count++;
+    const index = this.given++;
     const at = this.options.pathOf(index);
     const problem = (code: RecordProblemCode, member: string, message: string): RecordProblem => ({ code, path: `${at}${member}`, message });
     if (this.terminalIndex !== null) {
@@ -106,7 +113,7 @@ export class RecordCheck {
   /** After the last event: the record's problem, or null when it is whole. */
   finish(): RecordProblem | null {
     if (this.terminalIndex !== null) return null;
-    return { code: "missing_terminal", path: this.options.pathOf(this.count), message: `the record ends after ${this.count} event(s) without a run.terminal: it is not a finished run` };
+    return { code: "missing_terminal", path: this.options.pathOf(this.given), message: `the record ends after ${this.given} event(s) without a run.terminal: it is not a finished run` };
   }
 
   /** Why the event's id is one the record already holds, or null. */

@@ -3,8 +3,10 @@ import type { Command } from "commander";
 import { eventLine } from "./event-line.js";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { bundleFileProblems, bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
-import { reduceEvents } from "../reducer/index.js";
+import { BundleWriter, bundleFileProblems } from "../bundle/native-execution.js";
+import { RecordCheck, type RecordProblem } from "../bundle/record-check.js";
+import { sequencedId } from "../contract/ids.js";
+import type * as T from "../contract/generated/types.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
@@ -113,17 +115,28 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const policy = opts.permissionPolicy ?? (tty || opts.answer ? "ask" : "deny");
   const show = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);
   const spinner = new Spinner(tty ? process.stdout : null);
-  const events: PrpEvent[] = [];
+  const sessionId = `session_${runId}`;
+  // The runner's stdout is believed only while it is one run's record: each event is checked as
+  // it comes (the local runner names event N by N, so uniqueness costs nothing per event) and
+  // goes straight to the bundle's files; nothing proportional to the run is kept.
+  const check = new RecordCheck({ pathOf: (i) => `/events/${i}`, firstSeq: 1, runId, sessionId, idOf: (seq) => sequencedId("event", runId, seq, 3) });
+  const writer = new BundleWriter(join(opts.out, "runs", runId), {
+    runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, driverKind: target.driverKind,
+    config: { ...target.config, ...(opts.agent ? { permissionPolicy: policy } : {}), delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
+  });
+  // Set by the client's callbacks (hence the casts: the compiler does not see them run).
+  let broken = null as RecordProblem | null;
+  let terminal = null as T.PRPRunTerminal | null;
+  let result = null as { reportedWorkDisposition?: string; summary?: string } | null;
   const live = new LiveTurn((text) => { spinner.clear(); process.stdout.write(text); });
   const started = Date.now();
   let interruptSent = false;
   let cancelSent = false;
-  let sawTerminal = false;
   let resolveTerminal!: () => void;
   const terminalSeen = new Promise<void>((r) => (resolveTerminal = r));
 
   const client: LocalRunnerClient = new LocalRunnerClient({
-    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`,
+    runId, sessionId, runnerId: `runner_${runId}`,
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
     extraArgs: [
       "--protocol-max", String(opts.protocolMax), ...harnessReadyArgs(opts.harnessReadyMs),
@@ -132,7 +145,11 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     ],
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onEvent: (event) => {
-      events.push(event);
+      if (broken) return;
+      const problem = check.accept(event);
+      if (problem) return refuseRecord(problem);
+      writer.add(event);
+      if (event.eventType === "run.result.proposed") result ??= event.payload as unknown as typeof result;
       spinner.clear();
       if (opts.json) process.stdout.write(`${JSON.stringify(event)}\n`);
       else if (opts.agent && event.eventType !== "auth.credentials.updated") live.show(event);
@@ -146,13 +163,22 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       // A refused answer leaves the harness waiting on its request: end the run instead of hanging.
       if (receipt.status === "rejected" && receipt.type === "request.resolve") cancel();
     },
-    onBadLine: (line) => process.stderr.write(`prp run: the runner wrote a line that is not a stream record: ${line.slice(0, 200)}\n`),
+    // The runner writes nothing but stream records: anything else is someone else's writing.
+    onBadLine: (line) => refuseRecord({ code: "not_a_record", path: `/events/${check.count}`, message: `the runner's stdout had a line that is not a stream record: ${line.slice(0, 200)}` }),
   });
+  /** The stream broke the binding rules: nothing it says is believed, the runner is ended and no bundle is written. */
+  const refuseRecord = (problem: RecordProblem) => {
+    if (broken) return;
+    broken = problem;
+    writer.discard();
+    void client.terminate();
+    resolveTerminal();
+  };
 
   const react = async (event: PrpEvent) => {
     const payload = event.payload as Record<string, unknown>;
     if (event.eventType === "run.terminal") {
-      sawTerminal = true;
+      terminal = event.payload as unknown as T.PRPRunTerminal;
       client.close();
       resolveTerminal();
     } else if (event.eventType === "runtime.phase.changed" && payload.phase === "awaiting_interrupt" && !interruptSent) {
@@ -175,7 +201,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     return resolution;
   };
   const cancel = () => {
-    if (cancelSent || sawTerminal) return;
+    if (cancelSent || terminal) return;
     cancelSent = true;
     client.send("run.cancel", { reason: "operator" });
   };
@@ -202,32 +228,31 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   spinner.stop();
   live.end();
   process.off("SIGINT", onSigint);
-  if (!sawTerminal) {
+  if (broken) {
+    const { code, path, message } = broken;
+    process.stderr.write(`prp run: the runner's output was not a valid record of run ${runId}: ${code} at ${path}: ${message}\nNothing it reported is believed and no bundle was written.\n`);
+    return 3;
+  }
+  const unfinished = check.finish();
+  if (unfinished || !terminal) {
+    writer.discard();
     process.stderr.write(`prp run: the runner exited (${exit.exitCode ?? exit.signal}) without a run.terminal\n${client.stderrTail().join("\n")}\n`);
     return 1;
   }
 
-  const refusal = bundleRefusal(events);
-  const path = refusal ?? writeBundle();
+  const path = writer.refusal ?? writeBundle();
   function writeBundle(): string {
-    const written = writeNativeExecutionBundle(join(opts.out, "runs", runId), {
-      runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, events,
-      config: { ...target.config, ...(opts.agent ? { permissionPolicy: policy } : {}), delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
-      durationMs: Date.now() - started, driverKind: target.driverKind,
-    });
-    const problems = bundleFileProblems(written.path, written.bundle);
+    const written = writer.finish(Date.now() - started);
+    const problems = bundleFileProblems(written.path, written.files);
     if (problems.length > 0) process.stderr.write(`prp run: the bundle does not match its files:\n${problems.join("\n")}\n`);
     return written.path;
   }
 
-  const terminal = terminalOf(events)!;
-  const snapshot = reduceEvents(null, null, events);
-  const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as { reportedWorkDisposition?: string; summary?: string } | undefined;
   show("");
   show(`run ${runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`);
   show(`  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`);
   show(`  result          ${result ? `${result.reportedWorkDisposition}: ${result.summary}` : "none proposed"}`);
-  show(`  session         ${snapshot.sessionState}, turn ${snapshot.turnState}, ${snapshot.timeline.length} events, integrity ${snapshot.integrity}`);
+  show(`  record          ${check.count} events, sourceSeq 1..${check.count}, one run.terminal, each checked as it came`);
   show(`  bundle          ${path}`);
   return terminal.runTerminalState === "succeeded" ? 0 : 1;
 }

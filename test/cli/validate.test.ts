@@ -106,6 +106,7 @@ describe("prp validate", () => {
       const run = runPrp(["validate", "--verify-files", good.path]);
       assert.equal(run.status, 0, run.stdout);
       assert.ok(good.bundle.events.length > 3, "a run with events to alter");
+      assert.equal(readFileSync(good.path, "utf8"), `${JSON.stringify(good.bundle)}\n`, "written as it grew, the bundle is still the bytes of JSON.stringify of the whole");
     });
 
     const cases: Array<[string, (b: any) => void, string, () => string]> = [
