@@ -72,7 +72,11 @@ never the file's content or path.
 Ends with the terminal states, the reconciliation reason, the result and the reduced
 session, and writes .prp/runs/<runId>/native-execution.json with its transcript and
 artifacts. Exit status: 0 when the run succeeded, 1 when it failed or was cancelled,
-2 on bad usage.
+2 on bad usage, 3 when the runner's output was not one run's record (an event out of
+sequence, a repeated id, a second terminal, anything after the terminal, another run's
+event, a line that is not a record): nothing it said is believed and no bundle is written.
+Each event is checked and written to the bundle as it arrives; memory does not grow with
+the run.
 
 With --agent, the runner drives a real agent over the Agent Client Protocol: its answer
 streams live, its tool calls, plans and diffs are shown as they happen, and its permission
