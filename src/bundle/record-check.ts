@@ -18,7 +18,9 @@ export type RecordProblemCode =
   | "session_mismatch"
   | "source_mismatch"
   /** A line of a record stream that is not a record at all. */
-  | "not_a_record";
+  | "not_a_record"
+  /** A record stream whose writer did not end as it does after a terminal: someone else may have written its end. */
+  | "unconfirmed_end";
 
 /** A refusal as a value: what is wrong, where (a JSON Pointer into the record), and what it means. */
 export interface RecordProblem {

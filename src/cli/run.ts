@@ -7,6 +7,7 @@ import { BundleWriter, bundleFileProblems } from "../bundle/native-execution.js"
 import { RecordCheck, type RecordProblem } from "../bundle/record-check.js";
 import type * as T from "../contract/generated/types.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
+import { STOP_SIGNALS, signalExitStatus } from "../runner/stop-signals.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, credentialRunnerdArgs, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
@@ -73,7 +74,8 @@ record, and writes .prp/runs/<runId>/native-execution.json with its transcript a
 artifacts. Exit status: 0 when the run succeeded, 1 when it failed or was cancelled,
 2 on bad usage, 3 when the runner's output was not one run's record (an event out of
 sequence, a repeated id, a second terminal, anything after the terminal, another run's
-event, a line that is not a record): nothing it said is believed and no bundle is written.
+event, a line that is not a record, a runner that died after the terminal instead of
+exiting): nothing it said is believed and no bundle is written.
 Each event is checked and written to the bundle as it arrives; memory does not grow with
 the run.
 
@@ -173,7 +175,6 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const refuseRecord = (problem: RecordProblem) => {
     if (broken) return;
     broken = problem;
-    writer.discard();
     void client.terminate();
     resolveTerminal();
   };
@@ -231,7 +232,15 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   spinner.stop();
   live.end();
   process.off("SIGINT", onSigint);
+  // After its terminal a local runner exits 0, or 128+n when a stop signal cancelled the run. A
+  // runner that died otherwise did not confirm the end of its stream: a terminal forged just
+  // before the runner was killed would otherwise be the last word.
+  const cleanExits = [0, ...STOP_SIGNALS.map(signalExitStatus)];
+  if (!broken && terminal && (exit.exitCode === null || !cleanExits.includes(exit.exitCode))) {
+    broken = { code: "unconfirmed_end", path: `/events/${check.count}`, message: `the runner ended ${exit.signal ? `by ${exit.signal}` : `with status ${exit.exitCode}`} after the stream's run.terminal, not as it does after writing its own: the end of the stream is not known to be the runner's` };
+  }
   if (broken) {
+    writer.discard();
     const { code, path, message } = broken;
     process.stderr.write(`prp run: the runner's output was not a valid record of run ${runId}: ${code} at ${path}: ${message}\nNothing it reported is believed and no bundle was written.\n`);
     return 3;

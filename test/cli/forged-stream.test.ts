@@ -50,6 +50,7 @@ describe("prp run refuses a runner stream that is not one run's record", () => {
     ["terminal-first", "error", /event_after_terminal at \/events\/2: /],
     ["repeat-id", "happy-path", /sequence_repeat at \/events\/3\/sourceSeq: /],
     ["second-terminal", "happy-path", /second_terminal at \/events\/\d+: /],
+    ["terminal-then-kill", "error", /unconfirmed_end at \/events\/2: the runner ended by SIGKILL/],
   ];
   for (const [forgery, script, problem] of forged) {
     it(`${forgery}: exit 3, the problem named, no outcome shown, no bundle`, async () => {

@@ -13,8 +13,10 @@ import { priorityOf } from "../../src/contract/priority.js";
  *   named exactly as the runner would have numbered and named event 2.
  * - `repeat-id`: event 3 again, same sourceSeq and id, other content.
  * - `second-terminal`: after the runner's terminal, another one, correctly numbered and named.
+ * - `terminal-then-kill`: the `terminal-first` terminal, then the runner SIGKILLed before it can
+ *   write another line (and this stand-in with it, as the controller would see the runner die).
  */
-export type Forgery = "none" | "terminal-first" | "repeat-id" | "second-terminal";
+export type Forgery = "none" | "terminal-first" | "repeat-id" | "second-terminal" | "terminal-then-kill";
 
 const SUCCEEDED = {
   schema: "paperclip.prp.terminal.v1", turnTerminalState: "completed", runTerminalState: "succeeded", reportedWorkDisposition: "done",
@@ -32,14 +34,21 @@ export function forgeRunnerStream(forgery: Forgery): void {
   const runner = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...args], { stdio: ["inherit", "pipe", "inherit"] });
   const write = (record: unknown) => process.stdout.write(`${JSON.stringify(record)}\n`);
   const lines = createInterface({ input: runner.stdout });
+  let passing = true;
   lines.on("line", (line) => {
+    if (!passing) return;
     process.stdout.write(`${line}\n`);
     const record = JSON.parse(line) as { kind: string; event?: Record<string, any> };
     const event = record.kind === "event" ? record.event! : null;
     if (!event) return;
-    if (forgery === "terminal-first" && event.sourceSeq === 1) {
+    if ((forgery === "terminal-first" || forgery === "terminal-then-kill") && event.sourceSeq === 1) {
       const seq = 2;
       write({ ...record, event: { ...event, sourceSeq: seq, sourceEventId: sequencedId("event", runId, seq, 3), eventType: "run.terminal", priority: priorityOf("run.terminal"), payload: SUCCEEDED } });
+      if (forgery === "terminal-then-kill") {
+        passing = false; // nothing the runner writes after this reaches the controller
+        runner.kill("SIGKILL");
+        process.stdout.write("", () => process.kill(process.pid, "SIGKILL"));
+      }
     } else if (forgery === "repeat-id" && event.sourceSeq === 3) {
       write({ ...record, event: { ...event, emittedAt: new Date(0).toISOString() } });
     } else if (forgery === "second-terminal" && event.eventType === "run.terminal") {
