@@ -1,11 +1,13 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { eventLine } from "./event-line.js";
-import { RUNNER_ID_PATTERN } from "../contract/ids.js";
+import { RUNNER_ID_PATTERN, sequencedId } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { bundleFileProblems, bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
-import { reduceEvents } from "../reducer/index.js";
+import { BundleWriter, bundleFileProblems } from "../bundle/native-execution.js";
+import { RecordCheck, type RecordProblem } from "../bundle/record-check.js";
+import type * as T from "../contract/generated/types.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
+import { STOP_SIGNALS, signalExitStatus } from "../runner/stop-signals.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, credentialRunnerdArgs, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
@@ -70,10 +72,16 @@ run.prepare opts in to credential observation (observeCredentials: true): each c
 of the observed credential file is shown as auth.credentials.updated with its revision,
 never the file's content or path.
 
-Ends with the terminal states, the reconciliation reason, the result and the reduced
-session, and writes .prp/runs/<runId>/native-execution.json with its transcript and
+Ends with the terminal states, the reconciliation reason, the result and the size of the
+record, and writes .prp/runs/<runId>/native-execution.json with its transcript and
 artifacts. Exit status: 0 when the run succeeded, 1 when it failed or was cancelled,
-2 on bad usage, 8 when the harness sandbox cannot be set up here (see --sandbox).
+2 on bad usage, 3 when the runner's output was not one run's record (an event out of
+sequence, a repeated id, a second terminal, anything after the terminal, another run's
+event, a line that is not a record, a runner that died after the terminal instead of
+exiting): nothing it said is believed and no bundle is written. 8 when the harness sandbox
+cannot be set up here (see --sandbox).
+Each event is checked and written to the bundle as it arrives; memory does not grow with
+the run.
 
 The harness runs in a sandbox by default (Linux): it works in --agent-cwd (default: this
 directory) and HOME, sees the system read-only, and nothing of the runner or this controller.
@@ -125,17 +133,28 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const policy = opts.permissionPolicy ?? (tty || opts.answer ? "ask" : "deny");
   const show = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);
   const spinner = new Spinner(tty ? process.stdout : null);
-  const events: PrpEvent[] = [];
+  const sessionId = `session_${runId}`;
+  // The runner's stdout is believed only while it is one run's record: each event is checked as
+  // it comes (the local runner names event N by N, so uniqueness costs nothing per event) and
+  // goes straight to the bundle's files; nothing proportional to the run is kept.
+  const check = new RecordCheck({ pathOf: (i) => `/events/${i}`, firstSeq: 1, runId, sessionId, idOf: (seq) => sequencedId("event", runId, seq, 3) });
+  const writer = new BundleWriter(join(opts.out, "runs", runId), {
+    runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, driverKind: target.driverKind,
+    config: { ...target.config, ...(opts.agent ? { permissionPolicy: policy } : {}), delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
+  });
+  // Set by the client's callbacks (hence the casts: the compiler does not see them run).
+  let broken = null as RecordProblem | null;
+  let terminal = null as T.PRPRunTerminal | null;
+  let result = null as { reportedWorkDisposition?: string; summary?: string } | null;
   const live = new LiveTurn((text) => { spinner.clear(); process.stdout.write(text); });
   const started = Date.now();
   let interruptSent = false;
   let cancelSent = false;
-  let sawTerminal = false;
   let resolveTerminal!: () => void;
   const terminalSeen = new Promise<void>((r) => (resolveTerminal = r));
 
   const client: LocalRunnerClient = new LocalRunnerClient({
-    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`,
+    runId, sessionId, runnerId: `runner_${runId}`,
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
     extraArgs: [
       "--protocol-max", String(opts.protocolMax), ...harnessReadyArgs(opts.harnessReadyMs),
@@ -145,7 +164,11 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     ],
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     onEvent: (event) => {
-      events.push(event);
+      if (broken) return;
+      const problem = check.accept(event);
+      if (problem) return refuseRecord(problem);
+      writer.add(event);
+      if (event.eventType === "run.result.proposed") result ??= event.payload as unknown as typeof result;
       spinner.clear();
       if (opts.json) process.stdout.write(`${JSON.stringify(event)}\n`);
       else if (opts.agent && event.eventType !== "auth.credentials.updated") live.show(event);
@@ -159,13 +182,21 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       // A refused answer leaves the harness waiting on its request: end the run instead of hanging.
       if (receipt.status === "rejected" && receipt.type === "request.resolve") cancel();
     },
-    onBadLine: (line) => process.stderr.write(`prp run: the runner wrote a line that is not a stream record: ${cutText(line, 200)}\n`),
+    // The runner writes nothing but stream records: anything else is someone else's writing.
+    onBadLine: (line) => refuseRecord({ code: "not_a_record", path: `/events/${check.count}`, message: `the runner's stdout had a line that is not a stream record: ${cutText(line, 200)}` }),
   });
+  /** The stream broke the binding rules: nothing it says is believed, the runner is ended and no bundle is written. */
+  const refuseRecord = (problem: RecordProblem) => {
+    if (broken) return;
+    broken = problem;
+    void client.terminate();
+    resolveTerminal();
+  };
 
   const react = async (event: PrpEvent) => {
     const payload = event.payload as Record<string, unknown>;
     if (event.eventType === "run.terminal") {
-      sawTerminal = true;
+      terminal = event.payload as unknown as T.PRPRunTerminal;
       client.close();
       resolveTerminal();
     } else if (event.eventType === "runtime.phase.changed" && payload.phase === "awaiting_interrupt" && !interruptSent) {
@@ -188,7 +219,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     return resolution;
   };
   const cancel = () => {
-    if (cancelSent || sawTerminal) return;
+    if (cancelSent || terminal) return;
     cancelSent = true;
     client.send("run.cancel", { reason: "operator" });
   };
@@ -215,32 +246,39 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   spinner.stop();
   live.end();
   process.off("SIGINT", onSigint);
-  if (!sawTerminal) {
+  // After its terminal a local runner exits 0, or 128+n when a stop signal cancelled the run. A
+  // runner that died otherwise did not confirm the end of its stream: a terminal forged just
+  // before the runner was killed would otherwise be the last word.
+  const cleanExits = [0, ...STOP_SIGNALS.map(signalExitStatus)];
+  if (!broken && terminal && (exit.exitCode === null || !cleanExits.includes(exit.exitCode))) {
+    broken = { code: "unconfirmed_end", path: `/events/${check.count}`, message: `the runner ended ${exit.signal ? `by ${exit.signal}` : `with status ${exit.exitCode}`} after the stream's run.terminal, not as it does after writing its own: the end of the stream is not known to be the runner's` };
+  }
+  if (broken) {
+    writer.discard();
+    const { code, path, message } = broken;
+    process.stderr.write(`prp run: the runner's output was not a valid record of run ${runId}: ${code} at ${path}: ${message}\nNothing it reported is believed and no bundle was written.\n`);
+    return 3;
+  }
+  // The terminal is known whenever the record is whole; the test also tells the compiler so.
+  if (check.finish() || !terminal) {
+    writer.discard();
     process.stderr.write(`prp run: the runner exited (${exit.exitCode ?? exit.signal}) without a run.terminal\n${client.stderrTail().join("\n")}\n`);
     return 1;
   }
 
-  const refusal = bundleRefusal(events);
-  const path = refusal ?? writeBundle();
+  const path = writer.refusal ?? writeBundle();
   function writeBundle(): string {
-    const written = writeNativeExecutionBundle(join(opts.out, "runs", runId), {
-      runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, events,
-      config: { ...target.config, ...(opts.agent ? { permissionPolicy: policy } : {}), delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
-      durationMs: Date.now() - started, driverKind: target.driverKind,
-    });
-    const problems = bundleFileProblems(written.path, written.bundle);
+    const written = writer.finish(Date.now() - started);
+    const problems = bundleFileProblems(written.path, written.files);
     if (problems.length > 0) process.stderr.write(`prp run: the bundle does not match its files:\n${problems.join("\n")}\n`);
     return written.path;
   }
 
-  const terminal = terminalOf(events)!;
-  const snapshot = reduceEvents(null, null, events);
-  const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as { reportedWorkDisposition?: string; summary?: string } | undefined;
   show("");
   show(`run ${runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`);
   show(`  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`);
   show(`  result          ${result ? `${result.reportedWorkDisposition}: ${result.summary}` : "none proposed"}`);
-  show(`  session         ${snapshot.sessionState}, turn ${snapshot.turnState}, ${snapshot.timeline.length} events, integrity ${snapshot.integrity}`);
+  show(`  record          ${check.count} events, sourceSeq 1..${check.count}, one run.terminal, each checked as it came`);
   show(`  bundle          ${path}`);
   return terminal.runTerminalState === "succeeded" ? 0 : 1;
 }

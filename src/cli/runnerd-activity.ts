@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { captureContext, recordActivity, type HelperOutcome } from "../runner/activity/activity-client.js";
-import { CONTEXT_ENV, HELPER_ENV } from "../runner/activity/notification-env.js";
+import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV } from "../runner/activity/notification-env.js";
 import { parsePositiveInt } from "./options.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -21,8 +21,12 @@ function finish(name: string, outcome: HelperOutcome, onOk: (ok: Extract<HelperO
  */
 export function addActivityCommands(program: Command): void {
   const exits = `
-Exit status: 0 done; 2 invalid arguments (nothing was sent); 3 refused by the runner (an
-invalidated context, or a run that has ended: nothing was recorded); 4 no runner serves the
+Every request carries ${SECRET_ENV}, the secret the runner gave the harness it
+is running now (the helper reads it from its environment): a process without it, another run's
+harness, or an earlier harness of this run is refused (generation_refused).
+
+Exit status: 0 done; 2 invalid arguments (nothing was sent); 3 refused by the runner (not the
+current harness's secret, an invalidated context, or a run that has ended: nothing was recorded); 4 no runner serves the
 endpoint, or it went away before it answered.`;
   // A usage error (a missing argument, an unknown option) is an invalid argument too: status 2,
   // through the exit override these commands inherit from prp-runnerd (usage-exit.ts).

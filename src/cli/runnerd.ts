@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
@@ -14,7 +12,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { readCaBundle } from "../transport/ca-bundle.js";
 import { withActivityCrashPoint } from "../runner/activity/activity-crash.js";
 import { ActivityEndpoint } from "../runner/activity/activity-endpoint.js";
-import { publishedEnv } from "../runner/activity/notification-env.js";
+import { HarnessActivity } from "../runner/activity/harness-activity.js";
 import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { installFailsafe } from "../runner/failsafe.js";
 import { LocalRunner } from "../runner/local-runner.js";
@@ -167,9 +165,11 @@ Harness drivers: --harness fake (default) plays --script NAME|FILE; --harness ac
 --agent-command, an agent speaking the Agent Client Protocol on its stdio (see README).
 
 Runtime activity: the harness gets PAPERCLIP_RUNTIME_NOTIFICATION_HELPER (this command's
-absolute path) and PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT (a private descriptor file, in
---state-dir in durable mode, naming a private Unix socket the runner serves); --agent-env
-cannot override either. A tool runs "$PAPERCLIP_RUNTIME_NOTIFICATION_HELPER" notification-context
+absolute path), PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT (a private descriptor file naming a
+private Unix socket the runner serves, both in a 0700 folder of their own under the system's
+temporary folder, never --state-dir) and PAPERCLIP_RUNTIME_NOTIFICATION_SECRET (drawn anew at
+each start of the harness: the runner serves only the harness it is running now); --agent-env
+cannot override any of them. A tool runs "$PAPERCLIP_RUNTIME_NOTIFICATION_HELPER" notification-context
 before an operation and record-activity CONTEXT NAMESPACE ACTIVITY_KEY after it succeeded; the
 runner then emits one runtime.activity.recorded (see prp-runnerd record-activity --help).
 
@@ -204,10 +204,11 @@ if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap t
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
   if (!RUNNER_ID_PATTERN.test(opts[key]!)) program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
 }
-// Runtime activity (runtime.md §13.2): the descriptor's folder is the state directory, or in local mode a private temporary one.
-const activityDir = durable ? resolve(opts.stateDir!) : mkdtempSync(join(tmpdir(), "prp-runnerd-"));
-if (!durable) process.on("exit", () => rmSync(activityDir, { recursive: true, force: true }));
-const runtimeEnv = publishedEnv(activityDir);
+// Runtime activity (runtime.md §13.2): the socket and descriptor in a private folder of their own,
+// never the state directory; a new secret for each harness start (HarnessActivity).
+const activity = HarnessActivity.create();
+process.on("exit", () => activity.remove());
+const runtimeEnv = activity.env;
 const sandboxed = sandboxPolicy(opts, durable ? [resolve(opts.stateDir!)] : [], log);
 if (!sandboxed.ok) {
   log(`sandbox_unavailable: ${sandboxed.message}`);
@@ -221,7 +222,7 @@ if (shadowed) program.error(`--agent-cwd ${agentCwd} lies inside ${shadowed}, wh
 // An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.
 if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default") opts.harnessReadyMs = ACP_READY_MS;
 const limits = { maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs };
-const driver = opts.harness === "acp"
+const driver = activity.bind(opts.harness === "acp"
   ? new AcpDriver({
     command: opts.agentCommand!, cwd: agentCwd, ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
     runtimeEnv, permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits, sandbox,
@@ -234,9 +235,10 @@ const driver = opts.harness === "acp"
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
     ...(opts.credentialFile ? { credentialFile: opts.credentialFile } : {}),
-    journalPath: join(activityDir, "fake-harness-journal.jsonl"),
+    // Durable: kept with the run's state, for a replacement runner's harness (see GoalJournal).
+    journalPath: join(durable ? resolve(opts.stateDir!) : activity.dir, "fake-harness-journal.jsonl"),
     ...limits, sandbox,
-  });
+  }));
 const credentials = opts.credentialFile ? { credentials: { provider: opts.credentialProvider ?? opts.harness, path: opts.credentialFile } } : {};
 
 process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
@@ -276,9 +278,9 @@ if (durable) {
   });
   onSignal(() => runner.cancel());
   failsafe((message) => runner.failInternal(message), 4);
-  const activity = await ActivityEndpoint.open(activityDir, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
+  const endpoint = await ActivityEndpoint.open(activity, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
   const outcome = await runner.run();
-  activity.close();
+  endpoint.close();
   if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
   // A signal's status says the cancelled terminal was delivered; 3 or 4 still say it was not.
   process.exit(signalled && outcome.code === 0 ? signalCode() : outcome.code);
@@ -301,7 +303,7 @@ const runner = new LocalRunner(
     flush: (done) => stdout.flush(done),
   },
 );
-const activity = await ActivityEndpoint.open(activityDir, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
+const endpoint = await ActivityEndpoint.open(activity, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
 
 const reader = new BoundedLineReader(opts.controllerMaxLineBytes);
 const feed = (events: ReturnType<BoundedLineReader["push"]>) => {
@@ -316,6 +318,6 @@ process.stdin.on("end", () => {
 onSignal(() => runner.cancel());
 failsafe((message) => runner.failInternal(message), 70);
 await runner.done;
-activity.close();
+endpoint.close();
 process.stdin.pause();
 stdout.flush(() => process.exit(signalCode()));

@@ -4,6 +4,8 @@ import { readFileBounded } from "../contract/bounded-read.js";
 import { decode } from "../contract/decode.js";
 import { ALL_KINDS, isKind, type Kind } from "../contract/kinds.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
+import type { PrpEvent } from "../contract/kinds.js";
+import { recordProblems } from "../bundle/record-check.js";
 
 interface Verdict {
   file: string;
@@ -18,6 +20,10 @@ function verdictOf(file: string, kind: Kind | undefined, maxBytes: number, verif
   const read = readFileBounded(file, { maxBytes });
   if (!read.ok) return { file, ok: false, kind: null, code: read.error.code, path: read.error.code === "unreadable" ? null : read.error.path, message: read.error.message };
   const result = decode(read.bytes, { ...(kind ? { kind } : {}), maxBytes });
+  if (result.ok && result.kind === "native-execution") {
+    const [problem] = bundleRecordProblems(result.value as NativeExecutionBundle);
+    if (problem) return { file, ok: false, kind: result.kind, ...problem };
+  }
   if (result.ok && verifyFiles && result.kind === "native-execution") {
     const [problem] = bundleFileProblems(file, result.value as NativeExecutionBundle);
     if (problem) {
@@ -27,6 +33,14 @@ function verdictOf(file: string, kind: Kind | undefined, maxBytes: number, verif
   }
   if (result.ok) return { file, ok: true, kind: result.kind, code: null, path: null, message: null };
   return { file, ok: false, kind: result.kind ?? null, code: result.error.code, path: result.error.path, message: result.error.message };
+}
+
+/** A bundle's events are one run's record, and its terminal is that record's (see RecordCheck); a live run's starts at sourceSeq 1. */
+function bundleRecordProblems(bundle: NativeExecutionBundle) {
+  return recordProblems(bundle.events as PrpEvent[], { path: "/terminal", terminal: bundle.terminal }, {
+    pathOf: (i) => `/events/${i}`,
+    ...(bundle.provenance === "live" ? { firstSeq: 1 } : {}),
+  });
 }
 
 function line(v: Verdict, expected: boolean): string {
@@ -50,6 +64,12 @@ export function registerValidate(program: Command): void {
       `
 The kind of each file comes from its "schema" discriminator (or "schemaVersion" for the
 conformance pair); --kind names it for documents that have none (usage, provider-descriptor, …).
+
+A native execution bundle's events must also be one run's record: the same run, session and
+source throughout, sourceSeq contiguous (from 1 in a live bundle), every sourceEventId once
+(an identical repeat too: a stored record holds each event once), exactly one run.terminal,
+last, equal to the bundle's "terminal". A break is reported with its code (sequence_gap,
+duplicate_event_id, second_terminal, terminal_mismatch, …) and the event's path.
 
 Exit status: 0 when every file got the expected verdict, 1 otherwise, 2 on bad usage.
 

@@ -34,7 +34,8 @@ export class LocalRunnerClient {
 
   constructor(private readonly options: LocalClientOptions) {
     const args = [
-      join(packageRoot(), "bin/prp-runnerd.js"), "--local",
+      // Tests only: a module run in place of prp-runnerd, to hand the controller a forged stream (test/cli/forged-stream.test.ts).
+      process.env.PRP_TEST_RUNNERD ?? join(packageRoot(), "bin/prp-runnerd.js"), "--local",
       "--run-id", options.runId, "--session-id", options.sessionId, "--runner-id", options.runnerId,
       ...(options.scriptPath ? ["--script", options.scriptPath] : []),
       ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),

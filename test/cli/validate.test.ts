@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { protocolDir } from "../../src/contract/package-root.js";
 import { command, event, json } from "../contract/samples.js";
 import { runPrp } from "./run-cli.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
 
 describe("prp validate", () => {
   let dir: string;
@@ -85,4 +86,62 @@ describe("prp validate", () => {
     assert.match(help.stdout, /--expect <verdict>/);
     assert.match(help.stdout, /Examples:/);
   });
+
+  describe("a bundle's events are one run's record (the binding rules)", () => {
+    let good: { path: string; bundle: any };
+    before(() => {
+      const run = runPrp(["run", "--json", "--script", "happy-path", "--delay-ms", "0", "--run-id", "run_bound", "--out", dir, ...PATIENT_HARNESS]);
+      assert.equal(run.status, 0, run.stderr);
+      const path = join(dir, "runs", "run_bound", "native-execution.json");
+      good = { path, bundle: JSON.parse(readFileSync(path, "utf8")) };
+    });
+    const verdictOf = (name: string, alter: (bundle: any) => void) => {
+      const bundle = structuredClone(good.bundle);
+      alter(bundle);
+      return JSON.parse(runPrp(["validate", "--json", file(`${name}.json`, json(bundle))]).stdout);
+    };
+    const lastIndex = () => good.bundle.events.length - 1;
+
+    it("passes the bundle prp run wrote, with its files", () => {
+      const run = runPrp(["validate", "--verify-files", good.path]);
+      assert.equal(run.status, 0, run.stdout);
+      assert.ok(good.bundle.events.length > 3, "a run with events to alter");
+      assert.equal(readFileSync(good.path, "utf8"), `${JSON.stringify(good.bundle)}\n`, "written as it grew, the bundle is still the bytes of JSON.stringify of the whole");
+    });
+
+    const cases: Array<[string, (b: any) => void, string, () => string]> = [
+      ["an event deleted", (b) => b.events.splice(2, 1), "sequence_gap", () => "/events/2/sourceSeq"],
+      ["the first event deleted", (b) => b.events.splice(0, 1), "sequence_gap", () => "/events/0/sourceSeq"],
+      ["the terminal deleted", (b) => b.events.pop(), "missing_terminal", () => `/events/${lastIndex()}`],
+      ["an event repeated", (b) => b.events.splice(3, 0, structuredClone(b.events[2])), "duplicate_event_id", () => "/events/3/sourceEventId"],
+      ["an id reused with other content", (b) => {
+        const forged = structuredClone(b.events[2]);
+        forged.sourceSeq = b.events.length; // a new number, so only the id gives it away
+        forged.payload = { ...forged.payload, forged: true };
+        b.events.splice(lastIndex(), 0, forged);
+        b.events.at(-1).sourceSeq = b.events.length;
+      }, "duplicate_event_id", () => `/events/${lastIndex()}/sourceEventId`],
+      ["a second terminal", (b) => b.events.push({ ...structuredClone(b.events.at(-1)), sourceSeq: b.events.length + 1, sourceEventId: "event_run_bound_forged" }), "second_terminal", () => `/events/${lastIndex() + 1}`],
+      ["a terminal that differs from the bundle's", (b) => (b.terminal.runTerminalState = b.terminal.runTerminalState === "succeeded" ? "failed" : "succeeded"), "terminal_mismatch", () => "/terminal"],
+      ["a gap in the sequence", (b) => b.events.slice(4).forEach((e: any) => (e.sourceSeq += 1)), "sequence_gap", () => "/events/4/sourceSeq"],
+      ["an event after the terminal", (b) => b.events.push({ ...structuredClone(b.events[1]), sourceSeq: b.events.length + 1, sourceEventId: "event_run_bound_late" }), "event_after_terminal", () => `/events/${lastIndex() + 1}`],
+      ["another run's event", (b) => (b.events[1].runId = "run_other"), "run_mismatch", () => "/events/1/runId"],
+      ["another session's event", (b) => (b.events[1].normalizedSessionId = "session_other"), "session_mismatch", () => "/events/1/normalizedSessionId"],
+    ];
+    for (const [name, alter, code, path] of cases) {
+      it(`refuses ${name}: ${code} at the event, with a message`, () => {
+        const v = verdictOf(name.replace(/\W+/g, "-"), alter);
+        assert.deepEqual([v.ok, v.kind, v.code, v.path], [false, "native-execution", code, path()], JSON.stringify(v));
+        assert.ok(v.message.length > 20, v.message);
+      });
+    }
+
+    it("tells an identical repeat from a forged one in its message", () => {
+      const same = verdictOf("repeat-same", (b) => b.events.splice(3, 0, structuredClone(b.events[2])));
+      assert.match(same.message, /repeats an earlier event exactly/);
+      const other = verdictOf("repeat-other", (b) => b.events.splice(3, 0, { ...structuredClone(b.events[2]), payload: { forged: true } }));
+      assert.match(other.message, /different content: a forgery/);
+    });
+  });
 });
+

@@ -5,11 +5,12 @@ import { readFileBounded } from "../../contract/bounded-read.js";
 import { ownerOnly, uid } from "../../storage/private-sqlite.js";
 import { activityPayload } from "./activity-input.js";
 import { DESCRIPTOR_SCHEMA, MAX_MESSAGE_BYTES, readOneMessage, type ActivityRequest } from "./activity-protocol.js";
-import { CONTEXT_ENV } from "./notification-env.js";
+import { CONTEXT_ENV, SECRET_ENV } from "./notification-env.js";
 
 /**
  * How a helper call ended, and its exit status: 0 done; 2 invalid arguments (nothing sent);
- * 3 refused by the runner (an invalidated context, or a run that has ended: nothing recorded);
+ * 3 refused by the runner (not the current harness's secret, an invalidated context, or a run
+ * that has ended: nothing recorded);
  * 4 no runner to ask, or it went away before it answered.
  */
 export type HelperOutcome = { ok: true; context?: string } | { ok: false; exitCode: 2 | 3 | 4; code: string; message: string };
@@ -58,7 +59,10 @@ function socketFromDescriptor(env: NodeJS.ProcessEnv): { ok: true; path: string 
   return { ok: true, path: descriptor.socket };
 }
 
-function ask(env: NodeJS.ProcessEnv, request: ActivityRequest, timeoutMs: number): Promise<HelperOutcome> {
+/** Sends `request` with the harness generation's secret from `env` (the runner refuses a request without it). */
+function ask(env: NodeJS.ProcessEnv, op: ActivityRequest, timeoutMs: number): Promise<HelperOutcome> {
+  const secret = env[SECRET_ENV];
+  const request: ActivityRequest = secret ? { ...op, secret } : op;
   const socketPath = socketFromDescriptor(env);
   if (!socketPath.ok) return Promise.resolve(socketPath.outcome);
   return new Promise((done) => {

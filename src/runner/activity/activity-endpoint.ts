@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { activityPayload, type ActivityPayload } from "./activity-input.js";
 import { DESCRIPTOR_SCHEMA, readOneMessage, type ActivityReply } from "./activity-protocol.js";
-import { DESCRIPTOR_FILE } from "./notification-env.js";
+import type { HarnessActivity } from "./harness-activity.js";
+import { DESCRIPTOR_FILE, SECRET_ENV } from "./notification-env.js";
 
 /** What recording one activity came to: committed (durable outbox, or the local stream), or refused because the run is over. */
 export type RecordOutcome = "recorded" | "run_ended";
@@ -13,16 +13,15 @@ export type RecordOutcome = "recorded" | "run_ended";
 export type ActivityRecorder = (payload: ActivityPayload) => Promise<RecordOutcome>;
 
 const SOCKET_FILE = "runtime-notification.sock";
-/** sockaddr_un holds 108 bytes with its NUL: a longer state path gets its socket in a private temporary folder. */
-const MAX_SOCKET_PATH_BYTES = 107;
 /** A client that connects and says nothing is dropped after this long. */
 const IDLE_MS = 30_000;
 
 /**
  * The runner's side of runtime activity recording (runtime.md §13.2): a Unix socket (0600) and a
- * descriptor file (0600) in the runner's private folder naming it. Each runner process draws a
- * new opaque context, so a context captured before a process recovery is refused after it, and
- * nothing is recorded for it.
+ * descriptor file (0600) naming it, both in the run's private activity folder
+ * (HarnessActivity.dir). A request is served only with the current harness generation's secret
+ * (HarnessActivity.admits). Each runner process also draws a new opaque context, so a context
+ * captured before a process recovery is refused after it, and nothing is recorded for it.
  */
 export class ActivityEndpoint {
   private constructor(
@@ -30,31 +29,23 @@ export class ActivityEndpoint {
     readonly socketPath: string,
     readonly context: string,
     private readonly server: Server,
-    private readonly socketDir: string | null,
   ) {}
 
-  /** Serves the socket, then (re)writes the descriptor to name it; `dir` is private (0700) and exists. */
-  static async open(dir: string, record: ActivityRecorder): Promise<ActivityEndpoint> {
-    const folder = resolve(dir);
-    let socketDir: string | null = null;
-    let socketPath = join(folder, SOCKET_FILE);
-    if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
-      socketDir = mkdtempSync(join(tmpdir(), "prp-activity-")); // 0700
-      socketPath = join(socketDir, SOCKET_FILE);
-    }
-    rmSync(socketPath, { force: true }); // a predecessor's socket: its process is gone
+  /** Serves the socket, then writes the descriptor to name it. */
+  static async open(activity: HarnessActivity, record: ActivityRecorder): Promise<ActivityEndpoint> {
+    const socketPath = join(activity.dir, SOCKET_FILE);
     const context = `ctx_${randomBytes(18).toString("base64url")}`;
-    const server = createServer((socket) => serve(socket, context, record));
+    const server = createServer((socket) => serve(socket, context, activity, record));
     await listenPrivately(server, socketPath);
-    const descriptorPath = join(folder, DESCRIPTOR_FILE);
+    const descriptorPath = join(activity.dir, DESCRIPTOR_FILE);
     writePrivateFile(descriptorPath, `${JSON.stringify({ schema: DESCRIPTOR_SCHEMA, socket: socketPath })}\n`);
-    return new ActivityEndpoint(descriptorPath, socketPath, context, server, socketDir);
+    return new ActivityEndpoint(descriptorPath, socketPath, context, server);
   }
 
   /** Stops serving: a later helper call finds no runner. The descriptor stays, naming a socket that is gone. */
   close(): void {
     this.server.close();
-    rmSync(this.socketDir ?? this.socketPath, { recursive: true, force: true });
+    rmSync(this.socketPath, { force: true });
   }
 }
 
@@ -84,7 +75,7 @@ function writePrivateFile(path: string, text: string): void {
   renameSync(temporary, path);
 }
 
-function serve(socket: Socket, context: string, record: ActivityRecorder): void {
+function serve(socket: Socket, context: string, activity: HarnessActivity, record: ActivityRecorder): void {
   socket.on("error", () => {}); // a helper that went away only loses its answer
   socket.setTimeout(IDLE_MS, () => socket.destroy());
   const reply = (answer: ActivityReply) => {
@@ -92,10 +83,14 @@ function serve(socket: Socket, context: string, record: ActivityRecorder): void 
   };
   readOneMessage(socket, (message) => {
     socket.setTimeout(0); // from here the answer waits only for the commit
-    if (message?.op === "context") return reply({ ok: true, context });
-    if (message?.op !== "record" || typeof message.context !== "string" || typeof message.namespace !== "string" || typeof message.activityKey !== "string") {
-      return reply({ ok: false, code: "invalid_request", message: "expected one JSON line: {op: \"context\"} or {op: \"record\", context, namespace, activityKey}" });
+    const invalid = { ok: false, code: "invalid_request", message: "expected one JSON line: {op: \"context\", secret} or {op: \"record\", secret, context, namespace, activityKey}" } as const;
+    if (message === null) return reply(invalid);
+    // Before anything else, even the context: only the harness the runner is running now may ask.
+    if (!activity.admits(message.secret)) {
+      return reply({ ok: false, code: "generation_refused", message: `this request does not carry the secret of the harness the runner is running now (${SECRET_ENV}): only that harness and the tools it starts may record activity for this run; another run's harness, an earlier harness of this run, or a process never given the secret is refused. Nothing was recorded` });
     }
+    if (message.op === "context") return reply({ ok: true, context });
+    if (message.op !== "record" || typeof message.context !== "string" || typeof message.namespace !== "string" || typeof message.activityKey !== "string") return reply(invalid);
     if (message.context !== context) {
       return reply({ ok: false, code: "context_invalidated", message: "this context is not the runner's current one: a runner recovery or warm attachment since it was captured invalidated it; nothing was recorded (capture a new context with notification-context before the next operation)" });
     }

@@ -11,11 +11,12 @@ import { BoundedLineReader } from "../../harness/line-reader.js";
 export const DESCRIPTOR_SCHEMA = "paperclip.runtime_notification.endpoint.v1";
 export const MAX_MESSAGE_BYTES = 4096;
 
-export type ActivityRequest = { op: "context" } | { op: "record"; context: string; namespace: string; activityKey: string };
+/** `secret`: the harness generation's (see HarnessActivity); absent when the caller was never given one, and then refused. */
+export type ActivityRequest = ({ op: "context" } | { op: "record"; context: string; namespace: string; activityKey: string }) & { secret?: string };
 
 export type ActivityReply = { ok: true; context?: string } | { ok: false; code: ActivityRefusal; message: string };
 
-export type ActivityRefusal = "invalid_argument" | "invalid_request" | "context_invalidated" | "run_ended";
+export type ActivityRefusal = "invalid_argument" | "invalid_request" | "generation_refused" | "context_invalidated" | "run_ended";
 
 /** Calls `onMessage` with the first line the peer sends: parsed, or null when it is not a JSON object within bounds. */
 export function readOneMessage(socket: Socket, onMessage: (message: Record<string, unknown> | null) => void): void {

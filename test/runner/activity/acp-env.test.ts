@@ -3,12 +3,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
+import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
 import { LocalRunnerClient } from "../../../src/runner/local-client.js";
 import { until } from "../../support/until.js";
 
 describe("runtime activity environment of an ACP agent", () => {
-  it("the agent gets the runner's helper and descriptor; --agent-env cannot override them, and its other variables pass", async () => {
+  it("the agent gets the runner's helper, descriptor and secret; --agent-env cannot override them, and its other variables pass", async () => {
     const dir = mkdtempSync(join(tmpdir(), "prp-activity-acp-"));
     const envFile = join(dir, "agent-env.txt");
     // Not an ACP agent: a process that writes down the environment it was really given, then waits.
@@ -16,7 +16,7 @@ describe("runtime activity environment of an ACP agent", () => {
       runId: "run_acp_env", sessionId: "session_acp_env", runnerId: "runner_acp_env",
       extraArgs: [
         "--harness", "acp", "--agent-command", `sh -c 'env > ${envFile}.tmp && mv ${envFile}.tmp ${envFile}; exec sleep 60'`, "--agent-cwd", dir,
-        "--agent-env", `${HELPER_ENV}=/tmp/not-the-runner`, "--agent-env", `${CONTEXT_ENV}=/tmp/not-the-runner.json`, "--agent-env", "PRP_TEST_KEPT=yes",
+        "--agent-env", `${HELPER_ENV}=/tmp/not-the-runner`, "--agent-env", `${CONTEXT_ENV}=/tmp/not-the-runner.json`, "--agent-env", `${SECRET_ENV}=borrowed`, "--agent-env", "PRP_TEST_KEPT=yes",
         "--harness-ready-ms", "60000",
       ],
       onEvent: () => {}, onReceipt: () => {}, onBadLine: () => {},
@@ -28,6 +28,7 @@ describe("runtime activity environment of an ACP agent", () => {
       assert.equal(env[HELPER_ENV], helperPath());
       assert.match(env[CONTEXT_ENV] ?? "", new RegExp(`^/.+/${DESCRIPTOR_FILE.replace(".", "\\.")}$`));
       assert.notEqual(env[CONTEXT_ENV], "/tmp/not-the-runner.json");
+      assert.match(env[SECRET_ENV] ?? "", /^[A-Za-z0-9_-]{43}$/, "the runner's own secret for this harness, not the configured one");
       assert.equal(env.PRP_TEST_KEPT, "yes", "other configured variables still pass");
     } finally {
       await client.terminate();

@@ -7,7 +7,9 @@ import { runDurable, type DurableRunFacts, type FaultContext } from "../../../sr
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { loadedScript, PATIENT_HARNESS } from "../../support/scripts.js";
 import { until } from "../../support/until.js";
-import { helper, judgeActivity, notificationEnvOf, type ActivityCall, type HelperRun } from "./support.js";
+import { CONTEXT_ENV, SECRET_ENV } from "../../../src/runner/activity/notification-env.js";
+import { FAKE_HARNESS_JOURNAL_ENV } from "../../../src/harness/goal-journal.js";
+import { crossRunCalls, environOf, helper, judgeActivity, notificationEnvOf, waitingRunner, type ActivityCall, type HelperRun } from "./support.js";
 
 const activities = (events: PrpEvent[]) => events.filter((e) => e.eventType === "runtime.activity.recorded");
 
@@ -75,6 +77,42 @@ describe("runtime activity in durable mode: the authority's stored events", () =
     assert.equal(activities(facts.events).length, 1);
     assert.deepEqual(judgeActivity(calls, facts.events), []);
     assert.equal(facts.events.at(-1)?.eventType, "run.terminal");
+  });
+
+  it("another run's harness is refused at this run's socket, the authority stores nothing from it, and the harness's environment names no path in the state directory", async () => {
+    const calls: ActivityCall[] = [];
+    let stateDir = "";
+    let harnessEnv: Record<string, string> = {};
+    const facts = await runDurable({
+      script: loadedScript("linger"), dir, delayMs: 0, runnerArgs: PATIENT_HARNESS,
+      faults: [{
+        afterEvents: 1,
+        act: async (ctx: FaultContext) => {
+          await until(() => ctx.committed().some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt"), "the turn to wait for an interrupt", 30_000);
+          stateDir = join(ctx.dir, "runner-state");
+          harnessEnv = environOf((ctx.committed().find((e) => e.eventType === "harness.ready")!.payload as any).pid as number);
+          const b = notificationEnvOf((ctx.committed().find((e) => e.eventType === "harness.ready")!.payload as any).pid as number);
+          const a = await waitingRunner("run_cross_into_durable"); // run A: another runner, its own harness
+          try {
+            const cross = await crossRunCalls(a.env, b);
+            calls.push(...cross.calls);
+            const own = await helper(b, ["record-activity", cross.context, "paperclip.test", "own"]);
+            calls.push({ namespace: "paperclip.test", activityKey: "own", status: own.status });
+          } finally {
+            await a.client.terminate();
+          }
+          await ctx.authority.queueCommand(ctx.runId, "turn.interrupt", { reason: "test over" });
+        },
+      }],
+    });
+    assert.deepEqual(calls.map((c) => c.status), [3, 0], "A refused, B's own harness served");
+    assert.deepEqual(judgeActivity(calls, facts.events), [], "the authority's stored events hold B's own record only");
+    assert.equal(activities(facts.events).length, 1);
+    assert.ok(stateDir.startsWith("/") && harnessEnv[CONTEXT_ENV] && harnessEnv[SECRET_ENV], "the harness's environment was read");
+    // The fake harness's goal journal must outlive the runner, so it stays with the run's state (a test harness only).
+    const naming = Object.entries(harnessEnv).filter(([key, value]) => key !== FAKE_HARNESS_JOURNAL_ENV && value.includes(stateDir));
+    assert.deepEqual(naming, [], `no variable names ${stateDir}`);
+    assert.doesNotMatch(harnessEnv[CONTEXT_ENV]!, new RegExp(`^${dir}`), "the descriptor is not under the run's folder");
   });
 
   /** A run whose runner kills itself at `crashAt` while the test's record-activity call waits on it. */

@@ -1,49 +1,97 @@
 import assert from "node:assert/strict";
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, lstatSync, readFileSync, readdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { dirname, join } from "node:path";
+import { after, describe, it } from "node:test";
 import { ActivityEndpoint, type RecordOutcome } from "../../../src/runner/activity/activity-endpoint.js";
 import type { ActivityPayload } from "../../../src/runner/activity/activity-input.js";
-import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, harnessEnv, helperPath, publishedEnv } from "../../../src/runner/activity/notification-env.js";
+import { HarnessActivity } from "../../../src/runner/activity/harness-activity.js";
+import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, harnessEnv, helperPath } from "../../../src/runner/activity/notification-env.js";
 import { helper } from "./support.js";
 
-/** An endpoint whose recorder keeps what it was asked to record: the runner side, without a run. */
-async function endpoint(dir: string, outcome: RecordOutcome = "recorded") {
+const activities: HarnessActivity[] = [];
+/** A runner's activity folder with its first harness generation drawn. */
+function harnessActivity(): HarnessActivity {
+  const activity = HarnessActivity.create();
+  activities.push(activity);
+  activity.nextGeneration();
+  return activity;
+}
+
+/** An endpoint whose recorder keeps what it was asked to record: the runner side, without a run; `env` is its current harness's. */
+async function endpoint(outcome: RecordOutcome = "recorded", activity = harnessActivity()) {
   const recorded: ActivityPayload[] = [];
-  const e = await ActivityEndpoint.open(dir, async (payload) => {
+  const e = await ActivityEndpoint.open(activity, async (payload) => {
     recorded.push(payload);
     return outcome;
   });
-  return { e, recorded, env: { [CONTEXT_ENV]: e.descriptorPath } };
+  return { e, recorded, activity, env: { [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: activity.env[SECRET_ENV]! } };
 }
 
 const mode = (path: string) => lstatSync(path).mode & 0o777;
 
 describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
-  let root: string;
-  before(() => {
-    root = mkdtempSync(join(tmpdir(), "prp-activity-"));
+  after(() => {
+    for (const activity of activities) activity.remove();
   });
-  after(() => rmSync(root, { recursive: true, force: true }));
-  let n = 0;
-  const privateDir = () => {
-    const dir = join(root, `state-${++n}`);
-    mkdirSync(dir, { mode: 0o700 });
-    return dir;
-  };
 
-  it("publishes the absolute helper and the descriptor path; configured values for them are ignored, others kept", () => {
-    const published = publishedEnv("/state");
+  it("publishes the absolute helper, the descriptor in the activity folder and the generation's secret; configured values for them are ignored, others kept", () => {
+    const activity = harnessActivity();
+    const published = activity.env;
     assert.equal(published[HELPER_ENV], helperPath());
     assert.ok(helperPath().startsWith("/") && helperPath().endsWith("/bin/prp-runnerd.js"));
-    assert.equal(published[CONTEXT_ENV], join("/state", DESCRIPTOR_FILE));
-    const env = harnessEnv({ [HELPER_ENV]: "/tmp/evil", [CONTEXT_ENV]: "/tmp/evil.json", HOME: "/home/x" }, published);
+    assert.equal(published[CONTEXT_ENV], join(activity.dir, DESCRIPTOR_FILE));
+    assert.match(published[SECRET_ENV]!, /^[A-Za-z0-9_-]{43}$/, "256 random bits");
+    const env = harnessEnv({ [HELPER_ENV]: "/tmp/evil", [CONTEXT_ENV]: "/tmp/evil.json", [SECRET_ENV]: "borrowed", HOME: "/home/x" }, { ...published });
     assert.deepEqual(env, { HOME: "/home/x", ...published });
+    assert.deepEqual(harnessEnv({ [SECRET_ENV]: "borrowed" }, {}), {}, "a configured secret is dropped even with nothing published");
+  });
+
+  it("the activity folder is a private folder of its own under the system's temporary folder, removed with remove()", async () => {
+    const { e, activity } = await endpoint();
+    try {
+      assert.equal(realpathSync(dirname(activity.dir)), realpathSync(tmpdir()));
+      assert.equal(mode(activity.dir), 0o700, "folder 0700");
+      assert.deepEqual([dirname(e.socketPath), dirname(e.descriptorPath)], [activity.dir, activity.dir]);
+      assert.deepEqual(readdirSync(activity.dir).sort(), [DESCRIPTOR_FILE, "runtime-notification.sock"], "the socket and the descriptor, nothing else");
+    } finally {
+      e.close();
+    }
+    activity.remove();
+    assert.throws(() => lstatSync(activity.dir), /ENOENT/);
+  });
+
+  it("refuses, with generation_refused and exit 3, a request without the secret, with another runner's, or with the previous harness generation's; nothing is recorded", async () => {
+    const { e, recorded, activity, env } = await endpoint();
+    const other = harnessActivity();
+    try {
+      const previous = env[SECRET_ENV];
+      activity.nextGeneration(); // the harness was restarted: env now holds the new generation's secret
+      const cases: Array<[string, Record<string, string>]> = [
+        ["no secret", { [CONTEXT_ENV]: e.descriptorPath }],
+        ["another runner's secret", { [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: other.env[SECRET_ENV]! }],
+        ["the previous generation's secret", { [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: previous }],
+        ["the secret with one character changed", { [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: `${activity.env[SECRET_ENV]!.slice(0, -1)}${activity.env[SECRET_ENV]!.endsWith("A") ? "B" : "A"}` }],
+      ];
+      for (const [name, callerEnv] of cases) {
+        for (const args of [["notification-context"], ["record-activity", e.context, "ns", name]]) {
+          const ran = await helper(callerEnv, args);
+          assert.equal(ran.status, 3, `${name}, ${args[0]}: ${ran.stderr}`);
+          assert.match(ran.stderr, /generation_refused: this request does not carry the secret of the harness the runner is running now/, name);
+          assert.equal(ran.stdout, "", `${name}: no context handed out`);
+        }
+      }
+      assert.deepEqual(recorded, [], "nothing recorded");
+      const current = await helper({ [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: activity.env[SECRET_ENV]! }, ["record-activity", e.context, "ns", "current"]);
+      assert.equal(current.status, 0, current.stderr);
+      assert.deepEqual(recorded, [{ namespace: "ns", activityKey: "current" }], "the current generation is served");
+    } finally {
+      e.close();
+    }
   });
 
   it("serves a 0600 socket named by a 0600 descriptor; exit 0 only after the recorder committed, once per call", async () => {
-    const { e, recorded, env } = await endpoint(privateDir());
+    const { e, recorded, env } = await endpoint();
     try {
       assert.equal(mode(e.descriptorPath), 0o600, "descriptor 0600");
       assert.ok(lstatSync(e.socketPath).isSocket(), "a Unix socket");
@@ -62,7 +110,7 @@ describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
   });
 
   it("invalid arguments exit 2 with the reason, and reach no runner", async () => {
-    const { e, recorded, env } = await endpoint(privateDir());
+    const { e, recorded, env } = await endpoint();
     try {
       const cases: Array<[string[], RegExp]> = [
         [[e.context, "", "key"], /NAMESPACE: .*fewer than 1/],
@@ -84,11 +132,10 @@ describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
   });
 
   it("a recovered runner's endpoint rotates the context: the old one exits 3 and records nothing; a new one records", async () => {
-    const dir = privateDir();
-    const first = await endpoint(dir);
+    const first = await endpoint();
     const old = first.e.context;
     first.e.close(); // the process is gone
-    const second = await endpoint(dir);
+    const second = await endpoint("recorded", first.activity);
     try {
       assert.equal(second.e.descriptorPath, first.e.descriptorPath, "the descriptor path is stable");
       assert.notEqual(second.e.context, old, "a new context");
@@ -105,7 +152,7 @@ describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
   });
 
   it("a run that has ended refuses with 3; no runner, no descriptor or a descriptor open to others: 4", async () => {
-    const ended = await endpoint(privateDir(), "run_ended");
+    const ended = await endpoint("run_ended");
     const refused = await helper(ended.env, ["record-activity", ended.e.context, "ns", "late"]);
     ended.e.close();
     assert.equal(refused.status, 3, refused.stderr);
@@ -116,7 +163,7 @@ describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
     const unset = await helper({}, ["notification-context"]);
     assert.equal(unset.status, 4);
     assert.match(unset.stderr, new RegExp(`${CONTEXT_ENV} is not set`));
-    const open = await endpoint(privateDir());
+    const open = await endpoint();
     try {
       chmodSync(open.e.descriptorPath, 0o644);
       const ran = await helper(open.env, ["notification-context"]);
@@ -125,22 +172,5 @@ describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
     } finally {
       open.e.close();
     }
-  });
-
-  it("a state path too long for a Unix socket gets its socket in a private temporary folder, still 0600", async () => {
-    const dir = join(privateDir(), "d".repeat(100));
-    mkdirSync(dir, { mode: 0o700 });
-    const { e, recorded, env } = await endpoint(dir);
-    try {
-      assert.ok(!e.socketPath.startsWith(dir), e.socketPath);
-      assert.equal(mode(e.socketPath), 0o600);
-      assert.equal(mode(join(e.socketPath, "..")), 0o700);
-      const ran = await helper(env, ["record-activity", e.context, "ns", "long"]);
-      assert.equal(ran.status, 0, ran.stderr);
-      assert.equal(recorded.length, 1);
-    } finally {
-      e.close();
-    }
-    assert.throws(() => lstatSync(join(e.socketPath, "..")), /ENOENT/, "its folder is removed on close");
   });
 });

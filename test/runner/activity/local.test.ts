@@ -1,36 +1,20 @@
 import assert from "node:assert/strict";
-import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { scenariosDir } from "../../../src/harness/script-file.js";
-import { CONTEXT_ENV, HELPER_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
+import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
 import { LocalRunnerClient } from "../../../src/runner/local-client.js";
 import { eventLine } from "../../../src/cli/event-line.js";
 import { runPrp } from "../../cli/run-cli.js";
 import { PATIENT_HARNESS } from "../../support/scripts.js";
 import { until } from "../../support/until.js";
-import { helper, judgeActivity, notificationEnvOf, type ActivityCall } from "./support.js";
+import { crossRunCalls, helper, judgeActivity, notificationEnvOf, waitingRunner, type ActivityCall } from "./support.js";
 
 const activities = (events: PrpEvent[]) => events.filter((e) => e.eventType === "runtime.activity.recorded").map((e) => e.payload);
 const event = (type: string, payload: Record<string, unknown>, seq = 1) => ({ eventType: type, payload, sourceSeq: seq }) as unknown as PrpEvent;
-
-/** A local runner on the linger script, once its harness waits for an interrupt: its events, and the environment its harness really got. */
-async function waitingRunner(runId: string, env?: Record<string, string>) {
-  const events: PrpEvent[] = [];
-  const client = new LocalRunnerClient({
-    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, scriptPath: join(scenariosDir(), "linger.json"), delayMs: 0, extraArgs: PATIENT_HARNESS, ...(env ? { env } : {}),
-    onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
-  });
-  const describe = () => `events: ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`;
-  client.send("run.prepare");
-  client.send("session.open");
-  client.send("turn.start", { turnId: "turn_1" });
-  await until(() => events.some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt"), describe, 30_000);
-  const pid = (events.find((e) => e.eventType === "harness.ready")!.payload as any).pid as number;
-  return { client, events, describe, env: notificationEnvOf(pid) };
-}
 
 describe("runtime activity in local mode (prp-runnerd --local)", () => {
   it("the judge fails a log that lost an acknowledged record, repeated one, holds a refused one or one nobody asked for", () => {
@@ -112,6 +96,60 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
       assert.throws(() => lstatSync(descriptor), /ENOENT/, "the local descriptor's private folder is removed at exit");
     } finally {
       await client.terminate();
+    }
+  });
+
+  it("one run's harness cannot record into another run: its secret is refused at the other's socket, and the other's stream holds nothing", async () => {
+    const a = await waitingRunner("run_cross_a");
+    const b = await waitingRunner("run_cross_b");
+    try {
+      assert.notEqual(a.env[SECRET_ENV], b.env[SECRET_ENV], "each harness has its own secret");
+      for (const env of [a.env, b.env]) {
+        const folder = dirname(env[CONTEXT_ENV]!);
+        assert.equal(realpathSync(dirname(folder)), realpathSync(tmpdir()), "the descriptor is in a folder of its own under the temporary folder");
+        assert.match(folder, /\/prp-activity-[^/]+$/);
+      }
+      const calls = await crossRunCalls(a.env, b.env);
+      // What B's own harness does with the same helper is served: the judge below can see a record.
+      const own = await helper(b.env, ["record-activity", calls.context, "paperclip.test", "own"]);
+      assert.equal(own.status, 0, own.stderr);
+      for (const c of [a, b]) {
+        c.client.send("turn.interrupt", { reason: "test over" });
+        c.client.close();
+        await c.client.exited();
+      }
+      assert.deepEqual(judgeActivity([...calls.calls, { namespace: "paperclip.test", activityKey: "own", status: own.status }], b.events), [], b.describe());
+      assert.equal(activities(a.events).length, 0, a.describe());
+    } finally {
+      await a.client.terminate();
+      await b.client.terminate();
+    }
+  });
+
+  it("a restarted harness gets a new secret: the crashed one's is refused, the new one's served", async () => {
+    const run = await waitingRunner("run_generations");
+    try {
+      const readies = () => run.events.filter((e) => e.eventType === "harness.ready");
+      const first = (readies()[0]!.payload as any).pid as number;
+      process.kill(-first, "SIGKILL"); // a crash: the runner starts a second harness
+      await until(() => readies().length === 2, run.describe, 30_000);
+      const second = notificationEnvOf((readies()[1]!.payload as any).pid as number);
+      assert.notEqual(second[SECRET_ENV], run.env[SECRET_ENV], "a fresh secret for the new harness");
+      const context = await helper(second, ["notification-context"]);
+      assert.equal(context.status, 0, context.stderr);
+      const calls: ActivityCall[] = [];
+      for (const [env, key] of [[run.env, "stale-generation"], [second, "current-generation"]] as const) {
+        const ran = await helper(env, ["record-activity", context.stdout.trim(), "paperclip.test", key]);
+        if (key === "stale-generation") assert.match(ran.stderr, /generation_refused/);
+        calls.push({ namespace: "paperclip.test", activityKey: key, status: ran.status });
+      }
+      assert.deepEqual(calls.map((c) => c.status), [3, 0]);
+      run.client.send("turn.interrupt", { reason: "test over" });
+      run.client.close();
+      await run.client.exited();
+      assert.deepEqual(judgeActivity(calls, run.events), [], run.describe());
+    } finally {
+      await run.client.terminate();
     }
   });
 

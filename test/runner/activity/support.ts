@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
-import { CONTEXT_ENV, HELPER_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
+import { scenariosDir } from "../../../src/harness/script-file.js";
+import { LocalRunnerClient } from "../../../src/runner/local-client.js";
+import { PATIENT_HARNESS } from "../../support/scripts.js";
+import { until } from "../../support/until.js";
+import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
 
 export interface HelperRun {
   status: number | null;
@@ -20,11 +25,16 @@ export function helper(env: Record<string, string | undefined>, args: string[], 
   });
 }
 
-/** The runtime-notification variables a process really got, read from /proc (not from what the runner says it set). */
+/** The whole environment a process really got, read from /proc (not from what the runner says it set). */
+export function environOf(pid: number): Record<string, string> {
+  return Object.fromEntries(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+}
+
+/** The runtime-notification variables a process really got: the helper, the descriptor and its generation's secret. */
 export function notificationEnvOf(pid: number): Record<string, string> {
-  const env = Object.fromEntries(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
-  assert.ok(env[HELPER_ENV] && env[CONTEXT_ENV], `process ${pid} has both runtime-notification variables`);
-  return { [HELPER_ENV]: env[HELPER_ENV]!, [CONTEXT_ENV]: env[CONTEXT_ENV]! };
+  const env = environOf(pid);
+  assert.ok(env[HELPER_ENV] && env[CONTEXT_ENV] && env[SECRET_ENV], `process ${pid} has the three runtime-notification variables`);
+  return { [HELPER_ENV]: env[HELPER_ENV]!, [CONTEXT_ENV]: env[CONTEXT_ENV]!, [SECRET_ENV]: env[SECRET_ENV]! };
 }
 
 export interface ActivityCall {
@@ -54,4 +64,40 @@ export function judgeActivity(calls: ActivityCall[], log: PrpEvent[]): string[] 
     if (!calls.some((c) => c.namespace === r.namespace && c.activityKey === r.activityKey)) problems.push(`${r.namespace}/${r.activityKey} is in the log but no call asked for it`);
   }
   return problems;
+}
+
+/**
+ * Run A's harness turning on run B (issue 23): with A's secret it asks B's socket for B's
+ * context, and records with the context B's own harness captured; every call must be refused
+ * (exit 3, generation_refused). Returns the calls, for the judge of B's log, and B's context.
+ */
+export async function crossRunCalls(a: Record<string, string>, b: Record<string, string>): Promise<{ calls: ActivityCall[]; context: string }> {
+  const intoB = { ...a, [CONTEXT_ENV]: b[CONTEXT_ENV]! };
+  const asked = await helper(intoB, ["notification-context"]);
+  assert.equal(asked.status, 3, asked.stderr);
+  assert.match(asked.stderr, /generation_refused/);
+  assert.equal(asked.stdout, "", "B's context is not handed to A");
+  const context = await helper(b, ["notification-context"]);
+  assert.equal(context.status, 0, context.stderr);
+  const calls: ActivityCall[] = [];
+  const ran = await helper(intoB, ["record-activity", context.stdout.trim(), "paperclip.test", "from-another-run"]);
+  assert.match(ran.stderr, /generation_refused/);
+  calls.push({ namespace: "paperclip.test", activityKey: "from-another-run", status: ran.status });
+  return { calls, context: context.stdout.trim() };
+}
+
+/** A local runner on the linger script, once its harness waits for an interrupt: its events, and the environment its harness really got. */
+export async function waitingRunner(runId: string, env?: Record<string, string>) {
+  const events: PrpEvent[] = [];
+  const client = new LocalRunnerClient({
+    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, scriptPath: join(scenariosDir(), "linger.json"), delayMs: 0, extraArgs: PATIENT_HARNESS, ...(env ? { env } : {}),
+    onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
+  });
+  const describe = () => `events: ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`;
+  client.send("run.prepare");
+  client.send("session.open");
+  client.send("turn.start", { turnId: "turn_1" });
+  await until(() => events.some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt"), describe, 30_000);
+  const pid = (events.find((e) => e.eventType === "harness.ready")!.payload as any).pid as number;
+  return { client, events, describe, env: notificationEnvOf(pid) };
 }
