@@ -67,12 +67,11 @@ describe("prp run refuses a runner stream that is not one run's record", () => {
    * The attack itself: an ACP agent reads the run's ids from /proc/$PPID/cmdline, takes the
    * runner's stdout (a socket to the controller) with pidfd_getfd — through python3's ctypes, as
    * Node has no binding — and writes a `succeeded` terminal into it, then plays a normal agent.
-   * Before the checks, prp run printed `completed / succeeded (done)` and exited 0. A sandbox
-   * that hides the runner's descriptors blocks the route (as does a host without python3); the
-   * agent says which happened, and a blocked route skips the test (the stand-in runner above
-   * covers the controller either way).
+   * Before the checks, prp run printed `completed / succeeded (done)` and exited 0. The harness
+   * sandbox closes that route (test/cli/hostile-agent.test.ts); this run opens it on purpose
+   * (`--sandbox none`), to show that the record rules catch what gets through.
    */
-  it("an agent that writes into its runner's stdout through pidfd_getfd is caught: exit 3, no outcome, no bundle", async (t) => {
+  it("an agent that writes into its runner's stdout through pidfd_getfd (--sandbox none) is caught: exit 3, no outcome, no bundle", async () => {
     const marker = join(dir, "injection.txt");
     const agent = join(dir, "injecting-agent.mjs");
     const steal = "import ctypes, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\npidfd = libc.syscall(434, int(sys.argv[1]), 0)\nif pidfd < 0: sys.exit('pidfd_open: ' + os.strerror(ctypes.get_errno()))\nfd = libc.syscall(438, pidfd, 1, 0)\nif fd < 0: sys.exit('pidfd_getfd: ' + os.strerror(ctypes.get_errno()))\nopen(sys.argv[3], 'w').write('injected')\nos.write(fd, sys.argv[2].encode())\n";
@@ -94,11 +93,11 @@ process.argv.push("--scenario", "streamed-answer");
 await import(${JSON.stringify(join(packageRoot(), "dist/src/harness/acp/test-agent-process.js"))});
 `);
     const runId = "run_injected";
-    const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--agent", `${process.execPath} ${agent}`, "--prompt", "x", "--run-id", runId, "--out", dir], { encoding: "utf8", timeout: 60_000 });
+    const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--agent", `${process.execPath} ${agent}`, "--prompt", "x", "--run-id", runId, "--out", dir, "--sandbox", "none"], { encoding: "utf8", timeout: 60_000 });
     const left = () => liveProcesses().filter((p) => argvOf(p.pid).some((a) => a.includes(runId) || a.includes(agent)));
     await until(() => left().length === 0, () => `the run's processes to end: ${left().map((p) => argvOf(p.pid).join(" ")).join("; ")}`);
     const injection = existsSync(marker) ? readFileSync(marker, "utf8") : "the agent never ran";
-    if (injection !== "injected") return t.skip(`the route is closed (${injection}); prp run exited ${res.status}`);
+    assert.equal(injection, "injected", `the agent took the runner's stdout (prp run exited ${res.status})`);
     assert.equal(res.status, 3, `${res.stdout}\n${res.stderr}`);
     assert.match(res.stderr, /prp run: the runner's output was not a valid record of run run_injected: (sequence_repeat|event_after_terminal|duplicate_event_id) /, "a well-formed record, caught by the record rules");
     assert.doesNotMatch(res.stdout, /^run run_injected: /m, "no outcome line");

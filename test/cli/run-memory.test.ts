@@ -32,7 +32,7 @@ describe("prp run's memory does not grow with the run", () => {
     const eventsFile = join(dir, "events.ndjson");
     const out = openSync(eventsFile, "w");
     const agent = `${process.execPath} ${join(packageRoot(), "dist/src/harness/acp/test-agent-process.js")} --scenario ${scenario}`;
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--json", "--agent", agent, "--prompt", "x", "--run-id", "run_long", "--out", dir], {
+    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--json", "--agent", agent, "--prompt", "x", "--run-id", "run_long", "--out", dir, "--agent-cwd", dir], {
       env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MB}` }, stdio: ["ignore", out, "pipe"],
     });
     closeSync(out);
