@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { agentRunnerdArgs } from "../../src/cli/agent-options.js";
 import { runDurable } from "../../src/cli/durable-run.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
-import { CANARIES, SECRET_MARK, writeSecretsScenario } from "../harness/acp/hostile-agents.js";
+import { CANARIES, SECRET_MARK, writeSecretsScenario } from "../harness/acp/leaky-agents.js";
 
 /** Every file under `dir`, recursively: the run's state on disk. */
 const filesUnder = (dir: string): string[] =>

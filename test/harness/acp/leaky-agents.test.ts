@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { driveAgent, testAgentCommand } from "./drive-agent.js";
-import { CANARIES, SECRET_MARK, writeDeepAgent, writeSecretsScenario } from "./hostile-agents.js";
+import { CANARIES, SECRET_MARK, writeDeepAgent, writeSecretsScenario } from "./leaky-agents.js";
 
 type Obj = Record<string, any>;
 const EMOJI = "😀";
