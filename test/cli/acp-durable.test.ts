@@ -35,9 +35,9 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
   /** Every scenario that ran here: the last test checks that none was left out. */
   const ran = new Set<string>();
   /** `agent`: another agent than the scenario's test agent, and its cwd. */
-  const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = [], agentArgs = "", agent: { command?: string; cwd?: string } = {}) => {
+  const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = [], agentArgs = "", agent: { command?: string; cwd?: string; idleMs?: number } = {}) => {
     ran.add(scenario);
-    const flags = { agentCommand: agent.command ?? `${testAgentCommand(scenario)}${agentArgs}`, permissionPolicy: policy, agentCwd: agent.cwd ?? dir };
+    const flags = { agentCommand: agent.command ?? `${testAgentCommand(scenario)}${agentArgs}`, permissionPolicy: policy, agentCwd: agent.cwd ?? dir, ...(agent.idleMs ? { agentIdleMs: agent.idleMs } : {}) };
     const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs(flags), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
     const types = facts.events.map((e) => e.eventType);
     assert.equal(types.filter((t) => t === "run.terminal").length, 1, `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`);
@@ -194,6 +194,16 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
     await noAgentLeft(agent.log);
   });
+
+  for (const [mode, code, idleMs] of [["silent-prompt", "agent_timeout", 500], ["close-stdout", "agent_stdout_closed", undefined], ["endless-line", "agent_line_too_long", undefined]] as const) {
+    it(`${mode}: the hang ends the durable run with ${code}, and no agent process is left`, async () => {
+      const agent = hostile(mode);
+      const r = await run(mode, "deny", [], "", { ...agent, ...(idleMs ? { idleMs } : {}) });
+      assert.deepEqual([...states(r), r.terminal.stopReason?.code], ["failed", "failed", "harness_protocol_violation", code]);
+      assert.equal(agentPids(agent.log).length, 1, "no replacement agent");
+      await noAgentLeft(agent.log);
+    });
+  }
 
   it("every test-agent scenario ran in durable mode here", () => {
     const all = readdirSync(acpScenariosDir()).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -".json".length));

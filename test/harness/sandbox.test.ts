@@ -11,6 +11,7 @@ import type { SandboxPaths } from "../../src/harness/sandbox/sandbox-policy.js";
 import { argvOf, liveProcesses } from "../../src/harness/live-processes.js";
 import { packageRoot } from "../../src/contract/package-root.js";
 import { until } from "../support/until.js";
+import { within } from "../support/within.js";
 
 /** Live processes whose argv carries `token`, read from /proc: the kernel's record, not the runner's. */
 const carrying = (token: string) => liveProcesses().filter((p) => argvOf(p.pid).some((a) => a.includes(token))).map((p) => p.pid);
@@ -87,6 +88,21 @@ describe("the harness sandbox", () => {
     assert.equal(r.lines[0], home);
     assert.equal(readFileSync(join(home, ".agent-login"), "utf8"), "ok\n");
     assert.deepEqual(r.lines[1]!.trim().split(" ").filter((k) => !["PWD", "SHLVL", "_"].includes(k)), ["HOME", "PATH"]);
+  });
+
+  it("gives the harness its stdin, and no other process holds its stdout: a harness that closes it is seen to while it runs", async () => {
+    const lines: string[] = [];
+    const h = new SupervisedProcess({ command: "/bin/sh", args: ["-c", 'read -r line; echo "got $line"; exec 1>&-; exec sleep 300'], cwd: work, sandbox: { readable: [], writable: [work], hidden: [] }, onLine: (l) => lines.push(l), onOversize: () => {} });
+    try {
+      h.writeLine("hello");
+      let exited = false;
+      void h.exited.then(() => (exited = true));
+      await within(h.stdoutEnded, 10_000, "the harness's stdout ends while it sleeps");
+      assert.deepEqual(lines, ["got hello"]);
+      assert.equal(exited, false, "the harness is still running when its stdout ends");
+    } finally {
+      await h.terminate();
+    }
   });
 
   it("ends a setsid descendant with the harness", async () => {

@@ -8,9 +8,12 @@
  * Node rather than /bin/sh: dash cannot tell "killed by signal N" from "exited 128+N".
  */
 import { spawn } from "node:child_process";
-import { writeSync } from "node:fs";
+import { closeSync, writeSync } from "node:fs";
+import { Socket } from "node:net";
 
 const STATUS_FD = 3;
+/** The launcher's end of this pipe closes when it dies, however: then so does the namespace. */
+const LAUNCHER_FD = 4;
 const [unshare, uid, gid, ...command] = process.argv.slice(2);
 // The supervisor signals the harness's whole group; PID 1 outlives a signal only to report.
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"] as const) process.on(signal, () => {});
@@ -18,8 +21,12 @@ const report = (status: object, code: number) => {
   writeSync(STATUS_FD, `${JSON.stringify(status)}\n`);
   process.exit(code);
 };
-// Node leaves inherited descriptors open in a child: the shell closes the status descriptor so
-// that the harness cannot write a status of its own.
-const child = spawn("/bin/sh", ["-c", 'exec "$@" 3>&-', "prp-sandbox", unshare!, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--", ...command], { stdio: "inherit" });
+// Node leaves inherited descriptors open in a child: the shell closes the status descriptor, so
+// that the harness cannot write a status of its own, and the launcher's pipe.
+const child = spawn("/bin/sh", ["-c", 'exec "$@" 3>&- 4<&-', "prp-sandbox", unshare!, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--", ...command], { stdio: "inherit" });
+// The harness alone holds its stdin and stdout from here: when it closes stdout, the runner sees it.
+closeSync(0);
+closeSync(1);
 child.on("error", (error) => report({ error: error.message }, 125));
 child.on("exit", (exitCode, signal) => report({ exitCode, signal }, 0));
+new Socket({ fd: LAUNCHER_FD, readable: true, writable: false }).on("close", () => process.exit(137)).on("error", () => {}).resume();

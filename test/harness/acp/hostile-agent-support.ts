@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../../../src/contract/package-root.js";
-import { describeProcesses, liveGroupMembers } from "../../support/processes.js";
+import { argvOf, liveProcesses } from "../../../src/harness/live-processes.js";
+import { describeProcesses } from "../../support/processes.js";
 import { until } from "../../support/until.js";
 
 /** The command line of hostile-agent.js in `mode`, recording what reached it in `log`. */
@@ -15,9 +16,12 @@ export const agentLog = (log: string): string[] => (existsSync(log) ? readFileSy
 /** The pids of the agent processes started, from their own record. */
 export const agentPids = (log: string): number[] => agentLog(log).filter((l) => l.startsWith("start ")).map((l) => Number(l.slice(6)));
 
-/** No process of any agent group the log names is alive (read from /proc). */
+/**
+ * No agent process is alive (read from /proc): each carries its log's path in its argv. Not by
+ * the pids it recorded, which in the harness sandbox are its own PID namespace's.
+ */
 export async function noAgentLeft(log: string): Promise<void> {
-  const pids = agentPids(log);
-  assert.ok(pids.length > 0, "the agent recorded its start");
-  for (const pid of pids) await until(() => liveGroupMembers(pid).length === 0, () => `agent group ${pid} to be gone: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+  assert.ok(agentPids(log).length > 0, "the agent recorded its start");
+  const left = () => liveProcesses().filter((p) => argvOf(p.pid).some((a) => a === log)).map((p) => p.pid);
+  await until(() => left().length === 0, () => `the agent processes to be gone: ${describeProcesses(left())}`, 5_000);
 }

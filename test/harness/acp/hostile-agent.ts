@@ -20,7 +20,10 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({ options: { mode: { type: "string" }, log: { type: "string" } } });
-const mode = values.mode ?? "";
+// `node --test dist/test/` also runs this file, with no arguments: as a test it has nothing to do
+// (an agent that stays alive until killed would hang the suite).
+if (values.mode === undefined) process.exit(0);
+const mode = values.mode;
 const record = (line: string) => values.log && appendFileSync(values.log, `${line}\n`);
 record(`start ${process.pid}`);
 
