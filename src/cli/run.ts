@@ -39,6 +39,7 @@ interface RunOptions extends SandboxFlags {
   harnessReadyMs?: number;
   credentialFile?: string;
   credentialProvider?: string;
+  runnerd?: string;
 }
 
 export function registerRun(program: Command): void {
@@ -58,6 +59,7 @@ export function registerRun(program: Command): void {
     .option("--protocol-max <n>", "the runner's protocol version, 1-3: 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
     .option("--harness-ready-ms <n>", HARNESS_READY_HELP, parsePositiveInt)
     .option("--duplicate-turn-command", "also send a second turn.start, which the runner must refuse")
+    .option("--runnerd <path>", "run this prp-runnerd instead of this package's own (another build): its stream is checked like any other")
     .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with --script: <out>/runs/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
     .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
     .addHelpText(
@@ -154,7 +156,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const terminalSeen = new Promise<void>((r) => (resolveTerminal = r));
 
   const client: LocalRunnerClient = new LocalRunnerClient({
-    runId, sessionId, runnerId: `runner_${runId}`,
+    runId, sessionId, runnerId: `runner_${runId}`, ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
     extraArgs: [
       "--protocol-max", String(opts.protocolMax), ...harnessReadyArgs(opts.harnessReadyMs),

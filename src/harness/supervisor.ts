@@ -106,15 +106,20 @@ export class SupervisedProcess {
     this.child.stderr.on("end", () => note(err.end()));
 
     this.exited = new Promise((resolve) => {
+      const settle = (fact: ExitFact) => {
+        if (this.exitFact) return;
+        this.exitFact = fact;
+        // The leader was the group's last process: release the guard now, as the group's id is
+        // free for reuse. With workers left, it stays armed until terminate() ends them.
+        if (!groupAlive(this.pid)) this.guard.release();
+        resolve(fact);
+      };
+      // Sandboxed, the harness has exited when PID 1 says so: PID 1 and the launcher stay with
+      // the harness's leftover workers, as the group does without the sandbox, until terminate().
+      void reported.then((status) => status && settle(status));
       this.child.on("exit", (code, signal) => {
-        void reported.then((status) => {
-          sandbox?.cleanup();
-          this.exitFact = status ?? { exitCode: code, signal, success: code === 0 };
-          // The leader was the group's last process: release the guard now, as the group's id is
-          // free for reuse. With workers left, it stays armed until terminate() ends them.
-          if (!groupAlive(this.pid)) this.guard.release();
-          resolve(this.exitFact);
-        });
+        sandbox?.cleanup();
+        void reported.then(() => settle({ exitCode: code, signal, success: code === 0 }));
       });
     });
   }
@@ -161,27 +166,27 @@ export class SupervisedProcess {
 }
 
 /**
- * The sandboxed harness's exit as its namespace's PID 1 saw it (sandbox-init.ts), once the
- * status descriptor closes; null when PID 1 was killed before it could say (SIGKILL to the
- * group: the sandbox's own exit then says it). A setup failure goes to the log tail.
+ * The sandboxed harness's exit as its namespace's PID 1 saw it (sandbox-init.ts): its status
+ * line, as soon as it is whole; null when the descriptor closes without one (PID 1 killed first:
+ * the launcher's own exit then says it). A harness that could not be started goes to the log tail.
  */
 function reportedExit(status: Readable, log: BoundedLogBuffer): Promise<ExitFact | null> {
   let text = "";
   status.setEncoding("utf8");
-  status.on("data", (chunk: string) => void (text = (text + chunk).slice(-4096)));
   return new Promise((resolve) => {
-    const done = () => {
+    status.on("data", (chunk: string) => {
+      text = (text + chunk).slice(0, 4096);
+      const end = text.indexOf("\n");
+      if (end < 0) return;
       try {
-        const line = JSON.parse(text.trim().split("\n").pop() ?? "") as { exitCode?: number | null; signal?: string | null; error?: string };
+        const line = JSON.parse(text.slice(0, end)) as { exitCode?: number | null; signal?: NodeJS.Signals | null; error?: string };
         if (typeof line.error === "string") log.push(`[sandbox] cannot start the harness: ${line.error}`);
         else if (line.exitCode !== undefined) return resolve({ exitCode: line.exitCode, signal: line.signal ?? null, success: line.exitCode === 0 });
       } catch {
-        // nothing reported
+        // not a status: the launcher's exit will say
       }
       resolve(null);
-    };
-    status.on("end", done);
-    status.on("error", done);
-    status.on("close", done);
+    });
+    for (const event of ["end", "error", "close"]) status.on(event, () => resolve(null));
   });
 }

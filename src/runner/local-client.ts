@@ -14,6 +14,8 @@ export interface LocalClientOptions {
   delayMs?: number;
   /** Extra prp-runnerd flags (limits, a different harness). */
   extraArgs?: string[];
+  /** Another prp-runnerd entry to run (another build); by default this package's. */
+  runnerd?: string;
   /** Variables for the runner besides PATH (fault injection: PRP_RUNNER_CRASH_AT). */
   env?: Record<string, string>;
   onEvent: (event: PrpEvent) => void;
@@ -35,7 +37,7 @@ export class LocalRunnerClient {
   constructor(private readonly options: LocalClientOptions) {
     const args = [
       // Tests only: a module run in place of prp-runnerd, to hand the controller a forged stream (test/cli/forged-stream.test.ts).
-      process.env.PRP_TEST_RUNNERD ?? join(packageRoot(), "bin/prp-runnerd.js"), "--local",
+      options.runnerd ?? join(packageRoot(), "bin/prp-runnerd.js"), "--local",
       "--run-id", options.runId, "--session-id", options.sessionId, "--runner-id", options.runnerId,
       ...(options.scriptPath ? ["--script", options.scriptPath] : []),
       ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),

@@ -15,7 +15,7 @@ import { SUCCEEDED_TERMINAL, type Forgery } from "../support/forging-runnerd.js"
  * Issue 23: a hostile agent wrote its own event lines into the runner's stdout, and `prp run`
  * printed `completed / succeeded (done)`, exited 0 and wrote a bundle with two terminals. Here
  * the runner's stream is forged the same ways (test/support/forging-runnerd.ts stands in for
- * prp-runnerd through the PRP_TEST_RUNNERD seam and mixes its lines into the real runner's);
+ * prp-runnerd through `prp run --runnerd` and mixes its lines into the real runner's);
  * the controller must refuse the record: exit 3, say why, print no outcome, write no bundle.
  */
 describe("prp run refuses a runner stream that is not one run's record", () => {
@@ -29,9 +29,7 @@ describe("prp run refuses a runner stream that is not one run's record", () => {
     const entry = join(dir, `forge-${forgery}.mjs`);
     writeFileSync(entry, `import { forgeRunnerStream } from ${JSON.stringify(join(packageRoot(), "dist/test/support/forging-runnerd.js"))};\nforgeRunnerStream(${JSON.stringify(forgery)});\n`);
     const runId = `run_forged_${forgery.replace(/-/g, "_")}`;
-    const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--script", script, "--delay-ms", "0", "--run-id", runId, "--out", dir, ...PATIENT_HARNESS], {
-      env: { ...process.env, PRP_TEST_RUNNERD: entry }, encoding: "utf8", timeout: 60_000,
-    });
+    const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--script", script, "--delay-ms", "0", "--run-id", runId, "--out", dir, "--runnerd", entry, ...PATIENT_HARNESS], { encoding: "utf8", timeout: 60_000 });
     // The controller ends its runner's group; nothing that names the run may outlive it.
     const left = () => liveProcesses().filter((p) => argvOf(p.pid).includes(runId));
     await until(() => left().length === 0, () => `the run's processes to end: ${left().map((p) => argvOf(p.pid).join(" ")).join("; ")}`);

@@ -6,7 +6,7 @@ import { packageRoot } from "../../src/contract/package-root.js";
 import { priorityOf } from "../../src/contract/priority.js";
 
 /**
- * How a hostile agent with the runner's stdout in hand (issue 23: /proc/$PPID/cmdline for the
+ * How a hostile agent with the runner's stdout in hand (/proc/$PPID/cmdline for the
  * ids, pidfd_getfd for the descriptor) forges the record `prp run` reads.
  * - `none`: nothing; the stream as prp-runnerd wrote it.
  * - `terminal-first`: after event 1, a `completed / succeeded (done)` terminal numbered and

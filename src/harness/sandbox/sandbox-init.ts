@@ -3,7 +3,9 @@
  * built). It starts the harness in a user namespace of its own, so that the harness holds no
  * capability over the view's mounts and runs as the runner's uid, and reports how it ended on
  * descriptor 3: a PID 1 cannot die of a signal from inside its namespace, so its own exit could
- * not say "killed by SIGTERM". When it exits, the kernel kills whatever else is in the namespace.
+ * not say "killed by SIGTERM". It then stays, as a harness's leftover workers stay in its group
+ * without the sandbox, until the supervisor ends the group or the launcher dies; when it exits,
+ * the kernel kills whatever else is in the namespace.
  *
  * Node rather than /bin/sh: dash cannot tell "killed by signal N" from "exited 128+N".
  */
@@ -17,9 +19,9 @@ const LAUNCHER_FD = 4;
 const [unshare, uid, gid, ...command] = process.argv.slice(2);
 // The supervisor signals the harness's whole group; PID 1 outlives a signal only to report.
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"] as const) process.on(signal, () => {});
-const report = (status: object, code: number) => {
+const report = (status: object) => {
   writeSync(STATUS_FD, `${JSON.stringify(status)}\n`);
-  process.exit(code);
+  closeSync(STATUS_FD);
 };
 // Node leaves inherited descriptors open in a child: the shell closes the status descriptor, so
 // that the harness cannot write a status of its own, and the launcher's pipe.
@@ -27,6 +29,9 @@ const child = spawn("/bin/sh", ["-c", 'exec "$@" 3>&- 4<&-', "prp-sandbox", unsh
 // The harness alone holds its stdin and stdout from here: when it closes stdout, the runner sees it.
 closeSync(0);
 closeSync(1);
-child.on("error", (error) => report({ error: error.message }, 125));
-child.on("exit", (exitCode, signal) => report({ exitCode, signal }, 0));
+child.on("error", (error) => {
+  report({ error: error.message });
+  process.exit(125);
+});
+child.on("exit", (exitCode, signal) => report({ exitCode, signal }));
 new Socket({ fd: LAUNCHER_FD, readable: true, writable: false }).on("close", () => process.exit(137)).on("error", () => {}).resume();

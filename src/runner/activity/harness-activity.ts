@@ -9,7 +9,7 @@ const digest = (text: string): Buffer => createHash("sha256").update(text).diges
 
 /**
  * What runtime activity hands a harness, and how the runner tells that harness from anyone else
- * (issue 23: one run's agent recorded activity into another run through its socket).
+ * (a hostile agent of one run recorded activity into another run through its socket).
  *
  * - `dir`: a private (0700) folder of its own under the system's temporary folder, holding the
  *   endpoint's socket and descriptor and nothing else of the runner's: nothing the harness is

@@ -67,7 +67,7 @@ export function judgeActivity(calls: ActivityCall[], log: PrpEvent[]): string[] 
 }
 
 /**
- * Run A's harness turning on run B (issue 23): with A's secret it asks B's socket for B's
+ * Run A's harness turning on run B: with A's secret it asks B's socket for B's
  * context, and records with the context B's own harness captured; every call must be refused
  * (exit 3, generation_refused). Returns the calls, for the judge of B's log, and B's context.
  */
