@@ -44,6 +44,19 @@ describe("the harness sandbox", () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("shows the workspace writable, the system read-only, a fresh /tmp, and never a hidden folder inside the workspace", async () => {
+    // A file in the host's /tmp that the harness must not see, and a name it writes in its own.
+    const name = `prp-sandbox-tmp-${randomBytes(6).toString("hex")}`;
+    const hostTmp = join(tmpdir(), name);
+    writeFileSync(hostTmp, "the host's");
+    try {
+      await viewChecks(hostTmp, name);
+    } finally {
+      rmSync(hostTmp, { force: true });
+    }
+  });
+
+  /** What the harness sees, from the harness and from the host. */
+  const viewChecks = async (hostTmp: string, name: string) => {
     const r = await sandboxed([
       "echo written > note && echo workspace-writable",
       "cat state/authority-server-key 2>/dev/null && echo KEY-READ || echo key-absent",
@@ -52,12 +65,14 @@ describe("the harness sandbox", () => {
       `cat ${join(dir, "outside")} 2>/dev/null || echo outside-absent`,
       "touch /usr/planted 2>/dev/null && echo USR-WRITTEN || echo usr-read-only",
       "touch /planted 2>/dev/null && echo ROOT-WRITTEN || echo root-read-only",
-      `ls -A /tmp | wc -l | sed 's/^/tmp-entries /'`,
+      `cat ${hostTmp} 2>/dev/null || echo host-tmp-absent`,
+      `echo mine > /tmp/${name} && echo tmp-writable`,
     ].join("; "), { readable: [], writable: [work], hidden: [secret] }, work);
-    assert.deepEqual(r.lines, ["workspace-writable", "key-absent", "hidden-entries 0", "hidden-read-only", "outside-absent", "usr-read-only", "root-read-only", "tmp-entries 1"], r.log.join("\n"));
+    assert.deepEqual(r.lines, ["workspace-writable", "key-absent", "hidden-entries 0", "hidden-read-only", "outside-absent", "usr-read-only", "root-read-only", "host-tmp-absent", "tmp-writable"], r.log.join("\n"));
+    assert.equal(readFileSync(hostTmp, "utf8"), "the host's", "the harness's /tmp is its own: the host's file is untouched");
     assert.equal(readFileSync(join(work, "note"), "utf8"), "written\n", "the write reached the host's workspace");
     assert.equal(readFileSync(join(secret, "authority-server-key"), "utf8"), "k".repeat(64), "the hidden key is untouched on the host");
-  });
+  };
 
   it("shows the harness no process outside its namespace, and its PID 1 neither its memory nor its environment", async () => {
     const r = await sandboxed([
