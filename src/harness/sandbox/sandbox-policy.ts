@@ -26,8 +26,6 @@ export interface SandboxPolicy extends SandboxPaths {
   mode: SandboxMode;
 }
 
-export const noPaths = (): SandboxPaths => ({ readable: [], writable: [], hidden: [] });
-
 /** What `--sandbox none` gives up, printed whenever it is chosen. */
 export const NO_SANDBOX_WARNING =
   "--sandbox none: the harness runs as this user with nothing between it and the runner. It can leave processes " +
