@@ -16,7 +16,13 @@ import { within } from "../support/within.js";
 /** Live processes whose argv carries `token`, read from /proc: the kernel's record, not the runner's. */
 const carrying = (token: string) => liveProcesses().filter((p) => argvOf(p.pid).some((a) => a.includes(token))).map((p) => p.pid);
 /** A command line whose argv carries a token: `sh -c 'sleep 300; : TOKEN'` waits in sleep and keeps the token in sh's argv. */
-const escapee = (token: string) => `setsid sh -c 'sleep 300; : ${token}' </dev/null >/dev/null 2>&1 &`;
+const escapee = (token: string) => `setsid sh -c '${escapeeScript(token)}' </dev/null >/dev/null 2>&1 &`;
+const escapeeScript = (token: string) => `sleep 300; : ${token}`;
+/**
+ * The escapee itself, not the launcher or PID 1 whose argv also carry the token: those exist from
+ * the spawn on, before the supervisor arms its orphan guard, so seeing them proves nothing is guarded yet.
+ */
+const escaped = (token: string) => liveProcesses().filter((p) => argvOf(p.pid)[2] === escapeeScript(token)).map((p) => p.pid);
 const killAll = (pids: number[]) => pids.forEach((pid) => { try { process.kill(pid, "SIGKILL"); } catch { /* gone */ } });
 
 /** Runs `script` under /bin/sh in the sandbox with `view`; its stdout lines and exit. */
@@ -124,7 +130,7 @@ describe("the harness sandbox", () => {
     const token = `prp-escapee-${randomBytes(6).toString("hex")}`;
     const h = new SupervisedProcess({ command: "/bin/sh", args: ["-c", `${escapee(token)} echo up; exec sleep 300`], cwd: work, sandbox: { readable: [], writable: [work], hidden: [] }, onLine: () => {}, onOversize: () => {} });
     try {
-      await until(() => carrying(token).length > 0, `the escapee ${token} is running`, 10_000);
+      await until(() => escaped(token).length > 0, `the escapee ${token} is running`, 10_000);
       await h.terminate();
       await until(() => carrying(token).length === 0, () => `no process carries ${token} once the harness is ended (live: ${carrying(token).join(", ")})`, 5_000);
     } finally {
@@ -145,7 +151,7 @@ describe("the harness sandbox", () => {
     ].join("\n"));
     const runner = spawn(process.execPath, [owner], { stdio: "ignore" });
     try {
-      await until(() => carrying(token).length > 0, `the escapee ${token} is running`, 10_000);
+      await until(() => escaped(token).length > 0, `the escapee ${token} is running`, 10_000);
       runner.kill("SIGKILL");
       await until(() => carrying(token).length === 0, () => `no process carries ${token} after its runner's SIGKILL (live: ${carrying(token).join(", ")})`, 5_000);
     } finally {
