@@ -1,12 +1,13 @@
 import { useEffect, useState } from "preact/hooks";
 import { RUNS_STREAM, type RunRow } from "./api.js";
+import { openStream } from "./stream.js";
 import { duration, program, time } from "./format.js";
 
 /** Every run, newest first, updated live from the runs stream. */
 export function RunsList() {
   const [runs, setRuns] = useState<RunRow[] | null>(null);
   useEffect(() => {
-    const source = new EventSource(RUNS_STREAM);
+    const source = openStream(RUNS_STREAM);
     source.addEventListener("runs", (e) => setRuns(JSON.parse((e as MessageEvent<string>).data) as RunRow[]));
     return () => source.close();
   }, []);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { runStreamUrl, type RunView, type TimelineEvent } from "./api.js";
+import { openStream } from "./stream.js";
 
 const storageKey = (runId: string) => `prp-console:timeline:${runId}`;
 
@@ -24,7 +25,7 @@ export function useLiveRun(runId: string, enabled: boolean) {
   useEffect(() => {
     if (!enabled) return;
     let events = restore(runId);
-    const source = new EventSource(runStreamUrl(runId, events.at(-1)?.position ?? 0));
+    const source = openStream(runStreamUrl(runId, events.at(-1)?.position ?? 0));
     source.addEventListener("prp", (e) => {
       const item = JSON.parse((e as MessageEvent<string>).data) as TimelineEvent;
       const last = events.at(-1)?.position ?? 0;
