@@ -254,6 +254,24 @@ export class AuthorityServer {
     }
   }
 
+  /**
+   * Reads the store every `intervalMs` for what other processes changed (syncLiveRuns): a
+   * SQLite store sends no notice across processes, so an admin command or a console beside
+   * this server is only seen this way. `stop` ends the polling once the read under way is done.
+   */
+  pollStore(intervalMs: number, onFailure: (err: Error) => void): { stop(): Promise<void> } {
+    let polling: Promise<void> = Promise.resolve();
+    const timer = setInterval(() => {
+      polling = polling.then(() => this.syncLiveRuns()).catch(onFailure);
+    }, intervalMs);
+    return {
+      stop: async () => {
+        clearInterval(timer);
+        await polling;
+      },
+    };
+  }
+
   private sendRevoke(runId: string, revocationEpoch: number): boolean {
     const channel = this.live.get(runId);
     if (!channel) return false;

@@ -136,10 +136,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   }
 
   // What admin processes changed in the store reaches the live runners within one poll.
-  let polling: Promise<void> = Promise.resolve();
-  const poller = setInterval(() => {
-    polling = polling.then(() => authority.syncLiveRuns()).catch((err: Error) => log({ level: "warn", event: "authority.poll_failed", message: err.message }));
-  }, opts.pollMs);
+  const poller = authority.pollStore(opts.pollMs, (err) => log({ level: "warn", event: "authority.poll_failed", message: err.message }));
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
@@ -148,9 +145,8 @@ async function serve(opts: ServeOptions): Promise<number> {
   process.on("SIGTERM", () => {}); // one shutdown: a second signal waits for it
   process.on("SIGINT", () => {});
   log({ level: "info", event: "authority.stopping", signal });
-  clearInterval(poller);
   await consoleServer?.close();
-  await polling;
+  await poller.stop();
   await authority.close();
   await store.close();
   serverKey.destroy();

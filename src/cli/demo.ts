@@ -90,6 +90,9 @@ Examples:
     });
 }
 
+/** prp authority serve's default --poll-ms. */
+const DEMO_POLL_MS = 200;
+
 async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   if (opts.seed !== undefined || opts.at !== undefined) return program.error("--seed and --at choose a fault's kill point: use them with --fault", { exitCode: 2 });
   if (opts.agent && (opts.script || !opts.prompt)) return program.error("--agent needs --prompt <text>, and no --script", { exitCode: 2 });
@@ -124,6 +127,8 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       // The demo's folder holds every run's authority store and key: never in the harness's view.
       runnerArgs: [...harnessReadyArgs(opts.harnessReadyMs), ...sandboxRunnerdArgs(opts, [resolve(opts.out), ...(opts.serverKeyFile ? [resolve(opts.serverKeyFile)] : [])])],
       runnerContract: opts,
+      // Its store is open to others (the console, prp authority command): what they queue is delivered as the daemon does.
+      pollStoreMs: DEMO_POLL_MS,
       onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),
     });

@@ -74,6 +74,12 @@ export interface DurableRunOptions {
   ticketTtlMs?: number;
   /** Relaunch a runner that exits 3 (its lease expired), as a controller does, with a new ticket. */
   relaunchAfterLeaseExpiry?: boolean;
+  /**
+   * Read the store this often for commands and revocations other processes queued in it (a
+   * console, prp authority command), as prp authority serve does; without it only this
+   * process's own commands are delivered.
+   */
+  pollStoreMs?: number;
   onCommitted?: (event: PrpEvent) => void;
   /** Called once the run is registered in the authority's store (<dir>/<runId>/authority), before its runner starts. */
   onRegistered?: (run: { runId: string; dir: string }) => Promise<void>;
@@ -219,6 +225,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     process.kill(-r.pid, "SIGKILL");
     await finishRunner(r);
   };
+  const poller = options.pollStoreMs === undefined ? undefined : authority.pollStore(options.pollStoreMs, (err) => note(`authority: reading the store for commands queued elsewhere failed: ${err.message}`));
   try {
     await authority.listen(0);
     const registered = await authority.registerRun(identity, { protocolVersion: options.protocolVersion ?? 1 });
@@ -250,6 +257,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     return facts;
   } finally {
     if (runner) await finishRunner(runner);
+    await poller?.stop();
     await authority.close();
     const groups = facts.events.filter((e) => e.eventType === "harness.ready").map((e) => (e.payload as { pid?: number }).pid).filter((pid): pid is number => typeof pid === "number");
     facts.survivors = await runSurvivors({ dir, runnerPids: facts.runnerPids, groups });

@@ -1,0 +1,40 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { PATIENT_HARNESS } from "../support/scripts.js";
+import { until } from "../support/until.js";
+import { killAll, spawnPrp, type Child } from "./authority-processes.js";
+import { answerWhenAsked, eventLines, judgeRun } from "./authority-run.js";
+import { adminJson, runPrp } from "./run-cli.js";
+
+describe("prp demo delivers the commands other processes queue in its store", () => {
+  const dir = mkdtempSync(join(tmpdir(), "prp-demo-commands-"));
+  const children: Child[] = [];
+  after(async () => {
+    await killAll(children);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("answers queued beside prp demo --console (as its console queues them) reach the harness, and the run ends", async () => {
+    const demo = spawnPrp(["demo", "--console", "--script", "permission-input", "--delay-ms", "0", "--out", dir, ...PATIENT_HARNESS]);
+    children.push(demo);
+    await until(() => /#\/run\/run_\w+/.test(demo.stdout()), () => `the demo to register its run; stdout: ${demo.stdout()} stderr: ${demo.stderr()}`, 60_000);
+    const runId = /#\/run\/(run_\w+)/.exec(demo.stdout())![1]!;
+    const runDir = join(dir, "demo", runId);
+    // The demo's store, opened by another process: what the console's store source and prp authority command both do.
+    const store = ["--store", `sqlite:${join(runDir, "authority")}`, "--server-key-file", join(runDir, "authority-server-key")];
+    const committed = () => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout);
+    const send = (payload: Record<string, unknown>) => assert.equal(adminJson(store, ["authority", "command", runId, "request.resolve", "--json", "--payload", JSON.stringify(payload)]).created, true);
+    await answerWhenAsked(committed, send, runId.replace(/^run_/, "turn_"), () => `demo: ${demo.stdout()} ${demo.stderr()}`);
+
+    await until(() => demo.stdout().includes("open until Ctrl-C"), () => `the run to end once answered; runs: ${runPrp(["authority", "runs", "--json", ...store]).stdout}`, 60_000);
+    const events = committed();
+    assert.deepEqual(judgeRun(events), { runTerminalState: "succeeded", problems: [] });
+    assert.equal(events.filter((e) => e.eventType === "runtime_request.resolved").length, 2, "both answers reached the harness");
+    assert.equal((adminJson(store, ["authority", "runs", "--json"]) as { pendingCommands: number }).pendingCommands, 0);
+    demo.kill("SIGINT");
+    assert.equal(await demo.exited(), 0, demo.stderr());
+  });
+});
