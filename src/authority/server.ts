@@ -2,6 +2,7 @@ import type { WebSocket } from "ws";
 import type { VersionRange } from "../contract/negotiate.js";
 import { MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import type { AdmissionCounts, AdmissionOptions } from "../transport/admission.js";
+import { cutNoted } from "../contract/text-cut.js";
 import { isLoopback } from "../transport/endpoint.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
 import { acceptCoreChannel, createRunnerUpgradeServer, EnvelopeRefusal, IDENTITY_PATTERN, MAX_BATCH_EVENTS, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode, transportError } from "../transport/index.js";
@@ -76,6 +77,11 @@ export interface ConnectionLimits extends AdmissionOptions {
 
 type CoreChannel = SecureChannel<Exclude<CoreToRunnerKind, "welcome">>;
 
+/** A log line's bound: a member name of 500 KB in a hello must not become 500 KB of log. */
+const MAX_LOG_LINE_BYTES = 1024;
+/** The refusal counts kept at most; past it they start again (a run id is part of some keys). */
+const MAX_REFUSAL_KEYS = 1024;
+
 /** Closes that end a connection's life, not refusals of what a frame held: diagnostics, not malformed frames. */
 const LIFECYCLE_CLOSES: ReadonlySet<TransportErrorCode> = new Set(["handler_failed", "peer_silent", "lease_expired", "lease_renewal_refused", "credential_expired", "credential_revoked"]);
 
@@ -99,6 +105,8 @@ export class AuthorityServer {
   private readonly inflight = new Set<Promise<void>>();
   private closing = false;
   private readonly unsubscribe: () => void;
+  /** How many times each refusal was seen (logRefusal). */
+  private readonly refusals = new Map<string, number>();
   private readonly contractCheck: ((digest: string | undefined) => TransportError | null) | undefined;
 
   private constructor(
@@ -118,9 +126,25 @@ export class AuthorityServer {
     });
   }
 
+  /** Every line this server logs, cut to a bound: much of it quotes what a peer sent, before it authenticated. */
+  private log(text: string, fields?: LogFields): void {
+    this.options.log?.(cutNoted(text, MAX_LOG_LINE_BYTES), fields);
+  }
+
+  /**
+   * A refusal of an unauthenticated peer, logged the 1st, 2nd, 4th, 8th… time for its key (the
+   * event and code): a peer that repeats a failure cannot make the log grow with each attempt.
+   */
+  private logRefusal(key: string, text: string, fields: LogFields): void {
+    if (this.refusals.size >= MAX_REFUSAL_KEYS && !this.refusals.has(key)) this.refusals.clear();
+    const count = (this.refusals.get(key) ?? 0) + 1;
+    this.refusals.set(key, count);
+    if ((count & (count - 1)) === 0) this.log(count === 1 ? text : `${text} (${count} times so far; logged at each power of two)`, fields);
+  }
+
   /** Delivers a command queued through another instance; a failure leaves it queued for the next offer or reconnect. */
   private offerNext(runId: string): void {
-    this.deliverNext(runId).catch((err: unknown) => this.options.log?.(`run ${runId}: delivering a command queued elsewhere failed: ${String(err)}`));
+    this.deliverNext(runId).catch((err: unknown) => this.log(`run ${runId}: delivering a command queued elsewhere failed: ${String(err)}`));
   }
 
   /**
@@ -198,7 +222,7 @@ export class AuthorityServer {
         void this.accept(ws, runId, authenticated).catch((err: unknown) => {
           // The store failed while admitting: the runner redials, with its credential unused or its lease intact.
           const failure = storeFailure(err);
-          this.options.log?.(`run ${runId}: admission failed: ${failure.code}: ${failure.message}`);
+          this.log(`run ${runId}: admission failed: ${failure.code}: ${failure.message}`);
           ws.resume(); // held while the run was read: it must read the runner's close to end
           ws.close(1011, failure.code);
         }),
@@ -206,7 +230,7 @@ export class AuthorityServer {
       onOverCap: (status, address) => {
         overCap++;
         // At each power of two: a flood shows in the log without flooding it.
-        if ((overCap & (overCap - 1)) === 0) this.options.log?.(`refused ${overCap} connection(s) at the admission caps; the latest from ${address}: ${status}`);
+        if ((overCap & (overCap - 1)) === 0) this.log(`refused ${overCap} connection(s) at the admission caps; the latest from ${address}: ${status}`);
       },
       ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
       admission,
@@ -318,7 +342,7 @@ export class AuthorityServer {
    * its path names when that run is registered here, like every other refusal of a connection.
    */
   private async refusedUpgrade(error: TransportError, target: string): Promise<void> {
-    this.options.log?.(`refused an upgrade: ${error.code}: ${error.message}`, { event: "upgrade.refused" });
+    this.logRefusal(`upgrade.refused ${error.code}`, `refused an upgrade: ${error.code}: ${error.message}`, { event: "upgrade.refused" });
     const path = target.split("?")[0]!;
     const runId = path.startsWith(RUNNER_CONNECT_PATH_PREFIX) ? path.slice(RUNNER_CONNECT_PATH_PREFIX.length) : "";
     if (!IDENTITY_PATTERN.test(runId)) return;
@@ -336,7 +360,7 @@ export class AuthorityServer {
     ws.pause();
     const run = await this.store.runCursor(runId);
     if (!run) {
-      this.options.log?.(`a runner dialled unknown run ${runId}`, { event: "runner.unknown_run", runId });
+      this.logRefusal("runner.unknown_run", `a runner dialled unknown run ${runId}`, { event: "runner.unknown_run", runId });
       ws.resume();
       ws.close(1008, "unknown_run");
       return;
@@ -355,15 +379,15 @@ export class AuthorityServer {
         onEnvelope: (envelope) => this.track(this.onEnvelope(runId, connectionId, channel!, envelope)),
         onClose: (diagnostic) => {
           if (this.live.get(runId) === channel) this.live.delete(runId);
-          this.options.log?.(`run ${runId} ${connectionId}: runner disconnected${diagnostic ? `: ${diagnostic.code}` : ""}`, { event: "runner.disconnected", runId, connectionId });
+          this.log(`run ${runId} ${connectionId}: runner disconnected${diagnostic ? `: ${diagnostic.code}` : ""}`, { event: "runner.disconnected", runId, connectionId });
           if (diagnostic && diagnostic.code !== "socket_closed") {
-            this.options.log?.(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`, { event: "runner.closed", runId, connectionId });
+            this.log(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`, { event: "runner.closed", runId, connectionId });
             // A frame the channel refused (not JSON, unsealed, replayed, oversize, a wrong
             // identity) counts as malformed; a refusal by ingest or the queue is recorded there.
             const recorded = LIFECYCLE_CLOSES.has(diagnostic.code)
               ? this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now())
               : this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
-            recorded.catch((err: unknown) => this.options.log?.(`run ${runId}: the close was not recorded: ${storeFailure(err).message}`));
+            recorded.catch((err: unknown) => this.log(`run ${runId}: the close was not recorded: ${storeFailure(err).message}`));
           }
         },
       },
@@ -371,7 +395,7 @@ export class AuthorityServer {
     ws.resume();
     const accepted = await accepting;
     if (!accepted.ok) {
-      this.options.log?.(`run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`, { event: "runner.refused", runId });
+      this.logRefusal(`runner.refused ${runId} ${accepted.error.code}`, `run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`, { event: "runner.refused", runId });
       await this.store.recordAuthFailure(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());
       return;
     }
@@ -382,7 +406,7 @@ export class AuthorityServer {
     this.live.set(runId, channel);
     this.liveEpochs.set(runId, accepted.value.grant.connectionLeaseRevocationEpoch);
     const contractDigest = accepted.value.hello.contractDigest;
-    this.options.log?.(`run ${runId} ${connectionId}: runner connected (contract ${contractDigest ?? "not reported"})`, { event: "runner.connected", runId, connectionId, ...(contractDigest ? { contractDigest } : {}) });
+    this.log(`run ${runId} ${connectionId}: runner connected (contract ${contractDigest ?? "not reported"})`, { event: "runner.connected", runId, connectionId, ...(contractDigest ? { contractDigest } : {}) });
   }
 
   private async onEnvelope(runId: string, connectionId: string, channel: CoreChannel, envelope: ControlEnvelope): Promise<void> {

@@ -1,3 +1,5 @@
+import { cutNoted } from "../contract/text-cut.js";
+
 /** One structured log line: what happened, when, how serious, and the ids it concerns. */
 export interface LogRecord {
   level: "info" | "warn" | "error";
@@ -5,10 +7,17 @@ export interface LogRecord {
   [field: string]: unknown;
 }
 
+/** A string field's bound in a log line: a message may quote what a peer sent. */
+export const MAX_LOG_FIELD_BYTES = 1024;
+
 /**
  * A JSON-lines logger for a daemon: one object per line, `time` first, on the stream given
- * (stderr). Callers pass ids and codes, never a ticket, token, key or URL password.
+ * (stderr). Callers pass ids and codes, never a ticket, token, key or URL password. Each string
+ * field is cut to MAX_LOG_FIELD_BYTES, with a note of how much was cut.
  */
 export function jsonLogger(write: (line: string) => void, now: () => Date = () => new Date()): (record: LogRecord) => void {
-  return (record) => write(`${JSON.stringify({ time: now().toISOString(), ...record })}\n`);
+  return (record) => {
+    const fields = Object.fromEntries(Object.entries(record).map(([name, value]) => [name, typeof value === "string" ? cutNoted(value, MAX_LOG_FIELD_BYTES) : value]));
+    write(`${JSON.stringify({ time: now().toISOString(), ...fields })}\n`);
+  };
 }

@@ -1,5 +1,6 @@
 import { contractError, pointer, type ContractError } from "./errors.js";
 import { duplicateMember, memberNamesInText } from "./member-names.js";
+import { cutNoted } from "./text-cut.js";
 import { MAX_FRAME_BYTES, MAX_JSON_DEPTH } from "./versions.js";
 
 export type JsonInput = string | Uint8Array;
@@ -7,6 +8,9 @@ export type Parsed = { ok: true; value: unknown; text: string } | { ok: false; e
 
 // fatal: malformed UTF-8 is an error, not U+FFFD; ignoreBOM: a BOM stays in the text so that
 // JSON.parse refuses it, the same as for string input.
+/** How much of a member name (or its path) an error repeats. */
+const MAX_NAME_BYTES = 200;
+
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
@@ -48,7 +52,8 @@ export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed 
     const duplicate = duplicateMember(text);
     // No repeated name found although the counts differ: not understood, so refused.
     const { path, name } = duplicate ?? { path: "", name: "(unlocated)" };
-    return { ok: false, error: contractError("invalid_json", path, `duplicate member name ${JSON.stringify(name)}: readers disagree on which value counts, so I-JSON (RFC 7493) forbids it`) };
+    // The name and its path are the sender's text, of any size: kept short, as every error's message is read by a person.
+    return { ok: false, error: contractError("invalid_json", cutNoted(path, MAX_NAME_BYTES), `duplicate member name ${cutNoted(JSON.stringify(name), MAX_NAME_BYTES)}: readers disagree on which value counts, so I-JSON (RFC 7493) forbids it`) };
   }
   return { ok: true, value, text };
 }

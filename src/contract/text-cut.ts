@@ -25,3 +25,14 @@ export function cutUtf8(text: string, maxBytes: number): string {
   while (start > 0 && (buf[start]! & 0xc0) === 0x80) start--;
   return buf.subarray(0, start).toString("utf8");
 }
+
+/**
+ * `text` in at most `maxBytes` UTF-8 bytes plus a marker saying how many were cut: for logs and
+ * messages that may carry what a peer sent, so that a big input cannot make a big log.
+ */
+export function cutNoted(text: string, maxBytes: number): string {
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= maxBytes) return text;
+  const kept = cutUtf8(text, maxBytes);
+  return `${kept}…(${bytes - Buffer.byteLength(kept)} bytes cut)`;
+}
