@@ -1,5 +1,7 @@
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { StateError } from "../storage/private-sqlite.js";
+import { STORE_FILE } from "./limits.js";
 import type { ServerKey } from "./server-key.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { AuthorityStore } from "./store.js";
@@ -44,6 +46,12 @@ export interface OpenStoreOptions {
   adoptServerKey?: boolean;
   /** The store's diagnostics for a person (PostgreSQL: its notice connection lost and regained). */
   log?: (text: string) => void;
+  /**
+   * Make a SQLite store that is not there yet: only for commands that start one (the daemon, a
+   * run's creation). Without it a missing store is refused (`store_missing`), so that a
+   * mistyped --store is said, not answered with an empty store made there.
+   */
+  create?: boolean;
 }
 
 /**
@@ -53,7 +61,12 @@ export interface OpenStoreOptions {
  */
 export async function openAuthorityStore(location: StoreLocation, options: OpenStoreOptions): Promise<AuthorityStore> {
   const common = { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true };
-  if (location.kind === "sqlite") return SqliteAuthorityStore.open(location.directory, common);
+  if (location.kind === "sqlite") {
+    if (options.create !== true && !existsSync(join(location.directory, STORE_FILE))) {
+      throw new StateError("store_missing", describeStore(location), "no store here: prp authority serve or prp authority run create makes one; check --store");
+    }
+    return SqliteAuthorityStore.open(location.directory, common);
+  }
   // Loaded only for PostgreSQL: pg probes for Cloudflare Workers at load time with `new Response`,
   // which instantiates undici's WebAssembly parser, too costly for every other command (and
   // refused outright under an address-space cap: test/cli/bounded-input.test.ts).

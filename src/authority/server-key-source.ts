@@ -18,7 +18,8 @@ const KEY_FORMAT = `${SERVER_KEY_BYTES * 2} hex digits (e.g. \`openssl rand -hex
 export function readServerKeyFile(path: string): ServerKey {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: opening a FIFO would wait for a writer; the fstat below then refuses it.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new StateError("server_key_missing", path, "there is no server key file");

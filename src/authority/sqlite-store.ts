@@ -655,6 +655,20 @@ export class SqliteAuthorityStore implements AuthorityStore {
     return () => undefined;
   }
 
+  /**
+   * Copies the WAL into the database and has the next write start the WAL over from its
+   * beginning, so that a small write on a full disk can reuse the WAL file's room instead of
+   * growing it. False when it could not (a reader held it back, or the copy itself needed room).
+   */
+  restartJournal(): boolean {
+    try {
+      const [row] = this.db.pragma("wal_checkpoint(RESTART)") as Array<{ busy: number }>;
+      return row?.busy === 0;
+    } catch {
+      return false;
+    }
+  }
+
   async close(): Promise<void> {
     while (this.open !== null) await this.open;
     if (this.db.open) this.db.close();

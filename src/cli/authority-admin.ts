@@ -3,6 +3,8 @@ import { CommandQueue } from "../authority/commands.js";
 import { Credentials } from "../authority/credentials.js";
 import { MAX_BOOTSTRAP_TTL_MS } from "../authority/limits.js";
 import { registerRun } from "../authority/runs.js";
+import { SqliteAuthorityStore } from "../authority/sqlite-store.js";
+import { storeFailureKind } from "../authority/store-failure.js";
 import type { AuthorityStore, RunSnapshot } from "../authority/store.js";
 import { parseJson } from "../contract/json-input.js";
 import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
@@ -97,7 +99,7 @@ Examples:
             queued.push({ commandId: q.value.commandId, controllerSeq: q.value.controllerSeq, type });
           }
           return queued;
-        });
+        }, { create: true });
         const connectPath = `${RUNNER_CONNECT_PATH_PREFIX}${identity.runId}`;
         const harness = opts.agent !== undefined ? ["--harness", "acp", "--agent-command", opts.agent] : ["--script", opts.script ?? "happy-path"];
         const runnerArgs = [
@@ -170,7 +172,8 @@ function registerCommand(authority: Command): void {
       "after",
       `
 The command goes through the contract codec before it is stored: a payload that is not a JSON
-object, or a command the schema refuses, is an error (exit 1) and nothing is queued.
+object, a command the schema refuses, or a run that has ended (run_ended: its run.terminal is
+committed, no runner will take it) is an error (exit 1) and nothing is queued.
 
 Example:
   prp authority command run_1 turn.start --payload '{"text":"fix the failing test","turnId":"turn_1"}'`,
@@ -180,7 +183,9 @@ Example:
         const parsed = parseJson(opts.payload);
         if (!parsed.ok) throw refusal({ ...parsed.error, path: `--payload${parsed.error.path}` });
         const queued = await withStore(opts, async (store) => {
-          await knownRun(store, runId);
+          const run = await knownRun(store, runId);
+          // Its runner is gone once run.terminal is committed: a command queued now would wait forever.
+          if (run.terminalSourceSeq !== null) throw refusal({ code: "run_ended", path: "/runId", message: `run ${runId} has ended (run.terminal is committed): it takes no more commands` });
           const q = await new CommandQueue({ store }).queueCommand(runId, type, parsed.value, opts.id);
           if (!q.ok) throw refusal(q.error);
           return q.value;
@@ -224,13 +229,27 @@ function registerRevoke(authority: Command): void {
       runAction(async () => {
         const revoked = await withStore(opts, async (store) => {
           await knownRun(store, runId);
-          const r = await store.revoke(runId, undefined, Date.now());
+          const r = await revokeMakingRoom(store, runId);
           if (!r.ok) throw refusal(r.error);
           return r.value;
         });
         print(opts.json, { runId, ...revoked }, () => [`revoked ${runId}: epoch ${revoked.revocationEpoch}, ${revoked.revokedCredentials} credential(s)`]);
       }),
     );
+}
+
+/**
+ * A revoke adds no page to the store, but SQLite writes it to the WAL first: on a full disk the
+ * WAL is started over (its room reused) and the revoke tried once more, so that a run can still
+ * be stopped when nothing else can be written.
+ */
+async function revokeMakingRoom(store: AuthorityStore, runId: string) {
+  try {
+    return await store.revoke(runId, undefined, Date.now());
+  } catch (err) {
+    if (storeFailureKind(err) !== "full" || !(store instanceof SqliteAuthorityStore) || !store.restartJournal()) throw err;
+    return store.revoke(runId, undefined, Date.now());
+  }
 }
 
 /** The admin commands: each opens the store itself, beside a live daemon. */

@@ -1,9 +1,11 @@
+import { statfsSync } from "node:fs";
 import type { Command } from "commander";
 import type { AuthorityError } from "../authority/errors.js";
-import { openAuthorityStore, parseStoreLocation, type StoreLocation } from "../authority/open-store.js";
+import { describeStore, openAuthorityStore, parseStoreLocation, type OpenStoreOptions, type StoreLocation } from "../authority/open-store.js";
 import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile, SERVER_KEY_ENV, serverKeyFromEnvironment } from "../authority/server-key-source.js";
 import type { AuthorityStore } from "../authority/store.js";
+import { driverCode, storeFailureKind } from "../authority/store-failure.js";
 import { StateError } from "../storage/private-sqlite.js";
 
 /** The store every authority command uses unless told otherwise. */
@@ -24,6 +26,8 @@ export function withStoreOptions(command: Command): Command {
 /** The exit status of a refusal of what was asked (unknown run, bad payload); 2 is for a bad invocation or configuration. */
 export const REFUSED = 1;
 export const MISCONFIGURED = 2;
+/** The store could not do what was asked (a full disk, a read-only file): nothing asked was refused, it may be run again. */
+export const STORE_FAILED = 1;
 
 /** A failure the command reports and exits on: a message a person can act on, and its status. */
 export class CliFailure extends Error {
@@ -63,25 +67,60 @@ export function storeLocation(opts: StoreOptions): StoreLocation {
   }
 }
 
-/** Opens the store with the server key, runs `use`, closes the store and zeroes the key. */
-export async function withStore<T>(opts: StoreOptions, use: (store: AuthorityStore) => Promise<T>): Promise<T> {
+/**
+ * Opens the store with the server key, runs `use`, closes the store and zeroes the key. A store
+ * that is not there is refused unless `create` (only commands that start a store pass it).
+ */
+export async function withStore<T>(opts: StoreOptions, use: (store: AuthorityStore) => Promise<T>, { create = false }: { create?: boolean } = {}): Promise<T> {
   const location = storeLocation(opts);
   const key = loadServerKey(opts);
   try {
-    let store: AuthorityStore;
-    try {
-      store = await openAuthorityStore(location, { serverKey: key });
-    } catch (err) {
-      if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);
-      throw err;
-    }
+    const store = await openCliStore(location, { serverKey: key, create });
     try {
       return await use(store);
+    } catch (err) {
+      throw storeCliFailure(err, location);
     } finally {
       await store.close();
     }
   } finally {
     key.destroy();
+  }
+}
+
+/** openAuthorityStore, its refusals and the database's failures as CliFailures. */
+export async function openCliStore(location: StoreLocation, options: OpenStoreOptions): Promise<AuthorityStore> {
+  try {
+    return await openAuthorityStore(location, options);
+  } catch (err) {
+    throw storeCliFailure(err, location);
+  }
+}
+
+const CAUSES = { full: "the disk is full", read_only: "the store refuses writes (read-only)", unavailable: "the store could not be used" } as const;
+
+/**
+ * A store's refusal (StateError) or its database's failure (a full disk, a read-only file, a
+ * lock) as one line naming the store and the cause; anything else is returned as it is (a bug,
+ * whose stack is worth seeing).
+ */
+export function storeCliFailure(err: unknown, location: StoreLocation): unknown {
+  if (err instanceof CliFailure) return err;
+  if (err instanceof StateError) return new CliFailure(err.message, MISCONFIGURED);
+  const code = driverCode(err);
+  if (code === undefined) return err;
+  const kind = code.startsWith("SQLITE_IOERR") && noRoomLeft(location) ? "full" : storeFailureKind(err);
+  const advice = kind === "full" ? ": SQLite needs free space beside the store (its -wal and -shm files) even for a change that adds no page; free some on its filesystem and run the command again" : "";
+  return new CliFailure(`store_${kind}: ${describeStore(location)}: ${CAUSES[kind]} (${code}: ${(err as Error).message}); the command did not complete${advice}`, STORE_FAILED);
+}
+
+/** SQLite says a full disk as SQLITE_FULL, or as an I/O error when its shared-memory file cannot grow: the filesystem tells which. */
+function noRoomLeft(location: StoreLocation): boolean {
+  if (location.kind !== "sqlite") return false;
+  try {
+    return statfsSync(location.directory).bavail === 0;
+  } catch {
+    return false;
   }
 }
 

@@ -1,15 +1,14 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
-import { describeStore, openAuthorityStore } from "../authority/open-store.js";
+import { describeStore } from "../authority/open-store.js";
 import { AuthorityServer } from "../authority/server.js";
 import type { AuthorityStore } from "../authority/store.js";
-import { StateError } from "../storage/private-sqlite.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
 import type { ConsoleServer } from "../console/server.js";
 import { StoreSource } from "../console/store-source.js";
 import { DEFAULT_CONSOLE_LISTEN, startConsole } from "./console-serve.js";
-import { CliFailure, loadServerKey, MISCONFIGURED, runAction, storeLocation, withStoreOptions, type StoreOptions } from "./authority-options.js";
+import { CliFailure, loadServerKey, MISCONFIGURED, openCliStore, runAction, storeLocation, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { jsonLogger } from "./json-log.js";
 import { parsePositiveInt } from "./options.js";
 import { runnerBuild } from "./runner-build.js";
@@ -90,10 +89,9 @@ async function serve(opts: ServeOptions): Promise<number> {
   let store: AuthorityStore;
   let authority: AuthorityServer;
   try {
-    store = await openAuthorityStore(location, { serverKey, log: (message) => log({ level: "warn", event: "store.note", message }) });
+    store = await openCliStore(location, { serverKey, create: true, log: (message) => log({ level: "warn", event: "store.note", message }) });
   } catch (err) {
     serverKey.destroy();
-    if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);
     throw err;
   }
   try {

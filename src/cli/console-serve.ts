@@ -1,11 +1,9 @@
 import { isIP } from "node:net";
-import { openAuthorityStore } from "../authority/open-store.js";
 import type { AuthorityStore } from "../authority/store.js";
 import type { RunSource } from "../console/run-source.js";
 import { ConsoleServer } from "../console/server.js";
 import { StoreSource } from "../console/store-source.js";
-import { StateError } from "../storage/private-sqlite.js";
-import { CliFailure, loadServerKey, MISCONFIGURED, storeLocation, type StoreOptions } from "./authority-options.js";
+import { CliFailure, loadServerKey, MISCONFIGURED, openCliStore, storeLocation, type StoreOptions } from "./authority-options.js";
 
 export const DEFAULT_CONSOLE_LISTEN = { host: "127.0.0.1", port: 0 };
 
@@ -44,10 +42,9 @@ export async function storeSource(opts: StoreOptions): Promise<StoreSource> {
   const key = loadServerKey(opts);
   let store: AuthorityStore;
   try {
-    store = await openAuthorityStore(location, { serverKey: key });
+    store = await openCliStore(location, { serverKey: key });
   } catch (err) {
     key.destroy();
-    if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);
     throw err;
   }
   return new StoreSource(store, async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
@@ -31,9 +31,14 @@ describe("--store: where the authority keeps its state", () => {
     const dir = mkdtempSync(join(tmpdir(), "prp-open-store-"));
     const key = ServerKey.generate();
     try {
-      const store = await openAuthorityStore(parseStoreLocation(`sqlite:${join(dir, "store")}`), { serverKey: key });
+      const location = parseStoreLocation(`sqlite:${join(dir, "store")}`);
+      await assert.rejects(openAuthorityStore(location, { serverKey: key }), /store_missing: sqlite:.*: no store here/, "only a command that makes a store makes one");
+      assert.equal(existsSync(join(dir, "store")), false, "a refused open leaves nothing behind");
+      const store = await openAuthorityStore(location, { serverKey: key, create: true });
       assert.deepEqual(await store.runIds(), []);
       await store.close();
+      const again = await openAuthorityStore(location, { serverKey: key });
+      await again.close();
       await assert.rejects(openAuthorityStore(parseStoreLocation("postgres://prp:s3cret@127.0.0.1:1/prp"), { serverKey: key }), (err: unknown) => {
         assert.ok(err instanceof StateError);
         assert.equal(err.code, "store_unreachable");

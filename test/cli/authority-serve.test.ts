@@ -190,6 +190,8 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     assert.equal(noKey.status, 2);
     assert.match(noKey.stderr, /server_key_missing: .*prp authority key --out FILE/);
 
+    // The store must be there: a read command refuses a missing one before it looks for the run.
+    const created = admin(["authority", "run", "create", "--json"]) as { runId: string };
     const unknown = runPrp(["authority", "ticket", "run_nobody", ...store]);
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /unknown_run at \/runId: no run run_nobody/);
@@ -198,7 +200,6 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     assert.equal(runPrp(["events", "--run", "run_nobody", ...store]).status, 1);
     assert.equal(runPrp(["authority", "revoke", "run_nobody", ...store]).status, 1);
 
-    const created = admin(["authority", "run", "create", "--json"]) as { runId: string };
     const malformed = runPrp(["authority", "command", created.runId, "turn.start", "--payload", '{"text": "a", "text": "b"}', ...store]);
     assert.equal(malformed.status, 1);
     assert.match(malformed.stderr, /invalid_json at --payload/);
