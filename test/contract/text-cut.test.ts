@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { canonicalForm } from "../../src/contract/canonical-json.js";
-import { cutText, cutTextMarked, cutUtf8 } from "../../src/contract/text-cut.js";
+import { cutNoted, cutText, cutTextMarked, cutUtf8 } from "../../src/contract/text-cut.js";
 
 const EMOJI = "😀"; // two UTF-16 units, four UTF-8 bytes
 
@@ -52,4 +52,15 @@ describe("text is cut on code point boundaries, never inside a surrogate pair", 
       assert.ok(Buffer.byteLength(got) <= max);
     });
   }
+});
+
+describe("cutNoted: text for a log, bounded in bytes, saying what it dropped", () => {
+  it("keeps text within the bound as it is, and cuts longer text on a character boundary with the count of bytes cut", () => {
+    assert.equal(cutNoted("abc", 3), "abc");
+    assert.equal(cutNoted("abcdef", 4), "abcd…(2 bytes cut)");
+    // The emoji's four bytes do not fit in the two left: it goes whole, and the count says so.
+    assert.equal(cutNoted(`ab${EMOJI}cd`, 4), "ab…(6 bytes cut)");
+    const big = cutNoted("n".repeat(500_000), 200);
+    assert.equal(big, `${"n".repeat(200)}…(499800 bytes cut)`);
+  });
 });
