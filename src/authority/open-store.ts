@@ -47,9 +47,10 @@ export interface OpenStoreOptions {
   /** The store's diagnostics for a person (PostgreSQL: its notice connection lost and regained). */
   log?: (text: string) => void;
   /**
-   * Make a SQLite store that is not there yet: only for commands that start one (the daemon, a
-   * run's creation). Without it a missing store is refused (`store_missing`), so that a
-   * mistyped --store is said, not answered with an empty store made there.
+   * Make a store that is not there yet (a SQLite file, or the schema in a PostgreSQL database):
+   * only for commands that start one (the daemon, a run's creation). Without it a missing store
+   * is refused (`store_missing`), so that a mistyped --store is said, not answered with an
+   * empty store made there.
    */
   create?: boolean;
 }
@@ -72,7 +73,7 @@ export async function openAuthorityStore(location: StoreLocation, options: OpenS
   // refused outright under an address-space cap: test/cli/bounded-input.test.ts).
   const { PostgresAuthorityStore } = await import("./postgres-store.js");
   try {
-    return await PostgresAuthorityStore.open(location.url, { ...common, ...(options.log ? { log: options.log } : {}) });
+    return await PostgresAuthorityStore.open(location.url, { ...common, mustExist: options.create !== true, ...(options.log ? { log: options.log } : {}) });
   } catch (err) {
     if (err instanceof StateError) throw err;
     throw new StateError("store_unreachable", location.display, `the PostgreSQL store cannot be opened: ${withoutPassword((err as Error)?.message ?? String(err), location)}`);

@@ -26,6 +26,8 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** Diagnostics for a person (the notice connection lost and regained); never a secret. */
   log?: (text: string) => void;
+  /** Refuse a database without the store's schema (`store_missing`) instead of making it there. */
+  mustExist?: boolean;
 }
 
 /** The channel every instance on the database listens on. */
@@ -89,6 +91,9 @@ export class PostgresAuthorityStore implements AuthorityStore {
     try {
       const client = await pool.connect();
       try {
+        if (options.mustExist === true && !(await client.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")).rows[0]?.present) {
+          throw new StateError("store_missing", location, "no store in this database: prp authority serve or prp authority run create makes one; check --store");
+        }
         await migrate(client, location, Date.now());
       } finally {
         client.release();

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PATIENT_HARNESS } from "../support/scripts.js";
-import { startTestPostgres, type TestPostgres } from "../support/postgres.js";
+import { startTestPostgres, withPgClient, type TestPostgres } from "../support/postgres.js";
 import { runnerArgs, spawnRunnerd, startDaemon } from "./authority-processes.js";
 import { answerWhenAsked, eventLines, judgeRun } from "./authority-run.js";
 import { runPrp } from "./run-cli.js";
@@ -22,6 +22,19 @@ describe("prp authority serve --store postgres://…: the daemon and the admin c
   after(async () => {
     await postgres.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a read command refuses a database without the store's schema and makes none there; run create makes it", async () => {
+    const url = await postgres.database();
+    const store = ["--store", url, "--server-key-file", key];
+    for (const args of [["authority", "runs"], ["events", "--run", "run_1"], ["authority", "revoke", "run_1"]]) {
+      const refused = runPrp([...args, ...store]);
+      assert.equal(refused.status, 2, `prp ${args.join(" ")}: ${refused.stdout} ${refused.stderr}`);
+      assert.match(refused.stderr, /^prp: store_missing: postgres:\/\/\S+: no store in this database/);
+    }
+    assert.equal(await withPgClient(url, async (c) => (await c.query("SELECT to_regclass('schema_migrations') AS t")).rows[0].t), null, "no schema was made");
+    assert.equal(runPrp(["authority", "run", "create", ...store]).status, 0);
+    assert.equal(runPrp(["authority", "runs", ...store]).status, 0);
   });
 
   it("a whole run by hand: the admin's answers reach the runner connected to the daemon, the log reads back in order, SIGTERM exits 0; no password in any output", async () => {
