@@ -37,4 +37,21 @@ describe("prp demo delivers the commands other processes queue in its store", ()
     demo.kill("SIGINT");
     assert.equal(await demo.exited(), 0, demo.stderr());
   });
+
+  it("a run.cancel queued beside it ends the run waiting for an answer, cancelled", async () => {
+    const out = join(dir, "cancel");
+    const demo = spawnPrp(["demo", "--console", "--script", "interactive-question", "--delay-ms", "0", "--out", out, ...PATIENT_HARNESS]);
+    children.push(demo);
+    await until(() => /#\/run\/run_\w+/.test(demo.stdout()), () => `the demo to register its run; stdout: ${demo.stdout()} stderr: ${demo.stderr()}`, 60_000);
+    const runId = /#\/run\/(run_\w+)/.exec(demo.stdout())![1]!;
+    const runDir = join(out, "demo", runId);
+    const store = ["--store", `sqlite:${join(runDir, "authority")}`, "--server-key-file", join(runDir, "authority-server-key")];
+    const committed = () => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout);
+    await until(() => committed().some((e) => e.eventType === "runtime_request.created"), () => `the question to be asked; demo: ${demo.stdout()}`, 60_000);
+    assert.equal(adminJson(store, ["authority", "command", runId, "run.cancel", "--json"]).created, true);
+    await until(() => demo.stdout().includes("open until Ctrl-C"), () => `the cancel to end the run; runs: ${runPrp(["authority", "runs", "--json", ...store]).stdout}`, 60_000);
+    assert.deepEqual(judgeRun(committed()), { runTerminalState: "cancelled", problems: [] });
+    demo.kill("SIGINT");
+    assert.equal(await demo.exited(), 1, "a cancelled demo run exits 1");
+  });
 });
