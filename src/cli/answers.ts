@@ -1,4 +1,5 @@
 import { readFileBounded } from "../contract/bounded-read.js";
+import { visible } from "./terminal-text.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { createInterface } from "node:readline/promises";
 import { actionForChoice } from "../harness/acp/permissions.js";
@@ -39,9 +40,9 @@ export function loadAnswers(path: string): Map<string, Resolution> {
 export async function promptForResolution(request: PendingRequest, output: NodeJS.WritableStream): Promise<Resolution> {
   const rl = createInterface({ input: process.stdin, output });
   try {
-    output.write(`\n? ${request.prompt}\n`);
+    output.write(`\n? ${visible(request.prompt)}\n`);
     if (request.choices?.length) {
-      request.choices.forEach((c, i) => output.write(`  ${i + 1}) ${c.label} [${c.key}]\n`));
+      request.choices.forEach((c, i) => output.write(`  ${i + 1}) ${visible(c.label)} [${visible(c.key)}]\n`));
       for (;;) {
         const answer = (await rl.question("  choose a number: ")).trim();
         const choice = request.choices[Number(answer) - 1];
@@ -51,14 +52,14 @@ export async function promptForResolution(request: PendingRequest, output: NodeJ
     if (request.input) {
       const answers: Record<string, unknown> = {};
       for (const q of request.input.questions) {
-        output.write(`  ${q.prompt}${q.required ? "" : " (optional)"}\n`);
+        output.write(`  ${visible(q.prompt)}${q.required ? "" : " (optional)"}\n`);
         if (q.answerMode === "text") {
           const text = await rl.question("  > ");
           answers[q.id] = text === "" && !q.required ? {} : { text };
           continue;
         }
         const options = q.options ?? [];
-        options.forEach((o, i) => output.write(`    ${i + 1}) ${o.label}${o.recommended ? " (recommended)" : ""}\n`));
+        options.forEach((o, i) => output.write(`    ${i + 1}) ${visible(o.label)}${o.recommended ? " (recommended)" : ""}\n`));
         for (;;) {
           const picks = (await rl.question(q.answerMode === "multi_select" ? "  numbers, comma-separated: " : "  choose a number: ")).split(",").map((s) => options[Number(s.trim()) - 1]);
           if (picks.length > 0 && picks.every(Boolean) && (q.answerMode === "multi_select" || picks.length === 1)) {

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
 import { describeStore } from "../authority/open-store.js";
@@ -7,7 +7,7 @@ import type { AuthorityStore } from "../authority/store.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
 import type { ConsoleServer } from "../console/server.js";
 import { StoreSource } from "../console/store-source.js";
-import { DEFAULT_CONSOLE_LISTEN, startConsole } from "./console-serve.js";
+import { consoleUrlFile, DEFAULT_CONSOLE_LISTEN, publishConsoleUrl, startConsole } from "./console-serve.js";
 import { CliFailure, loadServerKey, MISCONFIGURED, openCliStore, runAction, storeLocation, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { jsonLogger } from "./json-log.js";
 import { parsePositiveInt } from "./options.js";
@@ -22,6 +22,7 @@ interface ServeOptions extends StoreOptions, RunnerContractFlags {
   leaseTtlMs?: number;
   /** `--console [host:port]`: true for the default address. */
   console?: { host: string; port: number } | true;
+  consoleUrlFile?: string;
 }
 
 /** `HOST:PORT` (IPv6 in brackets); port 0 takes any free port. */
@@ -50,13 +51,14 @@ export function registerAuthorityServe(authority: Command): void {
     .option("--tls-key <file>", "the certificate's PEM private key")
     .option("--poll-ms <n>", "how often the daemon reads the store for what admin commands changed (new commands, revocations)", parsePositiveInt, 200)
     .option("--lease-ttl-ms <n>", "connection lease TTL, 60000 to 86400000 (default 60 s)", parsePositiveInt)
-    .option("--console [host:port]", "also serve the console (as prp console does) on this address, default 127.0.0.1:0; its URL, with its access token, is printed as `console: URL`", parseListen)
+    .option("--console [host:port]", "also serve the console (as prp console does) on this address, default 127.0.0.1:0; its URL, with its access token, is written to --console-url-file (mode 600), and `console: ADDRESS (… FILE …)` printed, without the token", parseListen)
+    .option("--console-url-file <file>", "where --console writes its URL with the access token (default: console-url in the sqlite: store's folder, else .prp/console-url); removed at exit")
     .addHelpText(
       "after",
       `
 Prints the bound URL (ws://HOST:PORT, or wss:// with TLS) on stdout, then logs one JSON object
 per line on stderr: {time, level, event, runId?, connectionId?, message?}. Never a ticket, lease
-token or key. Refuses to start without a server key (--server-key-file or
+token, key or the console's access token (that is in --console-url-file, readable by you only). Refuses to start without a server key (--server-key-file or
 PRP_AUTHORITY_SERVER_KEY): make one with \`prp authority key --out FILE\`.
 
 Each runner reports the contract digest it was built for (prp-runnerd --build-metadata). Under
@@ -122,10 +124,13 @@ async function serve(opts: ServeOptions): Promise<number> {
   log({ level: "info", event: "authority.listening", url, store: describeStore(location), tls: tls !== undefined, pid: process.pid });
   // The console reads and queues through the daemon's own store; closing it leaves the store open.
   let consoleServer: ConsoleServer | undefined;
+  const urlFile = consoleUrlFile(location, opts.consoleUrlFile);
   if (opts.console) {
     try {
-      consoleServer = await startConsole(new StoreSource(store, async () => {}), opts.console === true ? DEFAULT_CONSOLE_LISTEN : opts.console, { pollMs: opts.pollMs, print: (consoleUrl) => console.log(`console: ${consoleUrl}`) });
+      consoleServer = await startConsole(new StoreSource(store, async () => {}), opts.console === true ? DEFAULT_CONSOLE_LISTEN : opts.console, { pollMs: opts.pollMs, print: () => {} });
+      console.log(publishConsoleUrl(urlFile, consoleServer.url));
     } catch (err) {
+      await consoleServer?.close();
       await authority.close();
       await store.close();
       serverKey.destroy();
@@ -144,6 +149,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   process.on("SIGINT", () => {});
   log({ level: "info", event: "authority.stopping", signal });
   await consoleServer?.close();
+  if (consoleServer) rmSync(urlFile, { force: true });
   await poller.stop();
   await authority.close();
   await store.close();

@@ -26,7 +26,7 @@ export function registerConsole(program: Command): void {
       "after",
       `
 Prints the console's URL with a random access token (like Jupyter's) on stdout: open it in a
-browser. A request without the token gets 401. Runs until Ctrl-C (SIGINT) or SIGTERM.
+browser (a new tab needs it again). An API request without the token gets 401. Runs until Ctrl-C (SIGINT) or SIGTERM.
 
 Reads the authority's store beside a running daemon (prp authority serve), as prp events does;
 commands from the page (request.resolve, turn.interrupt, run.cancel) go through the command

@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
 import { eventLine } from "./event-line.js";
+import { visible, visibleLines } from "./terminal-text.js";
 import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile } from "../authority/server-key-source.js";
 import { bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
@@ -105,8 +106,9 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
     return SANDBOX_UNAVAILABLE_EXIT;
   }
   const serverKey = opts.serverKeyFile === undefined ? undefined : serverKeyOption(program, opts.serverKeyFile);
+  // Every line shown holds text the agent chose (a result's summary, a reason): controls made visible.
   const show = (line: string) => {
-    if (!opts.json) console.log(line);
+    if (!opts.json) console.log(visible(line));
   };
   show("starting an authority on 127.0.0.1 and prp-runnerd with a one-use ticket; events appear as the authority commits them");
   // With --console, the console opens on the demo's store as soon as the run is registered: the run is watched live, then read.
@@ -175,7 +177,7 @@ function serverKeyOption(program: Command, path: string): ServerKey {
 export function reportDurableRun(facts: DurableRunFacts, target: RunTarget, json: boolean, show: (line: string) => void): number {
   const { events } = facts;
   if (!events.some((e) => e.eventType === "run.terminal")) {
-    process.stderr.write(`prp: no run.terminal was committed; the runner exited (${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")})\n${facts.runnerLogs.flat().join("\n")}\n`);
+    process.stderr.write(`prp: no run.terminal was committed; the runner exited (${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")})\n${visibleLines(facts.runnerLogs.flat().join("\n"))}\n`);
     return 1;
   }
   const snapshot = reduceEvents(null, null, events);

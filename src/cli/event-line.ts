@@ -1,13 +1,19 @@
 import type { PrpEvent } from "../contract/kinds.js";
 import { timelineSummary } from "../reducer/timeline-summary.js";
+import { visible } from "./terminal-text.js";
 
 /**
  * What a person reads about an event as a run goes: its timeline summary, except where the
  * timeline summary (fixed by the goldens) says only the event's name: a credential update
  * says which binding moved to which revision (its payload holds nothing secret), a runtime
- * activity what was recorded.
+ * activity what was recorded. The agent writes most of it: every control character is shown
+ * visibly (terminal-text.ts).
  */
 export function eventSummary(event: PrpEvent): string {
+  return visible(summary(event));
+}
+
+function summary(event: PrpEvent): string {
   if (event.eventType === "auth.credentials.updated") {
     const p = event.payload as { provider?: unknown; bindingId?: unknown; revision?: unknown; detection?: unknown };
     return `Credentials updated: ${String(p.provider)}/${String(p.bindingId)} revision ${String(p.revision)} (${String(p.detection)})`;
@@ -20,4 +26,4 @@ export function eventSummary(event: PrpEvent): string {
 }
 
 /** One live line of `prp run`, `prp demo` and `prp fault`: sequence number, type, summary. */
-export const eventLine = (event: PrpEvent): string => `  ${String(event.sourceSeq).padStart(3)}  ${event.eventType.padEnd(24)} ${eventSummary(event)}`;
+export const eventLine = (event: PrpEvent): string => `  ${String(event.sourceSeq).padStart(3)}  ${visible(event.eventType).padEnd(24)} ${eventSummary(event)}`;

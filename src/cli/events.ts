@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import type { AuthorityStore, LoggedEvent } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { eventSummary } from "./event-line.js";
+import { printableJson, visible } from "./terminal-text.js";
 import { refusal, runAction, withStore, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { parsePositiveInt } from "./options.js";
 
@@ -59,7 +60,7 @@ async function printEvents(store: AuthorityStore, opts: EventsOptions): Promise<
 }
 
 function print(row: LoggedEvent, json: boolean): void {
-  if (json) return void process.stdout.write(`${row.envelope}\n`);
+  if (json) return void process.stdout.write(`${printableJson(row.envelope)}\n`);
   const event = JSON.parse(row.envelope) as PrpEvent;
-  process.stdout.write(`${String(row.sourceSeq).padStart(4)}  ${row.eventType.padEnd(28)} ${eventSummary(event)}\n`);
+  process.stdout.write(`${String(row.sourceSeq).padStart(4)}  ${visible(row.eventType).padEnd(28)} ${eventSummary(event)}\n`);
 }

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { visible } from "./terminal-text.js";
 import type { Command } from "commander";
 import { eventLine } from "./event-line.js";
 import { reportDurableRun } from "./demo.js";
@@ -32,7 +33,7 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
   if (unfit) return program.error(unfit, { exitCode: 2 });
   const seed = opts.seed ?? drawSeed();
   const show = (line: string) => {
-    if (!opts.json) console.log(line);
+    if (!opts.json) console.log(visible(line));
   };
   show(`fault ${name}: ${fault.describe}`);
   show(`  seed ${seed} (repeat this run with --seed ${seed})`);

@@ -1,12 +1,16 @@
 import type { PrpEvent } from "../contract/kinds.js";
+import { visible, visibleLines } from "./terminal-text.js";
 
 type Payload = Record<string, any>;
+/** Where a streamed text's continuation lines start: under its first, so no agent line can pass for one of ours. */
+const STREAM_INDENT = " ".repeat(11);
 const PLAN_MARK: Record<string, string> = { completed: "[x]", in_progress: "[~]", pending: "[ ]", blocked: "[!]" };
 
 /**
  * `prp run --agent`'s live view: the agent's answer streams inline as its deltas arrive; tool
  * calls, plans, diffs, permissions and the turn's end are one line each. Only what a person
- * follows a turn by is shown; `--json` has every event.
+ * follows a turn by is shown; `--json` has every event. The agent writes most of it: controls
+ * are shown visibly and its own lines stay indented (terminal-text.ts).
  */
 export class LiveTurn {
   /** True while a streamed text is open on the current line. */
@@ -26,7 +30,7 @@ export class LiveTurn {
         this.streaming = true;
         return;
       case "item.delta":
-        return this.write(String(p.text ?? ""));
+        return this.write(visibleLines(String(p.text ?? "")).replaceAll("\n", `\n${STREAM_INDENT}`));
       case "item.completed":
         return this.endStream();
       case "tool.execution.started":
@@ -74,6 +78,6 @@ export class LiveTurn {
 
   private line(text: string, newline = true): void {
     this.endStream();
-    this.write(`  ${text}${newline ? "\n" : ""}`);
+    this.write(`  ${visible(text)}${newline ? "\n" : ""}`);
   }
 }

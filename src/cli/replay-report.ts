@@ -1,5 +1,6 @@
 import type { PrpEvent } from "../contract/index.js";
 import { sourceKey, type SessionSnapshot } from "../reducer/index.js";
+import { visible } from "./terminal-text.js";
 
 const MAX_TEXT = 100;
 
@@ -11,7 +12,9 @@ function oneLine(value: string): string {
 }
 
 /** Left-aligned columns, two spaces apart, each row indented. */
-function table(rows: string[][], indent = "  "): string[] {
+function table(cells: string[][], indent = "  "): string[] {
+  // Escaped before the widths are measured, so that the columns line up as printed.
+  const rows = cells.map((r) => r.map(visible));
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
   return rows.map((r) => indent + r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join("  "));
 }
@@ -105,6 +108,7 @@ function result(s: SessionSnapshot): string[] {
  * The replay of a run for a person: the timeline (position, source:seq, event type, summary)
  * with gaps and repeated deliveries called out where they happened, then session, turn and run
  * state, integrity, and the result. `events` are the delivered events the snapshot came from.
+ * Every line is shown with its controls visible (terminal-text.ts): the agent wrote much of it.
  */
 export function replayReport(snapshot: SessionSnapshot, events: readonly PrpEvent[]): string {
   const firstCopy = new Map<string, PrpEvent>();
@@ -116,5 +120,5 @@ export function replayReport(snapshot: SessionSnapshot, events: readonly PrpEven
   const runId = snapshot.identity?.runId ?? events[0]?.runId ?? "unknown";
   const title = snapshot.fixtureName === null ? `Replay of an event stream, run ${runId}` : `Replay of fixture "${snapshot.fixtureName}", run ${runId}`;
   const sections = [[title], timeline(snapshot, firstCopy, deliveries), state(snapshot), integrity(snapshot, firstCopy, deliveries), result(snapshot)];
-  return `${sections.map((lines) => lines.join("\n")).join("\n\n")}\n`;
+  return `${sections.map((lines) => lines.map(visible).join("\n")).join("\n\n")}\n`;
 }

@@ -4,6 +4,7 @@ import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { MAX_EVENT_STREAM_BYTES } from "../reducer/event-stream.js";
 import { paritySummary, prettyJson, replayEventStream, replayFixture, type Replayed } from "../reducer/index.js";
 import { replayReport } from "./replay-report.js";
+import { printableJson } from "./terminal-text.js";
 
 interface ReplayOptions {
   events?: string;
@@ -63,6 +64,7 @@ Examples:
       const replayed: Replayed = opts.events === undefined ? replayFixture(read.bytes) : replayEventStream(read.bytes);
       if (!replayed.ok) return reject(source, replayed.error);
       const { snapshot, events } = replayed;
-      process.stdout.write(opts.json ? prettyJson(snapshot) : opts.summary ? prettyJson(paritySummary(snapshot)) : replayReport(snapshot, events));
+      // JSON escapes what JSON.stringify leaves raw; the value is unchanged (the report escapes its own).
+      process.stdout.write(opts.json ? printableJson(prettyJson(snapshot)) : opts.summary ? printableJson(prettyJson(paritySummary(snapshot))) : replayReport(snapshot, events));
     });
 }

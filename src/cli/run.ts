@@ -1,6 +1,7 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { eventLine } from "./event-line.js";
+import { printableJson, visible, visibleLines } from "./terminal-text.js";
 import { RUNNER_ID_PATTERN, sequencedId } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { BundleWriter, bundleFileProblems } from "../bundle/native-execution.js";
@@ -133,7 +134,8 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const tty = !opts.json && process.stdout.isTTY === true;
   // Without a person or an answer file to ask, an agent's permission requests are refused by policy.
   const policy = opts.permissionPolicy ?? (tty || opts.answer ? "ask" : "deny");
-  const show = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);
+  // Every line shown holds text the agent chose (a result's summary, a reason): controls made visible.
+  const show = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${visible(line)}\n`);
   const spinner = new Spinner(tty ? process.stdout : null);
   const sessionId = `session_${runId}`;
   // The runner's stdout is believed only while it is one run's record: each event is checked as
@@ -172,7 +174,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       writer.add(event);
       if (event.eventType === "run.result.proposed") result ??= event.payload as unknown as typeof result;
       spinner.clear();
-      if (opts.json) process.stdout.write(`${JSON.stringify(event)}\n`);
+      if (opts.json) process.stdout.write(`${printableJson(JSON.stringify(event))}\n`);
       else if (opts.agent && event.eventType !== "auth.credentials.updated") live.show(event);
       else show(eventLine(event));
       void react(event);
@@ -180,7 +182,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     onReceipt: (receipt: CommandReceipt) => {
       if (receipt.status === "accepted") return;
       spinner.clear();
-      process.stderr.write(`prp run: ${receipt.type ?? "command"} ${receipt.commandId ?? ""} ${receipt.status}${receipt.code ? `: ${receipt.code}: ${receipt.reason}` : ""}\n`);
+      process.stderr.write(`prp run: ${receipt.type ?? "command"} ${receipt.commandId ?? ""} ${receipt.status}${receipt.code ? `: ${receipt.code}: ${visible(String(receipt.reason))}` : ""}\n`);
       // A refused answer leaves the harness waiting on its request: end the run instead of hanging.
       if (receipt.status === "rejected" && receipt.type === "request.resolve") cancel();
     },
@@ -209,7 +211,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       const resolution = answers.get(request.requestId) ?? (tty ? await ask(request) : null);
       if (resolution) client.send("request.resolve", { requestId: request.requestId, turnId: event.turnId, resolution });
       else {
-        process.stderr.write(`prp run: request ${request.requestId} ("${request.prompt}") needs an answer: pass --answer FILE or run at a terminal; cancelling the run\n`);
+        process.stderr.write(`prp run: request ${request.requestId} ("${visible(request.prompt)}") needs an answer: pass --answer FILE or run at a terminal; cancelling the run\n`);
         cancel();
       }
     }
@@ -258,13 +260,13 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   if (broken) {
     writer.discard();
     const { code, path, message } = broken;
-    process.stderr.write(`prp run: the runner's output was not a valid record of run ${runId}: ${code} at ${path}: ${message}\nNothing it reported is believed and no bundle was written.\n`);
+    process.stderr.write(`prp run: the runner's output was not a valid record of run ${runId}: ${code} at ${path}: ${visible(message)}\nNothing it reported is believed and no bundle was written.\n`);
     return 3;
   }
   // The terminal is known whenever the record is whole; the test also tells the compiler so.
   if (check.finish() || !terminal) {
     writer.discard();
-    process.stderr.write(`prp run: the runner exited (${exit.exitCode ?? exit.signal}) without a run.terminal\n${client.stderrTail().join("\n")}\n`);
+    process.stderr.write(`prp run: the runner exited (${exit.exitCode ?? exit.signal}) without a run.terminal\n${visibleLines(client.stderrTail().join("\n"))}\n`);
     return 1;
   }
 

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { printableJson, visibleLines } from "./terminal-text.js";
 import { bundleFileProblems, type NativeExecutionBundle } from "../bundle/native-execution.js";
 import { readFileBounded } from "../contract/bounded-read.js";
 import { decode } from "../contract/decode.js";
@@ -90,7 +91,8 @@ Examples:
       for (const file of files) {
         const v = verdictOf(file, opts.kind as Kind | undefined, maxBytes, opts.verifyFiles === true);
         if (v.ok !== expected) allAsExpected = false;
-        console.log(opts.json ? JSON.stringify(v) : line(v, expected));
+        // A bundle's problems quote what its events hold: controls made visible.
+        console.log(opts.json ? printableJson(JSON.stringify(v)) : visibleLines(line(v, expected)));
       }
       process.exitCode = allAsExpected ? 0 : 1;
     });

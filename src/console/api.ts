@@ -18,15 +18,16 @@ export interface ApiContext {
   book: RunBook;
   hub: LiveHub;
   bundles: BundleFiles | undefined;
+  onError: (err: Error) => void;
 }
 
-const json = (res: ServerResponse, status: number, value: unknown) => {
+export const sendJson = (res: ServerResponse, status: number, value: unknown) => {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
   res.end(JSON.stringify(value));
 };
 
 /** A typed refusal: `{error: {code, path, message}}` with the status its code implies. */
-export const refuse = (res: ServerResponse, error: ApiRefusal) => json(res, STATUS_BY_CODE[error.code] ?? 400, { error });
+export const refuse = (res: ServerResponse, error: ApiRefusal) => sendJson(res, STATUS_BY_CODE[error.code] ?? 400, { error });
 
 const timeline = (book: RunBook, runId: string, after: number): TimelineEvent[] => book.eventsAfter(runId, after).map((event, i) => ({ position: after + i + 1, event }));
 
@@ -36,7 +37,7 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
   const parts = url.pathname.split("/").slice(2).map(decodeURIComponent);
   if (req.method === "GET" && parts.length === 1 && parts[0] === "runs") {
     await hub.refresh();
-    return json(res, 200, { runs: book.rows(), live: book.source.live });
+    return sendJson(res, 200, { runs: book.rows(), live: book.source.live });
   }
   if (req.method === "GET" && parts.length === 2 && parts[0] === "runs" && parts[1] === "stream") {
     await hub.refresh();
@@ -51,28 +52,34 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
   const rest = parts.slice(2).join("/");
   if (req.method === "GET" && rest === "") {
     const upto = url.searchParams.get("upto");
-    return json(res, 200, await book.view(runId, upto === null ? undefined : Number(upto)));
+    return sendJson(res, 200, await book.view(runId, upto === null ? undefined : Number(upto)));
   }
-  if (req.method === "GET" && rest === "events") return json(res, 200, { events: timeline(book, runId, resumeAfter(undefined, url.searchParams.get("after"))) });
+  if (req.method === "GET" && rest === "events") return sendJson(res, 200, { events: timeline(book, runId, resumeAfter(undefined, url.searchParams.get("after"))) });
   if (req.method === "GET" && rest === "stream") return streamRun(ctx, runId, req, res, url);
   if (req.method === "POST" && rest === "commands") {
     const body = await readBody(req);
     if (!body.ok) return refuse(res, body.error);
     const submitted = await submitCommand(book, runId, body.value);
     if (!submitted.ok) return refuse(res, submitted.error);
-    return json(res, 200, { receipt: submitted.value });
+    return sendJson(res, 200, { receipt: submitted.value });
   }
   if (req.method === "GET" && parts[2] === "artifacts" && parts.length > 3) {
     const name = parts.slice(3).join("/");
-    const path = ctx.bundles?.path(runId, name);
-    if (!path) return refuse(res, { code: "not_found", path: `/artifacts/${name}`, message: `run ${runId} has no bundle file ${name}` });
+    const file = ctx.bundles?.open(runId, name);
+    if (!file) return refuse(res, { code: "not_found", path: `/artifacts/${name}`, message: `run ${runId} has no bundle file ${name}` });
     const inline = url.searchParams.has("open");
     res.writeHead(200, {
       "content-type": inline ? "text/plain; charset=utf-8" : "application/octet-stream",
       "content-disposition": `${inline ? "inline" : "attachment"}; filename="${basename(name).replace(/[^\w.-]/g, "_")}"`,
-      "x-content-type-options": "nosniff",
+      "content-length": file.bytes,
     });
-    return void createReadStream(path).pipe(res);
+    // A read that fails midway (a file truncated or replaced under it) ends this response, not the process.
+    const body = createReadStream("", { fd: file.fd });
+    body.on("error", (err) => {
+      ctx.onError(new Error(`reading bundle file ${name} of run ${runId}: ${err.message}`));
+      res.destroy();
+    });
+    return void body.pipe(res);
   }
   return refuse(res, { code: "not_found", path: url.pathname, message: "no such API route" });
 }
@@ -84,13 +91,20 @@ async function streamRun(ctx: ApiContext, runId: string, req: IncomingMessage, r
   const stream = openEventStream(res, () => stop());
   let sending: Promise<void> = Promise.resolve();
   const push = () => {
-    sending = sending.then(async () => {
-      for (const item of timeline(book, runId, sent)) {
-        stream.send("prp", item, item.position);
-        sent = item.position;
-      }
-      stream.send("view", await book.view(runId));
-    });
+    sending = sending
+      .then(async () => {
+        for (const item of timeline(book, runId, sent)) {
+          stream.send("prp", item, item.position);
+          sent = item.position;
+        }
+        stream.send("view", await book.view(runId));
+      })
+      .catch((err: Error) => {
+        // Pushed from the hub's tick, where nobody awaits it: end the stream (the page
+        // reconnects from its last event) rather than leave a rejection to kill the process.
+        ctx.onError(new Error(`the stream of run ${runId}: ${err.message}`));
+        res.end();
+      });
   };
   const stop = hub.listen((runs) => {
     if (runs.has(runId)) push();

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
@@ -21,14 +23,24 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
   let consoleProcess: ConsoleProcess;
   let browser: Browser;
   const runners: Child[] = [];
+  /** What the page's CSP refused, from every page: the built page must need nothing it forbids. */
+  const cspViolations: string[] = [];
+  const watched = async () => {
+    const page = await browser.context.newPage();
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(`${page.url()}: ${message.text()}`);
+    });
+    return page;
+  };
 
   before(async () => {
     ({ dir, store } = authorityFolder("prp-console-"));
     daemon = await startDaemon([...store, "--poll-ms", "50"]);
-    consoleProcess = await startConsole(["console", ...store, "--poll-ms", "50"]);
+    consoleProcess = await startConsole(["console", ...store, "--poll-ms", "50", "--bundles-dir", join(dir, "bundles")]);
     browser = await launchChromium();
   });
   after(async () => {
+    assert.deepEqual(cspViolations, [], "the console's page ran under its CSP without a violation");
     await browser?.close();
     await killAll([...runners, consoleProcess, daemon]);
     rmSync(dir, { recursive: true, force: true });
@@ -46,35 +58,82 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
   };
   /** The positions the run page's timeline shows, in page order. */
   const shownPositions = (page: Page) => page.locator(".timeline li").evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-position"))));
-  /** A POST of a command from the page itself (its cookie, its origin): what a tampered page could send. */
+  /** A POST of a command from the page itself (its token, its origin): what a tampered page could send. */
   const postFromPage = (page: Page, runId: string, body: unknown) =>
     page.evaluate(
       async ([id, text]) => {
-        const res = await fetch(`api/runs/${encodeURIComponent(id!)}/commands`, { method: "POST", headers: { "content-type": "application/json" }, body: text! });
+        const { sessionStorage } = globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } };
+        const authorization = `Bearer ${sessionStorage.getItem("prp-console-token")}`;
+        const res = await fetch(`api/runs/${encodeURIComponent(id!)}/commands`, { method: "POST", headers: { "content-type": "application/json", authorization }, body: text! });
         return { status: res.status, body: (await res.json()) as { error?: { code: string; path: string; message: string } } };
       },
       [runId, JSON.stringify(body)],
     );
 
-  it("refuses a request without the token, or with a wrong one (401), and serves the page with it", async () => {
-    for (const path of ["/", "/api/runs", "/api/runs/stream", `/?token=${"0".repeat(64)}`, "/api/runs?token=wrong"]) {
-      const res = await fetch(`${consoleProcess.base}${path}`);
-      assert.equal(res.status, 401, `${path} without the right token`);
-      await res.body?.cancel();
+  it("the API refuses a request without the token in its header (401); the page takes the token from its URL into this tab, and no cookie", async () => {
+    for (const path of ["/api/runs", "/api/runs/stream", `/api/runs?token=${consoleProcess.token}`]) {
+      const res = await fetch(`${consoleProcess.base}${path}`, { headers: { cookie: `prp_console_token=${consoleProcess.token}` } });
+      assert.equal(res.status, 401, `${path} without the token in Authorization`);
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, "token_missing");
     }
-    const page = await browser.context.newPage();
-    const refused = await page.goto(`${consoleProcess.base}/?token=${"f".repeat(64)}`);
-    assert.equal(refused?.status(), 401);
-    assert.match(await page.textContent("body") ?? "", /needs its access token/);
+    assert.equal((await fetch(`${consoleProcess.base}/`)).status, 200, "the page's files hold no data: served to anyone");
+    const page = await watched();
+    await page.goto(`${consoleProcess.base}/`);
+    await page.getByTestId("token-missing").getByText(/open the URL that the console printed/).waitFor(WAIT);
+    await page.goto(`${consoleProcess.base}/?token=${"f".repeat(64)}`);
+    const wrong = await postFromPage(page, "any", {});
+    assert.deepEqual([wrong.status, wrong.body.error?.code], [401, "token_wrong"]);
     const served = await page.goto(consoleProcess.url);
     assert.equal(served?.status(), 200);
-    assert.equal(new URL(page.url()).search, "", "the token leaves the address bar once the cookie holds it");
     await page.getByText(/No runs yet|Runs \(/).waitFor(WAIT);
+    assert.equal(new URL(page.url()).search, "", "the token leaves the address bar");
+    assert.equal(await page.evaluate('sessionStorage.getItem("prp-console-token")'), consoleProcess.token);
+    assert.deepEqual(await browser.context.cookies(), [], "no cookie at all");
     await page.close();
   });
 
+  it("another server on 127.0.0.1, in the same browser, gets no token; it cannot frame the console", async () => {
+    const console_ = await watched();
+    await console_.goto(consoleProcess.url);
+    await console_.getByText(/No runs yet|Runs \(/).waitFor(WAIT);
+    // A plain server on another loopback port: it records what the browser sends it, and frames the console.
+    const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
+    const other: Server = createServer((req, res) => {
+      seen.push({ url: req.url ?? "", headers: req.headers });
+      if (req.url === "/") {
+        res.writeHead(200, { "content-type": "text/html" });
+        return void res.end(`<img src="/pixel"><script>fetch("/probe", { credentials: "include" }).then(() => (window.probed = true));</script>
+          <iframe id="console" src="${consoleProcess.url}" onload="window.framed = true"></iframe>`);
+      }
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`);
+      await page.waitForFunction("window.probed && window.framed", undefined, WAIT);
+      assert.ok(seen.some((r) => r.url === "/probe") && seen.some((r) => r.url === "/pixel"), JSON.stringify(seen.map((r) => r.url)));
+      for (const request of seen) {
+        assert.equal(request.headers.cookie, undefined, `no cookie on ${request.url}`);
+        assert.ok(!JSON.stringify(request).includes(consoleProcess.token), `no token in ${request.url}`);
+      }
+      // The framed console is refused (frame-ancestors 'none', X-Frame-Options): an error page, not the console.
+      const frame = page.frames().find((f) => f !== page.mainFrame());
+      assert.ok(frame, "the iframe is there");
+      const shown = await frame.evaluate<string>('document.body?.innerText ?? ""').catch((err: Error) => `inaccessible: ${err.message}`);
+      assert.doesNotMatch(shown, /PRP console|Runs \(|No runs yet/, "the console did not render in the frame");
+      await page.close();
+    } finally {
+      await new Promise<void>((resolve) => {
+        other.close(() => resolve());
+        other.closeAllConnections();
+      });
+    }
+    await console_.close();
+  });
+
   it("the list updates while a run streams; its permission and question are answered from the page; a reload mid-run resumes the timeline with no gap and no duplicate; bad commands are refused and change nothing", async () => {
-    const list = await browser.context.newPage();
+    const list = await watched();
     await list.goto(consoleProcess.url);
     await list.getByText(/No runs yet|Runs \(/).waitFor(WAIT);
 
@@ -84,8 +143,8 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await row.waitFor(WAIT);
     await row.getByText("live").waitFor(WAIT);
 
-    const page = await browser.context.newPage();
-    await page.goto(`${consoleProcess.base}/#/run/${runId}`);
+    const page = await watched();
+    await page.goto(`${consoleProcess.url}#/run/${runId}`);
     const permission = page.locator('form[data-request-id="request_permission_1"]');
     await permission.waitFor(WAIT);
     const before = committed(runId).length;
@@ -151,10 +210,12 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await list.close();
   });
 
-  it("interrupts a turn from the page: the receipt is shown and the run ends interrupted", async () => {
+  it("interrupts a turn from the page: the receipt is shown and the run ends interrupted; its bundle's files open and download with the token", async () => {
     const { runId, runner } = startRun("interrupted");
-    const page = await browser.context.newPage();
-    await page.goto(`${consoleProcess.base}/#/run/${runId}`);
+    mkdirSync(join(dir, "bundles", runId, "bundle"), { recursive: true });
+    writeFileSync(join(dir, "bundles", runId, "bundle", "notes.txt"), "the bundle's own notes\n");
+    const page = await watched();
+    await page.goto(`${consoleProcess.url}#/run/${runId}`);
     await page.locator(".items").getByText("compiling…").waitFor(WAIT);
     await page.getByRole("button", { name: "Interrupt the turn" }).click();
     await page.getByTestId("receipt").getByText(/Queued turn\.interrupt/).waitFor(WAIT);
@@ -163,6 +224,15 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     const events = committed(runId);
     assert.deepEqual(judgeRun(events).problems, []);
     assert.ok(events.some((e) => e.eventType === "turn.interrupted"), events.map((e) => e.eventType).join(", "));
+
+    // A link sends no header: the page fetches the file with the token and opens or saves it.
+    const [tab] = await Promise.all([browser.context.waitForEvent("page", WAIT), page.getByRole("link", { name: "notes.txt", exact: true }).click()]);
+    await tab.waitForURL(/^blob:/, WAIT);
+    assert.equal(await tab.evaluate<string>("document.body.innerText"), "the bundle's own notes\n");
+    await tab.close();
+    const [download] = await Promise.all([page.waitForEvent("download", WAIT), page.getByRole("link", { name: "Download notes.txt" }).click()]);
+    assert.equal(download.suggestedFilename(), "notes.txt");
+    assert.equal(readFileSync((await download.path())!, "utf8"), "the bundle's own notes\n");
     await page.close();
   });
 });

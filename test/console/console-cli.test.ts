@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -13,10 +13,10 @@ import { until } from "../support/until.js";
 import { startConsole, type ConsoleProcess } from "./console-process.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 
-/** A GET or POST with the console's token (as the page's cookie would carry it). */
+/** A GET or POST with the console's token, as the page sends it. */
 async function api<T>(c: ConsoleProcess, path: string, body?: unknown): Promise<{ status: number; value: T }> {
   const res = await fetch(`${c.base}${path}`, {
-    headers: { cookie: `prp_console_token=${c.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: { authorization: `Bearer ${c.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { method: "POST", body: JSON.stringify(body) }),
   });
   return { status: res.status, value: (await res.json()) as T };
@@ -82,22 +82,30 @@ describe("prp console without a browser: replay files, the daemon's --console, t
     assert.match(refused.stderr, /line 2:/);
   });
 
-  it("prp authority serve --console serves the console beside the daemon and stops with it", async () => {
+  it("prp authority serve --console serves the console beside the daemon, keeps its token out of the logs (in a 0600 file) and stops with it", async () => {
     const key = join(dir, "key");
     assert.equal(runPrp(["authority", "key", "--out", key]).status, 0);
-    const store = ["--store", `sqlite:${join(dir, "store")}`, "--server-key-file", key];
+    const storeDir = join(dir, "store");
+    const store = ["--store", `sqlite:${storeDir}`, "--server-key-file", key];
     const daemon = await startDaemon([...store, "--console"]);
+    const urlFile = join(storeDir, "console-url");
     try {
-      await until(() => daemon.stdout().includes("console: "), () => `the daemon to print its console's URL: ${daemon.stdout()}`, 30_000);
-      const url = /^console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64})$/m.exec(daemon.stdout())?.[1];
-      assert.ok(url, `the daemon printed its console's URL: ${daemon.stdout()}`);
+      await until(() => daemon.stdout().includes("console: "), () => `the daemon to print its console's address: ${daemon.stdout()}`, 30_000);
+      const line = /^console: (http:\/\/127\.0\.0\.1:\d+\/) \(its URL with the access token is in (.+), readable by you only\)$/m.exec(daemon.stdout());
+      assert.ok(line, `the daemon printed its console's address and where its URL is: ${daemon.stdout()}`);
+      assert.equal(line[2], urlFile);
+      assert.equal(statSync(urlFile).mode & 0o777, 0o600);
+      const url = readFileSync(urlFile, "utf8").trim();
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
+      const token = new URL(url).searchParams.get("token")!;
       const created = JSON.parse(runPrp(["authority", "run", "create", "--json", ...store]).stdout) as { runId: string };
-      const parsed = new URL(url);
-      const res = await fetch(`${parsed.origin}/api/runs`, { headers: { cookie: `prp_console_token=${parsed.searchParams.get("token")}` } });
+      const res = await fetch(`${new URL(url).origin}/api/runs`, { headers: { authorization: `Bearer ${token}` } });
       assert.deepEqual(((await res.json()) as { runs: RunRow[] }).runs.map((r) => r.runId), [created.runId]);
-      assert.equal((await fetch(`${parsed.origin}/api/runs`)).status, 401);
+      assert.equal((await fetch(`${new URL(url).origin}/api/runs`)).status, 401);
       daemon.kill("SIGTERM");
       assert.equal(await daemon.exited(), 0, daemon.stderr());
+      assert.ok(!daemon.stdout().includes(token) && !daemon.stderr().includes(token), "the token is in neither stdout nor stderr");
+      assert.equal(existsSync(urlFile), false, "the URL file is removed when the daemon stops");
     } finally {
       daemon.kill("SIGKILL");
       await daemon.exited();
@@ -118,7 +126,7 @@ describe("prp console without a browser: replay files, the daemon's --console, t
     // Whatever the run's end (a loaded machine can fail a fake harness's start), the page shows it as the store has it.
     assert.equal(view.value.run.state, view.value.session.terminal?.runTerminalState, JSON.stringify(view.value.run));
     assert.ok(view.value.artifacts.some((a) => a.name === "native-execution.json"), JSON.stringify(view.value.artifacts));
-    const file = await fetch(`${c.base}/api/runs/${runId}/artifacts/transcript.ndjson`, { headers: { cookie: `prp_console_token=${c.token}` } });
+    const file = await fetch(`${c.base}/api/runs/${runId}/artifacts/transcript.ndjson`, { headers: { authorization: `Bearer ${c.token}` } });
     assert.equal(file.status, 200);
     assert.equal((await file.text()).split("\n").filter((l) => l !== "").length, view.value.run.eventCount);
     const outside = await api<{ error: { code: string } }>(c, `/api/runs/${runId}/artifacts/..%2F..%2Fauthority-server-key`);

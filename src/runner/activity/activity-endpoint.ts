@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
+import { writePrivateFile } from "../../storage/private-file.js";
 import { activityPayload, type ActivityPayload } from "./activity-input.js";
 import { DESCRIPTOR_SCHEMA, readOneMessage, type ActivityReply } from "./activity-protocol.js";
 import type { HarnessActivity } from "./harness-activity.js";
@@ -64,15 +65,6 @@ function listenPrivately(server: Server, path: string): Promise<void> {
       process.umask(previous);
     }
   });
-}
-
-/** Written beside, then renamed over: a reader sees the old descriptor or the new one, never half of one. */
-function writePrivateFile(path: string, text: string): void {
-  const temporary = `${path}.${process.pid}.tmp`;
-  rmSync(temporary, { force: true });
-  writeFileSync(temporary, text, { mode: 0o600, flag: "wx" });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, path);
 }
 
 function serve(socket: Socket, context: string, activity: HarnessActivity, record: ActivityRecorder): void {
