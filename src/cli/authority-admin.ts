@@ -12,15 +12,16 @@ import { RUNNER_CONNECT_PATH_PREFIX } from "../transport/upgrade-server.js";
 import { CliFailure, MISCONFIGURED, refusal, runAction, withStore, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { parsePositiveInt, parseProtocolVersion } from "./options.js";
+import { printableJson, visible } from "./terminal-text.js";
 
 interface JsonOption {
   json?: boolean;
 }
 
-/** Prints one JSON line, or the text lines. */
+/** Prints one JSON line, or the text lines; either with no raw control character (terminal-text.ts). */
 const print = (json: boolean | undefined, value: unknown, text: () => string[]) => {
-  if (json) console.log(JSON.stringify(value));
-  else for (const line of text()) console.log(line);
+  if (json) console.log(printableJson(JSON.stringify(value)));
+  else for (const line of text()) console.log(visible(line));
 };
 
 async function knownRun(store: AuthorityStore, runId: string): Promise<RunSnapshot> {
@@ -215,9 +216,10 @@ function registerRuns(authority: Command): void {
           }
           return out;
         });
-        if (opts.json) for (const row of rows) console.log(JSON.stringify(row));
+        // A runner's hello names its version: shown with its controls visible, like any peer's text.
+        if (opts.json) for (const row of rows) console.log(printableJson(JSON.stringify(row)));
         else if (rows.length === 0) console.log("no runs");
-        else for (const r of rows) console.log(`${r.runId}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}${r.lastRunner ? `  runner ${r.lastRunner.runnerVersion ?? "?"} contract ${r.lastRunner.contractDigest ?? "unreported"}` : ""}`);
+        else for (const r of rows) console.log(visible(`${r.runId}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}${r.lastRunner ? `  runner ${r.lastRunner.runnerVersion ?? "?"} contract ${r.lastRunner.contractDigest ?? "unreported"}` : ""}`));
       }),
     );
 }
