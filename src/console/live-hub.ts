@@ -34,6 +34,11 @@ export class LiveHub {
     return next;
   }
 
+  /** Reports a failure that is nobody's request's answer (a stream's read). */
+  report(err: Error): void {
+    this.onError(err);
+  }
+
   listen(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
