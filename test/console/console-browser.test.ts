@@ -1,51 +1,20 @@
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
-import { authorityFolder, killAll, runnerArgs, spawnRunnerd, startDaemon, type Child, type Daemon } from "../cli/authority-processes.js";
-import { eventLines, judgeRun } from "../cli/authority-run.js";
-import { adminJson, runPrp } from "../cli/run-cli.js";
-import { PATIENT_HARNESS } from "../support/scripts.js";
+import { judgeRun } from "../cli/authority-run.js";
 import { until } from "../support/until.js";
-import { launchChromium, type Browser } from "./browser.js";
-import { startConsole, type ConsoleProcess } from "./console-process.js";
-
-/** Bounded waits in the page: generous, because two cores are shared with other suites. */
-const WAIT = { timeout: 60_000 };
+import { liveConsole, shownPositions, WAIT, type LiveConsole } from "./live-console.js";
 
 describe("prp console in Chromium: a live run watched, answered and interrupted from the page", () => {
-  let dir: string;
-  let store: string[];
-  let daemon: Daemon;
-  let consoleProcess: ConsoleProcess;
-  let browser: Browser;
-  const runners: Child[] = [];
-
+  let live: LiveConsole;
   before(async () => {
-    ({ dir, store } = authorityFolder("prp-console-"));
-    daemon = await startDaemon([...store, "--poll-ms", "50"]);
-    consoleProcess = await startConsole(["console", ...store, "--poll-ms", "50"]);
-    browser = await launchChromium();
+    live = await liveConsole("prp-console-");
   });
-  after(async () => {
-    await browser?.close();
-    await killAll([...runners, consoleProcess, daemon]);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => live?.close());
 
-  const admin = (args: string[]) => adminJson(store, args);
-  const committed = (runId: string) => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout);
-  /** A run of `script` created in the store and its runner started against the daemon. */
-  const startRun = (script: string) => {
-    const created = admin(["authority", "run", "create", "--json", "--script", script, "--prompt", `Play the ${script} script.`]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
-    const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
-    const runner = spawnRunnerd([...runnerArgs(created, daemon.url, join(dir, `runner-${created.runId}`)), "--delay-ms", "0", ...PATIENT_HARNESS], ticket.ticket, dir);
-    runners.push(runner);
-    return { runId: created.runId, runner };
-  };
-  /** The positions the run page's timeline shows, in page order. */
-  const shownPositions = (page: Page) => page.locator(".timeline li").evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-position"))));
+  const admin = (args: string[]) => live.admin(args);
+  const committed = (runId: string) => live.committed(runId);
+  const startRun = (script: string) => live.startRun(script);
   /** A POST of a command from the page itself (its cookie, its origin): what a tampered page could send. */
   const postFromPage = (page: Page, runId: string, body: unknown) =>
     page.evaluate(
@@ -58,15 +27,15 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
 
   it("refuses a request without the token, or with a wrong one (401), and serves the page with it", async () => {
     for (const path of ["/", "/api/runs", "/api/runs/stream", `/?token=${"0".repeat(64)}`, "/api/runs?token=wrong"]) {
-      const res = await fetch(`${consoleProcess.base}${path}`);
+      const res = await fetch(`${live.console.base}${path}`);
       assert.equal(res.status, 401, `${path} without the right token`);
       await res.body?.cancel();
     }
-    const page = await browser.context.newPage();
-    const refused = await page.goto(`${consoleProcess.base}/?token=${"f".repeat(64)}`);
+    const page = await live.browser.context.newPage();
+    const refused = await page.goto(`${live.console.base}/?token=${"f".repeat(64)}`);
     assert.equal(refused?.status(), 401);
     assert.match(await page.textContent("body") ?? "", /needs its access token/);
-    const served = await page.goto(consoleProcess.url);
+    const served = await page.goto(live.console.url);
     assert.equal(served?.status(), 200);
     assert.equal(new URL(page.url()).search, "", "the token leaves the address bar once the cookie holds it");
     await page.getByText(/No runs yet|Runs \(/).waitFor(WAIT);
@@ -74,8 +43,8 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
   });
 
   it("the list updates while a run streams; its permission and question are answered from the page; a reload mid-run resumes the timeline with no gap and no duplicate; bad commands are refused and change nothing", async () => {
-    const list = await browser.context.newPage();
-    await list.goto(consoleProcess.url);
+    const list = await live.browser.context.newPage();
+    await list.goto(live.console.url);
     await list.getByText(/No runs yet|Runs \(/).waitFor(WAIT);
 
     const { runId, runner } = startRun("permission-input");
@@ -84,16 +53,18 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await row.waitFor(WAIT);
     await row.getByText("live").waitFor(WAIT);
 
-    const page = await browser.context.newPage();
-    await page.goto(`${consoleProcess.base}/#/run/${runId}`);
+    const page = await live.browser.context.newPage();
+    await page.goto(`${live.console.base}/#/run/${runId}`);
     const permission = page.locator('form[data-request-id="request_permission_1"]');
     await permission.waitFor(WAIT);
     const before = committed(runId).length;
+    await page.locator(`.timeline li[data-position="${before}"]`).waitFor(WAIT);
     assert.deepEqual(await shownPositions(page), Array.from({ length: before }, (_, i) => i + 1), "the timeline so far, in order");
 
     // Reload mid-run: the page resumes from the last position it saw.
     await page.reload();
     await permission.waitFor(WAIT);
+    await page.locator(`.timeline li[data-position="${before}"]`).waitFor(WAIT);
     assert.deepEqual(await shownPositions(page), Array.from({ length: before }, (_, i) => i + 1), "after the reload: the same events, once each");
 
     // A malformed answer and an answer to a request nobody asked: typed refusals, nothing queued.
@@ -106,7 +77,9 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     assert.deepEqual([notAllowed.status, notAllowed.body.error?.code], [400, "command_not_allowed"]);
     assert.deepEqual(admin(["authority", "runs", "--json"]), commandsBefore, "no refused command reached the store");
 
-    // The permission, answered from the form.
+    // The permission, answered from the form: nothing is chosen for the person.
+    const sendPermission = permission.getByRole("button", { name: "Send answer" });
+    assert.equal(await sendPermission.isDisabled(), true, "no choice is pre-selected: the answer waits for one");
     await permission.getByLabel("Allow").check();
     await permission.getByRole("button", { name: "Send answer" }).click();
     await page.getByTestId("receipt").getByText(/Queued request\.resolve as command_prp_\d+/).waitFor(WAIT);
@@ -135,15 +108,17 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await row.getByText("succeeded").waitFor(WAIT);
     assert.equal(await row.locator(".event-count").textContent(), String(events.length));
 
-    // A command after the run ended: a message on the page, a typed refusal, nothing queued.
+    // After the run ended: no buttons to press; a command sent anyway is refused typed, nothing queued.
+    await page.getByTestId("ended-note").waitFor(WAIT);
+    for (const name of ["Interrupt the turn", "Cancel the run"]) assert.equal(await page.getByRole("button", { name }).count(), 0, `no "${name}" on an ended run`);
     const commandsAtEnd = admin(["authority", "runs", "--json"]);
-    await page.getByRole("button", { name: "Cancel the run" }).click();
-    await page.getByTestId("refusal").getByText(/run_ended/).waitFor(WAIT);
+    const late = await postFromPage(page, runId, { type: "run.cancel", payload: {} });
+    assert.deepEqual([late.status, late.body.error?.code], [409, "run_ended"]);
     assert.deepEqual(admin(["authority", "runs", "--json"]), commandsAtEnd);
     if (process.env.PRP_CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.PRP_CONSOLE_SCREENSHOT, fullPage: true });
 
     // A run that does not exist: the page says so; the API refuses it typed.
-    await page.goto(`${consoleProcess.base}/#/run/run_does_not_exist`);
+    await page.goto(`${live.console.base}/#/run/run_does_not_exist`);
     await page.getByTestId("page-error").getByText(/unknown_run/).waitFor(WAIT);
     const unknown = await postFromPage(page, "run_does_not_exist", { type: "run.cancel", payload: {} });
     assert.deepEqual([unknown.status, unknown.body.error?.code], [404, "unknown_run"]);
@@ -153,8 +128,8 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
 
   it("interrupts a turn from the page: the receipt is shown and the run ends interrupted", async () => {
     const { runId, runner } = startRun("interrupted");
-    const page = await browser.context.newPage();
-    await page.goto(`${consoleProcess.base}/#/run/${runId}`);
+    const page = await live.browser.context.newPage();
+    await page.goto(`${live.console.base}/#/run/${runId}`);
     await page.locator(".items").getByText("compiling…").waitFor(WAIT);
     await page.getByRole("button", { name: "Interrupt the turn" }).click();
     await page.getByTestId("receipt").getByText(/Queued turn\.interrupt/).waitFor(WAIT);
