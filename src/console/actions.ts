@@ -37,7 +37,8 @@ async function answerProblem(book: RunBook, runId: string, payload: Record<strin
   if (typeof requestId !== "string" || requestId === "") return refuse("invalid_answer", "/payload/requestId", "name the request: requestId is a non-empty string");
   const request = book.session(runId)?.requests.find((r) => r.requestId === requestId);
   if (!request) return refuse("unknown_request", "/payload/requestId", `the run has no request ${requestId}`);
-  const queued = (await book.source.commands(runId)).some((c) => c.type === "request.resolve" && c.requestId === requestId);
+  // An answer the runner rejected left the request pending: it may be answered again.
+  const queued = (await book.source.commands(runId)).some((c) => c.type === "request.resolve" && c.requestId === requestId && c.status !== "rejected");
   if (request.status !== "pending" || queued) return refuse("request_already_answered", "/payload/requestId", `request ${requestId} is already answered; an answer is sent once`);
   if (!isPlainObject(resolution) || typeof resolution.action !== "string" || !ACTIONS.has(resolution.action)) {
     return refuse("invalid_answer", "/payload/resolution/action", `resolution.action must be one of ${[...ACTIONS].join(", ")}`);

@@ -28,8 +28,9 @@ export function ActionsPanel({ runId, view }: { runId: string; view: RunView }) 
   };
   const turnId = view.session.activeTurnId;
   const ended = view.session.terminal !== null || view.run.state !== "live";
-  const answered = new Set(view.commands.filter((c) => c.type === "request.resolve").map((c) => c.requestId));
-  // A request answered but not yet resolved by the runner keeps its form off: an answer is sent once.
+  // A request answered but not yet resolved by the runner keeps its form off (an answer is sent
+  // once), unless the runner rejected that answer: then it is still waiting for one.
+  const answered = new Set(view.commands.filter((c) => c.type === "request.resolve" && c.status !== "rejected").map((c) => c.requestId));
   const pending = ended ? [] : view.requests.filter((r) => !answered.has(r.requestId));
   return (
     <section aria-labelledby="actions-title" class="actions">
