@@ -85,6 +85,25 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     await page.close();
   });
 
+  it("an ACP agent's form question is a form too: its answer reaches the agent", async () => {
+    const { runId, runner } = live.startAgentRun("question");
+    const page = await openRun(runId);
+    const form = page.locator("form[data-request-id]");
+    await form.waitFor(WAIT);
+    await form.locator('fieldset[data-question-id^="field-1-deploy_target-"]').getByLabel(/production/).check();
+    await form.locator('fieldset[data-question-id^="field-2-preferred_name-"]').getByLabel("Your answer").fill("winter-release");
+    await form.getByRole("button", { name: "Send answers" }).click();
+    await page.getByTestId("command-state").getByText("applied by the runner").waitFor(WAIT);
+    await page.getByTestId("terminal").getByText(/completed \/ succeeded/).waitFor(WAIT);
+    assert.equal(await runner.exited(), 0, runner.stderr());
+    const events = live.committed(runId);
+    const resolvedAt = events.findIndex((e) => e.eventType === "runtime_request.resolved");
+    assert.ok(resolvedAt >= 0, events.map((e) => e.eventType).join(", "));
+    const after = JSON.stringify(events.slice(resolvedAt + 1));
+    assert.ok(after.includes("production") && after.includes("winter-release"), `the agent echoes the answer it got: ${after.slice(0, 2000)}`);
+    await page.close();
+  });
+
   it("an answer that does not fit the question set is refused before it is queued", async () => {
     const { runId, runner } = live.startRun("interactive-question");
     const page = await openRun(runId);

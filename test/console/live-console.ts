@@ -1,9 +1,10 @@
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { authorityFolder, killAll, runnerArgs, spawnRunnerd, startDaemon, type Child, type Daemon } from "../cli/authority-processes.js";
 import { eventLines } from "../cli/authority-run.js";
 import { adminJson, runPrp } from "../cli/run-cli.js";
+import { testAgentCommand } from "../harness/acp/drive-agent.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { launchChromium, type Browser } from "./browser.js";
 import { startConsole, type ConsoleProcess } from "./console-process.js";
@@ -63,13 +64,23 @@ export async function liveConsole(prefix: string) {
     committed: (runId: string) => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout),
     /** A run of `script` (a name or a file) created in the store and its runner started against the daemon. */
     startRun(script: string) {
-      const created = admin(["authority", "run", "create", "--json", "--script", script, "--prompt", `Play the ${script} script.`]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
-      const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
-      const runner = spawnRunnerd([...runnerArgs(created, d.url, join(dir, `runner-${created.runId}`)), "--delay-ms", "0", ...PATIENT_HARNESS], ticket.ticket, dir);
-      started.push(runner);
-      return { runId: created.runId, runner };
+      return start(["--script", script], []);
+    },
+    /** A run of the ACP test agent playing `scenario`, in a workspace of its own; its requests are put to the page. */
+    startAgentRun(scenario: string) {
+      const workspace = join(dir, `workspace-${scenario}-${started.length}`);
+      mkdirSync(workspace);
+      return start(["--agent", testAgentCommand(scenario)], ["--agent-cwd", workspace, "--permission-policy", "ask"]);
     },
   };
+
+  function start(harness: string[], runnerExtra: string[]) {
+    const created = admin(["authority", "run", "create", "--json", ...harness, "--prompt", "Play the scenario."]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
+    const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
+    const runner = spawnRunnerd([...runnerArgs(created, d.url, join(dir, `runner-${created.runId}`)), "--delay-ms", "0", ...PATIENT_HARNESS, ...runnerExtra], ticket.ticket, dir);
+    started.push(runner);
+    return { runId: created.runId, runner };
+  }
 }
 
 export type LiveConsole = Awaited<ReturnType<typeof liveConsole>>;
