@@ -62,7 +62,10 @@ export class RunBook {
       }
       for (;;) {
         const fresh = (await this.source.eventsAfter(runId, ledger.facts.eventCount, READ_PAGE)) ?? [];
-        if (fresh.length > 0) this.take(ledger, fresh) && runs.add(runId);
+        if (fresh.length > 0) {
+          this.take(ledger, fresh);
+          runs.add(runId);
+        }
         if (fresh.length < READ_PAGE) break;
       }
       // A command's result may come after run.terminal (the cancel that ended it): read until none is pending.
@@ -79,14 +82,14 @@ export class RunBook {
     return { runs };
   }
 
-  private take(ledger: Ledger, events: PrpEvent[]): true {
+  /** Applies the run's next events to its reduction and facts, and keeps them in its tail. */
+  private take(ledger: Ledger, events: PrpEvent[]): void {
     const start = ledger.facts.eventCount;
     ledger.snapshot = applyEvents(ledger.snapshot, events);
     foldFacts(ledger.facts, events);
     ledger.tail.push(...events.map((event, i) => ({ position: start + i + 1, event })));
     if (ledger.tail.length > TAIL_EVENTS) ledger.tail.splice(0, ledger.tail.length - TAIL_EVENTS);
     ledger.version++;
-    return true;
   }
 
   has(runId: string): boolean {
