@@ -2,7 +2,7 @@ import { readFileBounded } from "../contract/bounded-read.js";
 import { visible } from "./terminal-text.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
 import { createInterface } from "node:readline/promises";
-import { actionForChoice } from "../harness/acp/permissions.js";
+import { actionForChoice } from "../contract/permission-choices.js";
 
 /** A request as `runtime_request.created` carries it, with what the prompt needs. */
 export interface PendingRequest {

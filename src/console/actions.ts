@@ -1,6 +1,8 @@
+import { decodeValue } from "../contract/decode.js";
+import type { PRPQuestionSet } from "../contract/generated/types.js";
 import { isPlainObject } from "../contract/plain-object.js";
-import type { PrpEvent } from "../contract/kinds.js";
-import { reduceEvents } from "../reducer/reduce.js";
+import { actionForChoice } from "../contract/permission-choices.js";
+import { responseMismatch } from "../contract/question-rules.js";
 import { CONSOLE_COMMANDS, type ApiResult, type CommandReceipt } from "./api-types.js";
 import type { RunBook } from "./run-book.js";
 
@@ -31,33 +33,35 @@ export async function submitCommand(book: RunBook, runId: string, body: unknown)
 }
 
 async function answerProblem(book: RunBook, runId: string, payload: Record<string, unknown>): Promise<ApiResult<never> | undefined> {
-  const events = book.eventsAfter(runId, 0);
   const { requestId, resolution } = payload;
   if (typeof requestId !== "string" || requestId === "") return refuse("invalid_answer", "/payload/requestId", "name the request: requestId is a non-empty string");
-  const request = reduceEvents(null, null, events).requests.find((r) => r.requestId === requestId);
+  const request = book.session(runId)?.requests.find((r) => r.requestId === requestId);
   if (!request) return refuse("unknown_request", "/payload/requestId", `the run has no request ${requestId}`);
-  const queued = (await book.source.commands(runId)).some((c) => c.type === "request.resolve" && c.requestId === requestId);
+  // An answer the runner rejected left the request pending: it may be answered again.
+  const queued = (await book.source.commands(runId)).some((c) => c.type === "request.resolve" && c.requestId === requestId && c.status !== "rejected");
   if (request.status !== "pending" || queued) return refuse("request_already_answered", "/payload/requestId", `request ${requestId} is already answered; an answer is sent once`);
   if (!isPlainObject(resolution) || typeof resolution.action !== "string" || !ACTIONS.has(resolution.action)) {
     return refuse("invalid_answer", "/payload/resolution/action", `resolution.action must be one of ${[...ACTIONS].join(", ")}`);
   }
-  const choices = choiceKeys(events, requestId);
-  if (resolution.action === "accept" && choices.length > 0 && !choices.includes(resolution.choice as string)) {
-    return refuse("invalid_answer", "/payload/resolution/choice", `choose one of ${choices.join(", ")}`);
+  const asked = book.request(runId, requestId);
+  const choices = asked?.choices.map((c) => c.key) ?? [];
+  const { action, choice } = resolution;
+  if (choices.length > 0 && (choice !== undefined || action === "accept" || action === "accept_for_session")) {
+    if (!choices.includes(choice as string)) return refuse("invalid_answer", "/payload/resolution/choice", `choose one of ${choices.join(", ")}`);
+    // The choice decides the action (allow_always is accept_for_session): a mismatch would grant something else.
+    if (actionForChoice(choice as string) !== action) return refuse("invalid_answer", "/payload/resolution/action", `choice ${String(choice)} is answered with action ${actionForChoice(choice as string)}`);
   }
-  if (resolution.action === "submit" && request.type === "input" && (typeof resolution.text !== "string" || resolution.text.trim() === "")) {
+  if (action === "submit" && asked?.input) return responseProblem(asked.input, resolution.response);
+  if (action === "submit" && request.type === "input" && (typeof resolution.text !== "string" || resolution.text.trim() === "")) {
     return refuse("invalid_answer", "/payload/resolution/text", "an answer to a question needs some text");
   }
   return undefined;
 }
 
-/** The keys of the request's choices, as the harness offered them. */
-function choiceKeys(events: readonly PrpEvent[], requestId: string): string[] {
-  for (const e of events) {
-    const request = (e.payload as { request?: { requestId?: unknown; choices?: unknown } }).request;
-    if (e.eventType === "runtime_request.created" && request?.requestId === requestId && Array.isArray(request.choices)) {
-      return request.choices.map((c: { key?: unknown }) => String(c?.key));
-    }
-  }
-  return [];
+/** A question set is answered with a question response that fits it, as the runner checks it. */
+function responseProblem(set: PRPQuestionSet, response: unknown): ApiResult<never> | undefined {
+  const decoded = decodeValue(response, { kind: "question-response" });
+  if (!decoded.ok) return refuse("invalid_answer", `/payload/resolution/response${decoded.error.path}`, `answer the question set with a question response: ${decoded.error.message}`);
+  const mismatch = responseMismatch(set, decoded.value, "/payload/resolution/response");
+  return mismatch ? refuse("invalid_answer", mismatch.path, mismatch.message) : undefined;
 }

@@ -9,6 +9,11 @@ import type { LiveHub } from "./live-hub.js";
 import type { RunBook } from "./run-book.js";
 import { openEventStream, resumeAfter } from "./sse.js";
 
+/** Events one page of the timeline may ask for (`?limit=`), and a stream sends at once. */
+const MAX_PAGE = 1000;
+/** A run's view is sent at most this often to each page: coalesced, not once per event batch. */
+const VIEW_EVERY_MS = 250;
+
 /** The most bytes a command from the page may have. */
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -29,7 +34,10 @@ export const sendJson = (res: ServerResponse, status: number, value: unknown) =>
 /** A typed refusal: `{error: {code, path, message}}` with the status its code implies. */
 export const refuse = (res: ServerResponse, error: ApiRefusal) => sendJson(res, STATUS_BY_CODE[error.code] ?? 400, { error });
 
-const timeline = (book: RunBook, runId: string, after: number): TimelineEvent[] => book.eventsAfter(runId, after).map((event, i) => ({ position: after + i + 1, event }));
+const pageLimit = (text: string | null): number => {
+  const n = Number(text ?? MAX_PAGE);
+  return Number.isSafeInteger(n) && n > 0 ? Math.min(n, MAX_PAGE) : MAX_PAGE;
+};
 
 /** The JSON API and its event streams, under /api/. */
 export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -54,7 +62,10 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
     const upto = url.searchParams.get("upto");
     return sendJson(res, 200, await book.view(runId, upto === null ? undefined : Number(upto)));
   }
-  if (req.method === "GET" && rest === "events") return sendJson(res, 200, { events: timeline(book, runId, resumeAfter(undefined, url.searchParams.get("after"))) });
+  if (req.method === "GET" && rest === "events") {
+    const events: TimelineEvent[] = await book.eventsAfter(runId, resumeAfter(undefined, url.searchParams.get("after")), pageLimit(url.searchParams.get("limit")));
+    return sendJson(res, 200, { events });
+  }
   if (req.method === "GET" && rest === "stream") return streamRun(ctx, runId, req, res, url);
   if (req.method === "POST" && rest === "commands") {
     const body = await readBody(req);
@@ -84,28 +95,49 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
   return refuse(res, { code: "not_found", path: url.pathname, message: "no such API route" });
 }
 
-/** The run's events from the resume point, then each as it is committed, and the run's view after each batch. */
+/**
+ * The run's events from the resume point, then each as it is committed; and the run's view,
+ * whenever it has changed, at most every VIEW_EVERY_MS: a page following a busy run gets its
+ * events as they come, and the (larger) view only as often as a person can read it.
+ */
 async function streamRun(ctx: ApiContext, runId: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const { book, hub } = ctx;
   let sent = resumeAfter(req.headers["last-event-id"], url.searchParams.get("after"));
-  const stream = openEventStream(res, () => stop());
+  let viewSent = -1;
+  let viewAt = 0;
+  let viewTimer: NodeJS.Timeout | undefined;
+  const stream = openEventStream(res, () => {
+    stop();
+    clearTimeout(viewTimer);
+  });
   let sending: Promise<void> = Promise.resolve();
-  const push = () => {
-    sending = sending
-      .then(async () => {
-        for (const item of timeline(book, runId, sent)) {
+  const then = (step: () => Promise<void>) => {
+    // Pushed from the hub's tick, where nobody awaits it: a failed read ends this page's stream
+    // (the page reconnects from its last event id) rather than leave a rejection to kill the process.
+    sending = sending.then(step).catch((err: Error) => {
+      ctx.onError(new Error(`the stream of run ${runId}: ${err.message}`));
+      res.end();
+    });
+  };
+  const sendView = async () => {
+    viewTimer = undefined;
+    if (stream.closed() || book.version(runId) === viewSent) return;
+    viewSent = book.version(runId);
+    viewAt = Date.now();
+    stream.send("view", await book.view(runId));
+  };
+  const push = () =>
+    then(async () => {
+      for (;;) {
+        const items = await book.eventsAfter(runId, sent, MAX_PAGE);
+        for (const item of items) {
           stream.send("prp", item, item.position);
           sent = item.position;
         }
-        stream.send("view", await book.view(runId));
-      })
-      .catch((err: Error) => {
-        // Pushed from the hub's tick, where nobody awaits it: end the stream (the page
-        // reconnects from its last event) rather than leave a rejection to kill the process.
-        ctx.onError(new Error(`the stream of run ${runId}: ${err.message}`));
-        res.end();
-      });
-  };
+        if (items.length < MAX_PAGE || stream.closed()) break;
+      }
+      if (viewTimer === undefined && !stream.closed()) viewTimer = setTimeout(() => then(sendView), Math.max(0, viewAt + VIEW_EVERY_MS - Date.now()));
+    });
   const stop = hub.listen((runs) => {
     if (runs.has(runId)) push();
   });

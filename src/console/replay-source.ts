@@ -41,8 +41,8 @@ export class ReplaySource implements RunSource {
     return [this.runId];
   }
 
-  async eventsAfter(runId: string, after: number): Promise<PrpEvent[] | undefined> {
-    return runId === this.runId ? this.events.slice(after) : undefined;
+  async eventsAfter(runId: string, after: number, limit: number): Promise<PrpEvent[] | undefined> {
+    return runId === this.runId ? this.events.slice(after, after + limit) : undefined;
   }
 
   origin() {

@@ -11,8 +11,8 @@ export interface RunSource {
   /** Whether commands can be sent (false for a replayed file). */
   readonly live: boolean;
   runIds(): Promise<string[]>;
-  /** The run's events after position `after`, in order; undefined for a run it does not hold. */
-  eventsAfter(runId: string, after: number): Promise<PrpEvent[] | undefined>;
+  /** The run's events after position `after`, in order, at most `limit`; undefined for a run it does not hold. */
+  eventsAfter(runId: string, after: number, limit: number): Promise<PrpEvent[] | undefined>;
   /** What the reducer starts from: a fixture's name, identity and capabilities, else nothing. */
   origin(runId: string): SnapshotOrigin;
   commands(runId: string): Promise<CommandReceipt[]>;

@@ -7,6 +7,13 @@ import type { RunSource } from "./run-source.js";
 /** Rows read from the run log per query: a long run is read in pages. */
 const PAGE = 500;
 
+/** `code: message` of a stored command result (`{commandId, status, result: {code, message}}`). */
+function resultReason(stored: string | null): string | undefined {
+  const result = (JSON.parse(stored ?? "{}") as { result?: { code?: unknown; message?: unknown; reason?: unknown } }).result;
+  const words = [result?.code, result?.message ?? result?.reason].filter((w) => typeof w === "string" && w !== "");
+  return words.length > 0 ? words.join(": ") : undefined;
+}
+
 /**
  * The runs of an authority store, read beside a live daemon (as `prp events` and the admin
  * commands do); commands are queued in the store, and the daemon delivers them to the runner.
@@ -26,14 +33,15 @@ export class StoreSource implements RunSource {
     return this.store.runIds();
   }
 
-  async eventsAfter(runId: string, after: number): Promise<PrpEvent[] | undefined> {
+  async eventsAfter(runId: string, after: number, limit: number): Promise<PrpEvent[] | undefined> {
     if (after === 0 && !(await this.store.runCursor(runId))) return undefined;
     const out: PrpEvent[] = [];
     for (;;) {
-      const rows = await this.store.eventLog(runId, after + out.length, PAGE);
+      const page = Math.min(PAGE, limit - out.length);
+      const rows = await this.store.eventLog(runId, after + out.length, page);
       // Committed events passed the contract codec on their way in.
       for (const row of rows) out.push(JSON.parse(row.envelope) as PrpEvent);
-      if (rows.length < PAGE) return out;
+      if (rows.length < page || out.length >= limit) return out;
     }
   }
 
@@ -44,7 +52,16 @@ export class StoreSource implements RunSource {
   async commands(runId: string): Promise<CommandReceipt[]> {
     return (await this.store.commands(runId)).map((c) => {
       const requestId = c.type === "request.resolve" ? (JSON.parse(c.payload) as { requestId?: unknown }).requestId : undefined;
-      return { commandId: c.commandId, controllerSeq: c.controllerSeq, type: c.type, status: c.status, ...(typeof requestId === "string" ? { requestId } : {}) };
+      const reason = c.status !== null && c.status !== "completed" ? resultReason(c.result) : undefined;
+      return {
+        commandId: c.commandId,
+        controllerSeq: c.controllerSeq,
+        type: c.type,
+        status: c.status,
+        delivered: c.deliveryCount > 0,
+        ...(typeof requestId === "string" ? { requestId } : {}),
+        ...(reason ? { reason } : {}),
+      };
     });
   }
 

@@ -54,7 +54,7 @@ function churningLiveSource(inner: ReplaySource): RunSource {
   return {
     live: true,
     runIds: () => inner.runIds(),
-    eventsAfter: async (runId: string, after: number) => (await inner.eventsAfter(runId, after))?.filter((e) => e.eventType !== "run.terminal"),
+    eventsAfter: async (runId: string, after: number, limit: number) => (await inner.eventsAfter(runId, after, limit))?.filter((e) => e.eventType !== "run.terminal"),
     origin: () => inner.origin(),
     commands: async (): Promise<CommandReceipt[]> => [{ commandId: `command_${n++}`, controllerSeq: n, type: "run.cancel", status: null }],
     queue: () => inner.queue(),

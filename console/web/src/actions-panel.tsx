@@ -1,43 +1,25 @@
 import { useState } from "preact/hooks";
-import { sendCommand, type ApiRefusal, type CommandReceipt, type RunView, type TimelineEvent } from "./api.js";
+import { sendCommand, type RequestDetail, type RunView } from "./api.js";
+import { commandState, OutcomeLine, type Outcome } from "./command-outcome.js";
+import { PermissionForm, TextForm } from "./permission-form.js";
+import { QuestionForm } from "./question-form.js";
 
-type Outcome = { receipt: CommandReceipt } | { error: ApiRefusal } | null;
+type Answer = (resolution: Record<string, unknown>) => void;
 
-interface Choice {
-  key: string;
-  label: string;
+function RequestForm({ request, busy, onAnswer }: { request: RequestDetail; busy: boolean; onAnswer: Answer }) {
+  if (request.input) return <QuestionForm request={request} set={request.input} busy={busy} onAnswer={onAnswer} />;
+  if (request.choices.length > 0) return <PermissionForm request={request} busy={busy} onAnswer={onAnswer} />;
+  return <TextForm request={request} busy={busy} onAnswer={onAnswer} />;
 }
 
-/** The choices the harness offered with a request (its runtime_request.created event). */
-function choicesOf(timeline: TimelineEvent[], requestId: string): Choice[] {
-  for (const { event } of timeline) {
-    const request = (event.payload as { request?: { requestId?: string; choices?: Choice[] } }).request;
-    if (event.eventType === "runtime_request.created" && request?.requestId === requestId) return request.choices ?? [];
-  }
-  return [];
-}
-
-function OutcomeLine({ outcome }: { outcome: Outcome }) {
-  if (outcome === null) return null;
-  if ("error" in outcome)
-    return (
-      <p role="alert" class="refusal" data-testid="refusal">
-        Refused: <code>{outcome.error.code}</code>
-        {outcome.error.path ? ` at ${outcome.error.path}` : ""}: {outcome.error.message}
-      </p>
-    );
-  const r = outcome.receipt;
-  return (
-    <p role="status" class="receipt" data-testid="receipt">
-      {r.created === false ? "Already queued" : "Queued"} {r.type} as <code>{r.commandId}</code> (controllerSeq {r.controllerSeq}); the authority delivers it to the runner.
-    </p>
-  );
-}
-
-/** Answers to pending requests, interrupt and cancel; each shows its receipt or its refusal. */
-export function ActionsPanel({ runId, view, timeline }: { runId: string; view: RunView; timeline: TimelineEvent[] }) {
+/**
+ * Answers to pending requests, interrupt and cancel (cancel asks to be confirmed); each shows
+ * its receipt, then where the command is. Once the run has ended, there is nothing to send.
+ */
+export function ActionsPanel({ runId, view }: { runId: string; view: RunView }) {
   const [outcome, setOutcome] = useState<Outcome>(null);
   const [busy, setBusy] = useState(false);
+  const [confirming, setConfirming] = useState(false);
   const send = async (type: string, payload: Record<string, unknown>) => {
     setBusy(true);
     const sent = await sendCommand(runId, type, payload);
@@ -45,71 +27,52 @@ export function ActionsPanel({ runId, view, timeline }: { runId: string; view: R
     setOutcome(sent.ok ? { receipt: sent.value.receipt } : { error: sent.error });
   };
   const turnId = view.session.activeTurnId;
-  const pending = view.session.requests.filter((r) => r.status === "pending");
+  const ended = view.session.terminal !== null || view.run.state !== "live";
+  // A request answered but not yet resolved by the runner keeps its form off (an answer is sent
+  // once), unless the runner rejected that answer: then it is still waiting for one.
+  const answered = new Set(view.commands.filter((c) => c.type === "request.resolve" && c.status !== "rejected").map((c) => c.requestId));
+  const pending = ended ? [] : view.requests.filter((r) => !answered.has(r.requestId));
   return (
     <section aria-labelledby="actions-title" class="actions">
       <h2 id="actions-title">Act</h2>
       {pending.map((request) => (
-        <RequestForm key={request.requestId} request={request} choices={choicesOf(timeline, request.requestId)} busy={busy} onAnswer={(resolution) => send("request.resolve", { requestId: request.requestId, ...(turnId ? { turnId } : {}), resolution })} />
+        <RequestForm key={request.requestId} request={request} busy={busy} onAnswer={(resolution) => send("request.resolve", { requestId: request.requestId, ...(turnId ? { turnId } : {}), resolution })} />
       ))}
-      {pending.length === 0 && <p>No question is waiting for an answer.</p>}
-      <div class="buttons">
-        <button type="button" disabled={busy} onClick={() => send("turn.interrupt", { ...(turnId ? { turnId } : {}), reason: "operator" })}>
-          Interrupt the turn
-        </button>
-        <button type="button" class="danger" disabled={busy} onClick={() => send("run.cancel", { reason: "operator" })}>
-          Cancel the run
-        </button>
-      </div>
-      <OutcomeLine outcome={outcome} />
+      {ended ? <p data-testid="ended-note">The run has ended: it takes no more commands.</p> : pending.length === 0 && <p>No question is waiting for an answer.</p>}
+      {!ended && (
+        <div class="buttons">
+          <button type="button" disabled={busy} onClick={() => send("turn.interrupt", { ...(turnId ? { turnId } : {}), reason: "operator" })}>
+            Interrupt the turn
+          </button>
+          {confirming ? (
+            <>
+              <button type="button" class="danger" disabled={busy} onClick={() => (setConfirming(false), send("run.cancel", { reason: "operator" }))}>
+                Confirm cancel
+              </button>
+              <button type="button" onClick={() => setConfirming(false)}>
+                Keep the run going
+              </button>
+            </>
+          ) : (
+            <button type="button" class="danger" disabled={busy} onClick={() => setConfirming(true)}>
+              Cancel the run
+            </button>
+          )}
+        </div>
+      )}
+      <OutcomeLine outcome={outcome} commands={view.commands} />
       {view.commands.length > 0 && (
         <details>
           <summary>Commands ({view.commands.length})</summary>
           <ol class="commands">
             {view.commands.map((c) => (
               <li key={c.commandId}>
-                <code>{c.commandId}</code> {c.type}: {c.status ?? "pending"}
+                <code>{c.commandId}</code> {c.type}: {commandState(c)}
               </li>
             ))}
           </ol>
         </details>
       )}
     </section>
-  );
-}
-
-function RequestForm(props: { request: RunView["session"]["requests"][number]; choices: Choice[]; busy: boolean; onAnswer: (resolution: Record<string, unknown>) => void }) {
-  const { request, choices, busy, onAnswer } = props;
-  const [choice, setChoice] = useState(choices[0]?.key ?? "");
-  const [text, setText] = useState("");
-  const id = `request-${request.requestId}`;
-  const submit = (e: Event) => {
-    e.preventDefault();
-    if (choices.length > 0) onAnswer(choice.startsWith("deny") ? { action: "decline", choice } : { action: "accept", choice });
-    else onAnswer({ action: "submit", text });
-  };
-  return (
-    <form class="request" aria-labelledby={`${id}-prompt`} onSubmit={submit} data-request-id={request.requestId}>
-      <p id={`${id}-prompt`}>
-        <strong>{request.type === "permission" ? "Permission asked" : "Question"}:</strong> {request.prompt}
-      </p>
-      {choices.length > 0 ? (
-        <fieldset>
-          <legend>Your answer</legend>
-          {choices.map((c) => (
-            <label key={c.key}>
-              <input type="radio" name={`${id}-choice`} value={c.key} checked={choice === c.key} onChange={() => setChoice(c.key)} /> {c.label}
-            </label>
-          ))}
-        </fieldset>
-      ) : (
-        <label>
-          Your answer <input type="text" name="answer" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
-        </label>
-      )}
-      <button type="submit" disabled={busy}>
-        Send answer
-      </button>
-    </form>
   );
 }

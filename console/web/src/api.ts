@@ -1,7 +1,7 @@
 import { authHeaders } from "./token.js";
-import type { ApiRefusal, CommandReceipt, RunRow, RunView, TimelineEvent } from "../../../src/console/api-types.js";
+import type { ApiRefusal, CommandReceipt, FailureFacts, RequestDetail, RunRow, RunView, TimelineEvent } from "../../../src/console/api-types.js";
 
-export type { ApiRefusal, CommandReceipt, RunRow, RunView, TimelineEvent };
+export type { ApiRefusal, CommandReceipt, FailureFacts, RequestDetail, RunRow, RunView, TimelineEvent };
 
 /** What an API call gives: the value, or the server's typed refusal. */
 export type Answer<T> = { ok: true; value: T } | { ok: false; error: ApiRefusal };
@@ -21,7 +21,8 @@ async function call<T>(path: string, init?: RequestInit): Promise<Answer<T>> {
 const runPath = (runId: string) => `api/runs/${encodeURIComponent(runId)}`;
 
 export const fetchView = (runId: string, upto?: number) => call<RunView>(`${runPath(runId)}${upto === undefined ? "" : `?upto=${upto}`}`);
-export const fetchEvents = (runId: string) => call<{ events: TimelineEvent[] }>(`${runPath(runId)}/events`);
+/** At most `limit` events after position `after`: the timeline is read by range, never whole. */
+export const fetchEvents = (runId: string, after: number, limit: number) => call<{ events: TimelineEvent[] }>(`${runPath(runId)}/events?after=${after}&limit=${limit}`);
 export const sendCommand = (runId: string, type: string, payload: Record<string, unknown>) =>
   call<{ receipt: CommandReceipt }>(`${runPath(runId)}/commands`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type, payload }) });
 export const runStreamUrl = (runId: string, after: number) => `${runPath(runId)}/stream?after=${after}`;

@@ -15,6 +15,8 @@ function App() {
   useEffect(() => {
     const onHash = () => setRoute(route());
     window.addEventListener("hashchange", onHash);
+    // The address may have changed between the first render and this listener.
+    onHash();
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
   return (

@@ -1,9 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { artifactUrl, fetchEvents, fetchView, type ApiRefusal, type RunView, type TimelineEvent } from "./api.js";
 import { ActionsPanel } from "./actions-panel.js";
+import { FailureCard } from "./failure-card.js";
 import { SessionPanel } from "./session-panel.js";
 import { Timeline } from "./timeline.js";
-import { useLiveRun } from "./use-live-run.js";
+import { useLiveRun, WINDOW } from "./use-live-run.js";
 
 function Refusal({ error }: { error: ApiRefusal }) {
   return (
@@ -21,7 +22,7 @@ export function RunPage({ runId }: { runId: string }) {
   }, [runId]);
   if (first === null) return <p role="status">Loading {runId}…</p>;
   if ("code" in first) return <Refusal error={first} />;
-  return first.live ? <LiveRun runId={runId} /> : <ReplayRun runId={runId} total={first.run.eventCount} />;
+  return first.live ? <LiveRun runId={runId} first={first} /> : <ReplayRun runId={runId} total={first.run.eventCount} />;
 }
 
 function Artifacts({ view }: { view: RunView }) {
@@ -43,24 +44,21 @@ function Artifacts({ view }: { view: RunView }) {
   );
 }
 
-function LiveRun({ runId }: { runId: string }) {
-  const { timeline, view, streamError } = useLiveRun(runId, true);
+function LiveRun({ runId, first }: { runId: string; first: RunView }) {
+  const { rows, view, streamError, showEarlier, canShowEarlier, setFollowing } = useLiveRun(runId, first);
   return (
     <div class="run">
       <h1>Run {runId}</h1>
       {streamError && <p role="status">{streamError}</p>}
-      {view === null ? (
-        <p role="status">Connecting…</p>
-      ) : (
-        <div class="columns">
-          <div>
-            <ActionsPanel runId={runId} view={view} timeline={timeline} />
-            <SessionPanel view={view} />
-            <Artifacts view={view} />
-          </div>
-          <Timeline events={timeline} />
+      <div class="columns">
+        <div>
+          <FailureCard view={view} />
+          <ActionsPanel runId={runId} view={view} />
+          <SessionPanel view={view} />
+          <Artifacts view={view} />
         </div>
-      )}
+        <Timeline events={rows} total={view.run.eventCount} onFollow={setFollowing} onEarlier={() => void showEarlier()} canShowEarlier={canShowEarlier} />
+      </div>
     </div>
   );
 }
@@ -70,9 +68,11 @@ function ReplayRun({ runId, total }: { runId: string; total: number }) {
   const [step, setStep] = useState(total);
   const [events, setEvents] = useState<TimelineEvent[]>([]);
   const [view, setView] = useState<RunView | null>(null);
+  // The events around the step: a window of the file, read by range.
+  const from = Math.max(0, step - WINDOW / 2);
   useEffect(() => {
-    void fetchEvents(runId).then((e) => e.ok && setEvents(e.value.events));
-  }, [runId]);
+    void fetchEvents(runId, from, WINDOW).then((e) => e.ok && setEvents(e.value.events));
+  }, [runId, from]);
   useEffect(() => {
     void fetchView(runId, step).then((v) => v.ok && setView(v.value));
   }, [runId, step]);
@@ -93,9 +93,10 @@ function ReplayRun({ runId, total }: { runId: string; total: number }) {
       {view && (
         <div class="columns">
           <div>
+            <FailureCard view={view} />
             <SessionPanel view={view} />
           </div>
-          <Timeline events={events} current={step} />
+          <Timeline events={events} total={total} current={step} />
         </div>
       )}
     </div>

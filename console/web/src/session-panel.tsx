@@ -1,11 +1,27 @@
 import type { RunView } from "./api.js";
 import { duration, program, time } from "./format.js";
+import { useNow } from "./use-now.js";
+
+/**
+ * The session's and turn's states as shown: once run.terminal is in, a session or turn the
+ * harness left "running" ended with the run (the terminal says how the turn ended).
+ */
+function shownStates({ session: s }: RunView): { session: string; turn: string } {
+  if (!s.terminal) return { session: s.sessionState, turn: s.turnState };
+  const open = s.sessionState === "running" || s.sessionState === "not_started";
+  return { session: open ? "ended with the run" : s.sessionState, turn: s.terminal.turnTerminalState };
+}
 
 const Json = ({ value }: { value: unknown }) => <pre class="json">{JSON.stringify(value, null, 2)}</pre>;
 
 /** The reduced session (src/reducer): state, items, tools, plan, usage, goal, integrity, result, terminal. */
 export function SessionPanel({ view }: { view: RunView }) {
   const { session: s, run } = view;
+  const live = run.state === "live";
+  const now = useNow(live);
+  const states = shownStates(view);
+  // A live run's duration runs on; its events' times say only when it last spoke.
+  const shownDuration = live && run.startedAt ? Math.max(0, now - Date.parse(run.startedAt)) : run.durationMs;
   return (
     <section aria-labelledby="session-title" class="session">
       <h2 id="session-title">Session</h2>
@@ -13,9 +29,9 @@ export function SessionPanel({ view }: { view: RunView }) {
         <dt>Run state</dt>
         <dd data-testid="run-state">{run.state}</dd>
         <dt>Session</dt>
-        <dd data-testid="session-state">{s.sessionState}</dd>
+        <dd data-testid="session-state">{states.session}</dd>
         <dt>Turn</dt>
-        <dd data-testid="turn-state">{s.turnState}{s.activeTurnId ? ` (${s.activeTurnId})` : ""}</dd>
+        <dd data-testid="turn-state">{states.turn}{s.activeTurnId ? ` (${s.activeTurnId})` : ""}</dd>
         <dt>Phase</dt>
         <dd>{s.runPhase}</dd>
         <dt>Harness</dt>
@@ -23,7 +39,7 @@ export function SessionPanel({ view }: { view: RunView }) {
         <dt>Started</dt>
         <dd>{time(run.startedAt)}</dd>
         <dt>Duration</dt>
-        <dd>{duration(run.durationMs)}</dd>
+        <dd data-testid="duration">{duration(shownDuration)}</dd>
         <dt>Integrity</dt>
         <dd data-testid="integrity">
           {s.integrity}; {s.duplicateEventIds.length} duplicate(s), {s.gaps.length} gap(s), {s.outOfOrderEventIds.length} out of order
@@ -37,7 +53,10 @@ export function SessionPanel({ view }: { view: RunView }) {
           {s.items.map((item) => (
             <li key={item.itemId}>
               <strong>{item.kind}</strong> <span class={`state state-${item.status}`}>{item.status}</span>
-              <pre>{item.text || "…"}</pre>
+              <pre>
+                {item.textLength > item.text.length ? `…(${item.textLength - item.text.length} earlier characters) ` : ""}
+                {item.text || "…"}
+              </pre>
             </li>
           ))}
         </ul>

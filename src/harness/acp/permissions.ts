@@ -4,6 +4,8 @@
  * `decline` → `reject_once`, `cancel` → the `cancelled` outcome. Without a controller answer
  * the permission policy decides, and its choice is reported like any answer.
  */
+import { actionForChoice } from "../../contract/permission-choices.js";
+
 export type PermissionPolicy = "ask" | "deny" | "allow-reads" | "forbid";
 /**
  * `forbid` is upstream's pinned-Codex stance (seed 002 rule 9): the agent is configured never to
@@ -21,13 +23,10 @@ export type PermissionOutcome = { outcome: "cancelled" } | { outcome: "selected"
 
 const KIND_BY_ACTION: Record<string, string> = { accept: "allow_once", accept_for_session: "allow_always", decline: "reject_once" };
 const CHOICE_KEY: Record<string, string> = { allow_once: "allow", allow_always: "allow_always", reject_once: "deny", reject_always: "deny_always" };
-const ACTION_BY_KEY: Record<string, string> = { allow: "accept", allow_always: "accept_for_session", deny: "decline", deny_always: "decline" };
 
 /** The key a PRP choice has for an ACP option: `allow`, `allow_always`, `deny`, `deny_always`. */
 export const choiceKey = (option: PermissionOption): string => CHOICE_KEY[option.kind] ?? `option:${option.optionId}`;
 
-/** The request.resolve action a person's choice of key means. */
-export const actionForChoice = (key: string): string => ACTION_BY_KEY[key] ?? (key.startsWith("deny") ? "decline" : "accept");
 
 /** The PRP choices of a permission request, one per ACP option, in the agent's order. */
 export function permissionChoices(options: PermissionOption[]): Array<{ key: string; label: string }> {
@@ -50,7 +49,7 @@ export function outcomeFor(resolution: Record<string, unknown>, options: Permiss
   if (typeof action !== "string" || !(action in KIND_BY_ACTION)) return { error: `resolution.action ${JSON.stringify(action)} is not accept, accept_for_session, decline or cancel` };
   const choices = permissionChoices(options);
   const chosen = typeof resolution.choice === "string" ? choices.findIndex((c) => c.key === resolution.choice) : -1;
-  if (chosen >= 0 && actionForChoice(choices[chosen]!.key.split(":")[0]!) === action) return { outcome: "selected", optionId: options[chosen]!.optionId };
+  if (chosen >= 0 && actionForChoice(choices[chosen]!.key) === action) return { outcome: "selected", optionId: options[chosen]!.optionId };
   const option = options.find((o) => o.kind === KIND_BY_ACTION[action]) ?? (action === "decline" ? options.find((o) => o.kind === "reject_always") : undefined);
   if (option) return { outcome: "selected", optionId: option.optionId };
   // Nothing to reject with: cancelling is the only answer that allows nothing.
