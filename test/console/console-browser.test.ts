@@ -34,6 +34,7 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await page.goto(`${live.console.base}/?token=${"f".repeat(64)}`);
     const wrong = await postFromPage(page, "any", {});
     assert.deepEqual([wrong.status, wrong.body.error?.code], [401, "token_wrong"]);
+    await page.getByTestId("runs-refused").getByText(/401 token_wrong/).waitFor(WAIT);
     const served = await page.goto(live.console.url);
     assert.equal(served?.status(), 200);
     await page.getByText(/No runs yet|Runs \(/).waitFor(WAIT);

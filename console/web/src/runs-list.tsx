@@ -6,11 +6,20 @@ import { duration, program, time } from "./format.js";
 /** Every run, newest first, updated live from the runs stream. */
 export function RunsList() {
   const [runs, setRuns] = useState<RunRow[] | null>(null);
+  const [refused, setRefused] = useState<string | null>(null);
   useEffect(() => {
     const source = openStream(RUNS_STREAM);
     source.addEventListener("runs", (e) => setRuns(JSON.parse((e as MessageEvent<string>).data) as RunRow[]));
+    // A refused stream is never retried: say why rather than show "Loading" for ever.
+    source.onerror = () => setRefused(source.refused);
     return () => source.close();
   }, []);
+  if (refused !== null)
+    return (
+      <p role="alert" class="refusal" data-testid="runs-refused">
+        The console refused to list the runs: {refused}
+      </p>
+    );
   if (runs === null) return <p role="status">Loading runs…</p>;
   if (runs.length === 0) return <p role="status">No runs yet. They appear here as soon as they start.</p>;
   return (

@@ -7,6 +7,8 @@ const MAX_BACKOFF_MS = 30_000;
 export interface LiveStream {
   addEventListener(type: string, listener: (event: MessageEvent<string>) => void): void;
   onerror: ((event: Event) => void) | null;
+  /** Set when the server refused the stream for good (a 4xx): why, in words; no retry follows. */
+  readonly refused: string | null;
   close(): void;
 }
 
@@ -17,6 +19,7 @@ export interface LiveStream {
  */
 class FetchEventStream implements LiveStream {
   onerror: ((event: Event) => void) | null = null;
+  refused: string | null = null;
   private readonly abort = new AbortController();
   private readonly listeners = new EventTarget();
   private lastEventId = "";
@@ -52,7 +55,12 @@ class FetchEventStream implements LiveStream {
     const headers: Record<string, string> = { accept: "text/event-stream", ...authHeaders() };
     if (this.lastEventId !== "") headers["last-event-id"] = this.lastEventId;
     const res = await fetch(this.url, { headers, cache: "no-store", signal: this.abort.signal });
-    if (!res.ok || res.body === null) return res.status >= 400 && res.status < 500;
+    if (!res.ok || res.body === null) {
+      if (res.status < 400 || res.status >= 500) return false;
+      const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
+      this.refused = `${res.status} ${body.error?.code ?? res.statusText}: ${body.error?.message ?? "the console refused the stream"}`;
+      return true;
+    }
     this.failures = 0;
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";

@@ -35,7 +35,7 @@ export function useLiveRun(runId: string, first: RunView) {
       setStreamError(null);
       setView(JSON.parse((e as MessageEvent<string>).data) as RunView);
     });
-    source.onerror = () => setStreamError("the live stream was interrupted; reconnecting…");
+    source.onerror = () => setStreamError(source.refused === null ? "the live stream was interrupted; reconnecting…" : `the live stream was refused: ${source.refused}`);
     return () => source.close();
   }, [runId, start]);
   /** Loads the WINDOW events before the first row shown. */
