@@ -1,7 +1,7 @@
 /**
  * `npm run bench:codec`: events per second through `decode`, against the bare compiled
  * validator on pre-parsed objects and against JSON.parse alone, on the same generated events.
- * Target (issue 2): decode costs no more than 1.5x (JSON.parse + bare validation).
+ * Target: decode costs no more than 1.5x (JSON.parse + bare validation).
  */
 import { decode } from "../src/contract/index.js";
 import { validators } from "../src/contract/validators.js";

@@ -13,7 +13,7 @@ interface Slot {
 }
 
 /**
- * One connection's events between staging and their ACK (issue 11). Outcomes settle when their
+ * One connection's events between staging and their ACK. Outcomes settle when their
  * group commit ends, and this sends what they allow strictly in staging order: the settled
  * prefix of the queue becomes one cumulative ACK, its highest (wire.md §5.3: the ACK means every
  * event up to it is committed or deduplicated). The first refusal in that order closes the

@@ -13,7 +13,7 @@ interface Pending {
 }
 
 /**
- * Group commit (issue 11): the events of every connection share one store transaction per
+ * Group commit: the events of every connection share one store transaction per
  * tick (`AuthorityStore.commitEvents`), and each caller's promise settles only after that
  * transaction has committed, so an ACK sent on it never precedes its commit.
  *

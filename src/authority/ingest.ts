@@ -41,7 +41,7 @@ const CORRELATION_FIELDS = ["runId", "normalizedSessionId", "turnId", "itemId"] 
 export type Staged = Result<{ outcome: Promise<Result<Ingested>> }>;
 
 /**
- * A connection's events queued ahead of their commit (issue 11): the next event is judged
+ * A connection's events queued ahead of their commit: the next event is judged
  * against what is queued, so one run's events can share a group commit instead of each waiting
  * for the one before it to commit.
  */

@@ -10,7 +10,7 @@ import { committedThrough, recording, served, withCommitEvents, type Entry } fro
 import { authority, connect, event, serverKey, tempRoot, withRun } from "./support.js";
 
 /**
- * Group commit (issue 11) and its rule: an ACK never precedes its commit. The proof is taken
+ * Group commit and its rule: an ACK never precedes its commit. The proof is taken
  * from records apart from ingest's own word: the store's completed commits, logged by a
  * wrapper around it; the ACKs as the runner receives them off the wire; and at each ACK the
  * run log read through a second database connection, which sees only committed rows.

@@ -10,7 +10,7 @@ import { committedThrough, once, recording, served, type Entry, type Fault } fro
 import { tempRoot } from "./support.js";
 
 /**
- * A connection's events are pipelined (issue 11): the next ones are accepted while the earlier
+ * A connection's events are pipelined: the next ones are accepted while the earlier
  * ones commit. The rules it must keep, judged from records apart from ingest's own word: the
  * store's completed commits (a wrapper logs them), the ACK frames the runner receives off the
  * wire, and the run log read through a second database connection, which sees only committed rows.

@@ -6,7 +6,7 @@ import { authority, codeOf, connect, event, tempRoot, unwrap, withRun } from "./
 /** The run's one terminal, as its runner would send it at `seq`. */
 const terminalEvent = (seq: number, overrides: Record<string, unknown> = {}) => event(seq, 1, { eventType: "run.terminal", priority: 0, payload: terminal(), ...overrides });
 
-describe("a committed run.terminal is final (issue 9, item 1)", () => {
+describe("a committed run.terminal is final", () => {
   const tmp = tempRoot("prp-authority-terminal-");
   after(tmp.cleanup);
 

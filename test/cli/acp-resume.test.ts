@@ -15,7 +15,7 @@ const payloads = (events: PrpEvent[], type: string): Obj[] => events.filter((e) 
 const agentGroups = (events: PrpEvent[]): number[] => payloads(events, "harness.ready").map((p) => p.pid as number);
 
 /**
- * Warm resume (issue 10): a durable runner running an ACP agent is SIGKILLed (its agent's group
+ * Warm resume: a durable runner running an ACP agent is SIGKILLed (its agent's group
  * is then ended by the orphan guard) and relaunched on the same state. Everything is judged
  * from the authority's committed record, the agent's own session store and /proc.
  */

@@ -43,7 +43,7 @@ const terminalState = (facts: DurableRunFacts) => (facts.events.at(-1)?.payload 
  * the host's record. The last point is the one the issue found: the terminal committed, not
  * sent; the replacement must deliver it and decide no second one.
  */
-describe("prp fault: every commit point of a run, one SIGKILL each (issue 9, item 1)", () => {
+describe("prp fault: every commit point of a run, one SIGKILL each", () => {
   let out: string;
   let script: LoadedScript;
   let lastEvent = 0;

@@ -10,7 +10,7 @@ import { isLive } from "../support/processes.js";
 import { until } from "../support/until.js";
 
 /**
- * The fault verdict's survivor check (issue 9, item 7) reads /proc: what works in the run's
+ * The fault verdict's survivor check reads /proc: what works in the run's
  * directory, what is in a runner's or a reported harness's group, and an orphan guard a runner
  * of the run started, are the run's; anything else is not.
  */

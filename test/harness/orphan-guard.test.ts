@@ -26,7 +26,7 @@ function cleanUp(pgid: number | undefined, pids: number[]): void {
 /**
  * A harness that has exited, its worker left behind: the fake harness's spawn_worker (a
  * `sh -c "sleep 60"` with its environment cleared) outlives the shell that started it and is
- * re-parented, still in the harness's group (issue 9, item 7).
+ * re-parented, still in the harness's group.
  */
 const LEFT_WORKER = ["-c", 'env -i /bin/sh -c "sleep 60" & exit 0'];
 

@@ -31,7 +31,7 @@ function refusedEventScript(dir: string, name: string, payload: Record<string, u
 /** A script whose one event is `bytes` long: more than the runner can ever carry. */
 const hugeEventScript = (dir: string, bytes: number): string => refusedEventScript(dir, `huge-${bytes}`, { text: "x".repeat(bytes) });
 
-/** Events the contract's schema accepts but canonical JSON cannot hold, so no authority could store them (issue 9 item 2). */
+/** Events the contract's schema accepts but canonical JSON cannot hold, so no authority could store them. */
 const UNCANONICAL: Record<string, Record<string, unknown>> = {
   "a lone surrogate (a split emoji)": { text: "split emoji \ud83d" },
   "more than 10,000 JSON values": { values: new Array(10_001).fill(0) },

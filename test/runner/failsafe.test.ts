@@ -18,7 +18,7 @@ function guarded(failRun: (message: string) => void) {
   return { source, exits, log };
 }
 
-describe("the runner process's last guard (issue 9 item 3: no error ends a run without a terminal)", () => {
+describe("the runner process's last guard (no error ends a run without a terminal)", () => {
   it("hands an uncaught exception or rejection to the run as a failure, with the error's first line, and logs the stack", () => {
     const failed: string[] = [];
     const { source, exits, log } = guarded((m) => failed.push(m));

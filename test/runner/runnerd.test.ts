@@ -84,7 +84,7 @@ describe("prp-runnerd --local", () => {
     assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
   });
 
-  it("answers commands canonical JSON cannot hold and lines with a repeated name with typed receipts, and goes on (issue 9 item 3)", async () => {
+  it("answers commands canonical JSON cannot hold and lines with a repeated name with typed receipts, and goes on", async () => {
     const { client, receipts, events, waitFor } = start("happy-path");
     client.sendRaw(line(1, "run.prepare", {}, "c\ud800"));
     client.sendRaw(line(1, "run.prepare", { text: "\ud800" }));

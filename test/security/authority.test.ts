@@ -31,7 +31,7 @@ import {
 } from "./support.js";
 
 /**
- * runtime.md §5.1–§5.5 and issue 5 (security tests), end to end: a real AuthorityServer with its
+ * runtime.md §5.1–§5.5, end to end: a real AuthorityServer with its
  * SQLite store on 127.0.0.1, and runners that misbehave in one way each. Every attack must be
  * refused, its connection closed, the run's cursor and counters left as they were (only a
  * diagnostic added), a typed diagnostic recorded on the run, and a correct runner must still be
