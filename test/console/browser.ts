@@ -100,8 +100,8 @@ async function unpackedChromium(): Promise<string> {
     for (const file of ["chromium", join("al2023", "lib", "libnss3.so"), join("fonts", "fonts.conf")]) {
       if (!existsSync(join(staging, file))) throw new Error(`@sparticuz/chromium ${version} unpacked no ${file} into ${staging}`);
     }
-    // Its fonts.conf names /tmp/fonts; this one names the fonts beside it, wherever the folder ends up.
-    writeFileSync(join(staging, "fonts", "fonts.conf"), FONTS_CONF);
+    // Its fonts.conf names /tmp/fonts; this one names the folder's own, where it will be renamed to.
+    writeFileSync(join(staging, "fonts", "fonts.conf"), fontsConf(join(dir, "fonts")));
     try {
       renameSync(staging, dir);
     } catch (error) {
@@ -113,10 +113,14 @@ async function unpackedChromium(): Promise<string> {
   return dir;
 }
 
-const FONTS_CONF = `<?xml version="1.0"?>
+/** A fontconfig file for the fonts in `dir`, keeping its cache there too. */
+function fontsConf(dir: string): string {
+  const xml = (path: string) => path.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return `<?xml version="1.0"?>
 <!DOCTYPE fontconfig SYSTEM "fonts.dtd">
 <fontconfig>
-  <dir prefix="relative">fonts</dir>
-  <cachedir prefix="relative">cache</cachedir>
+  <dir>${xml(join(dir, "fonts"))}</dir>
+  <cachedir>${xml(join(dir, "cache"))}</cachedir>
 </fontconfig>
 `;
+}
