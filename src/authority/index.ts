@@ -1,7 +1,8 @@
 /**
- * The control-plane authority's durable, transport-independent core (runtime.md §5.3 steps 2
- * and 6, §5.6, §5.8, §5.9, §6): tickets and leases, ingest and ACK, the command queue, on a
- * store keyed by runId. The WebSocket glue drives it through these calls.
+ * The control-plane authority: AuthorityServer (the WebSocket endpoint runners dial), its stores
+ * and server key, and its durable, transport-independent core (runtime.md §5.3 steps 2 and 6,
+ * §5.6, §5.8, §5.9, §6): tickets and leases, ingest and ACK, the command queue, on a store keyed
+ * by runId.
  */
 export * from "./errors.js";
 export * from "./limits.js";
@@ -17,3 +18,7 @@ export * from "./handshake-hooks.js";
 export { ServerKey } from "./server-key.js";
 export * from "./server-key-source.js";
 export * from "./sealed-credential.js";
+export { AuthorityServer, type AuthorityServerOptions, type AuthorityServerSettings, type SqliteStateDir, type ConnectionLimits, type LogFields } from "./server.js";
+export { openAuthorityStore, parseStoreLocation, describeStore, type OpenStoreOptions, type StoreLocation } from "./open-store.js";
+export { RUNNER_CONTRACT_POLICIES, type RunnerContractOptions, type RunnerContractPolicy } from "./runner-contract.js";
+export type { RunIdentity } from "../transport/envelope.js";

@@ -4,9 +4,9 @@ import type { ServerKey } from "../authority/server-key.js";
 import { ensureServerKeyFile } from "../authority/server-key-source.js";
 import type { RunSnapshot } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { packageRoot } from "../contract/package-root.js";
 import type { LoadedScript } from "../harness/script-file.js";
-import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
+import type { SupervisedProcess, ExitFact } from "../harness/supervisor.js";
+import { spawnRunner } from "../runner/spawn.js";
 import { credentialRunnerdArgs } from "./credential-options.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { runnerBuild } from "./runner-build.js";
@@ -175,24 +175,21 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     const ticket = await authority.issueBootstrapTicket(identity.runId, options.ticketTtlMs ?? 30_000);
     if (!ticket.ok) throw new Error(`${ticket.error.code}: ${ticket.error.message}`);
     facts.tickets.push(ticket.value.token);
-    runner = new SupervisedProcess({
-      command: process.execPath,
-      args: [
-        options.runnerd ?? join(packageRoot(), "bin/prp-runnerd.js"), "--connect-url", authority.connectUrl(identity.runId), "--state-dir", join(dir, "runner-state"),
-        "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
-        "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId,
-        ...(options.script ? ["--script", resolve(options.script.path)] : options.agent!.runnerdArgs), ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
-        "--protocol-max", String(options.protocolVersion ?? 1), ...(options.runnerArgs ?? []),
-        // The run's folder holds the authority's store and key: never in the harness's view.
-        "--sandbox-hide", dir,
+    runner = spawnRunner({
+      connectUrl: authority.connectUrl(identity.runId), ticket: ticket.value.token, stateDir: join(dir, "runner-state"), identity,
+      ...(options.script ? { script: resolve(options.script.path) } : { harnessArgs: options.agent!.runnerdArgs }),
+      ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
+      protocolMax: options.protocolVersion ?? 1,
+      extraArgs: [
+        ...(options.runnerArgs ?? []),
         ...(options.credentials ? credentialRunnerdArgs(options.credentials.file ?? (options.script ? join(dir, "credentials", "auth.json") : undefined), options.credentials.provider) : []),
       ],
-      env: { ...(process.env.HOME ? { HOME: process.env.HOME } : {}), PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token, ...(options.crashAt && runnersStarted === 1 ? { PRP_RUNNER_CRASH_AT: options.crashAt } : {}) },
+      // The run's folder holds the authority's store and key: never in the harness's view.
+      sandboxHide: [dir],
+      ...(options.crashAt && runnersStarted === 1 ? { env: { PRP_RUNNER_CRASH_AT: options.crashAt } } : {}),
       cwd: dir,
-      graceMs: 2_000,
-      onLine: () => {},
-      onOversize: () => {},
-    });
+      ...(options.runnerd ? { runnerd: options.runnerd } : {}),
+    }).process;
     facts.runnerPids.push(runner.pid);
   };
   const finishRunner = async (r: SupervisedProcess) => {

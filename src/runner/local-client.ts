@@ -1,8 +1,7 @@
-import { join } from "node:path";
 import { sequencedId } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { packageRoot } from "../contract/package-root.js";
-import { SupervisedProcess, type ExitFact } from "../harness/supervisor.js";
+import type { ExitFact, SupervisedProcess } from "../harness/supervisor.js";
+import { superviseRunnerd } from "./spawn.js";
 import { parseStreamRecord, type CommandReceipt } from "./stream.js";
 
 export interface LocalClientOptions {
@@ -35,23 +34,18 @@ export class LocalRunnerClient {
   private readonly runner: SupervisedProcess;
 
   constructor(private readonly options: LocalClientOptions) {
-    const args = [
+    this.runner = superviseRunnerd({
       // Tests only: a module run in place of prp-runnerd, to hand the controller a forged stream (test/cli/forged-stream.test.ts).
-      options.runnerd ?? join(packageRoot(), "bin/prp-runnerd.js"), "--local",
-      "--run-id", options.runId, "--session-id", options.sessionId, "--runner-id", options.runnerId,
-      ...(options.scriptPath ? ["--script", options.scriptPath] : []),
-      ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
-      ...(options.extraArgs ?? []),
-    ];
-    this.runner = new SupervisedProcess({
-      command: process.execPath,
-      args,
-      // HOME goes on to the harness: an agent keeps its login and caches there.
-      env: { ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...options.env },
+      ...(options.runnerd ? { runnerd: options.runnerd } : {}),
+      args: [
+        "--local", "--run-id", options.runId, "--session-id", options.sessionId, "--runner-id", options.runnerId,
+        ...(options.scriptPath ? ["--script", options.scriptPath] : []),
+        ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
+        ...(options.extraArgs ?? []),
+      ],
+      ...(options.env ? { env: options.env } : {}),
       // Runner stream lines carry whole events, up to a frame each.
       maxLineBytes: 2 * 1024 * 1024,
-      // The runner needs its own grace to end its harness group before it is ended itself.
-      graceMs: 2_000,
       onLine: (line) => {
         const record = parseStreamRecord(line);
         if (record === null) options.onBadLine(line);
