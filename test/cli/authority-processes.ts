@@ -3,6 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../src/contract/package-root.js";
+import { withPatientHarness } from "../support/scripts.js";
 import { until } from "../support/until.js";
 import { runPrp } from "./run-cli.js";
 
@@ -38,15 +39,18 @@ function track(child: ChildProcess, what: string): Child {
   };
 }
 
-/** `prp …` as a child process (for a daemon, or a command that runs while the test goes on). */
+/**
+ * `prp …` as a child process (for a daemon, or a command that runs while the test goes on); one
+ * that starts a runner gets the patient harness deadline unless `args` set one.
+ */
 export function spawnPrp(args: string[], env: NodeJS.ProcessEnv = {}): Child {
-  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), ...withPatientHarness(args)], { env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   return track(child, `prp ${args.slice(0, 2).join(" ")}`);
 }
 
-/** `prp-runnerd …` with the ticket in its environment only. */
+/** `prp-runnerd …` with the ticket in its environment only, and the patient harness deadline unless `args` set one. */
 export function spawnRunnerd(args: string[], ticket: string, cwd: string): Child {
-  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...args], {
+  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...withPatientHarness(args, "prp-runnerd")], {
     cwd,
     env: { PATH: process.env.PATH, PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket },
     stdio: ["ignore", "pipe", "pipe"],

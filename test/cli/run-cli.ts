@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { packageRoot } from "../../src/contract/package-root.js";
+import { withPatientHarness } from "../support/scripts.js";
 
 export interface CliRun {
   status: number | null;
@@ -8,9 +9,12 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the `prp` bin to completion (spawnSync waits for the child to exit) and returns its output. */
+/**
+ * Runs the `prp` bin to completion (spawnSync waits for the child to exit) and returns its output.
+ * A command that starts a runner gets the patient harness deadline unless `args` set one.
+ */
 export function runPrp(args: string[], options: { cwd?: string; input?: string } = {}): CliRun {
-  const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), ...args], {
+  const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), ...withPatientHarness(args)], {
     cwd: options.cwd ?? packageRoot(),
     input: options.input ?? "",
     encoding: "utf8",
