@@ -25,7 +25,9 @@ interface LiveStream {
 async function loadPageStream(dir: string, pageUrl: string): Promise<(url: string) => LiveStream> {
   for (const name of ["stream", "token"]) {
     const source = readFileSync(join(packageRoot(), "console", "web", "src", `${name}.ts`), "utf8");
-    writeFileSync(join(dir, `${name}.js`), ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
+    const compiled = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    // The page's one dependency, which Vite bundles, resolved from this package for a file outside it.
+    writeFileSync(join(dir, `${name}.js`), compiled.replace('from "eventsource-parser"', `from "${import.meta.resolve("eventsource-parser")}"`));
   }
   writeFileSync(join(dir, "package.json"), '{"type":"module"}');
   const storage = new Map<string, string>();

@@ -1,3 +1,4 @@
+import { createParser } from "eventsource-parser";
 import { authHeaders } from "./token.js";
 
 /** Waits before reconnecting: the server's `retry:` at first, doubling on each failure up to this. */
@@ -14,7 +15,7 @@ export interface LiveStream {
 
 /**
  * Server-Sent Events read with fetch(), because EventSource cannot send the Authorization
- * header the API needs. It resumes as EventSource does: with Last-Event-ID, after `retry:`
+ * header the API needs; eventsource-parser parses the stream as the SSE standard says. It resumes as EventSource does: with Last-Event-ID, after `retry:`
  * milliseconds (backing off while the server is unreachable). A 4xx is final: no retry helps.
  */
 class FetchEventStream implements LiveStream {
@@ -62,30 +63,18 @@ class FetchEventStream implements LiveStream {
       return true;
     }
     this.failures = 0;
+    const parser = createParser({
+      onEvent: (e) => {
+        if (e.id !== undefined) this.lastEventId = e.id;
+        this.listeners.dispatchEvent(new MessageEvent(e.event ?? "message", { data: e.data, lastEventId: this.lastEventId }));
+      },
+      onRetry: (ms) => (this.retryMs = ms),
+    });
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    let event = { type: "", data: [] as string[] };
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return false;
-      buffer += value;
-      const lines = buffer.split(/\r?\n/); // the console's server ends its lines with \n
-      buffer = lines.pop()!; // the rest of a line not yet whole
-      for (const line of lines) {
-        if (line === "") {
-          if (event.data.length > 0) this.listeners.dispatchEvent(new MessageEvent(event.type || "message", { data: event.data.join("\n"), lastEventId: this.lastEventId }));
-          event = { type: "", data: [] };
-          continue;
-        }
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const field = colon === -1 ? line : line.slice(0, colon);
-        const text = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "event") event.type = text;
-        else if (field === "data") event.data.push(text);
-        else if (field === "id" && !text.includes("\0")) this.lastEventId = text;
-        else if (field === "retry" && /^\d+$/.test(text)) this.retryMs = Number(text);
-      }
+      parser.feed(value);
     }
   }
 }
