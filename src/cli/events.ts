@@ -21,7 +21,7 @@ export function registerEvents(program: Command): void {
   withStoreOptions(program.command("events").description("print a run's committed events, in order, from the authority's run log"))
     .requiredOption("--run <id>", "the run")
     .option("--follow", "keep printing new events as the authority commits them, until the run's run.terminal (or Ctrl-C)")
-    .option("--json", "one PRP event per line (NDJSON), exactly as committed: pipe it to prp replay --events -")
+    .option("--json", "one PRP event per line (NDJSON), the committed JSON with C1, DEL and bidi characters \\u-escaped (the same values): pipe it to prp replay --events -")
     .option("--poll-ms <n>", "with --follow: how often to read the log", parsePositiveInt, 200)
     .addHelpText(
       "after",
