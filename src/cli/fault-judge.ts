@@ -8,7 +8,7 @@ import { scriptEmissions } from "../harness/script-emissions.js";
 import { GOAL_EVENTS } from "../contract/version-gates.js";
 import { goalFindings } from "./goal-judge.js";
 import type { DurableRunFacts } from "./durable-run.js";
-import type { Fault } from "./faults.js";
+import type { Fault } from "./fault-plan.js";
 import { readHostRecord } from "./host-record.js";
 import { scriptDelivery } from "./script-delivery.js";
 

@@ -2,7 +2,7 @@ import type { LoadedScript } from "../harness/script-file.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { runDurable, type DurableRunFacts } from "./durable-run.js";
 import { judgeFault, type FaultVerdict } from "./fault-judge.js";
-import type { Fault, FaultPlan } from "./faults.js";
+import type { Fault, FaultPlan } from "./fault-plan.js";
 import { seededRandom } from "./seeded-random.js";
 
 export interface FaultRunRequest {

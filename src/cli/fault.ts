@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { visible } from "./terminal-text.js";
 import type { Command } from "commander";
 import { eventLine } from "./event-line.js";
-import { reportDurableRun } from "./demo.js";
+import { reportDurableRun } from "./durable-report.js";
 import { targetOfScript } from "./run-target.js";
 import type { FaultVerdict } from "./fault-judge.js";
 import { runFaultOnce } from "./fault-run.js";

@@ -1,6 +1,7 @@
 import type { PrpEvent } from "../contract/kinds.js";
 import { visible, visibleLines } from "./terminal-text.js";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- payloads are shown, not trusted: each field read is printed through visible()
 type Payload = Record<string, any>;
 /** Where a streamed text's continuation lines start: under its first, so no agent line can pass for one of ours. */
 const STREAM_INDENT = " ".repeat(11);

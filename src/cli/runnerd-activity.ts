@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { captureContext, recordActivity, type HelperOutcome } from "../runner/activity/activity-client.js";
-import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV } from "../runner/activity/notification-env.js";
+import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV } from "../harness/notification-env.js";
 import { parsePositiveInt } from "./options.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;

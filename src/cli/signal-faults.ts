@@ -1,7 +1,7 @@
 import { liveGroupMembers } from "../harness/live-processes.js";
 import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
 import type { DurableRunFacts } from "./durable-run.js";
-import type { Fault } from "./faults.js";
+import type { Fault } from "./fault-plan.js";
 
 /**
  * What a run stopped by a signal must show in the host's record and in /proc: a cancelled

@@ -10,7 +10,7 @@ import { FAKE_HARNESS_JOURNAL_ENV } from "./goal-journal.js";
 import { whenGone } from "./gone.js";
 import { harnessView, type SandboxPolicy } from "./sandbox/sandbox-policy.js";
 import { SupervisedProcess } from "./supervisor.js";
-import { activityDirOf } from "../runner/activity/notification-env.js";
+import { activityDirOf } from "./notification-env.js";
 
 export interface FakeDriverOptions {
   /** The fake harness script (a file path). */

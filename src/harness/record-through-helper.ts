@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { HELPER_ENV } from "../runner/activity/notification-env.js";
+import { HELPER_ENV } from "./notification-env.js";
 
 interface Ran {
   status: number | null;

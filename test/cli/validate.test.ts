@@ -31,7 +31,7 @@ describe("prp validate", () => {
     const bad = file("bad.json", json(command(1, { schema: "paperclip.prp.command.v4" })));
     const run = runPrp(["validate", bad]);
     assert.equal(run.status, 1);
-    assert.match(run.stdout, /^rejected {2}unsupported_required_schema at \/schema: schema "paperclip\.prp\.command\.v4" is not a schema this contract implements {2}.*bad\.json  \(unexpected\)\n$/);
+    assert.match(run.stdout, /^rejected {2}unsupported_required_schema at \/schema: schema "paperclip\.prp\.command\.v4" is not a schema this contract implements {2}.*bad\.json {2}\(unexpected\)\n$/);
   });
 
   it("--expect reject inverts the verdict that counts as success", () => {

@@ -66,7 +66,7 @@ describe(`codec fuzz (seed ${FUZZ_SEED})`, () => {
       try {
         decodeValue(value);
       } catch (err) {
-        throw new Error(`decodeValue threw: ${(err as Error).message}`);
+        throw new Error(`decodeValue threw: ${(err as Error).message}`, { cause: err });
       }
     }), 2000, 20_000);
   });

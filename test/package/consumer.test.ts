@@ -18,7 +18,7 @@ async function step(what: string, command: string, args: string[], cwd: string, 
     return stdout;
   } catch (error) {
     const e = error as { killed?: boolean; stdout?: string; stderr?: string; message: string };
-    throw new Error(`${what}${e.killed ? `: not done within ${timeoutMs} ms` : ""}: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`);
+    throw new Error(`${what}${e.killed ? `: not done within ${timeoutMs} ms` : ""}: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`, { cause: error });
   }
 }
 

@@ -61,7 +61,7 @@ async function embeddedServer(): Promise<TestPostgres> {
     try {
       await step();
     } catch (err) {
-      throw new Error(`embedded PostgreSQL: ${what} failed: ${String(err)}\n${log.slice(-20).join("")}`);
+      throw new Error(`embedded PostgreSQL: ${what} failed: ${String(err)}\n${log.slice(-20).join("")}`, { cause: err });
     }
   };
   let server: PostgresProcess | null = null;

@@ -8,7 +8,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "../line-reader.js";
 import { whenGone } from "../gone.js";
 import { harnessView, type SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { SupervisedProcess } from "../supervisor.js";
-import { activityDirOf, harnessEnv } from "../../runner/activity/notification-env.js";
+import { activityDirOf, harnessEnv } from "../notification-env.js";
 import { outcomeFor, policyAction, questionPolicyAction, type PermissionPolicy } from "./permissions.js";
 import { AcpProjection, type AcpInput, type ViolationCode } from "./projection.js";
 

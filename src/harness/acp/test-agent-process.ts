@@ -89,7 +89,7 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
     case "error":
       throw new acp.RequestError(step.code, step.message);
     case "crash":
-      process.exit(step.code);
+      return process.exit(step.code);
     case "crash_once": {
       const marker = join(process.cwd(), step.marker);
       if (existsSync(marker)) return undefined;

@@ -5,7 +5,7 @@ import { readFileBounded } from "../../contract/bounded-read.js";
 import { ownerOnly, uid } from "../../storage/private-sqlite.js";
 import { activityPayload } from "./activity-input.js";
 import { DESCRIPTOR_SCHEMA, MAX_MESSAGE_BYTES, readOneMessage, type ActivityRequest } from "./activity-protocol.js";
-import { CONTEXT_ENV, SECRET_ENV } from "./notification-env.js";
+import { CONTEXT_ENV, SECRET_ENV } from "../../harness/notification-env.js";
 
 /**
  * How a helper call ended, and its exit status: 0 done; 2 invalid arguments (nothing sent);

@@ -6,7 +6,7 @@ import { writePrivateFile } from "../../storage/private-file.js";
 import { activityPayload, type ActivityPayload } from "./activity-input.js";
 import { DESCRIPTOR_SCHEMA, readOneMessage, type ActivityReply } from "./activity-protocol.js";
 import type { HarnessActivity } from "./harness-activity.js";
-import { DESCRIPTOR_FILE, SECRET_ENV } from "./notification-env.js";
+import { DESCRIPTOR_FILE, SECRET_ENV } from "../../harness/notification-env.js";
 
 /** What recording one activity came to: committed (durable outbox, or the local stream), or refused because the run is over. */
 export type RecordOutcome = "recorded" | "run_ended";

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HarnessDriver } from "../../harness/harness-driver.js";
-import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, helperPath } from "./notification-env.js";
+import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, helperPath } from "../../harness/notification-env.js";
 
 const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
 

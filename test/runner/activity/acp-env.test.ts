@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
+import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/harness/notification-env.js";
 import { LocalRunnerClient } from "../../../src/runner/local-client.js";
 import { until } from "../../support/until.js";
 

@@ -7,7 +7,7 @@ import { runDurable, type DurableRunFacts, type FaultContext } from "../../../sr
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { loadedScript, PATIENT_HARNESS } from "../../support/scripts.js";
 import { until } from "../../support/until.js";
-import { CONTEXT_ENV, SECRET_ENV } from "../../../src/runner/activity/notification-env.js";
+import { CONTEXT_ENV, SECRET_ENV } from "../../../src/harness/notification-env.js";
 import { FAKE_HARNESS_JOURNAL_ENV } from "../../../src/harness/goal-journal.js";
 import { crossRunCalls, environOf, helper, judgeActivity, notificationEnvOf, waitingRunner, type ActivityCall, type HelperRun } from "./support.js";
 

@@ -6,7 +6,7 @@ import { after, describe, it } from "node:test";
 import { ActivityEndpoint, type RecordOutcome } from "../../../src/runner/activity/activity-endpoint.js";
 import type { ActivityPayload } from "../../../src/runner/activity/activity-input.js";
 import { HarnessActivity } from "../../../src/runner/activity/harness-activity.js";
-import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, harnessEnv, helperPath } from "../../../src/runner/activity/notification-env.js";
+import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, harnessEnv, helperPath } from "../../../src/harness/notification-env.js";
 import { helper } from "./support.js";
 
 const activities: HarnessActivity[] = [];

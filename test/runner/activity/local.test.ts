@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { scenariosDir } from "../../../src/harness/script-file.js";
-import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
+import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/harness/notification-env.js";
 import { LocalRunnerClient } from "../../../src/runner/local-client.js";
 import { eventLine } from "../../../src/cli/event-line.js";
 import { runPrp } from "../../cli/run-cli.js";

@@ -7,7 +7,7 @@ import { scenariosDir } from "../../../src/harness/script-file.js";
 import { LocalRunnerClient } from "../../../src/runner/local-client.js";
 import { PATIENT_HARNESS } from "../../support/scripts.js";
 import { until } from "../../support/until.js";
-import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/runner/activity/notification-env.js";
+import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/harness/notification-env.js";
 
 export interface HelperRun {
   status: number | null;

@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
-import { packageRoot } from "../../contract/package-root.js";
-import { isReservedEnvironmentKey } from "../../contract/reserved-environment.js";
+import { packageRoot } from "../contract/package-root.js";
+import { isReservedEnvironmentKey } from "../contract/reserved-environment.js";
 
 /** The runner's own helper command (runtime.md §13.2), host-owned. */
 export const HELPER_ENV = "PAPERCLIP_RUNTIME_NOTIFICATION_HELPER";
