@@ -38,7 +38,7 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
   });
   const admin = (args: string[]) => adminJson(store, args);
 
-  it("the README's run: serve, run create, ticket, prp-runnerd, the runner's questions answered with prp authority command, events; SIGTERM exits 0 and the store keeps the log", async () => {
+  it("docs/cli/authority.md's run: serve, run create, ticket, prp-runnerd, the runner's questions answered with prp authority command, events; SIGTERM exits 0 and the store keeps the log", async () => {
     const daemon = await startDaemon([...store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
     daemons.push(daemon);
     assert.match(daemon.url, /^ws:\/\/127\.0\.0\.1:\d+$/);

@@ -5,6 +5,6 @@ const hasProtoMember = (value: unknown): boolean =>
 
 /**
  * fc.jsonValue without the member name `__proto__`, which fast-check generates on purpose and
- * the codec refuses (README, the codec): JSON data a PRP document may carry.
+ * the codec refuses (docs/contract.md, the codec): JSON data a PRP document may carry.
  */
 export const codecJsonValue = (constraints: Parameters<typeof fc.jsonValue>[0] = {}): fc.Arbitrary<unknown> => fc.jsonValue(constraints).filter((v) => !hasProtoMember(v));
