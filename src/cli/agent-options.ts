@@ -5,9 +5,6 @@ import { DEFAULT_AGENT_IDLE_MS } from "../harness/acp/acp-driver.js";
 import { PERMISSION_POLICIES, type PermissionPolicy } from "../harness/acp/permissions.js";
 import { parsePositiveInt } from "./options.js";
 
-/** An ACP agent gets longer than the fake harness to say ready: `npx` may install it first. */
-export const ACP_READY_MS = 60_000;
-
 /** `--agent-env K=V`, repeatable: the variables an agent gets on top of PATH and HOME. */
 export function collectAgentEnv(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const at = value.indexOf("=");

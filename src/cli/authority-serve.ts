@@ -11,7 +11,7 @@ import { consoleUrlFile, DEFAULT_CONSOLE_LISTEN, publishConsoleUrl, startConsole
 import { CliFailure, loadServerKey, MISCONFIGURED, openCliStore, runAction, storeLocation, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { jsonLogger } from "./json-log.js";
 import { parsePositiveInt } from "./options.js";
-import { runnerBuild } from "./runner-build.js";
+import { runnerBuild } from "../runner/runner-build.js";
 import { runnerContractFrom, withRunnerContractOptions, type RunnerContractFlags } from "./runner-contract-options.js";
 
 interface ServeOptions extends StoreOptions, RunnerContractFlags {

@@ -9,7 +9,7 @@ import type { SupervisedProcess, ExitFact } from "../harness/supervisor.js";
 import { spawnRunner } from "../runner/spawn.js";
 import { credentialRunnerdArgs } from "./credential-options.js";
 import { newIdSuffix } from "./id-suffix.js";
-import { runnerBuild } from "./runner-build.js";
+import { runnerBuild } from "../runner/runner-build.js";
 import { runnerContractFrom, type RunnerContractFlags } from "./runner-contract-options.js";
 import { runSurvivors } from "./run-processes.js";
 

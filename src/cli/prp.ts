@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { usageExitsTwo } from "./usage-exit.js";
-import { packageVersion } from "./package-info.js";
+import { packageVersion } from "../contract/package-info.js";
 import { registerAuthority } from "./authority.js";
 import { registerConsole } from "./console.js";
 import { registerEvents } from "./events.js";

@@ -1,27 +1,19 @@
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Command, Option } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import { buildContractDigest } from "../contract/fingerprint/committed-digest.js";
+import { packageVersion } from "../contract/package-info.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
-import { BatchedLineWriter } from "../harness/batched-writer.js";
-import { AcpDriver } from "../harness/acp/acp-driver.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
-import { FakeHarnessDriver } from "../harness/fake-driver.js";
-import { BoundedLineReader } from "../harness/line-reader.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { readCaBundle } from "../transport/ca-bundle.js";
-import { withActivityCrashPoint } from "../runner/activity/activity-crash.js";
-import { ActivityEndpoint } from "../runner/activity/activity-endpoint.js";
-import { HarnessActivity } from "../runner/activity/harness-activity.js";
-import { DurableRunner, parseCrashPoint } from "../runner/durable/durable-runner.js";
+import { parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { installFailsafe } from "../runner/failsafe.js";
-import { LocalRunner } from "../runner/local-runner.js";
-import { signalExitStatus, STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
+import { ACP_READY_MS, startRunner, StartRunnerError, type RunnerHarness, type StartedRunner } from "../runner/start-runner.js";
+import { STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
 import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
-import { ACP_READY_MS, AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
+import { AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
-import { packageVersion } from "./package-info.js";
-import { runnerBuild } from "./runner-build.js";
 import { addActivityCommands } from "./runnerd-activity.js";
 import { handoff } from "./runnerd-handoff.js";
 import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, withSandboxOptions, type SandboxFlags } from "./sandbox-options.js";
@@ -204,11 +196,6 @@ if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap t
 for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
   if (!RUNNER_ID_PATTERN.test(opts[key]!)) program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
 }
-// Runtime activity (runtime.md §13.2): the socket and descriptor in a private folder of their own,
-// never the state directory; a new secret for each harness start (HarnessActivity).
-const activity = HarnessActivity.create();
-process.on("exit", () => activity.remove());
-const runtimeEnv = activity.env;
 const sandboxed = sandboxPolicy(opts, durable ? [resolve(opts.stateDir!)] : [], log);
 if (!sandboxed.ok) {
   log(`sandbox_unavailable: ${sandboxed.message}`);
@@ -221,103 +208,64 @@ const shadowed = opts.harness === "acp" ? sandbox.hidden.find((h) => agentCwd ==
 if (shadowed) program.error(`--agent-cwd ${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a --sandbox-hide path): give the agent a workspace of its own`, { exitCode: 2 });
 // An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.
 if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default") opts.harnessReadyMs = ACP_READY_MS;
-const limits = { maxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, graceMs: opts.shutdownGraceMs };
-const driver = activity.bind(opts.harness === "acp"
-  ? new AcpDriver({
-    command: opts.agentCommand!, cwd: agentCwd, ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
-    runtimeEnv, permissionPolicy: opts.permissionPolicy, runId: opts.runId!, sessionId: opts.sessionId!, clientVersion: packageVersion(), ...limits, sandbox,
-    // session/new and session/load get as long as initialize: the harness's time to say ready.
-    handshakeMs: opts.harnessReadyMs, ...(opts.agentIdleMs ? { idleMs: opts.agentIdleMs } : {}),
-    ...(durable ? { identity: { turnId: opts.turnId!, itemId: opts.itemId! } } : {}),
-  })
-  : new FakeHarnessDriver({
-    scriptPath: scriptFromOption(program, opts.script!).path, runtimeEnv,
+const harness: RunnerHarness = opts.harness === "acp"
+  ? {
+    kind: "acp", command: opts.agentCommand!, cwd: agentCwd, ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
+    permissionPolicy: opts.permissionPolicy, ...(opts.agentIdleMs ? { idleMs: opts.agentIdleMs } : {}),
+  }
+  : {
+    kind: "fake", script: scriptFromOption(program, opts.script!).path,
     ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
-    ...(opts.credentialFile ? { credentialFile: opts.credentialFile } : {}),
-    // Durable: kept with the run's state, for a replacement runner's harness (see GoalJournal).
-    journalPath: join(durable ? resolve(opts.stateDir!) : activity.dir, "fake-harness-journal.jsonl"),
-    ...limits, sandbox,
-  }));
-const credentials = opts.credentialFile ? { credentials: { provider: opts.credentialProvider ?? opts.harness, path: opts.credentialFile } } : {};
+  };
+const common = {
+  harness, sandbox, log,
+  limits: {
+    harnessMaxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, shutdownGraceMs: opts.shutdownGraceMs,
+    harnessReadyMs: opts.harnessReadyMs, controllerMaxLineBytes: opts.controllerMaxLineBytes, commandHistoryLimit: opts.commandHistoryLimit,
+  },
+  ...(opts.protocolMax ? { protocolMax: opts.protocolMax } : {}),
+  ...(opts.credentialFile ? { credentials: { file: opts.credentialFile, ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}) } } : {}),
+  ...(crashPoint ? { crashAt: crashPoint } : {}),
+};
 
 process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
-let signalled: StopSignal | null = null;
-const signalCode = () => (signalled ? signalExitStatus(signalled) : 0);
-/** A stop signal cancels the run (see stop-signals.ts); the runner exits with its status once the terminal is out. */
-const onSignal = (stop: () => void) => {
-  for (const signal of STOP_SIGNALS) {
-    process.on(signal, () => {
-      if (signalled) return; // the cancel is under way
-      signalled = signal;
-      process.stderr.write(`prp-runnerd: ${signal}: cancelling the run\n`);
-      stop();
-    });
-  }
-};
-
-/** The last guard: an error nothing handled fails the run with a diagnostic; past that, exit `exitCode`. */
-const failsafe = (failRun: (message: string) => void, exitCode: number) =>
-  installFailsafe(process, { failRun, exitCode, exit: (code) => process.exit(code), log: (text) => process.stderr.write(`prp-runnerd: ${text}\n`) });
-
-if (durable) {
-  const build = runnerBuild();
-  const runner = new DurableRunner({
-    driver, readyTimeoutMs: opts.harnessReadyMs, ...credentials,
-    identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
-    connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, bootstrapToken: bootstrapTicket,
-    ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
-    runnerVersion: build.version, runnerDigest: build.digest, contractDigest: build.contractDigest,
-    ...(opts.protocolMax ? { protocolMax: opts.protocolMax } : {}),
-    ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
-    ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
-    reconnectDelayMs: opts.reconnectDelayMs, stopDeliveryMs: opts.stopDeliveryMs,
-    ...(opts.deadPeerTimeoutMs ? { heartbeat: { deadPeerTimeoutMs: opts.deadPeerTimeoutMs } } : {}),
-    ...(crashPoint ? { crashAt: crashPoint } : {}),
-    log,
-  });
-  onSignal(() => runner.cancel());
-  failsafe((message) => runner.failInternal(message), 4);
-  const endpoint = await ActivityEndpoint.open(activity, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
-  const outcome = await runner.run();
-  endpoint.close();
-  if (outcome.code !== 0) process.stderr.write(`prp-runnerd: ${outcome.reason}${"detail" in outcome ? `: ${outcome.detail}` : ""}\n`);
-  // A signal's status says the cancelled terminal was delivered; 3 or 4 still say it was not.
-  process.exit(signalled && outcome.code === 0 ? signalCode() : outcome.code);
+let started: StartedRunner;
+try {
+  started = durable
+    ? startRunner({
+      ...common, mode: "durable",
+      identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
+      connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, ticket: bootstrapTicket!,
+      ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
+      ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
+      ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
+      reconnectDelayMs: opts.reconnectDelayMs, stopDeliveryMs: opts.stopDeliveryMs,
+      ...(opts.deadPeerTimeoutMs ? { deadPeerTimeoutMs: opts.deadPeerTimeoutMs } : {}),
+    })
+    : startRunner({ ...common, mode: "local", runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!, input: process.stdin, output: process.stdout });
+} catch (err) {
+  // A connect URL that can never be dialled: the durable runner's unrecoverable exit, as it always was.
+  if (!(err instanceof StartRunnerError) || err.option !== "connectUrl") throw err;
+  log(`unrecoverable: ${err.detail}`);
+  process.exit(4);
 }
+const runner = started;
+process.on("exit", () => runner.dispose());
 
-// The controller stopped reading our stdout (EPIPE): it is gone, the same as EOF on stdin.
-const stdout = new BatchedLineWriter(process.stdout, undefined, (error) => {
-  process.stderr.write(`prp-runnerd: stdout closed (${(error as NodeJS.ErrnoException).code ?? error.message}): the controller is gone; closing the run\n`);
-  runner.controllerClosed();
-});
-const runner = new LocalRunner(
-  {
-    driver, readyTimeoutMs: opts.harnessReadyMs, ...credentials, runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!,
-    commandHistoryLimit: opts.commandHistoryLimit,
-    ...(opts.protocolMax ? { protocolVersion: opts.protocolMax } : {}),
-  },
-  {
-    write: (line) => stdout.write(line),
-    onDrain: (resume) => stdout.onDrain(resume),
-    flush: (done) => stdout.flush(done),
-  },
-);
-const endpoint = await ActivityEndpoint.open(activity, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashPoint, log));
+/** A stop signal cancels the run (see stop-signals.ts); the runner exits with its status once the terminal is out. */
+let signalled: StopSignal | null = null;
+for (const signal of STOP_SIGNALS) {
+  process.on(signal, () => {
+    if (signalled) return; // the cancel is under way
+    signalled = signal;
+    process.stderr.write(`prp-runnerd: ${signal}: cancelling the run\n`);
+    runner.stop(signal);
+  });
+}
+/** The last guard: an error nothing handled fails the run with a diagnostic; past that, exit 4 (durable) or 70 (local). */
+installFailsafe(process, { failRun: (message) => runner.fail(message), exitCode: durable ? 4 : 70, exit: (code) => process.exit(code), log });
 
-const reader = new BoundedLineReader(opts.controllerMaxLineBytes);
-const feed = (events: ReturnType<BoundedLineReader["push"]>) => {
-  for (const e of events) if (e.kind === "line") runner.acceptLine(e.text); else if (e.kind === "oversize") runner.acceptOversizeLine(e.bytes);
-};
-process.stdin.on("data", (chunk: Buffer) => feed(reader.push(chunk)));
-process.stdin.on("end", () => {
-  feed(reader.end());
-  runner.controllerClosed();
-});
-
-onSignal(() => runner.cancel());
-failsafe((message) => runner.failInternal(message), 70);
-await runner.done;
-endpoint.close();
-process.stdin.pause();
-stdout.flush(() => process.exit(signalCode()));
+const outcome = await runner.outcome;
+if (durable && outcome.code !== 0 && outcome.reason !== "cancelled") process.stderr.write(`prp-runnerd: ${outcome.reason}${outcome.detail !== undefined ? `: ${outcome.detail}` : ""}\n`);
+process.exit(outcome.code);

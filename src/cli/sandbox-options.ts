@@ -1,18 +1,10 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { probeSandbox } from "../harness/sandbox/sandbox-probe.js";
-import { defaultSandboxMode, NO_SANDBOX_WARNING, SANDBOX_MODES, type SandboxMode, type SandboxPolicy } from "../harness/sandbox/sandbox-policy.js";
+import { defaultSandboxMode, SANDBOX_MODES, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
 
-/** The exit status of a runner or controller refused the sandbox it was asked for. */
-export const SANDBOX_UNAVAILABLE_EXIT = 8;
-
-export interface SandboxFlags {
-  sandbox: SandboxMode;
-  sandboxRead: string[];
-  sandboxWrite: string[];
-  sandboxHide: string[];
-}
+// The policy itself is the harness layer's: the runner library asks for it too.
+export { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
 
 const existing = (value: string, previous: string[] = []): string[] => {
   const path = resolve(value);
@@ -38,18 +30,4 @@ export function sandboxRunnerdArgs(flags: SandboxFlags, hidden: string[] = []): 
     ...flags.sandboxWrite.flatMap((p) => ["--sandbox-write", p]),
     ...[...flags.sandboxHide, ...hidden].flatMap((p) => ["--sandbox-hide", p]),
   ];
-}
-
-/**
- * The policy the flags ask for, with `hidden` (the runner's state, a run's folder) always hidden.
- * Refuses, rather than falls back, when the kernel will not make the namespaces: the caller
- * prints the reason and exits SANDBOX_UNAVAILABLE_EXIT. `none` is said on stderr every time.
- */
-export function sandboxPolicy(flags: SandboxFlags, hidden: string[], say: (line: string) => void): { ok: true; policy: SandboxPolicy } | { ok: false; message: string } {
-  if (flags.sandbox === "none") say(NO_SANDBOX_WARNING);
-  else {
-    const probe = probeSandbox();
-    if (!probe.ok) return { ok: false, message: `--sandbox ${flags.sandbox}: the harness sandbox cannot be set up here: ${probe.reason}. --sandbox none runs the harness without it (read what that gives up in docs/threat-model.md)` };
-  }
-  return { ok: true, policy: { mode: flags.sandbox, readable: flags.sandboxRead, writable: flags.sandboxWrite, hidden: [...flags.sandboxHide, ...hidden] } };
 }

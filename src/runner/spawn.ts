@@ -95,7 +95,7 @@ export interface RunnerHandle {
  * Starts a durable runner (`prp-runnerd --connect-url`) for one run: it dials the authority with
  * the ticket, plays the harness, and exits once its terminal is acknowledged. The runner is a
  * child process on purpose: it owns the harness's process group, and its exit statuses and
- * signal handling are those of prp-runnerd.
+ * signal handling are those of prp-runnerd. To run a runner in this process, see startRunner.
  */
 export function spawnRunner(options: SpawnRunnerOptions): RunnerHandle {
   const child = superviseRunnerd({

@@ -1,3 +1,5 @@
+import { probeSandbox } from "./sandbox-probe.js";
+
 /**
  * What a harness may see and outlive (docs/threat-model.md). `isolated` runs every harness in
  * namespaces of its own: a PID namespace (no descendant outlives it, whatever it does with
@@ -44,4 +46,29 @@ export function harnessView(policy: SandboxPolicy | undefined, own: Partial<Sand
     writable: [...(own.writable ?? []), ...policy.writable],
     hidden: [...(own.hidden ?? []), ...policy.hidden],
   };
+}
+
+/** The exit status of a runner or controller refused the sandbox it was asked for. */
+export const SANDBOX_UNAVAILABLE_EXIT = 8;
+
+/** The sandbox a user asked for: `--sandbox` and the paths added to or taken from the harness's view. */
+export interface SandboxFlags {
+  sandbox: SandboxMode;
+  sandboxRead: string[];
+  sandboxWrite: string[];
+  sandboxHide: string[];
+}
+
+/**
+ * The policy the flags ask for, with `hidden` (the runner's state, a run's folder) always hidden.
+ * Refuses, rather than falls back, when the kernel will not make the namespaces: the caller
+ * prints the reason and exits SANDBOX_UNAVAILABLE_EXIT. `none` is said on stderr every time.
+ */
+export function sandboxPolicy(flags: SandboxFlags, hidden: string[], say: (line: string) => void): { ok: true; policy: SandboxPolicy } | { ok: false; message: string } {
+  if (flags.sandbox === "none") say(NO_SANDBOX_WARNING);
+  else {
+    const probe = probeSandbox();
+    if (!probe.ok) return { ok: false, message: `--sandbox ${flags.sandbox}: the harness sandbox cannot be set up here: ${probe.reason}. --sandbox none runs the harness without it (read what that gives up in docs/threat-model.md)` };
+  }
+  return { ok: true, policy: { mode: flags.sandbox, readable: flags.sandboxRead, writable: flags.sandboxWrite, hidden: [...flags.sandboxHide, ...hidden] } };
 }

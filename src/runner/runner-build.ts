@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { sha256Digest } from "../contract/digest.js";
 import { buildContractDigest } from "../contract/fingerprint/committed-digest.js";
 import { packageRoot } from "../contract/package-root.js";
-import { packageVersion } from "./package-info.js";
+import { packageVersion } from "../contract/package-info.js";
 
 /**
  * The runner build an authority expects (§5.3 step 2): the package version and the digest of
