@@ -7,6 +7,7 @@ import { encode } from "../contract/encode.js";
 import { ContractViolation } from "../contract/errors.js";
 import type * as T from "../contract/generated/types.js";
 import type { PrpEvent } from "../contract/kinds.js";
+import { packageCodeDigest } from "../contract/package-info.js";
 import { packageRoot } from "../contract/package-root.js";
 import { contentRefOf, contentRefProblems, type ContentRef } from "./content-ref.js";
 
@@ -266,7 +267,7 @@ function runnerIdentity(driverKind: string): NativeExecutionBundle["runner"] {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name: string; version: string };
   return {
     package: { name: pkg.name, version: pkg.version },
-    binary: { name: "prp-runnerd", sha256: sha256Digest(readFileSync(join(root, "dist/src/cli/runnerd.js"))) },
+    binary: { name: "prp-runnerd", sha256: packageCodeDigest() },
     prpVersion: 1,
     nativeExecutionVersion: 1,
     catalogVersion: 1,
