@@ -9,7 +9,18 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
  * The layers of src/, lowest first (docs/architecture.md, "Layers"): a layer imports only the
  * layers before it in this list, never one after it.
  */
-const LAYERS = ["contract", "storage", "reducer", "bundle", "harness", "transport", "runner", "authority", "console", "cli"];
+const LAYERS = [
+  "contract",
+  "storage",
+  "reducer",
+  "bundle",
+  "harness",
+  "transport",
+  "runner",
+  "authority",
+  "console",
+  "cli",
+];
 
 /** One zone per layer: its folder may not import from any layer above it. */
 const layerZones = LAYERS.slice(0, -1).map((layer, index) => ({
@@ -31,7 +42,12 @@ export default tseslint.config(
       // How the rules that read other modules (no-cycle) parse them: as TypeScript.
       "import-x/parsers": { "@typescript-eslint/parser": [".ts", ".tsx"] },
       "import-x/extensions": [".ts", ".tsx", ".js"],
-      "import-x/resolver-next": [createTypeScriptImportResolver({ project: ["tsconfig.json", "console/web/tsconfig.json"], noWarnOnMultipleProjects: true })],
+      "import-x/resolver-next": [
+        createTypeScriptImportResolver({
+          project: ["tsconfig.json", "console/web/tsconfig.json"],
+          noWarnOnMultipleProjects: true,
+        }),
+      ],
     },
     languageOptions: {
       globals: {
@@ -51,7 +67,10 @@ export default tseslint.config(
       "import-x/no-restricted-paths": ["error", { zones: layerZones }],
       "import-x/no-self-import": "error",
       "import-x/no-useless-path-segments": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       // The project matches control characters on purpose: to escape them in terminal output and
       // to refuse them in ids, paths and headers.
       "no-control-regex": "off",

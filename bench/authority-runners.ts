@@ -6,7 +6,15 @@
  */
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import type { RunIdentity } from "../src/authority/identity.js";
-import { MAX_BATCH_EVENTS, dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, type RunnerToCoreKind, type SecureChannel } from "../src/transport/index.js";
+import {
+  MAX_BATCH_EVENTS,
+  dial,
+  openRunnerChannel,
+  parseConnectUrl,
+  resolveEndpoint,
+  type RunnerToCoreKind,
+  type SecureChannel,
+} from "../src/transport/index.js";
 import { cpuMark, cpuSince } from "./cpu.js";
 import { BUILD } from "./durable-send.js";
 
@@ -27,14 +35,29 @@ export const key = (runId: string, seq: number): string => `${runId}#${seq}`;
 
 /** A v1 item.delta of the run, as its runner sends it. */
 export const benchEvent = (id: RunIdentity, seq: number): Record<string, unknown> => ({
-  schema: "paperclip.prp.event.v1", sourceEventId: `event_${id.runnerInstanceId}_${String(seq).padStart(16, "0")}`, sourceSeq: seq,
-  sourceInstanceId: id.runnerInstanceId, sourceKind: "runner", runId: id.runId, normalizedSessionId: id.normalizedSessionId,
-  turnId: id.turnId, itemId: id.itemId, eventType: "item.delta", schemaVersion: 1, priority: 2, emittedAt: new Date().toISOString(),
+  schema: "paperclip.prp.event.v1",
+  sourceEventId: `event_${id.runnerInstanceId}_${String(seq).padStart(16, "0")}`,
+  sourceSeq: seq,
+  sourceInstanceId: id.runnerInstanceId,
+  sourceKind: "runner",
+  runId: id.runId,
+  normalizedSessionId: id.normalizedSessionId,
+  turnId: id.turnId,
+  itemId: id.itemId,
+  eventType: "item.delta",
+  schemaVersion: 1,
+  priority: 2,
+  emittedAt: new Date().toISOString(),
   payload: { text: `token ${seq} ` },
 });
 
 /** One runner, connected; `run()` sends its events and settles at its last ACK. */
-async function connectOne({ url, id, token }: RunnerPlan, events: number, sentAt: Map<string, number>, ackedAt: Map<string, number>): Promise<{ run: () => Promise<void> }> {
+async function connectOne(
+  { url, id, token }: RunnerPlan,
+  events: number,
+  sentAt: Map<string, number>,
+  ackedAt: Map<string, number>,
+): Promise<{ run: () => Promise<void> }> {
   const endpoint = parseConnectUrl(url);
   if (!endpoint.ok) throw new Error(endpoint.error.message);
   const resolved = await resolveEndpoint(endpoint.value);
@@ -48,12 +71,16 @@ async function connectOne({ url, id, token }: RunnerPlan, events: number, sentAt
   let send = (): void => undefined;
   let channel: SecureChannel<RunnerToCoreKind> | null = null;
   const opened = await openRunnerChannel(ws.value, {
-    credential: { kind: "bootstrap", token }, identity: id, runnerVersion: BUILD.version, runnerDigest: BUILD.digest,
+    credential: { kind: "bootstrap", token },
+    identity: id,
+    runnerVersion: BUILD.version,
+    runnerDigest: BUILD.digest,
     resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 },
     handlers: {
       onEnvelope: (envelope) => {
         // Answered as a runner does, or the authority takes a runner waiting for the others to connect for dead.
-        if (envelope.kind === "ping") return void channel?.send("pong", { lifecycle: "running", outboxBytes: 0, ackedSourceSeq: acked });
+        if (envelope.kind === "ping")
+          return void channel?.send("pong", { lifecycle: "running", outboxBytes: 0, ackedSourceSeq: acked });
         if (envelope.kind !== "ack") return;
         const at = now();
         const upTo = envelope.payload.ackedSourceSeq as number;
@@ -62,7 +89,8 @@ async function connectOne({ url, id, token }: RunnerPlan, events: number, sentAt
         if (acked === events) finish();
         else send();
       },
-      onClose: (diagnostic) => finish(diagnostic ? new Error(`${id.runId}: ${diagnostic.code}: ${diagnostic.message}`) : undefined),
+      onClose: (diagnostic) =>
+        finish(diagnostic ? new Error(`${id.runId}: ${diagnostic.code}: ${diagnostic.message}`) : undefined),
     },
   });
   if (!opened.ok) throw new Error(opened.error.message);
@@ -95,11 +123,18 @@ async function runAll(port: NonNullable<typeof parentPort>, plans: RunnerPlan[],
   await go;
   const mark = cpuMark();
   await Promise.all(runners.map((r) => r.run()));
-  port.postMessage({ kind: "done", sentAt: [...sentAt], ackedAt: [...ackedAt], cpuMicros: cpuSince(mark).threadMicros } satisfies RunnersMessage);
+  port.postMessage({
+    kind: "done",
+    sentAt: [...sentAt],
+    ackedAt: [...ackedAt],
+    cpuMicros: cpuSince(mark).threadMicros,
+  } satisfies RunnersMessage);
 }
 
 if (!isMainThread && parentPort) {
   const port = parentPort;
   const { runners, events } = workerData as { runners: RunnerPlan[]; events: number };
-  runAll(port, runners, events).catch((err: unknown) => port.postMessage({ kind: "failed", error: String((err as Error)?.stack ?? err) } satisfies RunnersMessage));
+  runAll(port, runners, events).catch((err: unknown) =>
+    port.postMessage({ kind: "failed", error: String((err as Error)?.stack ?? err) } satisfies RunnersMessage),
+  );
 }

@@ -36,7 +36,11 @@ import { frameFloorMicros } from "./frame-floor.js";
 import { fmt, percentile } from "./measure.js";
 
 const { values: args } = parseArgs({
-  options: { runners: { type: "string", default: "10" }, events: { type: "string", default: "300" }, store: { type: "string", default: "both" } },
+  options: {
+    runners: { type: "string", default: "10" },
+    events: { type: "string", default: "300" },
+    store: { type: "string", default: "both" },
+  },
 });
 const RUNNERS = Number.parseInt(args.runners!, 10);
 const EVENTS = Number.parseInt(args.events!, 10);
@@ -47,7 +51,6 @@ if (!(RUNNERS > 0 && EVENTS > 0) || !["sqlite", "postgres", "both"].includes(arg
 
 /** These runners renew no lease: one lease outlasts the longest run. */
 const LEASE_TTL_MS = 3_600_000;
-
 
 /** What one store's run measured. */
 interface Figures {
@@ -85,7 +88,12 @@ type BareRow = [runId: string, seq: number, id: string, type: string, priority: 
 
 /** The store, with the time each event's transaction returned and the rows it committed. */
 /** `transactionMs` gets each transaction's duration. */
-function timed(store: AuthorityStore, committedAt: Map<string, number>, rows: BareRow[], transactionMs: number[]): AuthorityStore {
+function timed(
+  store: AuthorityStore,
+  committedAt: Map<string, number>,
+  rows: BareRow[],
+  transactionMs: number[],
+): AuthorityStore {
   const commitEvents = async (items: readonly BatchedEvent[], nowMs: number) => {
     const begun = now();
     const results = await store.commitEvents(items, nowMs);
@@ -113,13 +121,21 @@ function timed(store: AuthorityStore, committedAt: Map<string, number>, rows: Ba
  * runners' cost, not the authority's, and on one thread they would take turns with it. Every
  * runner connects before any sends. Resolves with each event's send and ACK times.
  */
-async function runnersOnAThread(server: AuthorityServer, runs: RunIdentity[], tokens: string[]): Promise<{ seconds: number; sentAt: Map<string, number>; ackedAt: Map<string, number>; cpu: Figures["cpu"] }> {
+async function runnersOnAThread(
+  server: AuthorityServer,
+  runs: RunIdentity[],
+  tokens: string[],
+): Promise<{ seconds: number; sentAt: Map<string, number>; ackedAt: Map<string, number>; cpu: Figures["cpu"] }> {
   const runners: RunnerPlan[] = runs.map((id, i) => ({ url: server.connectUrl(id.runId), id, token: tokens[i]! }));
-  const worker = new Worker(new URL("./authority-runners.js", import.meta.url), { workerData: { runners, events: EVENTS } });
+  const worker = new Worker(new URL("./authority-runners.js", import.meta.url), {
+    workerData: { runners, events: EVENTS },
+  });
   try {
     const message = (kind: string) =>
       new Promise<RunnersMessage>((resolve, reject) => {
-        worker.once("message", (m: RunnersMessage) => (m.kind === kind ? resolve(m) : reject(new Error(m.kind === "failed" ? m.error : `${m.kind}, not ${kind}`))));
+        worker.once("message", (m: RunnersMessage) =>
+          m.kind === kind ? resolve(m) : reject(new Error(m.kind === "failed" ? m.error : `${m.kind}, not ${kind}`)),
+        );
         worker.once("error", reject);
       });
     await message("connected");
@@ -130,7 +146,12 @@ async function runnersOnAThread(server: AuthorityServer, runs: RunIdentity[], to
     const cpu = cpuSince(mark);
     const seconds = (now() - start) / 1000;
     if (done.kind !== "done") throw new Error("unreachable");
-    return { seconds, sentAt: new Map(done.sentAt), ackedAt: new Map(done.ackedAt), cpu: { ...cpu, runnersMicros: done.cpuMicros } };
+    return {
+      seconds,
+      sentAt: new Map(done.sentAt),
+      ackedAt: new Map(done.ackedAt),
+      cpu: { ...cpu, runnersMicros: done.cpuMicros },
+    };
   } finally {
     await worker.terminate();
   }
@@ -141,7 +162,12 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
   const committedAt = new Map<string, number>();
   const rows: BareRow[] = [];
   const transactionMs: number[] = [];
-  const server = AuthorityServer.open({ store: timed(store, committedAt, rows, transactionMs), runnerVersion: BUILD.version, runnerDigest: BUILD.digest, leaseTtlMs: LEASE_TTL_MS, log: () => undefined,
+  const server = AuthorityServer.open({
+    store: timed(store, committedAt, rows, transactionMs),
+    runnerVersion: BUILD.version,
+    runnerDigest: BUILD.digest,
+    leaseTtlMs: LEASE_TTL_MS,
+    log: () => undefined,
     // Every runner dials from 127.0.0.1 at once: the per-address cap on handshakes under way (32) would refuse the rest with 429.
     connections: { maxUnauthenticatedPerAddress: Math.max(MAX_UNAUTHENTICATED_PER_ADDRESS, RUNNERS) },
   });
@@ -172,7 +198,8 @@ async function throughAuthority(store: AuthorityStore): Promise<Omit<Figures, "b
   }
 }
 
-const BARE_COLUMNS = "run_id TEXT NOT NULL, source_seq BIGINT NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL, priority INTEGER NOT NULL, envelope TEXT NOT NULL, committed_at BIGINT NOT NULL, PRIMARY KEY (run_id, source_seq)";
+const BARE_COLUMNS =
+  "run_id TEXT NOT NULL, source_seq BIGINT NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL, priority INTEGER NOT NULL, envelope TEXT NOT NULL, committed_at BIGINT NOT NULL, PRIMARY KEY (run_id, source_seq)";
 
 function batchesOf<T>(xs: readonly T[], size: number): T[][] {
   return Array.from({ length: Math.ceil(xs.length / size) }, (_, i) => xs.slice(i * size, (i + 1) * size));
@@ -203,7 +230,9 @@ async function barePostgres(url: string, rows: BareRow[], size: number): Promise
     await client.query(`CREATE TABLE bare_event_log_${size} (${BARE_COLUMNS})`);
     const start = now();
     for (const batch of batchesOf(rows, size)) {
-      const values = batch.map((_, i) => `(${Array.from({ length: 7 }, (_, j) => `$${i * 7 + j + 1}`).join(", ")})`).join(", ");
+      const values = batch
+        .map((_, i) => `(${Array.from({ length: 7 }, (_, j) => `$${i * 7 + j + 1}`).join(", ")})`)
+        .join(", ");
       await client.query("BEGIN");
       await client.query(`INSERT INTO bare_event_log_${size} VALUES ${values}`, batch.flat());
       await client.query("COMMIT");
@@ -223,7 +252,8 @@ async function sqliteFigures(root: string): Promise<Figures> {
     await store.close();
   }
   const bare: Bare[] = [];
-  for (const size of bareSizes(measured)) bare.push({ size, rowsPerSecond: bareSqlite(store.path, measured.rows, size) });
+  for (const size of bareSizes(measured))
+    bare.push({ size, rowsPerSecond: bareSqlite(store.path, measured.rows, size) });
   return { ...measured, bare };
 }
 
@@ -239,7 +269,8 @@ async function postgresFigures(): Promise<Figures> {
       await store.close();
     }
     const bare: Bare[] = [];
-    for (const size of bareSizes(measured)) bare.push({ size, rowsPerSecond: await barePostgres(url, measured.rows, size) });
+    for (const size of bareSizes(measured))
+      bare.push({ size, rowsPerSecond: await barePostgres(url, measured.rows, size) });
     return { ...measured, bare };
   } finally {
     await server.stop();
@@ -254,32 +285,50 @@ async function postgresFigures(): Promise<Figures> {
 function print(name: string, f: Figures, floorUs: number): void {
   const rate = f.events / f.seconds;
   const ms = (xs: number[], q: number) => percentile(xs, q).toFixed(2).padStart(8);
-  console.log(`${name}: ${fmt(f.events)} events from ${RUNNERS} runners in ${f.seconds.toFixed(2)} s, ${fmt(f.transactionMs.length)} transactions (${(f.events / f.transactionMs.length).toFixed(1)} events each)`);
+  console.log(
+    `${name}: ${fmt(f.events)} events from ${RUNNERS} runners in ${f.seconds.toFixed(2)} s, ${fmt(f.transactionMs.length)} transactions (${(f.events / f.transactionMs.length).toFixed(1)} events each)`,
+  );
   const storeMs = f.transactionMs.reduce((a, b) => a + b, 0);
   const perEvent = (msTotal: number) => `${((msTotal * 1000) / f.events).toFixed(1)} µs`;
-  console.log(`  transaction ms    p50 ${ms(f.transactionMs, 0.5)}   p99 ${ms(f.transactionMs, 0.99)}   busy ${((storeMs / 1000 / f.seconds) * 100).toFixed(0)}% of the run`);
-  console.log(`  authority thread  busy ${(f.threadBusy * 100).toFixed(0)}% of the run: ${perEvent(f.threadBusy * f.seconds * 1000)} per event, ${perEvent(storeMs)} of it in store transactions`);
+  console.log(
+    `  transaction ms    p50 ${ms(f.transactionMs, 0.5)}   p99 ${ms(f.transactionMs, 0.99)}   busy ${((storeMs / 1000 / f.seconds) * 100).toFixed(0)}% of the run`,
+  );
+  console.log(
+    `  authority thread  busy ${(f.threadBusy * 100).toFixed(0)}% of the run: ${perEvent(f.threadBusy * f.seconds * 1000)} per event, ${perEvent(storeMs)} of it in store transactions`,
+  );
   const cpuUs = f.cpu.processMicros / f.events;
   const { threadMicros: authority, runnersMicros: runners } = f.cpu;
   // Thread times come in the kernel's 10 ms ticks: too coarse to split a run much shorter than a second.
-  const threads = authority !== null && runners !== null && f.seconds >= 1
-    ? `: the authority's thread ${(authority / f.events).toFixed(1)}, the runners' ${(runners / f.events).toFixed(1)}, the rest (V8's compiler and GC threads, libuv's pool) ${((f.cpu.processMicros - authority - runners) / f.events).toFixed(1)}`
-    : "";
-  const busy = f.cpu.machineBusy === null ? "" : `; the machine was busy ${(f.cpu.machineBusy * 100).toFixed(0)}% of its ${f.cpu.cores} cores`;
+  const threads =
+    authority !== null && runners !== null && f.seconds >= 1
+      ? `: the authority's thread ${(authority / f.events).toFixed(1)}, the runners' ${(runners / f.events).toFixed(1)}, the rest (V8's compiler and GC threads, libuv's pool) ${((f.cpu.processMicros - authority - runners) / f.events).toFixed(1)}`
+      : "";
+  const busy =
+    f.cpu.machineBusy === null
+      ? ""
+      : `; the machine was busy ${(f.cpu.machineBusy * 100).toFixed(0)}% of its ${f.cpu.cores} cores`;
   console.log(`  CPU (the kernel's count) ${cpuUs.toFixed(1)} µs per event in this process${threads}${busy}`);
   console.log(`  committed events/s (group commit)            ${fmt(rate).padStart(10)}`);
   for (const b of f.bare) {
     console.log(`  bare batched inserts/s (${b.size} rows per transaction) ${fmt(b.rowsPerSecond).padStart(10)}`);
-    console.log(`  ratio to bare batched inserts (${b.size} rows)      ${(rate / b.rowsPerSecond).toFixed(2).padStart(10)}`);
+    console.log(
+      `  ratio to bare batched inserts (${b.size} rows)      ${(rate / b.rowsPerSecond).toFixed(2).padStart(10)}`,
+    );
   }
-  console.log(`  frame floor: opening one event frame natively (JSON, hex, AES-256-GCM) ${floorUs.toFixed(1)} µs on one core`);
+  console.log(
+    `  frame floor: opening one event frame natively (JSON, hex, AES-256-GCM) ${floorUs.toFixed(1)} µs on one core`,
+  );
   for (const b of f.bare) {
     const bareUs = 1e6 / b.rowsPerSecond;
-    console.log(`  ceiling on one authority thread (${b.size} rows): ${bareUs.toFixed(1)} µs bare insert / (bare + floor) = ${(bareUs / (bareUs + floorUs)).toFixed(2)}`);
+    console.log(
+      `  ceiling on one authority thread (${b.size} rows): ${bareUs.toFixed(1)} µs bare insert / (bare + floor) = ${(bareUs / (bareUs + floorUs)).toFixed(2)}`,
+    );
   }
   // Every core busy with this process's CPU per event (authority and runners together): no more than this, however the work is spread.
   const coresBound = (f.cpu.cores * 1e6) / cpuUs;
-  console.log(`  ceiling of this bench on ${f.cpu.cores} cores at that CPU per event: ${fmt(coresBound)} events/s = ${f.bare.map((b) => `${(coresBound / b.rowsPerSecond).toFixed(2)} of bare (${b.size} rows)`).join(", ")}`);
+  console.log(
+    `  ceiling of this bench on ${f.cpu.cores} cores at that CPU per event: ${fmt(coresBound)} events/s = ${f.bare.map((b) => `${(coresBound / b.rowsPerSecond).toFixed(2)} of bare (${b.size} rows)`).join(", ")}`,
+  );
   console.log(`  commit → ACK ms   p50 ${ms(f.commitToAckMs, 0.5)}   p99 ${ms(f.commitToAckMs, 0.99)}`);
   console.log(`  send → ACK ms     p50 ${ms(f.sendToAckMs, 0.5)}   p99 ${ms(f.sendToAckMs, 0.99)}`);
 }

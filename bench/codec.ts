@@ -7,17 +7,46 @@ import { decode } from "../src/contract/index.js";
 import { validators } from "../src/contract/validators.js";
 import { compare, fmt, report, type Rate } from "./measure.js";
 
-const TYPES = ["item.delta", "item.started", "item.completed", "turn.started", "runtime.phase.changed", "tool.execution.progressed"];
+const TYPES = [
+  "item.delta",
+  "item.started",
+  "item.completed",
+  "turn.started",
+  "runtime.phase.changed",
+  "tool.execution.progressed",
+];
 function sampleEvents(count: number): string[] {
   return Array.from({ length: count }, (_, i) => {
     const type = TYPES[i % TYPES.length]!;
-    const payload = type === "tool.execution.progressed"
-      ? { schema: "paperclip.tool.execution.v1", executionId: `exec_${i}`, transport: "process", operation: "execute", status: "running", output: "line of output\n".repeat(4), outputBytes: 60, outputTruncated: false, outputDigest: null }
-      : { kind: "assistant_message", text: `token ${i} `.repeat(8) };
+    const payload =
+      type === "tool.execution.progressed"
+        ? {
+            schema: "paperclip.tool.execution.v1",
+            executionId: `exec_${i}`,
+            transport: "process",
+            operation: "execute",
+            status: "running",
+            output: "line of output\n".repeat(4),
+            outputBytes: 60,
+            outputTruncated: false,
+            outputDigest: null,
+          }
+        : { kind: "assistant_message", text: `token ${i} `.repeat(8) };
     return JSON.stringify({
-      schema: "paperclip.prp.event.v1", sourceEventId: `event_${i}`, sourceSeq: i + 1, sourceInstanceId: "runner_bench", sourceKind: "runner",
-      runId: "run_bench", normalizedSessionId: "session_bench", turnId: "turn_1", itemId: `item_${i % 50}`, eventType: type,
-      schemaVersion: 1, priority: type === "item.delta" ? 2 : 1, emittedAt: "2026-08-07T12:00:00.000Z", payload,
+      schema: "paperclip.prp.event.v1",
+      sourceEventId: `event_${i}`,
+      sourceSeq: i + 1,
+      sourceInstanceId: "runner_bench",
+      sourceKind: "runner",
+      runId: "run_bench",
+      normalizedSessionId: "session_bench",
+      turnId: "turn_1",
+      itemId: `item_${i % 50}`,
+      eventType: type,
+      schemaVersion: 1,
+      priority: type === "item.delta" ? 2 : 1,
+      emittedAt: "2026-08-07T12:00:00.000Z",
+      payload,
     });
   });
 }
@@ -34,7 +63,14 @@ const [parse, bare, both, full] = compare([
   { name: "decode (text -> typed value)", items: texts, fn: (t: string) => decode(t).ok },
 ]) as [Rate, Rate, Rate, Rate];
 
-report(`codec: ${texts.length} v1 events, ${fmt(texts.reduce((n, t) => n + t.length, 0) / texts.length)} bytes on average`, [parse, bare, both, full]);
+report(
+  `codec: ${texts.length} v1 events, ${fmt(texts.reduce((n, t) => n + t.length, 0) / texts.length)} bytes on average`,
+  [parse, bare, both, full],
+);
 const cost = both.perSecond / full.perSecond;
-console.log(`decode costs ${cost.toFixed(2)}x (JSON.parse + bare validation); target <= 1.50x: ${cost <= 1.5 ? "met" : "NOT met"}`);
-console.log(`decode vs bare validator: ${(bare.perSecond / full.perSecond).toFixed(2)}x; decode vs JSON.parse alone: ${(parse.perSecond / full.perSecond).toFixed(2)}x`);
+console.log(
+  `decode costs ${cost.toFixed(2)}x (JSON.parse + bare validation); target <= 1.50x: ${cost <= 1.5 ? "met" : "NOT met"}`,
+);
+console.log(
+  `decode vs bare validator: ${(bare.perSecond / full.perSecond).toFixed(2)}x; decode vs JSON.parse alone: ${(parse.perSecond / full.perSecond).toFixed(2)}x`,
+);

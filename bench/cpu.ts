@@ -56,7 +56,11 @@ export interface CpuSpent {
   cores: number;
 }
 
-export const cpuMark = (): CpuMark => ({ process: process.cpuUsage(), thread: threadCpuMicros(), machine: machineTicks() });
+export const cpuMark = (): CpuMark => ({
+  process: process.cpuUsage(),
+  thread: threadCpuMicros(),
+  machine: machineTicks(),
+});
 
 export function cpuSince(mark: CpuMark): CpuSpent {
   const used = process.cpuUsage(mark.process);
@@ -65,7 +69,10 @@ export function cpuSince(mark: CpuMark): CpuSpent {
   return {
     processMicros: used.user + used.system,
     threadMicros: thread !== null && mark.thread !== null ? thread - mark.thread : null,
-    machineBusy: machine && mark.machine && machine.total > mark.machine.total ? (machine.busy - mark.machine.busy) / (machine.total - mark.machine.total) : null,
+    machineBusy:
+      machine && mark.machine && machine.total > mark.machine.total
+        ? (machine.busy - mark.machine.busy) / (machine.total - mark.machine.total)
+        : null,
     cores: availableParallelism(),
   };
 }

@@ -41,14 +41,23 @@ export function tripleSteps(triples: number): EventStep[] {
     return [
       { kind: "event" as const, event_type: "item.started", item_id, payload: { kind: "command", text: "" } },
       { kind: "event" as const, event_type: "item.delta", item_id, payload: { text: `token ${i} ` } },
-      { kind: "event" as const, event_type: "item.completed", item_id, payload: { kind: "command", text: `token ${i} ` } },
+      {
+        kind: "event" as const,
+        event_type: "item.completed",
+        item_id,
+        payload: { kind: "command", text: `token ${i} ` },
+      },
     ];
   }).flat();
 }
 
 export const benchIdentity = (n: number): RunIdentity => ({
-  runnerInstanceId: `runner_bench_${n}`, environmentLeaseId: `env_bench_${n}`, runId: `run_bench_${n}`,
-  normalizedSessionId: `session_bench_${n}`, turnId: `turn_bench_${n}`, itemId: `item_bench_${n}`,
+  runnerInstanceId: `runner_bench_${n}`,
+  environmentLeaseId: `env_bench_${n}`,
+  runId: `run_bench_${n}`,
+  normalizedSessionId: `session_bench_${n}`,
+  turnId: `turn_bench_${n}`,
+  itemId: `item_bench_${n}`,
 });
 
 /** Runs `3 × triples` scripted events end to end with authority and runner state under `dir`. */
@@ -61,7 +70,10 @@ export async function durableSend(dir: string, triples: number, n: number): Prom
   const ingestedAt: number[] = [];
   const now = () => Number(process.hrtime.bigint()) / 1e6;
   const authority = AuthorityServer.open({
-    stateDir: join(dir, "authority"), serverKey: ServerKey.generate(), runnerVersion: BUILD.version, runnerDigest: BUILD.digest,
+    stateDir: join(dir, "authority"),
+    serverKey: ServerKey.generate(),
+    runnerVersion: BUILD.version,
+    runnerDigest: BUILD.digest,
     onCommittedEvent: (event) => {
       ingestedAt[event.sourceSeq] = now();
       committed.push(event);
@@ -72,7 +84,11 @@ export async function durableSend(dir: string, triples: number, n: number): Prom
     await authority.listen(0);
     const registered = await authority.registerRun(id);
     if (!registered.ok) throw new Error(registered.error.message);
-    for (const [type, payload] of [["run.prepare", { workspace: "bench" }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "Play the bench script.", turnId: id.turnId }]] as const) {
+    for (const [type, payload] of [
+      ["run.prepare", { workspace: "bench" }],
+      ["session.open", { reuse: "new_per_run" }],
+      ["turn.start", { text: "Play the bench script.", turnId: id.turnId }],
+    ] as const) {
       const queued = await authority.queueCommand(id.runId, type, payload);
       if (!queued.ok) throw new Error(queued.error.message);
     }
@@ -80,19 +96,26 @@ export async function durableSend(dir: string, triples: number, n: number): Prom
     if (!ticket.ok) throw new Error(ticket.error.message);
     const log: string[] = [];
     const runner = new DurableRunner({
-      identity: id, connectUrl: authority.connectUrl(id.runId), stateDir: join(dir, "runner"), bootstrapToken: ticket.value.token,
-      runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 50,
+      identity: id,
+      connectUrl: authority.connectUrl(id.runId),
+      stateDir: join(dir, "runner"),
+      bootstrapToken: ticket.value.token,
+      runnerVersion: BUILD.version,
+      runnerDigest: BUILD.digest,
+      reconnectDelayMs: 50,
       driver: new FakeHarnessDriver({ scriptPath, delayMs: 0 }),
       log: (text) => log.push(text),
     });
     const start = process.hrtime.bigint();
     const outcome = await runner.run();
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    if (outcome.code !== 0 || outcome.reason !== "run_delivered") throw new Error(`the run ended ${JSON.stringify(outcome)}:\n${log.join("\n")}`);
+    if (outcome.code !== 0 || outcome.reason !== "run_delivered")
+      throw new Error(`the run ended ${JSON.stringify(outcome)}:\n${log.join("\n")}`);
     // A reconnect would resend and skew every figure: the run must have been one clean connection.
     if (log.length > 0) throw new Error(`the runner logged:\n${log.join("\n")}`);
     const scripted = committed.filter((e) => e.eventType.startsWith("item.")).length;
-    if (scripted !== 3 * triples) throw new Error(`${scripted} item events committed, not ${3 * triples}: were deltas coalesced?`);
+    if (scripted !== 3 * triples)
+      throw new Error(`${scripted} item events committed, not ${3 * triples}: were deltas coalesced?`);
 
     const ingestMs: number[] = [];
     const ackMs: number[] = [];
@@ -104,7 +127,15 @@ export async function durableSend(dir: string, triples: number, n: number): Prom
       sendAckMs.push(probe.ackedAt[e.sourceSeq]! - probe.sentAt[e.sourceSeq]!);
     }
     const eventBytes = committed.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)), 0) / committed.length;
-    return { events: committed.length, seconds, eventBytes, sample: committed.find((e) => e.eventType === "item.delta")!, ingestMs, ackMs, sendAckMs };
+    return {
+      events: committed.length,
+      seconds,
+      eventBytes,
+      sample: committed.find((e) => e.eventType === "item.delta")!,
+      ingestMs,
+      ackMs,
+      sendAckMs,
+    };
   } finally {
     probe.restore();
     await authority.close();

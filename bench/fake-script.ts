@@ -11,11 +11,29 @@ export interface EventStep {
   payload: Record<string, unknown>;
 }
 
-const RESULT = { schema: "paperclip.run_result.v1", reportedWorkDisposition: "done", summary: "streamed", completionClaim: { contractRevision: "bench", objectiveSatisfied: true, criteria: [], remainingWork: [] }, evidence: [], verification: [], attentionRequests: [], artifacts: [] };
+const RESULT = {
+  schema: "paperclip.run_result.v1",
+  reportedWorkDisposition: "done",
+  summary: "streamed",
+  completionClaim: { contractRevision: "bench", objectiveSatisfied: true, criteria: [], remainingWork: [] },
+  evidence: [],
+  verification: [],
+  attentionRequests: [],
+  artifacts: [],
+};
 
 export function writeScript(path: string, name: string, events: EventStep[]): void {
-  writeFileSync(path, JSON.stringify({
-    schema: "paperclip.fake_harness.script.v1", name,
-    steps: [...events, { kind: "result", payload: RESULT }, { kind: "event", event_type: "turn.completed", payload: {} }, { kind: "exit", code: 0 }],
-  }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      schema: "paperclip.fake_harness.script.v1",
+      name,
+      steps: [
+        ...events,
+        { kind: "result", payload: RESULT },
+        { kind: "event", event_type: "turn.completed", payload: {} },
+        { kind: "exit", code: 0 },
+      ],
+    }),
+  );
 }

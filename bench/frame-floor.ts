@@ -21,9 +21,18 @@ const SESSION = "bench-floor-session";
 /** Sealed text frames of events 1..FRAMES of run `id`, as its runner sends them. */
 function sealedFrames(id: RunIdentity, key: Buffer): string[] {
   const sealer = new Sealer(Buffer.from(key), SESSION, "client_to_core");
-  const binding = { identity: id, connectionId: randomUUID(), connectionLeaseId: `lease_${randomUUID()}`, leaseExpiresAtUnixMs: Date.now() + 3_600_000 };
+  const binding = {
+    identity: id,
+    connectionId: randomUUID(),
+    connectionLeaseId: `lease_${randomUUID()}`,
+    leaseExpiresAtUnixMs: Date.now() + 3_600_000,
+  };
   return Array.from({ length: FRAMES }, (_, i) => {
-    const sealed = sealer.seal(JSON.stringify(controlEnvelope("event", binding, { event: benchEvent(id, i + 1) }, randomUUID(), new Date().toISOString())));
+    const sealed = sealer.seal(
+      JSON.stringify(
+        controlEnvelope("event", binding, { event: benchEvent(id, i + 1) }, randomUUID(), new Date().toISOString()),
+      ),
+    );
     if (!sealed.ok) throw new Error(sealed.error.message);
     return sealed.value;
   });
@@ -33,10 +42,15 @@ function sealedFrames(id: RunIdentity, key: Buffer): string[] {
 function openNatively(key: Buffer, text: string): unknown {
   const frame = JSON.parse(text) as { counter: number; ciphertext: string };
   const sealed = Buffer.from(frame.ciphertext, "hex");
-  const decipher = createDecipheriv("aes-256-gcm", key, frameNonce("client_to_core", frame.counter), { authTagLength: GCM_TAG_BYTES });
+  const decipher = createDecipheriv("aes-256-gcm", key, frameNonce("client_to_core", frame.counter), {
+    authTagLength: GCM_TAG_BYTES,
+  });
   decipher.setAAD(frameAad(SESSION, "client_to_core", frame.counter));
   decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
-  const plaintext = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)), decipher.final()]);
+  const plaintext = Buffer.concat([
+    decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)),
+    decipher.final(),
+  ]);
   return JSON.parse(plaintext.toString("utf8"));
 }
 
@@ -44,6 +58,8 @@ function openNatively(key: Buffer, text: string): unknown {
 export function frameFloorMicros(id: RunIdentity): number {
   const key = randomBytes(32);
   const frames = sealedFrames(id, key);
-  const [rate] = compare([{ name: "open an event frame natively", items: frames, fn: (text: string) => openNatively(key, text) }]);
+  const [rate] = compare([
+    { name: "open an event frame natively", items: frames, fn: (text: string) => openNatively(key, text) },
+  ]);
   return 1e6 / rate!.perSecond;
 }

@@ -17,24 +17,72 @@ function body(i: number): Pick<PrpEvent, "eventType" | "priority" | "payload"> &
   const at = i % (DELTAS_PER_ITEM + 4);
   const turnId = `turn_${Math.floor(block / 10)}`;
   const itemId = `item_${block}`;
-  if (at === 0) return { eventType: "item.started", priority: 1, turnId, itemId, payload: { kind: "assistant_message", text: "" } };
-  if (at <= DELTAS_PER_ITEM) return { eventType: "item.delta", priority: 2, turnId, itemId, payload: { text: `token ${i} ` } };
-  if (at === DELTAS_PER_ITEM + 1) return { eventType: "item.completed", priority: 1, turnId, itemId, payload: { kind: "assistant_message", text: `message ${block}` } };
+  if (at === 0)
+    return { eventType: "item.started", priority: 1, turnId, itemId, payload: { kind: "assistant_message", text: "" } };
+  if (at <= DELTAS_PER_ITEM)
+    return { eventType: "item.delta", priority: 2, turnId, itemId, payload: { text: `token ${i} ` } };
+  if (at === DELTAS_PER_ITEM + 1)
+    return {
+      eventType: "item.completed",
+      priority: 1,
+      turnId,
+      itemId,
+      payload: { kind: "assistant_message", text: `message ${block}` },
+    };
   if (at === DELTAS_PER_ITEM + 2) {
     return {
-      eventType: "tool.execution.progressed", priority: 1, turnId,
-      payload: { schema: "paperclip.tool.execution.v1", executionId: `exec_${block}`, transport: "process", operation: "execute", status: "running", output: "line of output\n", outputBytes: 15, outputTruncated: false, outputDigest: null },
+      eventType: "tool.execution.progressed",
+      priority: 1,
+      turnId,
+      payload: {
+        schema: "paperclip.tool.execution.v1",
+        executionId: `exec_${block}`,
+        transport: "process",
+        operation: "execute",
+        status: "running",
+        output: "line of output\n",
+        outputBytes: 15,
+        outputTruncated: false,
+        outputDigest: null,
+      },
     };
   }
-  const measurement = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, activeSeconds: 1, requests: 1, providerCostUsd: 0.001 };
-  return { eventType: "usage.reported", priority: 1, turnId, payload: { provider: "codex", model: "gpt", cumulative: measurement, runDelta: measurement, runDeltaAvailable: true } };
+  const measurement = {
+    inputTokens: 10,
+    outputTokens: 5,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    activeSeconds: 1,
+    requests: 1,
+    providerCostUsd: 0.001,
+  };
+  return {
+    eventType: "usage.reported",
+    priority: 1,
+    turnId,
+    payload: {
+      provider: "codex",
+      model: "gpt",
+      cumulative: measurement,
+      runDelta: measurement,
+      runDeltaAvailable: true,
+    },
+  };
 }
 
 function stream(count: number): string[] {
   return Array.from({ length: count }, (_, i) =>
     JSON.stringify({
-      schema: "paperclip.prp.event.v1", sourceEventId: `event_${i}`, sourceSeq: i + 1, sourceInstanceId: "runner_bench", sourceKind: "runner",
-      runId: "run_bench", normalizedSessionId: "session_bench", schemaVersion: 1, emittedAt: AT, ...body(i),
+      schema: "paperclip.prp.event.v1",
+      sourceEventId: `event_${i}`,
+      sourceSeq: i + 1,
+      sourceInstanceId: "runner_bench",
+      sourceKind: "runner",
+      runId: "run_bench",
+      normalizedSessionId: "session_bench",
+      schemaVersion: 1,
+      emittedAt: AT,
+      ...body(i),
     }),
   );
 }
@@ -52,16 +100,27 @@ const [parse, reduced] = compare([
   { name: `reduceEvents (${fmt(SMALL)}-event stream)`, items: [small], fn: reduce },
 ]);
 const perEvent = { name: "reduceEvents, events", perSecond: reduced!.perSecond * SMALL };
-report(`reducer: ${fmt(SMALL)} v1 events, ${fmt(smallLines.reduce((n, l) => n + l.length, 0) / SMALL)} bytes on average`, [parse!, perEvent]);
-console.log(`reduceEvents runs at ${(perEvent.perSecond / parse!.perSecond).toFixed(2)}x the event rate of JSON.parse on the same bytes`);
+report(
+  `reducer: ${fmt(SMALL)} v1 events, ${fmt(smallLines.reduce((n, l) => n + l.length, 0) / SMALL)} bytes on average`,
+  [parse!, perEvent],
+);
+console.log(
+  `reduceEvents runs at ${(perEvent.perSecond / parse!.perSecond).toFixed(2)}x the event rate of JSON.parse on the same bytes`,
+);
 
 // Baseline for the scale ratio: a Set of the same ids, the least any duplicate check costs. Its
 // own ratio shows what the machine's caches add at a million entries, independent of the reducer.
 const idSet = (events: PrpEvent[]) => new Set(events.map((e) => e.sourceEventId)).size;
-const [tenth, whole, setTenth, setWhole] = compare([
-  { name: `reduceEvents ${fmt(SMALL)}`, items: [small], fn: reduce },
-  { name: `reduceEvents ${fmt(LARGE)}`, items: [large], fn: reduce },
-  { name: `Set of ids ${fmt(SMALL)}`, items: [small], fn: idSet },
-  { name: `Set of ids ${fmt(LARGE)}`, items: [large], fn: idSet },
-], 5, 300);
-console.log(`time(${fmt(LARGE)}) / time(${fmt(SMALL)}): reduceEvents ${(tenth!.perSecond / whole!.perSecond).toFixed(2)} (linear: near 10); a Set of the same ids ${(setTenth!.perSecond / setWhole!.perSecond).toFixed(2)}`);
+const [tenth, whole, setTenth, setWhole] = compare(
+  [
+    { name: `reduceEvents ${fmt(SMALL)}`, items: [small], fn: reduce },
+    { name: `reduceEvents ${fmt(LARGE)}`, items: [large], fn: reduce },
+    { name: `Set of ids ${fmt(SMALL)}`, items: [small], fn: idSet },
+    { name: `Set of ids ${fmt(LARGE)}`, items: [large], fn: idSet },
+  ],
+  5,
+  300,
+);
+console.log(
+  `time(${fmt(LARGE)}) / time(${fmt(SMALL)}): reduceEvents ${(tenth!.perSecond / whole!.perSecond).toFixed(2)} (linear: near 10); a Set of the same ids ${(setTenth!.perSecond / setWhole!.perSecond).toFixed(2)}`,
+);

@@ -23,7 +23,16 @@ const TARGET = 0.3;
 const AT = "2026-08-07T12:00:00.000Z";
 const dir = mkdtempSync(join(tmpdir(), "prp-bench-runner-"));
 const scriptPath = join(dir, "deltas.json");
-writeScript(scriptPath, "bench-deltas", Array.from({ length: EVENTS }, (_, i) => ({ kind: "event", event_type: "item.delta", item_id: "item_1", payload: { text: `token ${i} ` } })));
+writeScript(
+  scriptPath,
+  "bench-deltas",
+  Array.from({ length: EVENTS }, (_, i) => ({
+    kind: "event",
+    event_type: "item.delta",
+    item_id: "item_1",
+    payload: { text: `token ${i} ` },
+  })),
+);
 
 const EVENT_RECORD = '{"schema":"paperclip.runner.stream.v1","kind":"event","event":';
 
@@ -33,7 +42,13 @@ const EVENT_RECORD = '{"schema":"paperclip.runner.stream.v1","kind":"event","eve
  * seen, and the JSON of the first item.delta events. The reader here only counts lines, as the
  * `cat` baseline does: what is measured is the runner, not a controller's own checks.
  */
-async function throughRunner(): Promise<{ seconds: number; steadySeconds: number; lines: number; bytes: number; deltas: string[] }> {
+async function throughRunner(): Promise<{
+  seconds: number;
+  steadySeconds: number;
+  lines: number;
+  bytes: number;
+  deltas: string[];
+}> {
   let lines = 0;
   let bytes = 0;
   const deltas: string[] = [];
@@ -43,7 +58,18 @@ async function throughRunner(): Promise<{ seconds: number; steadySeconds: number
   const ended = new Promise<void>((r) => (resolveTerminal = r));
   const runner = new SupervisedProcess({
     command: process.execPath,
-    args: [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_bench", "--session-id", "session_bench", "--runner-id", "runner_bench", "--script", scriptPath],
+    args: [
+      join(packageRoot(), "bin/prp-runnerd.js"),
+      "--local",
+      "--run-id",
+      "run_bench",
+      "--session-id",
+      "session_bench",
+      "--runner-id",
+      "runner_bench",
+      "--script",
+      scriptPath,
+    ],
     maxLineBytes: 2 * 1024 * 1024,
     graceMs: 2_000,
     onLine: (line) => {
@@ -58,11 +84,26 @@ async function throughRunner(): Promise<{ seconds: number; steadySeconds: number
         resolveTerminal();
       }
     },
-    onOversize: (n) => { throw new Error(`a runner line of ${n} bytes`); },
+    onOversize: (n) => {
+      throw new Error(`a runner line of ${n} bytes`);
+    },
   });
   const start = process.hrtime.bigint();
-  for (const [seq, type] of [[1, "run.prepare"], [2, "session.open"], [3, "turn.start"]] as const) {
-    runner.writeLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `c${seq}`, controllerSeq: seq, type, issuedAt: AT, payload: {} }));
+  for (const [seq, type] of [
+    [1, "run.prepare"],
+    [2, "session.open"],
+    [3, "turn.start"],
+  ] as const) {
+    runner.writeLine(
+      JSON.stringify({
+        schema: "paperclip.prp.command.v1",
+        commandId: `c${seq}`,
+        controllerSeq: seq,
+        type,
+        issuedAt: AT,
+        payload: {},
+      }),
+    );
   }
   await ended;
   const end = process.hrtime.bigint();
@@ -75,7 +116,11 @@ async function throughRunner(): Promise<{ seconds: number; steadySeconds: number
 
 /** Events per second of `decode` alone (parse, schema, post-checks) on the given event lines: one short interleaved round. */
 function decodeRate(lines: string[]): number {
-  return compare([{ name: "decode", items: lines, fn: (line: string) => decode(line, { kind: "event" }).ok }], 1, 500)[0]!.perSecond;
+  return compare(
+    [{ name: "decode", items: lines, fn: (line: string) => decode(line, { kind: "event" }).ok }],
+    1,
+    500,
+  )[0]!.perSecond;
 }
 
 /** Seconds to pipe the same number of lines of the same average size through cat. */
@@ -87,7 +132,9 @@ async function throughCat(lines: number, bytes: number): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     const cat = spawn("cat", [file], { stdio: ["ignore", "pipe", "inherit"] });
     let seen = 0;
-    cat.stdout.on("data", (chunk: Buffer) => { for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) seen++; });
+    cat.stdout.on("data", (chunk: Buffer) => {
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) seen++;
+    });
     cat.on("close", () => (seen === lines ? resolve() : reject(new Error(`cat gave ${seen} lines`))));
   });
   return Number(process.hrtime.bigint() - start) / 1e9;
@@ -108,13 +155,25 @@ try {
     decoded.push(decodeRate(res.deltas));
   }
   const ratio = median(steady) / median(decoded);
-  console.log(`runner: ${EVENTS} item.delta events from a fake harness, ${shape.lines} stream records, ${fmt(shape.bytes / shape.lines)} bytes each (median of ${ROUNDS})`);
-  console.log(`  supervisor + runner + codec -> stdout   ${fmt(median(runner)).padStart(12)} events/s  (from the first command: process startup included)`);
-  console.log(`  the same, once running                  ${fmt(median(steady)).padStart(12)} events/s  (first item.delta to run.terminal)`);
+  console.log(
+    `runner: ${EVENTS} item.delta events from a fake harness, ${shape.lines} stream records, ${fmt(shape.bytes / shape.lines)} bytes each (median of ${ROUNDS})`,
+  );
+  console.log(
+    `  supervisor + runner + codec -> stdout   ${fmt(median(runner)).padStart(12)} events/s  (from the first command: process startup included)`,
+  );
+  console.log(
+    `  the same, once running                  ${fmt(median(steady)).padStart(12)} events/s  (first item.delta to run.terminal)`,
+  );
   console.log(`  the same lines through cat              ${fmt(median(cat)).padStart(12)} lines/s`);
-  console.log(`  contract decode alone, same events      ${fmt(median(decoded)).padStart(12)} events/s  (${fmt(DECODE_SAMPLE)} of the runner's item.delta lines)`);
-  console.log(`cat is ${(median(cat) / median(runner)).toFixed(1)}x the runner's rate (the runner parses, validates and re-frames every event)`);
-  console.log(`runner (once running) / decode = ${ratio.toFixed(2)}x (target >= ${TARGET}x: ${ratio >= TARGET ? "met" : "not met"})`);
+  console.log(
+    `  contract decode alone, same events      ${fmt(median(decoded)).padStart(12)} events/s  (${fmt(DECODE_SAMPLE)} of the runner's item.delta lines)`,
+  );
+  console.log(
+    `cat is ${(median(cat) / median(runner)).toFixed(1)}x the runner's rate (the runner parses, validates and re-frames every event)`,
+  );
+  console.log(
+    `runner (once running) / decode = ${ratio.toFixed(2)}x (target >= ${TARGET}x: ${ratio >= TARGET ? "met" : "not met"})`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -20,7 +20,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { WebSocket, WebSocketServer } from "ws";
-import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState, STATE_FILE } from "../src/runner/durable/runner-state.js";
+import {
+  DEFAULT_MAX_OUTBOX_BYTES,
+  DEFAULT_P0_RESERVE_BYTES,
+  RunnerState,
+  STATE_FILE,
+} from "../src/runner/durable/runner-state.js";
 import { MAX_BATCH_EVENTS, Sealer, controlEnvelope, type RunIdentity } from "../src/transport/index.js";
 import { benchIdentity, durableSend, type DurableSend } from "./durable-send.js";
 import { fmt, median, percentile } from "./measure.js";
@@ -49,14 +54,24 @@ process.once("SIGINT", () => {
 let dirs = 0;
 const freshDir = (root: string) => join(root, `d${++dirs}`);
 
-const binding = (id: RunIdentity, maxOutboxBytes = DEFAULT_MAX_OUTBOX_BYTES) => ({ ...id, maxOutboxBytes, p0ReserveBytes: DEFAULT_P0_RESERVE_BYTES });
+const binding = (id: RunIdentity, maxOutboxBytes = DEFAULT_MAX_OUTBOX_BYTES) => ({
+  ...id,
+  maxOutboxBytes,
+  p0ReserveBytes: DEFAULT_P0_RESERVE_BYTES,
+});
 const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
 
 /** Sizes on the wire of one event's sealed control envelope and of one sealed ack (the raw-ws baseline sends the same). */
 function frameSizes(sample: Record<string, unknown>, id: RunIdentity): { frameBytes: number; ackFrameBytes: number } {
   const sealer = new Sealer(randomBytes(32), `sha256:${"0".repeat(64)}`, "client_to_core");
-  const binding = { identity: id, connectionId: "connection_1", connectionLeaseId: `lease_${randomUUID()}`, leaseExpiresAtUnixMs: Date.now() };
-  const envelopeOf = (kind: "event" | "ack", payload: Record<string, unknown>) => JSON.stringify(controlEnvelope(kind, binding, payload, randomUUID(), new Date().toISOString()));
+  const binding = {
+    identity: id,
+    connectionId: "connection_1",
+    connectionLeaseId: `lease_${randomUUID()}`,
+    leaseExpiresAtUnixMs: Date.now(),
+  };
+  const envelopeOf = (kind: "event" | "ack", payload: Record<string, unknown>) =>
+    JSON.stringify(controlEnvelope(kind, binding, payload, randomUUID(), new Date().toISOString()));
   const frame = sealer.seal(envelopeOf("event", { event: sample }));
   const ackFrame = sealer.seal(envelopeOf("ack", { ackedSourceSeq: EVENTS }));
   sealer.destroy();
@@ -122,7 +137,8 @@ function bareSqlite(root: string, count: number, rowBytes: number): number {
 }
 
 /** A small event's bytes for `admit`: the outbox stores what it is given, so the size is what matters. */
-const admitted = (rowBytes: number) => (seq: number) => `{"sourceSeq":${seq},"pad":"${"p".repeat(Math.max(0, rowBytes - 30))}"}`;
+const admitted = (rowBytes: number) => (seq: number) =>
+  `{"sourceSeq":${seq},"pad":"${"p".repeat(Math.max(0, rowBytes - 30))}"}`;
 /** 100,000 pending small events are past the default 16 MiB outbox. */
 const ADMIT_OUTBOX_BYTES = 256 * 1024 * 1024;
 
@@ -141,14 +157,20 @@ function templateState(pending: number, rowBytes: number, n: number): { dir: str
   state.close();
   const db = new Database(join(dir, STATE_FILE));
   db.transaction(() => {
-    const insert = db.prepare("INSERT INTO outbox (source_seq, priority, event_type, envelope, byte_size) VALUES (?, 2, 'item.delta', ?, ?)");
+    const insert = db.prepare(
+      "INSERT INTO outbox (source_seq, priority, event_type, envelope, byte_size) VALUES (?, 2, 'item.delta', ?, ?)",
+    );
     let bytes = (db.prepare("SELECT outbox_bytes AS b FROM runner_state").get() as { b: number }).b;
     for (let seq = 2; seq <= pending; seq++) {
       const envelope = body(seq);
       insert.run(seq, envelope, Buffer.byteLength(envelope));
       bytes += Buffer.byteLength(envelope);
     }
-    db.prepare("UPDATE runner_state SET next_source_seq = ?, outbox_bytes = ?, peak_outbox_bytes = ?").run(pending + 1, bytes, bytes);
+    db.prepare("UPDATE runner_state SET next_source_seq = ?, outbox_bytes = ?, peak_outbox_bytes = ?").run(
+      pending + 1,
+      bytes,
+      bytes,
+    );
   })();
   db.close();
   RunnerState.open(dir, binding(benchIdentity(n), ADMIT_OUTBOX_BYTES)).close(); // refused here if the fill broke an invariant
@@ -168,7 +190,13 @@ function openCopy(root: string, template: { dir: string; n: number }): RunnerSta
  * `perRound` appends on each state in turn; after each round an ACK (not timed) trims back to
  * the starting count, so the pending count stays what it says. The median round of each.
  */
-function admitCost(root: string, templates: Array<{ dir: string; n: number }>, perRound: number, rowBytes: number, rounds = ADMIT_ROUNDS): { small: number; large: number } {
+function admitCost(
+  root: string,
+  templates: Array<{ dir: string; n: number }>,
+  perRound: number,
+  rowBytes: number,
+  rounds = ADMIT_ROUNDS,
+): { small: number; large: number } {
   const states = templates.map((t) => openCopy(root, t));
   const samples: number[][] = states.map(() => []);
   const body = admitted(rowBytes);
@@ -176,7 +204,8 @@ function admitCost(root: string, templates: Array<{ dir: string; n: number }>, p
     for (let round = 0; round < rounds; round++) {
       states.forEach((state, i) => {
         const start = process.hrtime.bigint();
-        for (let k = 0; k < perRound; k++) if (!state.admit(2, "item.delta", body).ok) throw new Error("admission refused");
+        for (let k = 0; k < perRound; k++)
+          if (!state.admit(2, "item.delta", body).ok) throw new Error("admission refused");
         samples[i]!.push((seconds(start) * 1e6) / perRound);
         const trimmed = state.applyAck(state.counters().ackedSourceSeq + perRound);
         if (!trimmed.ok) throw new Error(trimmed.message);
@@ -194,33 +223,49 @@ const ms = (xs: number[]) => `p50 ${percentile(xs, 0.5).toFixed(1)} ms, p99 ${pe
 
 /** The end-to-end figures of one durable run: rate, sizes, and the two latencies. */
 function describe(run: DurableSend, line: (what: string, rate: number, unit: string, extra?: string) => void): void {
-  line("end to end: harness, admit, send, ingest, commit, ack, trim", run.events / run.seconds, "events/s", `  (${run.seconds.toFixed(1)} s)`);
+  line(
+    "end to end: harness, admit, send, ingest, commit, ack, trim",
+    run.events / run.seconds,
+    "events/s",
+    `  (${run.seconds.toFixed(1)} s)`,
+  );
   console.log(`  outbox commit -> authority ingest   ${ms(run.ingestMs)}`);
-  console.log(`  outbox commit -> ACK at the runner  ${ms(run.ackMs)}   (the harness outruns the window: mostly queueing)`);
+  console.log(
+    `  outbox commit -> ACK at the runner  ${ms(run.ackMs)}   (the harness outruns the window: mostly queueing)`,
+  );
   console.log(`  sent -> ACK at the runner           ${ms(run.sendAckMs)}   (the window's round trip)`);
 }
 
 try {
   const totalStart = process.hrtime.bigint();
   const memoryName = memoryFs ? "memory filesystem (/dev/shm: fsync is free)" : `${tmpdir()} (no /dev/shm here)`;
-  console.log(`transport: committed events per second end to end, a DurableRunner (fake harness) and an AuthorityServer in this process (window ${WINDOW} events)`);
+  console.log(
+    `transport: committed events per second end to end, a DurableRunner (fake harness) and an AuthorityServer in this process (window ${WINDOW} events)`,
+  );
 
   // Warm-up: a short run so the JIT, the codec and the SQLite statements are settled.
   await durableSend(freshDir(memory), 300, 0);
 
-  console.log(`measuring ${fmt(EVENTS)} scripted events end to end on the ${memoryFs ? "memory filesystem" : "temporary directory"}…`);
+  console.log(
+    `measuring ${fmt(EVENTS)} scripted events end to end on the ${memoryFs ? "memory filesystem" : "temporary directory"}…`,
+  );
   const e2e = await durableSend(freshDir(memory), EVENTS / 3, 1);
   const rowBytes = Math.round(e2e.eventBytes);
   const e2eRate = e2e.events / e2e.seconds;
   const { frameBytes, ackFrameBytes } = frameSizes(e2e.sample as unknown as Record<string, unknown>, benchIdentity(1));
   const wsRate = await rawWs(e2e.events, frameBytes, ackFrameBytes);
   const sqliteRate = bareSqlite(memory, e2e.events, rowBytes);
-  const line = (what: string, rate: number, unit: string, extra = "") => console.log(`  ${what.padEnd(60)} ${fmt(rate).padStart(9)} ${unit}${extra}`);
-  console.log(`\n${memoryName}: ${fmt(e2e.events)} events of ${fmt(rowBytes)} bytes on average (item.started/delta/completed; a ${fmt(frameBytes)}-byte sealed item.delta frame, a ${fmt(ackFrameBytes)}-byte sealed ack)`);
+  const line = (what: string, rate: number, unit: string, extra = "") =>
+    console.log(`  ${what.padEnd(60)} ${fmt(rate).padStart(9)} ${unit}${extra}`);
+  console.log(
+    `\n${memoryName}: ${fmt(e2e.events)} events of ${fmt(rowBytes)} bytes on average (item.started/delta/completed; a ${fmt(frameBytes)}-byte sealed item.delta frame, a ${fmt(ackFrameBytes)}-byte sealed ack)`,
+  );
   describe(e2e, line);
   line("raw ws loopback: same sizes, same window, a reply each", wsRate, "msgs/s");
   line("bare better-sqlite3 inserts, WAL, FULL, one per commit", sqliteRate, "rows/s");
-  console.log(`  end to end / raw ws = ${x(e2eRate, wsRate)}   end to end / bare inserts = ${x(e2eRate, sqliteRate)}   (3 commits per event: / (inserts / 3) = ${x(e2eRate, sqliteRate / 3)})`);
+  console.log(
+    `  end to end / raw ws = ${x(e2eRate, wsRate)}   end to end / bare inserts = ${x(e2eRate, sqliteRate)}   (3 commits per event: / (inserts / 3) = ${x(e2eRate, sqliteRate / 3)})`,
+  );
 
   if (memoryFs) {
     // The disk's fsync time wanders with whatever else the machine does: the bare inserts are
@@ -232,16 +277,24 @@ try {
     console.log(`\ndisk (${tmpdir()}: every commit waits for fsync): ${fmt(onDisk.events)} events`);
     describe(onDisk, line);
     line("bare better-sqlite3 inserts, WAL, FULL, one per commit", diskSqlite, "rows/s");
-    console.log(`  end to end / bare inserts = ${x(onDiskRate, diskSqlite)}   (3 commits per event: / (inserts / 3) = ${x(onDiskRate, diskSqlite / 3)})`);
+    console.log(
+      `  end to end / bare inserts = ${x(onDiskRate, diskSqlite)}   (3 commits per event: / (inserts / 3) = ${x(onDiskRate, diskSqlite / 3)})`,
+    );
   }
 
-  console.log(`\noutbox append (RunnerState.admit, one transaction each) with ${fmt(ADMIT_SMALL)} vs ${fmt(ADMIT_LARGE)} events pending (median round, interleaved)`);
+  console.log(
+    `\noutbox append (RunnerState.admit, one transaction each) with ${fmt(ADMIT_SMALL)} vs ${fmt(ADMIT_LARGE)} events pending (median round, interleaved)`,
+  );
   const templates = [templateState(ADMIT_SMALL, rowBytes, 900), templateState(ADMIT_LARGE, rowBytes, 901)];
   const inMemory = admitCost(memory, templates, 2_000, rowBytes);
-  console.log(`  ${memoryName}: ${inMemory.small.toFixed(1)} µs vs ${inMemory.large.toFixed(1)} µs per append: ratio ${x(inMemory.large, inMemory.small)} (flat is ~1)`);
+  console.log(
+    `  ${memoryName}: ${inMemory.small.toFixed(1)} µs vs ${inMemory.large.toFixed(1)} µs per append: ratio ${x(inMemory.large, inMemory.small)} (flat is ~1)`,
+  );
   if (memoryFs) {
     const onDisk = admitCost(disk, templates, 100, rowBytes, 9);
-    console.log(`  disk: ${onDisk.small.toFixed(0)} µs vs ${onDisk.large.toFixed(0)} µs per append: ratio ${x(onDisk.large, onDisk.small)} (flat is ~1; the fsync of each append dominates and wanders)`);
+    console.log(
+      `  disk: ${onDisk.small.toFixed(0)} µs vs ${onDisk.large.toFixed(0)} µs per append: ratio ${x(onDisk.large, onDisk.small)} (flat is ~1; the fsync of each append dominates and wanders)`,
+    );
   }
   console.log(`\n(${seconds(totalStart).toFixed(0)} s in all)`);
 } finally {

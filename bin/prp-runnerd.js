@@ -15,4 +15,3 @@ if (["notification-context", "record-activity"].includes(process.argv[2])) {
   handoff.crashAt = crashAt;
   await import("../dist/src/cli/runnerd.js");
 }
-

@@ -11,8 +11,14 @@ import { runGenerator } from "./generator.js";
 
 const result = computeContractDigest(packageRoot());
 if (!result.ok) {
-  console.error(`cannot compute the contract digest: ${result.error.code} at ${result.error.path}: ${result.error.message}`);
+  console.error(
+    `cannot compute the contract digest: ${result.error.code} at ${result.error.path}: ${result.error.message}`,
+  );
   process.exit(1);
 }
 console.log(`contract digest ${result.value.contractDigest}`);
-await runGenerator(process.argv.includes("--check"), async () => [{ path: join(packageRoot(), COMMITTED_DIGEST_FILE), text: serialiseDigest(result.value) }], "npm run generate:digest");
+await runGenerator(
+  process.argv.includes("--check"),
+  async () => [{ path: join(packageRoot(), COMMITTED_DIGEST_FILE), text: serialiseDigest(result.value) }],
+  "npm run generate:digest",
+);

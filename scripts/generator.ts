@@ -11,7 +11,11 @@ export interface GeneratedFile {
  * Writes generated files, or with `check` compares them to what is committed (after CRLF→LF)
  * and exits 1 naming every file that drifted, with the command that fixes it.
  */
-export async function runGenerator(check: boolean, produce: () => Promise<GeneratedFile[]>, fix = "npm run generate"): Promise<void> {
+export async function runGenerator(
+  check: boolean,
+  produce: () => Promise<GeneratedFile[]>,
+  fix = "npm run generate",
+): Promise<void> {
   const files = await produce();
   const root = packageRoot();
   const drifted: string[] = [];

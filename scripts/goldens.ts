@@ -17,7 +17,9 @@ const orphans = orphanGoldens(root, files);
 if (orphans.length > 0) {
   const names = orphans.map((path) => relative(packageRoot(), path)).join(", ");
   if (check) {
-    console.error(`goldens without an accepted replay fixture: ${names}\nrun \`npm run generate:goldens\` and commit the result`);
+    console.error(
+      `goldens without an accepted replay fixture: ${names}\nrun \`npm run generate:goldens\` and commit the result`,
+    );
     process.exit(1);
   }
   for (const path of orphans) rmSync(path);

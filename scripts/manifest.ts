@@ -18,5 +18,11 @@ if (problems.length > 0) {
   console.error(`the contract has ${problems.length} problem(s):\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   process.exit(1);
 }
-console.log(`${manifest.schemas.length} schemas compile and lint; ${manifest.fixtures.length} fixtures have their expected verdicts`);
-await runGenerator(check, async () => [{ path: join(root, MANIFEST_FILE), text: serialiseManifest(manifest) }], "npm run generate:manifest");
+console.log(
+  `${manifest.schemas.length} schemas compile and lint; ${manifest.fixtures.length} fixtures have their expected verdicts`,
+);
+await runGenerator(
+  check,
+  async () => [{ path: join(root, MANIFEST_FILE), text: serialiseManifest(manifest) }],
+  "npm run generate:manifest",
+);

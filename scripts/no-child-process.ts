@@ -11,7 +11,9 @@ if (process.env.NODE_TEST_CONTEXT) {
   const names = ["spawn", "spawnSync", "exec", "execSync", "execFile", "execFileSync", "fork"] as const;
   for (const name of names) {
     (childProcess as unknown as Record<string, unknown>)[name] = () => {
-      throw new Error(`the fast tier starts no child process (child_process.${name} called); a test that needs one belongs to the whole suite only`);
+      throw new Error(
+        `the fast tier starts no child process (child_process.${name} called); a test that needs one belongs to the whole suite only`,
+      );
     };
   }
   // Named imports of a builtin (`import { spawn } from "node:child_process"`) see the change only after this.

@@ -15,14 +15,21 @@ const REPLAY_DIR = "replay/";
 /** The replay fixtures protocol/catalog.json expects to be accepted, sorted by name. Rejected ones get no golden. */
 export function acceptedReplayFixtures(protocolRoot: string): AcceptedReplayFixture[] {
   return [...loadCatalog(protocolRoot).entries]
-    .filter(([path, entry]) => path.startsWith(REPLAY_DIR) && !path.startsWith(GOLDEN_DIR) && entry.expectation === "accept")
-    .map(([path]) => ({ name: path.slice(REPLAY_DIR.length, -".json".length), path: join(protocolRoot, "fixtures", path) }))
+    .filter(
+      ([path, entry]) => path.startsWith(REPLAY_DIR) && !path.startsWith(GOLDEN_DIR) && entry.expectation === "accept",
+    )
+    .map(([path]) => ({
+      name: path.slice(REPLAY_DIR.length, -".json".length),
+      path: join(protocolRoot, "fixtures", path),
+    }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 export const goldenDir = (protocolRoot: string): string => join(protocolRoot, "fixtures", GOLDEN_DIR);
-export const snapshotGolden = (protocolRoot: string, name: string): string => join(goldenDir(protocolRoot), `${name}.snapshot.json`);
-export const summaryGolden = (protocolRoot: string, name: string): string => join(goldenDir(protocolRoot), `${name}.summary.json`);
+export const snapshotGolden = (protocolRoot: string, name: string): string =>
+  join(goldenDir(protocolRoot), `${name}.snapshot.json`);
+export const summaryGolden = (protocolRoot: string, name: string): string =>
+  join(goldenDir(protocolRoot), `${name}.summary.json`);
 
 /** The snapshot and summary golden of every accepted replay fixture, as the reducer produces them now. */
 export function replayGoldenFiles(protocolRoot: string): GeneratedFile[] {

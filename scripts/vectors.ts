@@ -32,7 +32,6 @@ import {
 } from "../src/transport/index.js";
 import { runGenerator } from "./generator.js";
 
-
 const NOW_MS = Date.UTC(2026, 0, 1);
 const IDENTITY: RunIdentity = {
   runnerInstanceId: "runner-vector-1",
@@ -65,7 +64,14 @@ const CASES: SessionCase[] = [
     credential: { kind: "bootstrap", token: "bootstrap_5f0c6b1e-8a3d-4c2b-9e7f-1a2b3c4d5e6f" },
     clientNonce: Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString("hex"),
     serverNonce: "123e4567-e89b-42d3-a456-426614174000",
-    record: { expiresAtUnixMs: NOW_MS + 5_000, used: false, revoked: false, leaseId: null, revocationEpoch: 0, protocolVersion: null },
+    record: {
+      expiresAtUnixMs: NOW_MS + 5_000,
+      used: false,
+      revoked: false,
+      leaseId: null,
+      revocationEpoch: 0,
+      protocolVersion: null,
+    },
     grant: {
       connectionId: "connection_1",
       connectionLeaseId: "lease-vector-1",
@@ -78,10 +84,24 @@ const CASES: SessionCase[] = [
   },
   {
     name: "lease",
-    credential: { kind: "lease", token: "lease_0b9d2f64-7c1e-4a55-8d3b-6e2f1a0c9b87", leaseId: "lease-vector-1", expiresAtUnixMs: NOW_MS + 60_000, revocationEpoch: 3, protocolVersion: 2 },
+    credential: {
+      kind: "lease",
+      token: "lease_0b9d2f64-7c1e-4a55-8d3b-6e2f1a0c9b87",
+      leaseId: "lease-vector-1",
+      expiresAtUnixMs: NOW_MS + 60_000,
+      revocationEpoch: 3,
+      protocolVersion: 2,
+    },
     clientNonce: Buffer.from(Array.from({ length: 32 }, (_, i) => 255 - i)).toString("hex"),
     serverNonce: "9b2d4c1a-3e5f-4a6b-8c7d-0e1f2a3b4c5d",
-    record: { expiresAtUnixMs: NOW_MS + 60_000, used: false, revoked: false, leaseId: "lease-vector-1", revocationEpoch: 3, protocolVersion: 2 },
+    record: {
+      expiresAtUnixMs: NOW_MS + 60_000,
+      used: false,
+      revoked: false,
+      leaseId: "lease-vector-1",
+      revocationEpoch: 3,
+      protocolVersion: 2,
+    },
     grant: {
       connectionId: "connection_2",
       connectionLeaseId: "lease-vector-1",
@@ -103,7 +123,14 @@ function sealFrames(direction: Direction, key: Buffer, sessionId: string, plaint
   const frames = plaintexts.map((plaintext, counter) => {
     const sealed = sealer.seal(plaintext);
     if (!sealed.ok) fail(sealed.error.message);
-    return { direction, counter, nonce: frameNonce(direction, counter).toString("hex"), aad: frameAad(sessionId, direction, counter).toString("utf8"), plaintext, frame: sealed.value };
+    return {
+      direction,
+      counter,
+      nonce: frameNonce(direction, counter).toString("hex"),
+      aad: frameAad(sessionId, direction, counter).toString("utf8"),
+      plaintext,
+      frame: sealed.value,
+    };
   });
   sealer.destroy();
   return frames;
@@ -111,10 +138,23 @@ function sealFrames(direction: Direction, key: Buffer, sessionId: string, plaint
 
 function sessionVector(c: SessionCase) {
   const key = authKey(c.credential.token);
-  const runner = new RunnerHandshake({ credential: c.credential, identity: IDENTITY, runnerVersion: EXPECTED.runnerVersion, runnerDigest: EXPECTED.runnerDigest, resume: RESUME, clientNonce: c.clientNonce });
+  const runner = new RunnerHandshake({
+    credential: c.credential,
+    identity: IDENTITY,
+    runnerVersion: EXPECTED.runnerVersion,
+    runnerDigest: EXPECTED.runnerDigest,
+    resume: RESUME,
+    clientNonce: c.clientNonce,
+  });
   const hello = parseHello({ ...runner.hello });
   if (!hello.ok) fail(hello.error.message);
-  const record: CredentialRecord = { ...c.record, credentialId: hello.value.credentialId, authKeyDigest: authKeyDigest(key), kind: c.credential.kind, identity: IDENTITY };
+  const record: CredentialRecord = {
+    ...c.record,
+    credentialId: hello.value.credentialId,
+    authKeyDigest: authKeyDigest(key),
+    kind: c.credential.kind,
+    identity: IDENTITY,
+  };
   const server = ServerHandshake.challenge(hello.value, record, EXPECTED, NOW_MS, c.serverNonce);
   if (!server.ok) fail(server.error.message);
   const answered = runner.answer({ ...server.value.challenge }, NOW_MS);
@@ -122,9 +162,18 @@ function sessionVector(c: SessionCase) {
   const verified = server.value.verify({ ...answered.value.response }, NOW_MS);
   if (!verified.ok) fail(verified.error.message);
   const keys = verified.value.keys;
-  if (!keys.clientToCore.equals(answered.value.keys.clientToCore) || !keys.coreToClient.equals(answered.value.keys.coreToClient)) fail("the two sides derived different keys");
+  if (
+    !keys.clientToCore.equals(answered.value.keys.clientToCore) ||
+    !keys.coreToClient.equals(answered.value.keys.coreToClient)
+  )
+    fail("the two sides derived different keys");
 
-  const binding: EnvelopeBinding = { identity: IDENTITY, connectionId: c.grant.connectionId, connectionLeaseId: c.grant.connectionLeaseId, leaseExpiresAtUnixMs: c.grant.connectionLeaseExpiresAtUnixMs };
+  const binding: EnvelopeBinding = {
+    identity: IDENTITY,
+    connectionId: c.grant.connectionId,
+    connectionLeaseId: c.grant.connectionLeaseId,
+    leaseExpiresAtUnixMs: c.grant.connectionLeaseExpiresAtUnixMs,
+  };
   const sentAt = new Date(NOW_MS).toISOString();
   const envelope = (kind: Parameters<typeof controlEnvelope>[0], n: number, payload: Payload) =>
     JSON.stringify(controlEnvelope(kind, binding, payload, `envelope-${c.name}-${kind}-${n}`, sentAt));
@@ -177,4 +226,8 @@ function secureSessionVectors() {
 
 const check = process.argv.includes("--check");
 const path = join(protocolDir(), "vectors", "secure-session.json");
-await runGenerator(check, async () => [{ path, text: `${JSON.stringify(secureSessionVectors(), null, 2)}\n` }], "npm run generate:vectors");
+await runGenerator(
+  check,
+  async () => [{ path, text: `${JSON.stringify(secureSessionVectors(), null, 2)}\n` }],
+  "npm run generate:vectors",
+);

@@ -7,7 +7,10 @@ import { AuthorityServer, ServerKey, SqliteAuthorityStore, type RunIdentity } fr
 import { runnerBuild, spawnRunner } from "prp-kit/runner";
 
 const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref())]);
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref()),
+  ]);
 
 const root = mkdtempSync(join(tmpdir(), "prp-library-"));
 // In production the key lives in a file or the environment (readServerKeyFile, serverKeyFromEnvironment).
@@ -16,8 +19,12 @@ const store = SqliteAuthorityStore.open(join(root, "authority"), { serverKey });
 const build = runnerBuild();
 const authority = AuthorityServer.open({ store, runnerVersion: build.version, runnerDigest: build.digest });
 const identity: RunIdentity = {
-  runnerInstanceId: "runner_1", environmentLeaseId: "env_1", runId: "run_1",
-  normalizedSessionId: "session_1", turnId: "turn_1", itemId: "item_1",
+  runnerInstanceId: "runner_1",
+  environmentLeaseId: "env_1",
+  runId: "run_1",
+  normalizedSessionId: "session_1",
+  turnId: "turn_1",
+  itemId: "item_1",
 };
 let runner: ReturnType<typeof spawnRunner> | undefined;
 try {
@@ -31,15 +38,19 @@ try {
   const ticket = await authority.issueBootstrapTicket(identity.runId);
   if (!ticket.ok) throw new Error(ticket.error.message);
   runner = spawnRunner({
-    connectUrl: authority.connectUrl(identity.runId), ticket: ticket.value.token,
-    stateDir: join(root, "runner-state"), identity, script: "happy-path",
+    connectUrl: authority.connectUrl(identity.runId),
+    ticket: ticket.value.token,
+    stateDir: join(root, "runner-state"),
+    identity,
+    script: "happy-path",
     // The authority's store is no business of the harness.
     sandboxHide: [join(root, "authority")],
     // The protocol gives the harness 2 s to say ready; a loaded machine may need longer.
     extraArgs: ["--harness-ready-ms", "10000"],
   });
   const exit = await within(60_000, "the runner's exit", runner.exited);
-  if (exit.exitCode !== 0) throw new Error(`the runner exited ${exit.exitCode ?? exit.signal}: ${runner.stderrTail().join("\n")}`);
+  if (exit.exitCode !== 0)
+    throw new Error(`the runner exited ${exit.exitCode ?? exit.signal}: ${runner.stderrTail().join("\n")}`);
 
   const log = await store.eventLog(identity.runId, 0, 1_000);
   const types = log.map((row) => row.eventType);

@@ -43,10 +43,12 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const RESULT_ACKED = new Set(["runner.suspend", "runner.shutdown"]);
 
 /** The default command id: `command_prp_<controllerSeq padded to 8>` (§5.8). */
-export const defaultCommandId = (controllerSeq: number): string => `command_prp_${String(controllerSeq).padStart(8, "0")}`;
+export const defaultCommandId = (controllerSeq: number): string =>
+  `command_prp_${String(controllerSeq).padStart(8, "0")}`;
 
 /** The id of the `semantic_tool.result` answering one call: one per (run, call), so it is idempotent (§6.5). */
-export const semanticToolResultCommandId = (runId: string, callId: string): string => `command_tool_${sha256Hex(`${runId}\0${callId}`).slice(0, 32)}`;
+export const semanticToolResultCommandId = (runId: string, callId: string): string =>
+  `command_tool_${sha256Hex(`${runId}\0${callId}`).slice(0, 32)}`;
 
 /**
  * The durable command queue of runtime.md §5.8, independent of the socket. Commands are
@@ -75,8 +77,14 @@ export class CommandQueue {
     return this.serial.run(runId, () => this.queueNow(runId, type, payload, id));
   }
 
-  private async queueNow(runId: string, type: string, payload: unknown, id: string | undefined): Promise<Result<QueuedCommand>> {
-    if (typeof type !== "string" || type === "") return fail("invalid_command", "/type", "the command type must be a non-empty string");
+  private async queueNow(
+    runId: string,
+    type: string,
+    payload: unknown,
+    id: string | undefined,
+  ): Promise<Result<QueuedCommand>> {
+    if (typeof type !== "string" || type === "")
+      return fail("invalid_command", "/type", "the command type must be a non-empty string");
     if (!isPlainObject(payload)) return fail("invalid_command", "/payload", "the payload must be a JSON object");
     if (id !== undefined && (typeof id !== "string" || id.length < 1 || id.length > 160 || CONTROL.test(id))) {
       return fail("invalid_command", "/commandId", "a command id must be 1–160 characters without control characters");
@@ -97,7 +105,12 @@ export class CommandQueue {
       if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
       // A v1 run never gets a v2 command (wire.md D2): said by name, not as a schema failure.
       const needs = commandSince(type);
-      if (needs > run.protocolVersion) return fail("command_needs_newer_version", "/type", `${type} needs protocol version ${needs} or later; run ${runId} is on version ${run.protocolVersion}`);
+      if (needs > run.protocolVersion)
+        return fail(
+          "command_needs_newer_version",
+          "/type",
+          `${type} needs protocol version ${needs} or later; run ${runId} is on version ${run.protocolVersion}`,
+        );
       const controllerSeq = run.commandCount + 1;
       const commandId = id ?? defaultCommandId(controllerSeq);
       const envelope = {
@@ -110,11 +123,17 @@ export class CommandQueue {
       };
       // The runner admits commands by this same rule: what is queued here, it can fingerprint.
       const admitted = admit("command", envelope);
-      if (!admitted.ok) return fail("invalid_command", admitted.error.path, `${admitted.error.code}: ${admitted.error.message}`);
+      if (!admitted.ok)
+        return fail("invalid_command", admitted.error.path, `${admitted.error.code}: ${admitted.error.message}`);
       const text = admitted.canonical;
       const bytes = Buffer.byteLength(text);
-      if (bytes > MAX_COMMAND_BYTES) return fail("command_too_large", "", `the command is ${bytes} bytes; the limit is ${MAX_COMMAND_BYTES}`);
-      const appended = await this.store.appendCommand(runId, { commandId, controllerSeq, type, payload: canonicalPayload, envelope: text }, this.now());
+      if (bytes > MAX_COMMAND_BYTES)
+        return fail("command_too_large", "", `the command is ${bytes} bytes; the limit is ${MAX_COMMAND_BYTES}`);
+      const appended = await this.store.appendCommand(
+        runId,
+        { commandId, controllerSeq, type, payload: canonicalPayload, envelope: text },
+        this.now(),
+      );
       if (appended.ok) return ok(queued(appended.value, true));
       if (appended.error.code === "controller_seq_moved") continue;
       if (appended.error.code === "command_conflict") {
@@ -132,11 +151,17 @@ export class CommandQueue {
    * result; its delivery is counted. Null when nothing is pending, or when the lowest was
    * already sent on this connection and awaits its result (pass `repeat` to send it again).
    */
-  async nextCommandToDeliver(runId: string, connectionId: string, options: { repeat?: boolean } = {}): Promise<Result<CommandDelivery | null>> {
+  async nextCommandToDeliver(
+    runId: string,
+    connectionId: string,
+    options: { repeat?: boolean } = {},
+  ): Promise<Result<CommandDelivery | null>> {
     const delivered = await this.store.deliverNextCommand(runId, connectionId, options.repeat === true, this.now());
     if (!delivered.ok) return delivered;
     const row = delivered.value;
-    return ok(row === null ? null : { command: JSON.parse(row.envelope) as PrpCommand, deliveryCount: row.deliveryCount });
+    return ok(
+      row === null ? null : { command: JSON.parse(row.envelope) as PrpCommand, deliveryCount: row.deliveryCount },
+    );
   }
 
   /**
@@ -154,12 +179,27 @@ export class CommandQueue {
     const known = await this.store.command(runId, commandId);
     if (known) {
       const r = value as Record<string, unknown>;
-      if (r.controllerSeq !== undefined && r.controllerSeq !== known.controllerSeq) return this.refuse(runId, fail("command_result_mismatch", "/controllerSeq", `${commandId} has controllerSeq ${known.controllerSeq}`));
-      if (r.type !== undefined && r.type !== known.type) return this.refuse(runId, fail("command_result_mismatch", "/type", `${commandId} is a ${known.type} command`));
+      if (r.controllerSeq !== undefined && r.controllerSeq !== known.controllerSeq)
+        return this.refuse(
+          runId,
+          fail("command_result_mismatch", "/controllerSeq", `${commandId} has controllerSeq ${known.controllerSeq}`),
+        );
+      if (r.type !== undefined && r.type !== known.type)
+        return this.refuse(runId, fail("command_result_mismatch", "/type", `${commandId} is a ${known.type} command`));
     }
-    const recorded = await this.store.recordCommandResult(runId, connectionId, { commandId, status, result: canonical }, this.now());
+    const recorded = await this.store.recordCommandResult(
+      runId,
+      connectionId,
+      { commandId, status, result: canonical },
+      this.now(),
+    );
     if (!recorded.ok) return this.refuse(runId, recorded);
-    return ok({ commandId, status, duplicate: recorded.value.duplicate, needsResultAck: RESULT_ACKED.has(recorded.value.command.type) });
+    return ok({
+      commandId,
+      status,
+      duplicate: recorded.value.duplicate,
+      needsResultAck: RESULT_ACKED.has(recorded.value.command.type),
+    });
   }
 
   async commands(runId: string): Promise<CommandRow[]> {
@@ -172,12 +212,22 @@ export class CommandQueue {
 }
 
 function queued(row: CommandRow, created: boolean): QueuedCommand {
-  return { commandId: row.commandId, controllerSeq: row.controllerSeq, type: row.type, command: JSON.parse(row.envelope) as PrpCommand, created };
+  return {
+    commandId: row.commandId,
+    controllerSeq: row.controllerSeq,
+    type: row.type,
+    command: JSON.parse(row.envelope) as PrpCommand,
+    created,
+  };
 }
 
 function sameCommand(existing: CommandRow, type: string, canonicalPayload: string): Result<QueuedCommand> {
   if (existing.type !== type || existing.payload !== canonicalPayload) {
-    return fail("command_conflict", "/commandId", `${existing.commandId} is already queued with another type or payload`);
+    return fail(
+      "command_conflict",
+      "/commandId",
+      `${existing.commandId} is already queued with another type or payload`,
+    );
   }
   return ok(queued(existing, false));
 }
@@ -185,11 +235,21 @@ function sameCommand(existing: CommandRow, type: string, canonicalPayload: strin
 function parseResult(value: unknown): Result<{ commandId: string; status: ResultStatus; canonical: string }> {
   if (!isPlainObject(value)) return fail("invalid_command_result", "", "a command result must be a JSON object");
   const { commandId, status } = value;
-  if (typeof commandId !== "string" || commandId === "") return fail("invalid_command_result", "/commandId", "commandId must be a non-empty string");
-  if (!(RESULT_STATUSES as readonly unknown[]).includes(status)) return fail("invalid_command_result", "/status", `status must be one of ${RESULT_STATUSES.join(", ")}`);
+  if (typeof commandId !== "string" || commandId === "")
+    return fail("invalid_command_result", "/commandId", "commandId must be a non-empty string");
+  if (!(RESULT_STATUSES as readonly unknown[]).includes(status))
+    return fail("invalid_command_result", "/status", `status must be one of ${RESULT_STATUSES.join(", ")}`);
   try {
-    return ok({ commandId, status: status as ResultStatus, canonical: canonicalJson({ commandId, status, result: value.result ?? null }) });
+    return ok({
+      commandId,
+      status: status as ResultStatus,
+      canonical: canonicalJson({ commandId, status, result: value.result ?? null }),
+    });
   } catch (err) {
-    return fail("invalid_command_result", "/result", `the result is not canonical JSON data: ${(err as Error).message}`);
+    return fail(
+      "invalid_command_result",
+      "/result",
+      `the result is not canonical JSON data: ${(err as Error).message}`,
+    );
   }
 }

@@ -11,7 +11,10 @@ import type { OnCommittedEvent } from "./ingest.js";
 export type OnCredentialsUpdated = (event: PrpEvent, context: Parameters<OnCommittedEvent>[1]) => Promise<void> | void;
 
 /** onCommittedEvent, followed for credential updates by onCredentialsUpdated, in the same commit. */
-export function withCredentialsCallback(onCommitted: OnCommittedEvent | undefined, onCredentials: OnCredentialsUpdated | undefined): OnCommittedEvent | undefined {
+export function withCredentialsCallback(
+  onCommitted: OnCommittedEvent | undefined,
+  onCredentials: OnCredentialsUpdated | undefined,
+): OnCommittedEvent | undefined {
   if (!onCredentials) return onCommitted;
   return async (event, context) => {
     await onCommitted?.(event, context);

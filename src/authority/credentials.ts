@@ -3,9 +3,22 @@ import { authKey, authKeyDigest, credentialId } from "../transport/derive.js";
 import type { CredentialRecord } from "../transport/handshake.js";
 import { fail, ok, type Result } from "./errors.js";
 import {
-  DEFAULT_BOOTSTRAP_TTL_MS, DEFAULT_LEASE_TTL_MS, MAX_BOOTSTRAP_TTL_MS, MAX_LEASE_TTL_MS, MIN_BOOTSTRAP_TTL_MS, MIN_LEASE_TTL_MS,
+  DEFAULT_BOOTSTRAP_TTL_MS,
+  DEFAULT_LEASE_TTL_MS,
+  MAX_BOOTSTRAP_TTL_MS,
+  MAX_LEASE_TTL_MS,
+  MIN_BOOTSTRAP_TTL_MS,
+  MIN_LEASE_TTL_MS,
 } from "./limits.js";
-import type { AuthorityStore, CredentialRow, LeaseRenewal, MintedLease, Revocation, RunnerBuild, RunSnapshot } from "./store.js";
+import type {
+  AuthorityStore,
+  CredentialRow,
+  LeaseRenewal,
+  MintedLease,
+  Revocation,
+  RunnerBuild,
+  RunSnapshot,
+} from "./store.js";
 
 export interface CredentialsOptions {
   store: AuthorityStore;
@@ -102,7 +115,11 @@ export class Credentials {
   static create(options: CredentialsOptions): Result<Credentials> {
     const ttl = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     if (!isMs(ttl) || ttl < MIN_LEASE_TTL_MS || ttl > MAX_LEASE_TTL_MS) {
-      return fail("ttl_out_of_range", "/leaseTtlMs", `the lease TTL must be ${MIN_LEASE_TTL_MS}–${MAX_LEASE_TTL_MS} ms`);
+      return fail(
+        "ttl_out_of_range",
+        "/leaseTtlMs",
+        `the lease TTL must be ${MIN_LEASE_TTL_MS}–${MAX_LEASE_TTL_MS} ms`,
+      );
     }
     return ok(new Credentials(options, ttl));
   }
@@ -114,7 +131,11 @@ export class Credentials {
    */
   async issueBootstrapTicket(runId: string, ttlMs: number = DEFAULT_BOOTSTRAP_TTL_MS): Promise<Result<IssuedTicket>> {
     if (!isMs(ttlMs) || ttlMs < MIN_BOOTSTRAP_TTL_MS || ttlMs > MAX_BOOTSTRAP_TTL_MS) {
-      return fail("ttl_out_of_range", "/ttlMs", `a bootstrap ticket TTL must be ${MIN_BOOTSTRAP_TTL_MS}–${MAX_BOOTSTRAP_TTL_MS} ms`);
+      return fail(
+        "ttl_out_of_range",
+        "/ttlMs",
+        `a bootstrap ticket TTL must be ${MIN_BOOTSTRAP_TTL_MS}–${MAX_BOOTSTRAP_TTL_MS} ms`,
+      );
     }
     const nowMs = this.now();
     await this.store.prune(nowMs);
@@ -139,21 +160,33 @@ export class Credentials {
 
   /** Step 6, after the proof verified: see the class comment for the order. */
   async reauthorize(input: ReauthorizeInput): Promise<Result<Authorization>> {
-    if (input.proofVerified !== true) return fail("proof_not_verified", "/clientProof", "a credential is consumed only after its proof verified");
+    if (input.proofVerified !== true)
+      return fail("proof_not_verified", "/clientProof", "a credential is consumed only after its proof verified");
     const row = await this.store.credential(input.record.credentialId);
     if (!row) return fail("unknown_credential", "/credentialId", "no such credential");
     const run = await this.store.run(row.runId);
     if (!run) return fail("unknown_run", "/runId", `no run ${row.runId}`);
-    if (!sameRecord(toRecord(row, run), input.record)) return fail("credential_changed", "/credentialId", "the credential changed after the challenge");
+    if (!sameRecord(toRecord(row, run), input.record))
+      return fail("credential_changed", "/credentialId", "the credential changed after the challenge");
     const nowMs = this.now();
     let token: string | null = null;
     let mint: MintedLease | null = null;
     if (row.kind === "bootstrap") {
       token = `lease_${randomUUID()}`;
       // The lease id is public (it is in every envelope), so it is drawn apart from the token.
-      mint = { ...derive(token), leaseId: `connection_lease_${randomUUID()}`, expiresAtUnixMs: nowMs + this.leaseTtlMs };
+      mint = {
+        ...derive(token),
+        leaseId: `connection_lease_${randomUUID()}`,
+        expiresAtUnixMs: nowMs + this.leaseTtlMs,
+      };
     }
-    const done = await this.store.reauthorize({ expected: row, selectedVersion: input.selectedVersion, mint, nowMs, ...(input.runner ? { runner: input.runner } : {}) });
+    const done = await this.store.reauthorize({
+      expected: row,
+      selectedVersion: input.selectedVersion,
+      mint,
+      nowMs,
+      ...(input.runner ? { runner: input.runner } : {}),
+    });
     if (!done.ok) return done;
     const { lease } = done.value;
     return ok({
@@ -211,6 +244,23 @@ function toRecord(row: CredentialRow, run: RunSnapshot): CredentialRecord {
 }
 
 function sameRecord(a: CredentialRecord, b: CredentialRecord): boolean {
-  const scalar = (["credentialId", "kind", "authKeyDigest", "expiresAtUnixMs", "used", "revoked", "leaseId", "revocationEpoch", "protocolVersion"] as const).every((k) => a[k] === b[k]);
-  return scalar && (Object.keys(a.identity) as Array<keyof CredentialRecord["identity"]>).every((k) => a.identity[k] === b.identity?.[k]);
+  const scalar = (
+    [
+      "credentialId",
+      "kind",
+      "authKeyDigest",
+      "expiresAtUnixMs",
+      "used",
+      "revoked",
+      "leaseId",
+      "revocationEpoch",
+      "protocolVersion",
+    ] as const
+  ).every((k) => a[k] === b[k]);
+  return (
+    scalar &&
+    (Object.keys(a.identity) as Array<keyof CredentialRecord["identity"]>).every(
+      (k) => a.identity[k] === b.identity?.[k],
+    )
+  );
 }

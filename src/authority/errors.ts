@@ -61,10 +61,21 @@ export interface AuthorityError {
 export type Refusal = { ok: false; error: AuthorityError };
 export type Result<T> = { ok: true; value: T } | Refusal;
 
-export const authorityError = (code: AuthorityErrorCode, path: string, message: string): AuthorityError => ({ code, path, message });
+export const authorityError = (code: AuthorityErrorCode, path: string, message: string): AuthorityError => ({
+  code,
+  path,
+  message,
+});
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
-export const fail = (code: AuthorityErrorCode, path: string, message: string): Refusal => ({ ok: false, error: authorityError(code, path, message) });
+export const fail = (code: AuthorityErrorCode, path: string, message: string): Refusal => ({
+  ok: false,
+  error: authorityError(code, path, message),
+});
 
 /** An event after the run's committed run.terminal: refused by ingest and again inside the commit. */
 export const terminalCommitted = (sourceSeq: number, terminalSourceSeq: number): AuthorityError =>
-  authorityError("event_after_terminal", "/sourceSeq", `sourceSeq ${sourceSeq} follows the run's committed run.terminal (sourceSeq ${terminalSourceSeq}): a committed terminal is final`);
+  authorityError(
+    "event_after_terminal",
+    "/sourceSeq",
+    `sourceSeq ${sourceSeq} follows the run's committed run.terminal (sourceSeq ${terminalSourceSeq}): a committed terminal is final`,
+  );

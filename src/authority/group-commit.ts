@@ -50,7 +50,10 @@ export class GroupCommit {
       if (!first) await yieldToIo();
       const batch = this.queue.splice(0, this.maxBatch);
       try {
-        const results = await this.store.commitEvents(batch.map((p) => p.item), this.now());
+        const results = await this.store.commitEvents(
+          batch.map((p) => p.item),
+          this.now(),
+        );
         batch.forEach((p, i) => p.resolve(results[i]!));
       } catch (err) {
         for (const p of batch) p.reject(err);

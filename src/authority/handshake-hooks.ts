@@ -7,7 +7,12 @@ import type { AuthorityErrorCode } from "./errors.js";
 
 /** Authority refusals the handshake reports under their own name; the rest are `unauthorized`. */
 const SAME_NAME: ReadonlySet<AuthorityErrorCode & TransportErrorCode> = new Set([
-  "unknown_credential", "credential_kind_mismatch", "credential_used", "credential_revoked", "credential_expired", "version_mismatch",
+  "unknown_credential",
+  "credential_kind_mismatch",
+  "credential_used",
+  "credential_revoked",
+  "credential_expired",
+  "version_mismatch",
 ] as const);
 
 /**
@@ -17,13 +22,21 @@ const SAME_NAME: ReadonlySet<AuthorityErrorCode & TransportErrorCode> = new Set(
  * `proofVerified: true` true here. The welcome's `pendingCommands` is the lowest pending
  * command, its delivery counted on the new connection.
  */
-export function coreChannelHooks(credentials: Credentials, commands: CommandQueue): Pick<CoreChannelOptions, "lookupCredential" | "authorize"> {
+export function coreChannelHooks(
+  credentials: Credentials,
+  commands: CommandQueue,
+): Pick<CoreChannelOptions, "lookupCredential" | "authorize"> {
   return {
     lookupCredential: (credentialId) => credentials.lookupCredential(credentialId),
     authorize: async (request): Promise<Result<LeaseGrant>> => {
       const { runnerVersion, runnerDigest, contractDigest } = request.hello;
       const runner = { runnerVersion, runnerDigest, contractDigest: contractDigest ?? null };
-      const authorized = await credentials.reauthorize({ record: request.record, selectedVersion: request.challenge.selectedVersion, proofVerified: true, runner });
+      const authorized = await credentials.reauthorize({
+        record: request.record,
+        selectedVersion: request.challenge.selectedVersion,
+        proofVerified: true,
+        runner,
+      });
       if (!authorized.ok) {
         const { code, path, message } = authorized.error;
         return fail(SAME_NAME.has(code as never) ? (code as TransportErrorCode) : "unauthorized", path, message);

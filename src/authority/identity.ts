@@ -9,12 +9,14 @@ export { IDENTITY_FIELDS, IDENTITY_PATTERN, type RunIdentity };
  * else a caller's object carries is stored or compared.
  */
 export function checkIdentity(value: unknown): Result<RunIdentity> {
-  if (value === null || typeof value !== "object") return fail("invalid_identity", "", "the run identity must be an object");
+  if (value === null || typeof value !== "object")
+    return fail("invalid_identity", "", "the run identity must be an object");
   const source = value as Record<string, unknown>;
   const identity = {} as RunIdentity;
   for (const field of IDENTITY_FIELDS) {
     const v = source[field];
-    if (typeof v !== "string" || !IDENTITY_PATTERN.test(v)) return fail("invalid_identity", `/${field}`, `${field} must match ${IDENTITY_PATTERN.source}`);
+    if (typeof v !== "string" || !IDENTITY_PATTERN.test(v))
+      return fail("invalid_identity", `/${field}`, `${field} must match ${IDENTITY_PATTERN.source}`);
     identity[field] = v;
   }
   return ok(identity);

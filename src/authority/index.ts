@@ -18,7 +18,20 @@ export * from "./handshake-hooks.js";
 export { ServerKey } from "./server-key.js";
 export * from "./server-key-source.js";
 export * from "./sealed-credential.js";
-export { AuthorityServer, type AuthorityServerOptions, type AuthorityServerSettings, type SqliteStateDir, type ConnectionLimits, type LogFields } from "./server.js";
-export { openAuthorityStore, parseStoreLocation, describeStore, type OpenStoreOptions, type StoreLocation } from "./open-store.js";
+export {
+  AuthorityServer,
+  type AuthorityServerOptions,
+  type AuthorityServerSettings,
+  type SqliteStateDir,
+  type ConnectionLimits,
+  type LogFields,
+} from "./server.js";
+export {
+  openAuthorityStore,
+  parseStoreLocation,
+  describeStore,
+  type OpenStoreOptions,
+  type StoreLocation,
+} from "./open-store.js";
 export { RUNNER_CONTRACT_POLICIES, type RunnerContractOptions, type RunnerContractPolicy } from "./runner-contract.js";
 export type { RunIdentity } from "../transport/envelope.js";

@@ -17,7 +17,10 @@ import type { AuthorityStore, RunCursor, StoreTransaction, WithinCommit } from "
  * store's only transaction), and work outside `transaction` (a message sent, another
  * database) still happens again on a redelivery after a failure.
  */
-export type OnCommittedEvent = (event: PrpEvent, context: { runId: string; sourceSeq: number; transaction: StoreTransaction }) => Promise<void> | void;
+export type OnCommittedEvent = (
+  event: PrpEvent,
+  context: { runId: string; sourceSeq: number; transaction: StoreTransaction },
+) => Promise<void> | void;
 
 export interface EventIngestOptions {
   store: AuthorityStore;
@@ -119,7 +122,9 @@ export class EventIngest {
    * resends later.
    */
   stage(runId: string, connectionId: string, value: unknown): Promise<Staged> {
-    return this.serial.run(runId, () => this.stageNow(runId, connectionId, value)).catch((err: unknown): Staged => ({ ok: false, error: storeFailure(err) }));
+    return this.serial
+      .run(runId, () => this.stageNow(runId, connectionId, value))
+      .catch((err: unknown): Staged => ({ ok: false, error: storeFailure(err) }));
   }
 
   /** For the glue: a frame that was not JSON or not an envelope, counted like a refused event. */
@@ -140,21 +145,37 @@ export class EventIngest {
     // The runner's sink admits events by this same function: what it committed, this accepts.
     const admitted = admit("event", value);
     if (!admitted.ok) {
-      const error = { code: "invalid_event" as const, path: admitted.error.path, message: `${admitted.error.code}: ${admitted.error.message}` };
-      await this.store.recordMalformedFrame(runId, { code: error.code, message: `${error.path || "/"}: ${error.message}` }, this.now());
+      const error = {
+        code: "invalid_event" as const,
+        path: admitted.error.path,
+        message: `${admitted.error.code}: ${admitted.error.message}`,
+      };
+      await this.store.recordMalformedFrame(
+        runId,
+        { code: error.code, message: `${error.path || "/"}: ${error.message}` },
+        this.now(),
+      );
       return { ok: false, error };
     }
     const { value: event, canonical: envelope } = admitted;
     const { identity, protocolVersion } = pipeline ?? cursor!;
     // No envelope newer than the version this run's lease negotiated (wire.md O1): a v1 peer sent a v2 event.
     if (event.schemaVersion > protocolVersion) {
-      return this.refuse(runId, fail("invalid_event", "/schema", `a ${event.schema} envelope is newer than the negotiated protocol version ${protocolVersion}`));
+      return this.refuse(
+        runId,
+        fail(
+          "invalid_event",
+          "/schema",
+          `a ${event.schema} envelope is newer than the negotiated protocol version ${protocolVersion}`,
+        ),
+      );
     }
     const mismatch = identityMismatch(event, identity) ?? correlationMismatch(event, identity);
     if (mismatch) return this.refuse(runId, { ok: false, error: mismatch });
 
     if (pipeline) {
-      if (!pipeline.failed && event.sourceSeq === pipeline.next && !pipeline.terminal) return this.queue(runId, pipeline, event, envelope);
+      if (!pipeline.failed && event.sourceSeq === pipeline.next && !pipeline.terminal)
+        return this.queue(runId, pipeline, event, envelope);
       await pipeline.tail;
       // Behind a failure on this connection, which closes for it: that failure, with no diagnostic of its own.
       if (pipeline.failed && event.sourceSeq > pipeline.failed.sourceSeq) return pipeline.failed.refusal;
@@ -167,16 +188,33 @@ export class EventIngest {
 
     const seen = await this.store.committedEvent(runId, event.sourceEventId);
     if (seen) {
-      if (seen.envelope !== envelope) return this.refuse(runId, fail("duplicate_mismatch", "", `${event.sourceEventId} was committed with other content`));
+      if (seen.envelope !== envelope)
+        return this.refuse(
+          runId,
+          fail("duplicate_mismatch", "", `${event.sourceEventId} was committed with other content`),
+        );
       const counted = await this.store.countRedelivery(runId, connectionId, event.sourceEventId, envelope);
       if (!counted.ok) return this.refuse(runId, counted);
-      const duplicate: Ingested = { outcome: "duplicate", sourceSeq: seen.sourceSeq, sourceEventId: event.sourceEventId, ack: { ackedSourceSeq: counted.value.ackedSourceSeq } };
+      const duplicate: Ingested = {
+        outcome: "duplicate",
+        sourceSeq: seen.sourceSeq,
+        sourceEventId: event.sourceEventId,
+        ack: { ackedSourceSeq: counted.value.ackedSourceSeq },
+      };
       return ok({ outcome: Promise.resolve(ok(duplicate)) });
     }
 
     const order = sequenceError(event.sourceSeq, cursor);
     if (order) return this.refuse(runId, { ok: false, error: order });
-    const fresh: Pipeline = { connectionId, identity: cursor.identity, protocolVersion: cursor.protocolVersion, next: event.sourceSeq, terminal: false, tail: Promise.resolve(ok(NOTHING_BEFORE)), failed: null };
+    const fresh: Pipeline = {
+      connectionId,
+      identity: cursor.identity,
+      protocolVersion: cursor.protocolVersion,
+      next: event.sourceSeq,
+      terminal: false,
+      tail: Promise.resolve(ok(NOTHING_BEFORE)),
+      failed: null,
+    };
     this.pipelines.set(runId, fresh);
     return this.queue(runId, fresh, event, envelope);
   }
@@ -185,7 +223,11 @@ export class EventIngest {
   private async currentRun(runId: string, connectionId: string): Promise<Result<RunCursor>> {
     const run = await this.store.runCursor(runId);
     if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
-    if (run.currentConnectionId !== connectionId) return this.refuse(runId, fail("connection_superseded", "/connectionId", `${connectionId} is not the current connection of run ${runId}`));
+    if (run.currentConnectionId !== connectionId)
+      return this.refuse(
+        runId,
+        fail("connection_superseded", "/connectionId", `${connectionId} is not the current connection of run ${runId}`),
+      );
     return ok(run);
   }
 
@@ -203,20 +245,33 @@ export class EventIngest {
     const committed = this.group.commit({
       runId,
       connectionId: pipeline.connectionId,
-      event: { sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, eventType: event.eventType, priority: event.priority, envelope },
+      event: {
+        sourceSeq: event.sourceSeq,
+        sourceEventId: event.sourceEventId,
+        eventType: event.eventType,
+        priority: event.priority,
+        envelope,
+      },
       ...(this.onCommittedEvent ? { withinCommit: withinCommit(this.onCommittedEvent, event, runId) } : {}),
     });
     const outcome = this.outcome(runId, pipeline, before, committed, event);
     pipeline.tail = outcome;
     // An idle run is forgotten, unless it failed: its next event is judged against the store.
     void outcome.then(() => {
-      if (pipeline.tail === outcome && !pipeline.failed && this.pipelines.get(runId) === pipeline) this.pipelines.delete(runId);
+      if (pipeline.tail === outcome && !pipeline.failed && this.pipelines.get(runId) === pipeline)
+        this.pipelines.delete(runId);
     });
     return ok({ outcome });
   }
 
   /** Never rejects: a store that fails on the way is a typed refusal like any other. */
-  private async outcome(runId: string, pipeline: Pipeline, before: Promise<Result<Ingested>>, committed: Promise<Result<{ ackedSourceSeq: number }>>, event: PrpEvent): Promise<Result<Ingested>> {
+  private async outcome(
+    runId: string,
+    pipeline: Pipeline,
+    before: Promise<Result<Ingested>>,
+    committed: Promise<Result<{ ackedSourceSeq: number }>>,
+    event: PrpEvent,
+  ): Promise<Result<Ingested>> {
     let result: Result<{ ackedSourceSeq: number }>;
     let storeFailed = false;
     try {
@@ -229,11 +284,22 @@ export class EventIngest {
     if (!earlier.ok) return earlier; // refused by the store's step 4 as a consequence: no diagnostic of its own
     if (!result.ok) {
       // The caller's own failure, and a failed transaction: no diagnostic is written, so nothing at all is persisted.
-      const refusal: Refusal = storeFailed || result.error.code === "callback_failed" ? result : await recordRefusal(this.store, runId, result, this.now()).catch((err: unknown): Refusal => ({ ok: false, error: storeFailure(err) }));
+      const refusal: Refusal =
+        storeFailed || result.error.code === "callback_failed"
+          ? result
+          : await recordRefusal(this.store, runId, result, this.now()).catch((err: unknown): Refusal => ({
+              ok: false,
+              error: storeFailure(err),
+            }));
       pipeline.failed ??= { sourceSeq: event.sourceSeq, refusal };
       return refusal;
     }
-    return ok({ outcome: "committed", sourceSeq: event.sourceSeq, sourceEventId: event.sourceEventId, ack: { ackedSourceSeq: result.value.ackedSourceSeq } });
+    return ok({
+      outcome: "committed",
+      sourceSeq: event.sourceSeq,
+      sourceEventId: event.sourceEventId,
+      ack: { ackedSourceSeq: result.value.ackedSourceSeq },
+    });
   }
 
   /** Leaves the refusal's diagnostic (§ quality bar: nothing refused silently) and returns it. */
@@ -242,7 +308,10 @@ export class EventIngest {
   }
 }
 
-const withinCommit = (host: OnCommittedEvent, event: PrpEvent, runId: string): WithinCommit => (transaction) => host(event, { runId, sourceSeq: event.sourceSeq, transaction });
+const withinCommit =
+  (host: OnCommittedEvent, event: PrpEvent, runId: string): WithinCommit =>
+  (transaction) =>
+    host(event, { runId, sourceSeq: event.sourceSeq, transaction });
 
 /** What a fresh pipeline's first event follows: nothing that could have failed. */
 const NOTHING_BEFORE: Ingested = { outcome: "committed", sourceSeq: 0, sourceEventId: "", ack: { ackedSourceSeq: 0 } };
@@ -256,10 +325,12 @@ function identityMismatch(event: PrpEvent, identity: RunIdentity): AuthorityErro
     ["normalizedSessionId", identity.normalizedSessionId],
   ];
   for (const [field, expected] of required) {
-    if (e[field] !== expected) return { code: "identity_mismatch", path: `/${field}`, message: `${field} is not this run's` };
+    if (e[field] !== expected)
+      return { code: "identity_mismatch", path: `/${field}`, message: `${field} is not this run's` };
   }
   for (const field of ["turnId", "itemId"] as const) {
-    if (e[field] !== undefined && e[field] !== identity[field]) return { code: "identity_mismatch", path: `/${field}`, message: `${field} is not this run's` };
+    if (e[field] !== undefined && e[field] !== identity[field])
+      return { code: "identity_mismatch", path: `/${field}`, message: `${field} is not this run's` };
   }
   return null;
 }
@@ -267,11 +338,16 @@ function identityMismatch(event: PrpEvent, identity: RunIdentity): AuthorityErro
 /** §6.5: a semantic-tool or MCP-app input receipt must be correlated to this run. */
 function correlationMismatch(event: PrpEvent, identity: RunIdentity): AuthorityError | null {
   if (!CORRELATED_INPUTS.has(event.eventType)) return null;
-  const receipt = (event.payload as Record<string, unknown> | undefined)?.semantic_tool as Record<string, unknown> | undefined;
+  const receipt = (event.payload as Record<string, unknown> | undefined)?.semantic_tool as
+    Record<string, unknown> | undefined;
   const correlation = receipt?.correlation as Record<string, unknown> | undefined;
   for (const field of CORRELATION_FIELDS) {
     if (correlation?.[field] !== identity[field]) {
-      return { code: "semantic_correlation_mismatch", path: `/payload/semantic_tool/correlation/${field}`, message: `the receipt's correlation ${field} is not this run's` };
+      return {
+        code: "semantic_correlation_mismatch",
+        path: `/payload/semantic_tool/correlation/${field}`,
+        message: `the receipt's correlation ${field} is not this run's`,
+      };
     }
   }
   return null;
@@ -279,8 +355,19 @@ function correlationMismatch(event: PrpEvent, identity: RunIdentity): AuthorityE
 
 /** §5.6 step 4: strictly contiguous, and nothing after the run's committed terminal. */
 function sequenceError(sourceSeq: number, run: RunCursor): AuthorityError | null {
-  if (run.terminalSourceSeq !== null && sourceSeq > run.terminalSourceSeq) return terminalCommitted(sourceSeq, run.terminalSourceSeq);
-  if (sourceSeq <= run.ackedSourceSeq) return { code: "sequence_stale", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is at or before the committed ${run.ackedSourceSeq} and not in the window` };
-  if (sourceSeq !== run.ackedSourceSeq + 1) return { code: "sequence_gap", path: "/sourceSeq", message: `sourceSeq ${sourceSeq} is not the next one (${run.ackedSourceSeq + 1})` };
+  if (run.terminalSourceSeq !== null && sourceSeq > run.terminalSourceSeq)
+    return terminalCommitted(sourceSeq, run.terminalSourceSeq);
+  if (sourceSeq <= run.ackedSourceSeq)
+    return {
+      code: "sequence_stale",
+      path: "/sourceSeq",
+      message: `sourceSeq ${sourceSeq} is at or before the committed ${run.ackedSourceSeq} and not in the window`,
+    };
+  if (sourceSeq !== run.ackedSourceSeq + 1)
+    return {
+      code: "sequence_gap",
+      path: "/sourceSeq",
+      message: `sourceSeq ${sourceSeq} is not the next one (${run.ackedSourceSeq + 1})`,
+    };
   return null;
 }

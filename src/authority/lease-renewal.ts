@@ -1,4 +1,11 @@
-import { leaseRenewedPayload, transportError, type ControlEnvelope, type CoreToRunnerKind, type SecureChannel, type TransportError } from "../transport/index.js";
+import {
+  leaseRenewedPayload,
+  transportError,
+  type ControlEnvelope,
+  type CoreToRunnerKind,
+  type SecureChannel,
+  type TransportError,
+} from "../transport/index.js";
 import type { Credentials } from "./credentials.js";
 import type { AuthorityError } from "./errors.js";
 
@@ -6,7 +13,8 @@ type RenewingChannel = Pick<SecureChannel<Exclude<CoreToRunnerKind, "welcome">>,
 
 /** An expired or revoked lease closes under that name; any other mismatch as a refused renewal. */
 function refusal(error: AuthorityError): TransportError {
-  if (error.code === "credential_expired" || error.code === "credential_revoked") return transportError(error.code, error.path, error.message);
+  if (error.code === "credential_expired" || error.code === "credential_revoked")
+    return transportError(error.code, error.path, error.message);
   return transportError("lease_renewal_refused", error.path, `${error.code}: ${error.message}`);
 }
 
@@ -16,7 +24,13 @@ function refusal(error: AuthorityError): TransportError {
  * the new expiry and `lease_renewed` echoes the previous one. A refusal closes the connection
  * with its code; nothing was extended.
  */
-export async function answerLeaseRenew(credentials: Credentials, channel: RenewingChannel, runId: string, connectionId: string, envelope: ControlEnvelope): Promise<void> {
+export async function answerLeaseRenew(
+  credentials: Credentials,
+  channel: RenewingChannel,
+  runId: string,
+  connectionId: string,
+  envelope: ControlEnvelope,
+): Promise<void> {
   const payload = envelope.payload;
   const renewed = await credentials.renewLease({
     runId,

@@ -20,7 +20,12 @@ export type StoreLocation =
 export function parseStoreLocation(text: string): StoreLocation {
   if (text.startsWith("sqlite:")) {
     const directory = text.slice("sqlite:".length);
-    if (directory === "") throw new StateError("store_location_invalid", text, "sqlite: needs the store's directory, e.g. sqlite:/var/lib/prp/authority");
+    if (directory === "")
+      throw new StateError(
+        "store_location_invalid",
+        text,
+        "sqlite: needs the store's directory, e.g. sqlite:/var/lib/prp/authority",
+      );
     return { kind: "sqlite", directory: resolve(directory) };
   }
   if (/^postgres(ql)?:\/\//.test(text)) {
@@ -38,7 +43,8 @@ export function parseStoreLocation(text: string): StoreLocation {
 }
 
 /** The location as it may be shown in a log or an error: never a password. */
-export const describeStore = (location: StoreLocation): string => (location.kind === "sqlite" ? `sqlite:${location.directory}` : location.display);
+export const describeStore = (location: StoreLocation): string =>
+  location.kind === "sqlite" ? `sqlite:${location.directory}` : location.display;
 
 export interface OpenStoreOptions {
   serverKey: ServerKey;
@@ -64,7 +70,11 @@ export async function openAuthorityStore(location: StoreLocation, options: OpenS
   const common = { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true };
   if (location.kind === "sqlite") {
     if (options.create !== true && !existsSync(join(location.directory, STORE_FILE))) {
-      throw new StateError("store_missing", describeStore(location), "no store here: prp authority serve or prp authority run create makes one; check --store");
+      throw new StateError(
+        "store_missing",
+        describeStore(location),
+        "no store here: prp authority serve or prp authority run create makes one; check --store",
+      );
     }
     return SqliteAuthorityStore.open(location.directory, common);
   }
@@ -73,10 +83,18 @@ export async function openAuthorityStore(location: StoreLocation, options: OpenS
   // refused outright under an address-space cap: test/cli/bounded-input.test.ts).
   const { PostgresAuthorityStore } = await import("./postgres-store.js");
   try {
-    return await PostgresAuthorityStore.open(location.url, { ...common, mustExist: options.create !== true, ...(options.log ? { log: options.log } : {}) });
+    return await PostgresAuthorityStore.open(location.url, {
+      ...common,
+      mustExist: options.create !== true,
+      ...(options.log ? { log: options.log } : {}),
+    });
   } catch (err) {
     if (err instanceof StateError) throw err;
-    throw new StateError("store_unreachable", location.display, `the PostgreSQL store cannot be opened: ${withoutPassword((err as Error)?.message ?? String(err), location)}`);
+    throw new StateError(
+      "store_unreachable",
+      location.display,
+      `the PostgreSQL store cannot be opened: ${withoutPassword((err as Error)?.message ?? String(err), location)}`,
+    );
   }
 }
 
@@ -84,7 +102,8 @@ export async function openAuthorityStore(location: StoreLocation, options: OpenS
 function withoutPassword(message: string, location: Extract<StoreLocation, { kind: "postgres" }>): string {
   let text = message.replaceAll(location.url, location.display);
   const password = new URL(location.url).password;
-  for (const secret of new Set([password, safeDecode(password)])) if (secret !== "") text = text.replaceAll(secret, "***");
+  for (const secret of new Set([password, safeDecode(password)]))
+    if (secret !== "") text = text.replaceAll(secret, "***");
   return text;
 }
 

@@ -100,21 +100,38 @@ CREATE TABLE runner_connections (
 const MIGRATION_LOCK = 0x70727061; // "prpa"
 
 /** Applies the pending migrations in one transaction; returns the versions it applied. */
-export async function migrate(client: pg.ClientBase, location: string, nowMs: number, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+export async function migrate(
+  client: pg.ClientBase,
+  location: string,
+  nowMs: number,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<number[]> {
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-    await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
-    const rows = (await client.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")).rows;
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+    );
+    const rows = (await client.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version"))
+      .rows;
     const applied = new Set(rows.map((r) => r.version));
     const known = new Set(migrations.map((m) => m.version));
     const unknown = rows.find((r) => !known.has(r.version));
-    if (unknown) throw new StateError("state_unknown_schema", location, `the database records schema migration ${unknown.version}, which this version does not know: it was written by a newer release`);
+    if (unknown)
+      throw new StateError(
+        "state_unknown_schema",
+        location,
+        `the database records schema migration ${unknown.version}, which this version does not know: it was written by a newer release`,
+      );
     const done: number[] = [];
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
       if (applied.has(m.version)) continue;
       await client.query(m.sql);
-      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [m.version, m.name, nowMs]);
+      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+        m.version,
+        m.name,
+        nowMs,
+      ]);
       done.push(m.version);
     }
     await client.query("COMMIT");

@@ -23,7 +23,11 @@ export interface RunnerContractOptions {
 
 const hexOf = (digest: string) => digest.replace(/^sha256:/, "");
 
-const refuse = (message: string): TransportError => ({ code: "contract_mismatch", path: "/payload/contractDigest", message });
+const refuse = (message: string): TransportError => ({
+  code: "contract_mismatch",
+  path: "/payload/contractDigest",
+  message,
+});
 
 /**
  * Which way a schema's documents travel decides which compatibility matters: the runner writes
@@ -37,7 +41,8 @@ function directionFor(schemaId: string): Direction {
   return "both";
 }
 
-export const breakingBetween = (changes: readonly Change[]): Change[] => changes.filter((c) => breaksIn(c, directionFor(c.schema)));
+export const breakingBetween = (changes: readonly Change[]): Change[] =>
+  changes.filter((c) => breaksIn(c, directionFor(c.schema)));
 
 /**
  * The handshake check for a runner's contract digest (runtime.md §12.2, issue "runner
@@ -45,25 +50,39 @@ export const breakingBetween = (changes: readonly Change[]): Change[] => changes
  * a runner whose archived contract differs only in ways neither side's documents notice; `any`
  * accepts every runner. A runner that reports no digest is refused by `equal` and `compatible`.
  */
-export function runnerContractCheck(options: RunnerContractOptions): (contractDigest: string | undefined) => TransportError | null {
+export function runnerContractCheck(
+  options: RunnerContractOptions,
+): (contractDigest: string | undefined) => TransportError | null {
   const verdicts = new Map<string, TransportError | null>();
-  const upgrade = (runner: string) => `runner built for contract ${runner}, this control plane speaks ${options.digest}: upgrade the runner image`;
+  const upgrade = (runner: string) =>
+    `runner built for contract ${runner}, this control plane speaks ${options.digest}: upgrade the runner image`;
   return (contractDigest) => {
     if (options.policy === "any" || contractDigest === options.digest) return null;
-    if (contractDigest === undefined) return refuse(`the runner reports no contract digest, and this control plane (contract ${options.digest}) requires one: upgrade the runner image`);
+    if (contractDigest === undefined)
+      return refuse(
+        `the runner reports no contract digest, and this control plane (contract ${options.digest}) requires one: upgrade the runner image`,
+      );
     if (options.policy === "equal") return refuse(upgrade(contractDigest));
     if (!verdicts.has(contractDigest)) verdicts.set(contractDigest, judge(options, contractDigest, upgrade));
     return verdicts.get(contractDigest)!;
   };
 }
 
-function judge(options: RunnerContractOptions, contractDigest: string, upgrade: (d: string) => string): TransportError | null {
+function judge(
+  options: RunnerContractOptions,
+  contractDigest: string,
+  upgrade: (d: string) => string,
+): TransportError | null {
   const tree = options.archive === undefined ? undefined : join(options.archive, hexOf(contractDigest));
   if (tree === undefined || !existsSync(join(tree, "protocol"))) {
-    return refuse(`${upgrade(contractDigest)} (contract ${contractDigest} is not in ${options.archive === undefined ? "a contract archive: start the authority with --contract-archive" : `the contract archive ${options.archive}`}, so its compatibility cannot be judged)`);
+    return refuse(
+      `${upgrade(contractDigest)} (contract ${contractDigest} is not in ${options.archive === undefined ? "a contract archive: start the authority with --contract-archive" : `the contract archive ${options.archive}`}, so its compatibility cannot be judged)`,
+    );
   }
   const breaking = breakingBetween(diffContracts(tree, options.root ?? packageRoot()));
   if (breaking.length === 0) return null;
   const first = breaking[0]!;
-  return refuse(`${upgrade(contractDigest)} (${breaking.length} breaking change${breaking.length === 1 ? "" : "s"}, first: ${first.kind} at ${first.schema}${first.pointer ? `#${first.pointer}` : ""}: ${first.detail})`);
+  return refuse(
+    `${upgrade(contractDigest)} (${breaking.length} breaking change${breaking.length === 1 ? "" : "s"}, first: ${first.kind} at ${first.schema}${first.pointer ? `#${first.pointer}` : ""}: ${first.detail})`,
+  );
 }

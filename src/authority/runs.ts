@@ -18,10 +18,19 @@ export interface RegisterRunOptions {
  * restart, refused when the configured identity is not exactly the stored one (§6.2 "Identity
  * on load") or a value does not match the identity pattern (§6.1).
  */
-export async function registerRun(store: AuthorityStore, identity: unknown, options: RegisterRunOptions = {}): Promise<Result<RunSnapshot>> {
+export async function registerRun(
+  store: AuthorityStore,
+  identity: unknown,
+  options: RegisterRunOptions = {},
+): Promise<Result<RunSnapshot>> {
   const checked = checkIdentity(identity);
   if (!checked.ok) return checked;
   const protocolVersion = options.protocolVersion ?? MAX_PROTOCOL_VERSION;
-  if (!isSupportedProtocolVersion(protocolVersion)) return fail("invalid_protocol_version", "/protocolVersion", `protocol version ${String(protocolVersion)} is not supported`);
+  if (!isSupportedProtocolVersion(protocolVersion))
+    return fail(
+      "invalid_protocol_version",
+      "/protocolVersion",
+      `protocol version ${String(protocolVersion)} is not supported`,
+    );
   return store.registerRun(checked.value, { protocolVersion, nowMs: (options.now ?? Date.now)() });
 }

@@ -43,4 +43,5 @@ export function openAuthKeyDigest(serverKey: ServerKey, sealed: string, place: C
 /** A value only this server key opens: stored once, it tells a wrong key from a moved row. */
 export const serverKeyCheck = (serverKey: ServerKey): string => serverKey.seal(Buffer.alloc(0), KEY_CHECK_LABEL, []);
 
-export const opensServerKeyCheck = (serverKey: ServerKey, check: string): boolean => serverKey.open(check, KEY_CHECK_LABEL, []) !== null;
+export const opensServerKeyCheck = (serverKey: ServerKey, check: string): boolean =>
+  serverKey.open(check, KEY_CHECK_LABEL, []) !== null;

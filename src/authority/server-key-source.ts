@@ -29,8 +29,18 @@ export function readServerKeyFile(path: string): ServerKey {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new StateError("server_key_not_file", path, "the server key path is not a regular file");
-    if (st.uid !== uid()) throw new StateError("server_key_wrong_owner", path, `the server key file belongs to uid ${st.uid}, not ${uid()}`);
-    if (!ownerOnly(st.mode)) throw new StateError("server_key_wrong_mode", path, `the server key file has mode ${(st.mode & 0o777).toString(8)}; it must be 600 (chmod 600 ${path})`);
+    if (st.uid !== uid())
+      throw new StateError(
+        "server_key_wrong_owner",
+        path,
+        `the server key file belongs to uid ${st.uid}, not ${uid()}`,
+      );
+    if (!ownerOnly(st.mode))
+      throw new StateError(
+        "server_key_wrong_mode",
+        path,
+        `the server key file has mode ${(st.mode & 0o777).toString(8)}; it must be 600 (chmod 600 ${path})`,
+      );
     const buffer = Buffer.alloc(MAX_KEY_FILE_BYTES);
     const length = readSync(fd, buffer, 0, buffer.length, 0);
     const key = ServerKey.fromHex(buffer.toString("latin1", 0, length));
@@ -48,7 +58,12 @@ export function readServerKeyFile(path: string): ServerKey {
  * longer open). Returns the key as read back.
  */
 export function createServerKeyFile(path: string): ServerKey {
-  if (!writeNewKeyFile(path)) throw new StateError("server_key_exists", path, "a server key file is already there; it is never overwritten (a store sealed under it would no longer open)");
+  if (!writeNewKeyFile(path))
+    throw new StateError(
+      "server_key_exists",
+      path,
+      "a server key file is already there; it is never overwritten (a store sealed under it would no longer open)",
+    );
   return readServerKeyFile(path);
 }
 
@@ -90,8 +105,10 @@ function writeNewKeyFile(path: string): boolean {
 export function serverKeyFromEnvironment(env: NodeJS.ProcessEnv = process.env): ServerKey {
   const text = env[SERVER_KEY_ENV];
   delete env[SERVER_KEY_ENV];
-  if (text === undefined || text === "") throw new StateError("server_key_missing", SERVER_KEY_ENV, "the environment variable is not set");
+  if (text === undefined || text === "")
+    throw new StateError("server_key_missing", SERVER_KEY_ENV, "the environment variable is not set");
   const key = ServerKey.fromHex(text);
-  if (!key) throw new StateError("server_key_invalid", SERVER_KEY_ENV, `the environment variable must hold ${KEY_FORMAT}`);
+  if (!key)
+    throw new StateError("server_key_invalid", SERVER_KEY_ENV, `the environment variable must hold ${KEY_FORMAT}`);
   return key;
 }

@@ -49,7 +49,9 @@ export class ServerKey {
     const parts = SEALED.exec(sealed);
     if (!parts) return null;
     try {
-      const decipher = createDecipheriv("aes-256-gcm", this.#key, Buffer.from(parts[1]!, "hex"), { authTagLength: TAG_BYTES });
+      const decipher = createDecipheriv("aes-256-gcm", this.#key, Buffer.from(parts[1]!, "hex"), {
+        authTagLength: TAG_BYTES,
+      });
       decipher.setAAD(domainMessage(label, context));
       decipher.setAuthTag(Buffer.from(parts[3]!, "hex"));
       return Buffer.concat([decipher.update(Buffer.from(parts[2]!, "hex")), decipher.final()]);

@@ -5,7 +5,23 @@ import type { AdmissionCounts, AdmissionOptions } from "../transport/admission.j
 import { cutNoted } from "../contract/text-cut.js";
 import { isLoopback } from "../transport/endpoint.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
-import { acceptCoreChannel, createRunnerUpgradeServer, EnvelopeRefusal, IDENTITY_PATTERN, MAX_BATCH_EVENTS, RUNNER_CONNECT_PATH_PREFIX, type ControlEnvelope, type CoreToRunnerKind, type HeartbeatOptions, type RunIdentity, type RunnerUpgradeServer, type SecureChannel, type TransportError, type TransportErrorCode, transportError } from "../transport/index.js";
+import {
+  acceptCoreChannel,
+  createRunnerUpgradeServer,
+  EnvelopeRefusal,
+  IDENTITY_PATTERN,
+  MAX_BATCH_EVENTS,
+  RUNNER_CONNECT_PATH_PREFIX,
+  type ControlEnvelope,
+  type CoreToRunnerKind,
+  type HeartbeatOptions,
+  type RunIdentity,
+  type RunnerUpgradeServer,
+  type SecureChannel,
+  type TransportError,
+  type TransportErrorCode,
+  transportError,
+} from "../transport/index.js";
 import { AckQueue } from "./ack-queue.js";
 import { CommandQueue } from "./commands.js";
 import { Credentials, type IssuedTicket } from "./credentials.js";
@@ -83,7 +99,14 @@ const MAX_LOG_LINE_BYTES = 1024;
 const MAX_REFUSAL_KEYS = 1024;
 
 /** Closes that end a connection's life, not refusals of what a frame held: diagnostics, not malformed frames. */
-const LIFECYCLE_CLOSES: ReadonlySet<TransportErrorCode> = new Set(["handler_failed", "peer_silent", "lease_expired", "lease_renewal_refused", "credential_expired", "credential_revoked"]);
+const LIFECYCLE_CLOSES: ReadonlySet<TransportErrorCode> = new Set([
+  "handler_failed",
+  "peer_silent",
+  "lease_expired",
+  "lease_renewal_refused",
+  "credential_expired",
+  "credential_revoked",
+]);
 
 /**
  * The control-plane authority as a server (runtime.md §6): takes runner upgrades on
@@ -139,12 +162,15 @@ export class AuthorityServer {
     if (this.refusals.size >= MAX_REFUSAL_KEYS && !this.refusals.has(key)) this.refusals.clear();
     const count = (this.refusals.get(key) ?? 0) + 1;
     this.refusals.set(key, count);
-    if ((count & (count - 1)) === 0) this.log(count === 1 ? text : `${text} (${count} times so far; logged at each power of two)`, fields);
+    if ((count & (count - 1)) === 0)
+      this.log(count === 1 ? text : `${text} (${count} times so far; logged at each power of two)`, fields);
   }
 
   /** Delivers a command queued through another instance; a failure leaves it queued for the next offer or reconnect. */
   private offerNext(runId: string): void {
-    this.deliverNext(runId).catch((err: unknown) => this.log(`run ${runId}: delivering a command queued elsewhere failed: ${String(err)}`));
+    this.deliverNext(runId).catch((err: unknown) =>
+      this.log(`run ${runId}: delivering a command queued elsewhere failed: ${String(err)}`),
+    );
   }
 
   /**
@@ -153,9 +179,19 @@ export class AuthorityServer {
    */
   static open(options: AuthorityServerOptions): AuthorityServer {
     const ownsStore = !("store" in options);
-    const store = "store" in options ? options.store : SqliteAuthorityStore.open(options.stateDir, { serverKey: options.serverKey, adoptServerKey: options.adoptServerKey === true });
+    const store =
+      "store" in options
+        ? options.store
+        : SqliteAuthorityStore.open(options.stateDir, {
+            serverKey: options.serverKey,
+            adoptServerKey: options.adoptServerKey === true,
+          });
     const clock = options.now ? { now: options.now } : {};
-    const credentials = Credentials.create({ store, ...clock, ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}) });
+    const credentials = Credentials.create({
+      store,
+      ...clock,
+      ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}),
+    });
     if (!credentials.ok) {
       if (ownsStore) void store.close();
       throw new Error(`${credentials.error.code}: ${credentials.error.message}`);
@@ -166,7 +202,11 @@ export class AuthorityServer {
       ownsStore,
       credentials.value,
       new CommandQueue({ store, ...clock }),
-      new EventIngest({ store, ...clock, ...onCommitted(withCredentialsCallback(options.onCommittedEvent, options.onCredentialsUpdated)) }),
+      new EventIngest({
+        store,
+        ...clock,
+        ...onCommitted(withCredentialsCallback(options.onCommittedEvent, options.onCredentialsUpdated)),
+      }),
     );
   }
 
@@ -214,7 +254,8 @@ export class AuthorityServer {
    * to loopback, so a plaintext listener anywhere else would serve nobody but an eavesdropper).
    */
   async listen(port = 0, host = "127.0.0.1"): Promise<string> {
-    if (!this.options.tls && !isLoopback(host)) throw new Error(`ws:// is loopback-only: listening on ${host} needs TLS (a certificate and key)`);
+    if (!this.options.tls && !isLoopback(host))
+      throw new Error(`ws:// is loopback-only: listening on ${host} needs TLS (a certificate and key)`);
     const { headersTimeoutMs, ...admission } = this.options.connections ?? {};
     let overCap = 0;
     this.upgrade = createRunnerUpgradeServer({
@@ -230,7 +271,8 @@ export class AuthorityServer {
       onOverCap: (status, address) => {
         overCap++;
         // At each power of two: a flood shows in the log without flooding it.
-        if ((overCap & (overCap - 1)) === 0) this.log(`refused ${overCap} connection(s) at the admission caps; the latest from ${address}: ${status}`);
+        if ((overCap & (overCap - 1)) === 0)
+          this.log(`refused ${overCap} connection(s) at the admission caps; the latest from ${address}: ${status}`);
       },
       ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
       admission,
@@ -342,7 +384,9 @@ export class AuthorityServer {
    * its path names when that run is registered here, like every other refusal of a connection.
    */
   private async refusedUpgrade(error: TransportError, target: string): Promise<void> {
-    this.logRefusal(`upgrade.refused ${error.code}`, `refused an upgrade: ${error.code}: ${error.message}`, { event: "upgrade.refused" });
+    this.logRefusal(`upgrade.refused ${error.code}`, `refused an upgrade: ${error.code}: ${error.message}`, {
+      event: "upgrade.refused",
+    });
     const path = target.split("?")[0]!;
     const runId = path.startsWith(RUNNER_CONNECT_PATH_PREFIX) ? path.slice(RUNNER_CONNECT_PATH_PREFIX.length) : "";
     if (!IDENTITY_PATTERN.test(runId)) return;
@@ -360,7 +404,10 @@ export class AuthorityServer {
     ws.pause();
     const run = await this.store.runCursor(runId);
     if (!run) {
-      this.logRefusal("runner.unknown_run", `a runner dialled unknown run ${runId}`, { event: "runner.unknown_run", runId });
+      this.logRefusal("runner.unknown_run", `a runner dialled unknown run ${runId}`, {
+        event: "runner.unknown_run",
+        runId,
+      });
       ws.resume();
       ws.close(1008, "unknown_run");
       return;
@@ -369,7 +416,10 @@ export class AuthorityServer {
     let channel: CoreChannel | null = null;
     const accepting = acceptCoreChannel(ws, {
       expected: {
-        identity: run.identity, runnerVersion: this.options.runnerVersion, runnerDigest: this.options.runnerDigest, range: expectedRange(run.protocolVersion),
+        identity: run.identity,
+        runnerVersion: this.options.runnerVersion,
+        runnerDigest: this.options.runnerDigest,
+        range: expectedRange(run.protocolVersion),
         ...(this.contractCheck ? { contract: this.contractCheck } : {}),
       },
       ...coreChannelHooks(this.credentials, this.commands),
@@ -379,15 +429,25 @@ export class AuthorityServer {
         onEnvelope: (envelope) => this.track(this.onEnvelope(runId, connectionId, channel!, envelope)),
         onClose: (diagnostic) => {
           if (this.live.get(runId) === channel) this.live.delete(runId);
-          this.log(`run ${runId} ${connectionId}: runner disconnected${diagnostic ? `: ${diagnostic.code}` : ""}`, { event: "runner.disconnected", runId, connectionId });
+          this.log(`run ${runId} ${connectionId}: runner disconnected${diagnostic ? `: ${diagnostic.code}` : ""}`, {
+            event: "runner.disconnected",
+            runId,
+            connectionId,
+          });
           if (diagnostic && diagnostic.code !== "socket_closed") {
-            this.log(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`, { event: "runner.closed", runId, connectionId });
+            this.log(`run ${runId} ${connectionId}: closed: ${diagnostic.code}: ${diagnostic.message}`, {
+              event: "runner.closed",
+              runId,
+              connectionId,
+            });
             // A frame the channel refused (not JSON, unsealed, replayed, oversize, a wrong
             // identity) counts as malformed; a refusal by ingest or the queue is recorded there.
             const recorded = LIFECYCLE_CLOSES.has(diagnostic.code)
               ? this.store.recordDiagnostic(runId, { code: diagnostic.code, message: diagnostic.message }, Date.now())
               : this.ingest.recordMalformedFrame(runId, diagnostic.code, diagnostic.message);
-            recorded.catch((err: unknown) => this.log(`run ${runId}: the close was not recorded: ${storeFailure(err).message}`));
+            recorded.catch((err: unknown) =>
+              this.log(`run ${runId}: the close was not recorded: ${storeFailure(err).message}`),
+            );
           }
         },
       },
@@ -395,8 +455,16 @@ export class AuthorityServer {
     ws.resume();
     const accepted = await accepting;
     if (!accepted.ok) {
-      this.logRefusal(`runner.refused ${runId} ${accepted.error.code}`, `run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`, { event: "runner.refused", runId });
-      await this.store.recordAuthFailure(runId, { code: accepted.error.code, message: accepted.error.message }, Date.now());
+      this.logRefusal(
+        `runner.refused ${runId} ${accepted.error.code}`,
+        `run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`,
+        { event: "runner.refused", runId },
+      );
+      await this.store.recordAuthFailure(
+        runId,
+        { code: accepted.error.code, message: accepted.error.message },
+        Date.now(),
+      );
       return;
     }
     authenticated();
@@ -406,10 +474,20 @@ export class AuthorityServer {
     this.live.set(runId, channel);
     this.liveEpochs.set(runId, accepted.value.grant.connectionLeaseRevocationEpoch);
     const contractDigest = accepted.value.hello.contractDigest;
-    this.log(`run ${runId} ${connectionId}: runner connected (contract ${contractDigest ?? "not reported"})`, { event: "runner.connected", runId, connectionId, ...(contractDigest ? { contractDigest } : {}) });
+    this.log(`run ${runId} ${connectionId}: runner connected (contract ${contractDigest ?? "not reported"})`, {
+      event: "runner.connected",
+      runId,
+      connectionId,
+      ...(contractDigest ? { contractDigest } : {}),
+    });
   }
 
-  private async onEnvelope(runId: string, connectionId: string, channel: CoreChannel, envelope: ControlEnvelope): Promise<void> {
+  private async onEnvelope(
+    runId: string,
+    connectionId: string,
+    channel: CoreChannel,
+    envelope: ControlEnvelope,
+  ): Promise<void> {
     const payload = envelope.payload as Record<string, unknown>;
     if (envelope.kind === "event") {
       // Staged, not committed: the pump reads the connection's next event while this one commits.
@@ -444,7 +522,11 @@ export class AuthorityServer {
         if (this.ackDrops.delete(runId)) return channel.close();
         channel.send("ack", { ackedSourceSeq });
       },
-      refuse: (error) => channel.abort(transportError("handler_failed", "", `the envelope handler failed: ${error.code}: ${error.message}`), error.code),
+      refuse: (error) =>
+        channel.abort(
+          transportError("handler_failed", "", `the envelope handler failed: ${error.code}: ${error.message}`),
+          error.code,
+        ),
     });
     this.acks.set(channel, acks);
     return acks;
@@ -463,7 +545,8 @@ export class AuthorityServer {
     const run = await this.store.runCursor(runId);
     if (!channel || !run?.currentConnectionId) return;
     const next = await this.commands.nextCommandToDeliver(runId, run.currentConnectionId);
-    if (next.ok && next.value) channel.send("command", { command: next.value.command as unknown as Record<string, unknown> });
+    if (next.ok && next.value)
+      channel.send("command", { command: next.value.command as unknown as Record<string, unknown> });
   }
 }
 

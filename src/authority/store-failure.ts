@@ -1,7 +1,16 @@
 import { authorityError, type AuthorityError } from "./errors.js";
 
 /** SQLSTATEs (PostgreSQL) and result codes (SQLite) that name why a write could not be made. */
-const READ_ONLY = new Set(["25006", "SQLITE_READONLY", "SQLITE_READONLY_DBMOVED", "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_RECOVERY", "SQLITE_READONLY_ROLLBACK", "SQLITE_READONLY_CANTLOCK", "SQLITE_READONLY_CANTINIT"]);
+const READ_ONLY = new Set([
+  "25006",
+  "SQLITE_READONLY",
+  "SQLITE_READONLY_DBMOVED",
+  "SQLITE_READONLY_DIRECTORY",
+  "SQLITE_READONLY_RECOVERY",
+  "SQLITE_READONLY_ROLLBACK",
+  "SQLITE_READONLY_CANTLOCK",
+  "SQLITE_READONLY_CANTINIT",
+]);
 const FULL = new Set(["53100", "SQLITE_FULL"]);
 
 /**
@@ -12,9 +21,18 @@ const FULL = new Set(["53100", "SQLITE_FULL"]);
 export function storeFailure(err: unknown): AuthorityError {
   const detail = (err as Error)?.message ?? String(err);
   const kind = storeFailureKind(err);
-  if (kind === "read_only") return authorityError("store_read_only", "", `the store refuses writes (${detail}): nothing was committed; resend when it is writable`);
+  if (kind === "read_only")
+    return authorityError(
+      "store_read_only",
+      "",
+      `the store refuses writes (${detail}): nothing was committed; resend when it is writable`,
+    );
   if (kind === "full") return authorityError("store_full", "", `the store is full (${detail}): nothing was committed`);
-  return authorityError("store_unavailable", "", `the store could not be used (${detail}): nothing was committed; resend when it is back`);
+  return authorityError(
+    "store_unavailable",
+    "",
+    `the store could not be used (${detail}): nothing was committed; resend when it is back`,
+  );
 }
 
 /** Why a store call failed, by the driver's code (SQLite result code or PostgreSQL SQLSTATE). */

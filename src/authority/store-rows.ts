@@ -3,7 +3,15 @@ import type { RunIdentity } from "./identity.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { openAuthKeyDigest, sealAuthKeyDigest, type CredentialPlace } from "./sealed-credential.js";
 import type { ServerKey } from "./server-key.js";
-import type { CommandRow, CommittedEventRow, CredentialRow, LoggedEvent, RunCursor, RunnerConnection, RunSnapshot } from "./store.js";
+import type {
+  CommandRow,
+  CommittedEventRow,
+  CredentialRow,
+  LoggedEvent,
+  RunCursor,
+  RunnerConnection,
+  RunSnapshot,
+} from "./store.js";
 
 /**
  * Rows as both stores hold them (the same column names in SQLite and PostgreSQL), read into
@@ -11,20 +19,30 @@ import type { CommandRow, CommittedEventRow, CredentialRow, LoggedEvent, RunCurs
  */
 export type Row = Record<string, unknown>;
 
-export const placeOf = (r: Row): CredentialPlace => ({ credentialId: r.credential_id as string, runId: r.run_id as string, kind: r.kind as CredentialRow["kind"] });
+export const placeOf = (r: Row): CredentialPlace => ({
+  credentialId: r.credential_id as string,
+  runId: r.run_id as string,
+  kind: r.kind as CredentialRow["kind"],
+});
 
 /** The row with its auth key opened, or null when the sealed value does not open there under this key. */
 /** What a credentials table holds for an auth key: sealed under the server key, bound to its row. */
 export function sealedAuthKey(serverKey: ServerKey, authKeyDigest: string, place: CredentialPlace): string {
   const sealed = sealAuthKeyDigest(serverKey, authKeyDigest, place);
-  if (sealed === null) throw new TypeError(`credential ${place.credentialId}: the auth key digest is not sha256:<64 hex digits>`);
+  if (sealed === null)
+    throw new TypeError(`credential ${place.credentialId}: the auth key digest is not sha256:<64 hex digits>`);
   return sealed;
 }
 
 /** A stored credential with its auth key opened. One that does not open in its own row under the server key is never used. */
 export const credentialFrom = (r: Row, serverKey: ServerKey, location: string): CredentialRow => {
   const authKeyDigest = openAuthKeyDigest(serverKey, r.auth_key_digest as string, placeOf(r));
-  if (authKeyDigest === null) throw new StateError("state_credential_invalid", location, `credential ${String(r.credential_id)}: its sealed auth key does not open in this row under the server key (moved from another row, or altered)`);
+  if (authKeyDigest === null)
+    throw new StateError(
+      "state_credential_invalid",
+      location,
+      `credential ${String(r.credential_id)}: its sealed auth key does not open in this row under the server key (moved from another row, or altered)`,
+    );
   return {
     ...placeOf(r),
     authKeyDigest,
@@ -81,7 +99,8 @@ export const identityFrom = (r: Row): RunIdentity => ({
 
 /** Every field, so "unchanged" (§5.3 step 6) means unchanged in every respect. */
 export const sameCredential = (a: CredentialRow, b: CredentialRow): boolean =>
-  (Object.keys(a) as Array<keyof CredentialRow>).every((k) => a[k] === b[k]) && Object.keys(a).length === Object.keys(b).length;
+  (Object.keys(a) as Array<keyof CredentialRow>).every((k) => a[k] === b[k]) &&
+  Object.keys(a).length === Object.keys(b).length;
 
 /** A run row as ingest reads it; `terminalSourceSeq` comes from the window. */
 export const cursorFrom = (r: Row, terminalSourceSeq: number | null): RunCursor => ({
@@ -94,7 +113,11 @@ export const cursorFrom = (r: Row, terminalSourceSeq: number | null): RunCursor 
 });
 
 /** A run row, its terminal and its commands' delivery counts (in controllerSeq order) as a snapshot. */
-export const snapshotFrom = (r: Row, terminalSourceSeq: number | null, deliveries: Array<{ command_id: string; delivery_count: number }>): RunSnapshot => ({
+export const snapshotFrom = (
+  r: Row,
+  terminalSourceSeq: number | null,
+  deliveries: Array<{ command_id: string; delivery_count: number }>,
+): RunSnapshot => ({
   ...cursorFrom(r, terminalSourceSeq),
   connectionCount: r.connection_count as number,
   replayDeliveries: r.replay_deliveries as number,

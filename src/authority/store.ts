@@ -53,7 +53,12 @@ export interface AuthorityStore {
    * A redelivery of a committed event: if the window still holds `sourceEventId` with exactly
    * `envelope`, its deliveryCount and the run's replayDeliveries go up by one.
    */
-  countRedelivery(runId: string, connectionId: string, sourceEventId: string, envelope: string): Promise<Result<{ ackedSourceSeq: number }>>;
+  countRedelivery(
+    runId: string,
+    connectionId: string,
+    sourceEventId: string,
+    envelope: string,
+  ): Promise<Result<{ ackedSourceSeq: number }>>;
   /**
    * §5.6 steps 5–6, one transaction: only if `event.sourceSeq` is ackedSourceSeq + 1, no
    * run.terminal precedes it and `connectionId` is the run's current connection, it appends the
@@ -62,7 +67,13 @@ export interface AuthorityStore {
    * it commits. If `withinCommit` throws, everything is rolled back and `callback_failed` is
    * returned: the event is not committed and must not be acknowledged.
    */
-  commitEvent(runId: string, connectionId: string, event: NewCommittedEvent, nowMs: number, withinCommit?: WithinCommit): Promise<Result<{ ackedSourceSeq: number }>>;
+  commitEvent(
+    runId: string,
+    connectionId: string,
+    event: NewCommittedEvent,
+    nowMs: number,
+    withinCommit?: WithinCommit,
+  ): Promise<Result<{ ackedSourceSeq: number }>>;
   /**
    * Group commit: every item under exactly `commitEvent`'s rules, in ONE transaction; the items
    * of one run in item order (a store may take runs in another order, e.g. PostgreSQL locks run
@@ -88,12 +99,22 @@ export interface AuthorityStore {
    * there is none, or when it was already delivered on this connection and `repeat` is not set
    * (it is in flight: the runner answers it before anything else is sent).
    */
-  deliverNextCommand(runId: string, connectionId: string, repeat: boolean, nowMs: number): Promise<Result<CommandRow | null>>;
+  deliverNextCommand(
+    runId: string,
+    connectionId: string,
+    repeat: boolean,
+    nowMs: number,
+  ): Promise<Result<CommandRow | null>>;
   /**
    * Persists a delivered command's result; a repeat must carry exactly the stored result
    * (then duplicateCommandResults goes up by one and `duplicate` is true).
    */
-  recordCommandResult(runId: string, connectionId: string, result: NewCommandResult, nowMs: number): Promise<Result<{ duplicate: boolean; command: CommandRow }>>;
+  recordCommandResult(
+    runId: string,
+    connectionId: string,
+    result: NewCommandResult,
+    nowMs: number,
+  ): Promise<Result<{ duplicate: boolean; command: CommandRow }>>;
 
   /** A frame or event refused for its content: counted, with a diagnostic. */
   recordMalformedFrame(runId: string, diagnostic: Diagnostic, nowMs: number): Promise<void>;
@@ -124,7 +145,8 @@ export interface AuthorityStore {
  * dialect-specific anyway (`?` against `$1`, synchronous against awaited). Valid only until
  * the callback returns (or its promise settles); never commit, roll back or release it.
  */
-export type StoreTransaction = { kind: "sqlite"; db: BetterSqlite3.Database } | { kind: "postgres"; client: PoolClient };
+export type StoreTransaction =
+  { kind: "sqlite"; db: BetterSqlite3.Database } | { kind: "postgres"; client: PoolClient };
 
 /** One event of a group commit (`commitEvents`): the arguments of one `commitEvent`. */
 export interface BatchedEvent {
@@ -140,7 +162,10 @@ export type WithinCommit = (transaction: StoreTransaction) => Promise<void> | vo
  * `missed`: the store lost its notices for a while (a database restart), so any may have been
  * missed; a listener re-checks what it serves (the server re-offers each live run its next command).
  */
-export type StoreNotice = { kind: "command_queued"; runId: string } | { kind: "revoked"; runId: string; revocationEpoch: number } | { kind: "missed" };
+export type StoreNotice =
+  | { kind: "command_queued"; runId: string }
+  | { kind: "revoked"; runId: string; revocationEpoch: number }
+  | { kind: "missed" };
 
 export interface RunInit {
   /** The protocol version commands are built for until a lease pins one. */
@@ -171,7 +196,10 @@ export interface RunSnapshot {
 }
 
 /** The part of a run that ingest needs for each event. */
-export type RunCursor = Pick<RunSnapshot, "identity" | "ackedSourceSeq" | "terminalSourceSeq" | "currentConnectionId" | "revocationEpoch" | "protocolVersion">;
+export type RunCursor = Pick<
+  RunSnapshot,
+  "identity" | "ackedSourceSeq" | "terminalSourceSeq" | "currentConnectionId" | "revocationEpoch" | "protocolVersion"
+>;
 
 /** A ticket or lease as stored: a locator and a digest, never the token (§5.2). */
 export interface CredentialRow {

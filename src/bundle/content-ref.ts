@@ -6,7 +6,12 @@ import type { ContentRef } from "../contract/generated/types.js";
 
 export type { ContentRef };
 
-export const contentRefOf = (uri: string, bytes: Uint8Array, mediaType: string): ContentRef => ({ uri, sha256: sha256Digest(bytes), byteSize: bytes.byteLength, mediaType });
+export const contentRefOf = (uri: string, bytes: Uint8Array, mediaType: string): ContentRef => ({
+  uri,
+  sha256: sha256Digest(bytes),
+  byteSize: bytes.byteLength,
+  mediaType,
+});
 
 /**
  * Problems with the files a bundle references: each relative `uri` must name a file inside the
@@ -31,11 +36,16 @@ export function contentRefProblems(bundlePath: string, refs: Array<{ at: string;
     // Read no further than the recorded size: a larger file is a mismatch whatever its length.
     const read = readFileBounded(file, { maxBytes: ref.byteSize });
     if (!read.ok) {
-      problems.push(read.error.code === "unreadable" ? `${at}: ${ref.uri} cannot be read: ${read.error.message}` : `${at}: ${ref.uri} is more than ${ref.byteSize} bytes, the size the bundle says`);
+      problems.push(
+        read.error.code === "unreadable"
+          ? `${at}: ${ref.uri} cannot be read: ${read.error.message}`
+          : `${at}: ${ref.uri} is more than ${ref.byteSize} bytes, the size the bundle says`,
+      );
       continue;
     }
     const bytes = read.bytes;
-    if (bytes.byteLength !== ref.byteSize) problems.push(`${at}: ${ref.uri} is ${bytes.byteLength} bytes, the bundle says ${ref.byteSize}`);
+    if (bytes.byteLength !== ref.byteSize)
+      problems.push(`${at}: ${ref.uri} is ${bytes.byteLength} bytes, the bundle says ${ref.byteSize}`);
     if (sha256Digest(bytes) !== ref.sha256) problems.push(`${at}: ${ref.uri} does not have the digest ${ref.sha256}`);
   }
   return problems;

@@ -1,5 +1,15 @@
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { decodeValue } from "../contract/decode.js";
 import { canonicalDigest, sha256Digest } from "../contract/digest.js";
@@ -44,7 +54,9 @@ const payloadOf = (e: PrpEvent) => e.payload as Record<string, unknown>;
  * until a format for v2/v3 streams is decided.
  */
 const versionRefusal = (e: PrpEvent): string | null =>
-  e.schemaVersion === 1 ? null : `none: ${e.eventType} is a v${e.schemaVersion} event, and a native execution bundle carries v1 events only`;
+  e.schemaVersion === 1
+    ? null
+    : `none: ${e.eventType} is a v${e.schemaVersion} event, and a native execution bundle carries v1 events only`;
 
 /** Why a run gets no bundle, or null (see versionRefusal). */
 export function bundleRefusal(events: readonly PrpEvent[]): string | null {
@@ -53,7 +65,8 @@ export function bundleRefusal(events: readonly PrpEvent[]): string | null {
 }
 
 /** The run's terminal payload, from its run.terminal event. */
-export const terminalOf = (events: readonly PrpEvent[]): T.PRPRunTerminal | undefined => events.find(isTerminal)?.payload as unknown as T.PRPRunTerminal | undefined;
+export const terminalOf = (events: readonly PrpEvent[]): T.PRPRunTerminal | undefined =>
+  events.find(isTerminal)?.payload as unknown as T.PRPRunTerminal | undefined;
 
 /** A file written as it grows, its digest and size kept on the way; `<path>.partial` until it is done. */
 class Spool {
@@ -144,12 +157,25 @@ export class BundleWriter {
     mkdirSync(join(dir, "artifacts"), { recursive: true });
     this.transcript = new Spool(join(dir, TRANSCRIPT_FILE));
     this.body = new Spool(join(dir, BUNDLE_FILE));
-    this.receipts = { calls: new Spool(join(dir, "semantic-calls")), results: new Spool(join(dir, "semantic-results")), denials: new Spool(join(dir, "semantic-denials")) };
+    this.receipts = {
+      calls: new Spool(join(dir, "semantic-calls")),
+      results: new Spool(join(dir, "semantic-results")),
+      denials: new Spool(join(dir, "semantic-denials")),
+    };
     this.head = {
       schema: "paperclip-runner/native-execution/v1",
       provenance: "live",
-      identity: { runId: header.runId, caseId: header.caseId, configId: canonicalDigest(header.config), attemptId: header.attemptId },
-      input: { caseSha256: sha256Digest(header.scriptBytes), configSha256: canonicalDigest(header.config), deterministicSeed: `seed_${header.runId}` },
+      identity: {
+        runId: header.runId,
+        caseId: header.caseId,
+        configId: canonicalDigest(header.config),
+        attemptId: header.attemptId,
+      },
+      input: {
+        caseSha256: sha256Digest(header.scriptBytes),
+        configSha256: canonicalDigest(header.config),
+        deterministicSeed: `seed_${header.runId}`,
+      },
       runner: runnerIdentity(header.driverKind),
     };
     this.body.append(`${JSON.stringify(this.head).slice(0, -1)},"events":[`);
@@ -166,7 +192,8 @@ export class BundleWriter {
     this.refused = versionRefusal(event);
     if (this.refused) return this.discard();
     const checked = decodeValue(event, { kind: "event" });
-    if (!checked.ok) throw new ContractViolation({ ...checked.error, path: `/events/${this.body.members}${checked.error.path}` });
+    if (!checked.ok)
+      throw new ContractViolation({ ...checked.error, path: `/events/${this.body.members}${checked.error.path}` });
     const json = JSON.stringify(event);
     this.transcript.append(`${json}\n`);
     this.body.member(json);
@@ -177,7 +204,8 @@ export class BundleWriter {
     if (event.eventType === "run.result.proposed") this.result ??= event;
     if (event.eventType === "harness.exited") this.exited ??= event;
     const p = payloadOf(event);
-    if (event.eventType === "usage.reported" && p.cumulative && typeof p.cumulative === "object") this.usage.set(String(p.provider), p.cumulative as Record<string, number>);
+    if (event.eventType === "usage.reported" && p.cumulative && typeof p.cumulative === "object")
+      this.usage.set(String(p.provider), p.cumulative as Record<string, number>);
     const receipt = p.semantic_tool;
     if (receipt !== null && typeof receipt === "object") {
       const r = receipt as Record<string, unknown>;
@@ -201,14 +229,41 @@ export class BundleWriter {
       return contentRefOf(uri, bytes, mediaType);
     };
     const events = this.body.members;
-    const transcript: ContentRef = { uri: TRANSCRIPT_FILE, sha256: this.transcript.done(), byteSize: this.transcript.bytes, mediaType: "application/x-ndjson" };
+    const transcript: ContentRef = {
+      uri: TRANSCRIPT_FILE,
+      sha256: this.transcript.done(),
+      byteSize: this.transcript.bytes,
+      mediaType: "application/x-ndjson",
+    };
     const terminal = terminalEvent.payload as unknown as T.PRPRunTerminal;
     const artifacts = [
       put("artifacts/script.json", this.header.scriptBytes, "application/json"),
-      ...(this.result ? [put("artifacts/result.json", Buffer.from(`${JSON.stringify(this.result.payload, null, 2)}\n`), "application/json")] : []),
-      ...(this.exited ? [put("artifacts/harness-log.txt", Buffer.from(((payloadOf(this.exited).log as { lines?: string[] })?.lines ?? []).map((l) => `${l}\n`).join("")), "text/plain; charset=utf-8")] : []),
+      ...(this.result
+        ? [
+            put(
+              "artifacts/result.json",
+              Buffer.from(`${JSON.stringify(this.result.payload, null, 2)}\n`),
+              "application/json",
+            ),
+          ]
+        : []),
+      ...(this.exited
+        ? [
+            put(
+              "artifacts/harness-log.txt",
+              Buffer.from(
+                ((payloadOf(this.exited).log as { lines?: string[] })?.lines ?? []).map((l) => `${l}\n`).join(""),
+              ),
+              "text/plain; charset=utf-8",
+            ),
+          ]
+        : []),
     ];
-    const artifactRoot = put("artifacts.json", Buffer.from(`${JSON.stringify(artifacts, null, 2)}\n`), "application/json");
+    const artifactRoot = put(
+      "artifacts.json",
+      Buffer.from(`${JSON.stringify(artifacts, null, 2)}\n`),
+      "application/json",
+    );
     const reconciliation = terminal.reconciliation;
     const rest = {
       terminal,
@@ -225,11 +280,23 @@ export class BundleWriter {
       failure:
         terminal.runTerminalState === "succeeded"
           ? null
-          : { classification: terminal.runTerminalState, code: reconciliation?.reason ?? "unknown", message: `the run ${terminal.runTerminalState}: ${(reconciliation?.reason ?? "unknown").replace(/_/g, " ")}` },
+          : {
+              classification: terminal.runTerminalState,
+              code: reconciliation?.reason ?? "unknown",
+              message: `the run ${terminal.runTerminalState}: ${(reconciliation?.reason ?? "unknown").replace(/_/g, " ")}`,
+            },
     };
     // Everything but the events (each checked as it came) is checked here, the terminal event standing for them;
     // the receipts are objects taken from checked events, which is all the schema asks of them.
-    encode({ ...this.head, events: [terminalEvent], semanticTools: { definitions: [], calls: [], results: [], denials: [] }, ...rest } as NativeExecutionBundle, "native-execution");
+    encode(
+      {
+        ...this.head,
+        events: [terminalEvent],
+        semanticTools: { definitions: [], calls: [], results: [], denials: [] },
+        ...rest,
+      } as NativeExecutionBundle,
+      "native-execution",
+    );
     const { calls, results, denials } = this.receipts;
     this.body.append(`],"semanticTools":{"definitions":[],"calls":[`);
     this.body.absorb(calls);
@@ -244,14 +311,23 @@ export class BundleWriter {
 
   /** Removes what was written: the run gets no bundle. */
   discard(): void {
-    for (const spool of [this.transcript, this.body, this.receipts.calls, this.receipts.results, this.receipts.denials]) spool.discard();
+    for (const spool of [this.transcript, this.body, this.receipts.calls, this.receipts.results, this.receipts.denials])
+      spool.discard();
   }
 
   private usageTotals(durationMs: number): NativeExecutionBundle["usage"] {
-    const sum = (key: string) => [...this.usage.values()].reduce((n, m) => n + (Number.isSafeInteger(m[key]) ? m[key]! : 0), 0);
+    const sum = (key: string) =>
+      [...this.usage.values()].reduce((n, m) => n + (Number.isSafeInteger(m[key]) ? m[key]! : 0), 0);
     const inputTokens = sum("inputTokens");
     const outputTokens = sum("outputTokens");
-    return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, requestCount: sum("requests"), durationMs: Math.max(0, Math.round(durationMs)), cost: null };
+    return {
+      inputTokens,
+      outputTokens,
+      totalTokens: inputTokens + outputTokens,
+      requestCount: sum("requests"),
+      durationMs: Math.max(0, Math.round(durationMs)),
+      cost: null,
+    };
   }
 }
 

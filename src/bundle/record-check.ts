@@ -85,28 +85,64 @@ export class RecordCheck {
   accept(event: PrpEvent): RecordProblem | null {
     const index = this.given++;
     const at = this.options.pathOf(index);
-    const problem = (code: RecordProblemCode, member: string, message: string): RecordProblem => ({ code, path: `${at}${member}`, message });
+    const problem = (code: RecordProblemCode, member: string, message: string): RecordProblem => ({
+      code,
+      path: `${at}${member}`,
+      message,
+    });
     if (this.terminalIndex !== null) {
       return event.eventType === "run.terminal"
-        ? problem("second_terminal", "", `a second run.terminal, ${describe(event)}: a run has exactly one terminal, at ${this.options.pathOf(this.terminalIndex)}; this record was written by someone other than the runner alone`)
-        : problem("event_after_terminal", "", `${describe(event)} comes after the run.terminal at ${this.options.pathOf(this.terminalIndex)}: nothing follows a run's terminal`);
+        ? problem(
+            "second_terminal",
+            "",
+            `a second run.terminal, ${describe(event)}: a run has exactly one terminal, at ${this.options.pathOf(this.terminalIndex)}; this record was written by someone other than the runner alone`,
+          )
+        : problem(
+            "event_after_terminal",
+            "",
+            `${describe(event)} comes after the run.terminal at ${this.options.pathOf(this.terminalIndex)}: nothing follows a run's terminal`,
+          );
     }
     this.runId ??= event.runId;
     const sessionId = event.normalizedSessionId ?? null;
     if (this.sessionId === undefined) this.sessionId = sessionId;
     const source = `${event.sourceKind}:${event.sourceInstanceId}`;
     this.source ??= source;
-    if (event.runId !== this.runId) return problem("run_mismatch", "/runId", `${describe(event)} is of run ${event.runId}, not ${this.runId}: a record holds one run's events`);
-    if (sessionId !== this.sessionId) return problem("session_mismatch", "/normalizedSessionId", `${describe(event)} is of session ${sessionId ?? "(none)"}, not ${this.sessionId ?? "(none)"}: a record holds one session's events`);
-    if (source !== this.source) return problem("source_mismatch", "/sourceInstanceId", `${describe(event)} comes from ${source}, not ${this.source}: one source numbers a record`);
+    if (event.runId !== this.runId)
+      return problem(
+        "run_mismatch",
+        "/runId",
+        `${describe(event)} is of run ${event.runId}, not ${this.runId}: a record holds one run's events`,
+      );
+    if (sessionId !== this.sessionId)
+      return problem(
+        "session_mismatch",
+        "/normalizedSessionId",
+        `${describe(event)} is of session ${sessionId ?? "(none)"}, not ${this.sessionId ?? "(none)"}: a record holds one session's events`,
+      );
+    if (source !== this.source)
+      return problem(
+        "source_mismatch",
+        "/sourceInstanceId",
+        `${describe(event)} comes from ${source}, not ${this.source}: one source numbers a record`,
+      );
     const repeat = this.repeatOf(event);
     if (repeat) return problem("duplicate_event_id", "/sourceEventId", repeat);
     const expected = this.next ?? event.sourceSeq;
     if (event.sourceSeq > expected) {
       this.next = event.sourceSeq + 1; // the check goes on past the gap, so one gap is one problem
-      return problem("sequence_gap", "/sourceSeq", `${describe(event)} follows sourceSeq ${expected - 1}: ${event.sourceSeq - expected} event(s) from ${expected} are missing`);
+      return problem(
+        "sequence_gap",
+        "/sourceSeq",
+        `${describe(event)} follows sourceSeq ${expected - 1}: ${event.sourceSeq - expected} event(s) from ${expected} are missing`,
+      );
     }
-    if (event.sourceSeq < expected) return problem("sequence_repeat", "/sourceSeq", `${describe(event)} goes back: sourceSeq ${expected} was expected; a sequence number is used once`);
+    if (event.sourceSeq < expected)
+      return problem(
+        "sequence_repeat",
+        "/sourceSeq",
+        `${describe(event)} goes back: sourceSeq ${expected} was expected; a sequence number is used once`,
+      );
     this.next = expected + 1;
     if (event.eventType === "run.terminal") this.terminalIndex = index;
     return null;
@@ -115,7 +151,11 @@ export class RecordCheck {
   /** After the last event: the record's problem, or null when it is whole. */
   finish(): RecordProblem | null {
     if (this.terminalIndex !== null) return null;
-    return { code: "missing_terminal", path: this.options.pathOf(this.given), message: `the record ends after ${this.given} event(s) without a run.terminal: it is not a finished run` };
+    return {
+      code: "missing_terminal",
+      path: this.options.pathOf(this.given),
+      message: `the record ends after ${this.given} event(s) without a run.terminal: it is not a finished run`,
+    };
   }
 
   /** Why the event's id is one the record already holds, or null. */
@@ -123,7 +163,9 @@ export class RecordCheck {
     const id = event.sourceEventId;
     const idOf = this.options.idOf;
     if (idOf) {
-      return id === idOf(event.sourceSeq) ? null : `${describe(event)}: the source names sourceSeq ${event.sourceSeq} ${idOf(event.sourceSeq)}; another id is a repeat or a forgery`;
+      return id === idOf(event.sourceSeq)
+        ? null
+        : `${describe(event)}: the source names sourceSeq ${event.sourceSeq} ${idOf(event.sourceSeq)}; another id is a repeat or a forgery`;
     }
     const digest = sha256Hex(canonicalJson(event));
     const earlier = this.seen!.get(id);
@@ -141,7 +183,11 @@ export class RecordCheck {
  * Every binding problem of a whole record whose terminal is also stated apart (a bundle's
  * `terminal`): the first one per event, then what the end shows.
  */
-export function recordProblems(events: readonly PrpEvent[], stated: { path: string; terminal: unknown } | null, options: RecordCheckOptions): RecordProblem[] {
+export function recordProblems(
+  events: readonly PrpEvent[],
+  stated: { path: string; terminal: unknown } | null,
+  options: RecordCheckOptions,
+): RecordProblem[] {
   const check = new RecordCheck(options);
   const problems: RecordProblem[] = [];
   for (const event of events) {
@@ -152,7 +198,11 @@ export function recordProblems(events: readonly PrpEvent[], stated: { path: stri
   if (end) problems.push(end);
   const at = check.terminal;
   if (stated && at !== null && canonicalJson(events[at]!.payload) !== canonicalJson(stated.terminal)) {
-    problems.push({ code: "terminal_mismatch", path: stated.path, message: `the terminal stated here differs from the payload of the record's run.terminal at ${options.pathOf(at)}: one of them was altered` });
+    problems.push({
+      code: "terminal_mismatch",
+      path: stated.path,
+      message: `the terminal stated here differs from the payload of the record's run.terminal at ${options.pathOf(at)}: one of them was altered`,
+    });
   }
   return problems;
 }

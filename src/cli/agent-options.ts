@@ -9,7 +9,8 @@ import { parsePositiveInt } from "./options.js";
 export function collectAgentEnv(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const at = value.indexOf("=");
   const name = value.slice(0, at);
-  if (at < 1 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new InvalidArgumentError(`expected NAME=VALUE with a variable name, got "${value}"`);
+  if (at < 1 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    throw new InvalidArgumentError(`expected NAME=VALUE with a variable name, got "${value}"`);
   return { ...previous, [name]: value.slice(at + 1) };
 }
 
@@ -42,8 +43,14 @@ export interface AgentFlags {
  */
 export function agentRunnerdArgs(flags: AgentFlags): string[] {
   return [
-    "--harness", "acp", "--agent-command", flags.agentCommand, "--permission-policy", flags.permissionPolicy,
-    "--agent-cwd", flags.agentCwd ?? process.cwd(),
+    "--harness",
+    "acp",
+    "--agent-command",
+    flags.agentCommand,
+    "--permission-policy",
+    flags.permissionPolicy,
+    "--agent-cwd",
+    flags.agentCwd ?? process.cwd(),
     ...Object.entries(flags.agentEnv ?? {}).flatMap(([k, v]) => ["--agent-env", `${k}=${v}`]),
     ...(flags.agentIdleMs !== undefined ? ["--agent-idle-ms", String(flags.agentIdleMs)] : []),
   ];
@@ -55,7 +62,11 @@ export function withAgentOptions(command: Command, agentHelp: string, policy: Op
     .option("--agent <cmd>", agentHelp)
     .option("--prompt <text>", "with --agent: what the turn asks the agent")
     .option("--agent-cwd <dir>", "with --agent: the agent's working directory (default: this directory)", parseAgentCwd)
-    .option("--agent-env <K=V>", "with --agent: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
+    .option(
+      "--agent-env <K=V>",
+      "with --agent: a variable for the agent, on top of PATH and HOME (repeatable)",
+      collectAgentEnv,
+    )
     .option("--agent-idle-ms <n>", `with --agent: ${AGENT_IDLE_HELP}`, parsePositiveInt)
     .addOption(policy);
 }

@@ -11,7 +11,15 @@ export interface PendingRequest {
   type?: string;
   prompt: string;
   choices?: Array<{ key: string; label: string }>;
-  input?: { questions: Array<{ id: string; prompt: string; required: boolean; answerMode: string; options?: Array<{ id: string; label: string; recommended?: boolean }> }> };
+  input?: {
+    questions: Array<{
+      id: string;
+      prompt: string;
+      required: boolean;
+      answerMode: string;
+      options?: Array<{ id: string; label: string; recommended?: boolean }>;
+    }>;
+  };
 }
 
 export type Resolution = Record<string, unknown>;
@@ -25,11 +33,18 @@ export function loadAnswers(path: string): Map<string, Resolution> {
   const read = readFileBounded(path, { maxBytes: MAX_FRAME_BYTES });
   if (!read.ok) throw new Error(`${path}: ${read.error.code}: ${read.error.message}`);
   const value = JSON.parse(read.bytes.toString("utf8")) as unknown;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error(`${path}: expected a JSON object from request id to resolution`);
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new Error(`${path}: expected a JSON object from request id to resolution`);
   const answers = new Map<string, Resolution>();
   for (const [id, resolution] of Object.entries(value)) {
-    if (resolution === null || typeof resolution !== "object" || typeof (resolution as Resolution).action !== "string") {
-      throw new Error(`${path}: the answer to ${id} must be an object with an "action" (accept, accept_for_session, decline, cancel or submit)`);
+    if (
+      resolution === null ||
+      typeof resolution !== "object" ||
+      typeof (resolution as Resolution).action !== "string"
+    ) {
+      throw new Error(
+        `${path}: the answer to ${id} must be an object with an "action" (accept, accept_for_session, decline, cancel or submit)`,
+      );
     }
     answers.set(id, resolution as Resolution);
   }
@@ -59,9 +74,15 @@ export async function promptForResolution(request: PendingRequest, output: NodeJ
           continue;
         }
         const options = q.options ?? [];
-        options.forEach((o, i) => output.write(`    ${i + 1}) ${visible(o.label)}${o.recommended ? " (recommended)" : ""}\n`));
+        options.forEach((o, i) =>
+          output.write(`    ${i + 1}) ${visible(o.label)}${o.recommended ? " (recommended)" : ""}\n`),
+        );
         for (;;) {
-          const picks = (await rl.question(q.answerMode === "multi_select" ? "  numbers, comma-separated: " : "  choose a number: ")).split(",").map((s) => options[Number(s.trim()) - 1]);
+          const picks = (
+            await rl.question(q.answerMode === "multi_select" ? "  numbers, comma-separated: " : "  choose a number: ")
+          )
+            .split(",")
+            .map((s) => options[Number(s.trim()) - 1]);
           if (picks.length > 0 && picks.every(Boolean) && (q.answerMode === "multi_select" || picks.length === 1)) {
             answers[q.id] = { selectedOptionIds: picks.map((o) => o!.id) };
             break;

@@ -9,7 +9,15 @@ import type { AuthorityStore, RunSnapshot } from "../authority/store.js";
 import { parseJson } from "../contract/json-input.js";
 import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
 import { RUNNER_CONNECT_PATH_PREFIX } from "../transport/upgrade-server.js";
-import { CliFailure, MISCONFIGURED, refusal, runAction, withStore, withStoreOptions, type StoreOptions } from "./authority-options.js";
+import {
+  CliFailure,
+  MISCONFIGURED,
+  refusal,
+  runAction,
+  withStore,
+  withStoreOptions,
+  type StoreOptions,
+} from "./authority-options.js";
 import { newIdSuffix } from "./id-suffix.js";
 import { parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { printableJson, visible } from "./terminal-text.js";
@@ -26,7 +34,12 @@ const print = (json: boolean | undefined, value: unknown, text: () => string[]) 
 
 async function knownRun(store: AuthorityStore, runId: string): Promise<RunSnapshot> {
   const run = await store.run(runId);
-  if (!run) throw refusal({ code: "unknown_run", path: "/runId", message: `no run ${runId} in this store (prp authority runs lists them)` });
+  if (!run)
+    throw refusal({
+      code: "unknown_run",
+      path: "/runId",
+      message: `no run ${runId} in this store (prp authority runs lists them)`,
+    });
   return run;
 }
 
@@ -48,11 +61,15 @@ interface RunCreateOptions extends StoreOptions, JsonOption {
 
 /** `prp authority run create`: a run's identity, registered with its opening commands queued. */
 function registerRunCreate(authority: Command): void {
-  const run = authority.command("run").description("runs in the authority's store (see: prp authority run create --help)");
+  const run = authority
+    .command("run")
+    .description("runs in the authority's store (see: prp authority run create --help)");
   withStoreOptions(
     run
       .command("create")
-      .description("register a new run (its identity) and queue its run.prepare and session.open (and turn.start with --prompt); prints the prp-runnerd flags that serve it"),
+      .description(
+        "register a new run (its identity) and queue its run.prepare and session.open (and turn.start with --prompt); prints the prp-runnerd flags that serve it",
+      ),
   )
     .option("--run-id <id>", "the run id (default run_<time>_<random>); the other ids default to the same suffix")
     .option("--session-id <id>", "the normalized session id")
@@ -61,12 +78,32 @@ function registerRunCreate(authority: Command): void {
     .option("--turn-id <id>", "the turn id")
     .option("--item-id <id>", "the item id")
     .option("--workspace <name>", "run.prepare's workspace", "default")
-    .option("--protocol-version <n>", "the run's protocol version, 1-3: its runner must offer exactly 1-N (prp-runnerd --protocol-max N, in the printed flags); 2 and 3 add session goals", parseProtocolVersion, MAX_PROTOCOL_VERSION)
-    .option("--observe-credentials", "run.prepare opts in to auth.credentials.updated (observeCredentials: true); the runner needs --credential-file")
-    .option("--script <name|file>", "the fake harness script the runner will play (only shapes the printed prp-runnerd flags)")
-    .option("--agent <command>", "instead of --script: the ACP agent command the runner will drive (only shapes the printed flags)")
-    .option("--prompt <text>", "also queue turn.start with this text (or send it later: prp authority command RUN turn.start --payload …)")
-    .option("--connect-url <url>", "the daemon's base URL (what prp authority serve printed), to print the whole connect URL")
+    .option(
+      "--protocol-version <n>",
+      "the run's protocol version, 1-3: its runner must offer exactly 1-N (prp-runnerd --protocol-max N, in the printed flags); 2 and 3 add session goals",
+      parseProtocolVersion,
+      MAX_PROTOCOL_VERSION,
+    )
+    .option(
+      "--observe-credentials",
+      "run.prepare opts in to auth.credentials.updated (observeCredentials: true); the runner needs --credential-file",
+    )
+    .option(
+      "--script <name|file>",
+      "the fake harness script the runner will play (only shapes the printed prp-runnerd flags)",
+    )
+    .option(
+      "--agent <command>",
+      "instead of --script: the ACP agent command the runner will drive (only shapes the printed flags)",
+    )
+    .option(
+      "--prompt <text>",
+      "also queue turn.start with this text (or send it later: prp authority command RUN turn.start --payload …)",
+    )
+    .option(
+      "--connect-url <url>",
+      "the daemon's base URL (what prp authority serve printed), to print the whole connect URL",
+    )
     .option("--json", "print one JSON line: {runId, identity, protocolVersion, commands, connectPath, runnerArgs}")
     .addHelpText(
       "after",
@@ -80,39 +117,82 @@ Examples:
     )
     .action((opts: RunCreateOptions) =>
       runAction(async () => {
-        if (opts.script !== undefined && opts.agent !== undefined) throw new CliFailure("choose --script or --agent, not both", MISCONFIGURED);
+        if (opts.script !== undefined && opts.agent !== undefined)
+          throw new CliFailure("choose --script or --agent, not both", MISCONFIGURED);
         const suffix = newIdSuffix();
         const identity = {
-          runnerInstanceId: opts.runnerId ?? `runner_${suffix}`, environmentLeaseId: opts.environmentLeaseId ?? `env_${suffix}`, runId: opts.runId ?? `run_${suffix}`,
-          normalizedSessionId: opts.sessionId ?? `session_${suffix}`, turnId: opts.turnId ?? `turn_${suffix}`, itemId: opts.itemId ?? `item_${suffix}`,
+          runnerInstanceId: opts.runnerId ?? `runner_${suffix}`,
+          environmentLeaseId: opts.environmentLeaseId ?? `env_${suffix}`,
+          runId: opts.runId ?? `run_${suffix}`,
+          normalizedSessionId: opts.sessionId ?? `session_${suffix}`,
+          turnId: opts.turnId ?? `turn_${suffix}`,
+          itemId: opts.itemId ?? `item_${suffix}`,
         };
-        const opening: Array<[string, Record<string, unknown>]> = [["run.prepare", { workspace: opts.workspace, ...(opts.observeCredentials ? { observeCredentials: true } : {}) }], ["session.open", { reuse: "new_per_run" }]];
-        if (opts.prompt !== undefined) opening.push(["turn.start", { text: opts.prompt, turnId: identity.turnId }]);
-        const commands = await withStore(opts, async (store) => {
-          if (await store.run(identity.runId)) throw refusal({ code: "run_exists", path: "/runId", message: `run ${identity.runId} is already in this store` });
-          const registered = await registerRun(store, identity, { protocolVersion: opts.protocolVersion });
-          if (!registered.ok) throw refusal(registered.error);
-          const queue = new CommandQueue({ store });
-          const queued = [];
-          for (const [type, payload] of opening) {
-            const q = await queue.queueCommand(identity.runId, type, payload);
-            if (!q.ok) throw refusal(q.error);
-            queued.push({ commandId: q.value.commandId, controllerSeq: q.value.controllerSeq, type });
-          }
-          return queued;
-        }, { create: true });
-        const connectPath = `${RUNNER_CONNECT_PATH_PREFIX}${identity.runId}`;
-        const harness = opts.agent !== undefined ? ["--harness", "acp", "--agent-command", opts.agent] : ["--script", opts.script ?? "happy-path"];
-        const runnerArgs = [
-          "--connect-url", `${opts.connectUrl ?? "<authority-url>"}${connectPath}`, "--state-dir", `<state-dir>`,
-          "--run-id", identity.runId, "--session-id", identity.normalizedSessionId, "--runner-id", identity.runnerInstanceId,
-          "--environment-lease-id", identity.environmentLeaseId, "--turn-id", identity.turnId, "--item-id", identity.itemId, "--protocol-max", String(opts.protocolVersion), ...harness,
+        const opening: Array<[string, Record<string, unknown>]> = [
+          [
+            "run.prepare",
+            { workspace: opts.workspace, ...(opts.observeCredentials ? { observeCredentials: true } : {}) },
+          ],
+          ["session.open", { reuse: "new_per_run" }],
         ];
-        print(opts.json, { runId: identity.runId, identity, protocolVersion: opts.protocolVersion, commands, connectPath, runnerArgs }, () => [
-          `run ${identity.runId} registered for protocol version ${opts.protocolVersion}; queued ${commands.map((c) => c.type).join(", ")}`,
-          `start its runner with a ticket (prp authority ticket ${identity.runId}) in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET:`,
-          `  prp-runnerd ${runnerArgs.map((a) => (/^[\w./:<>@=-]+$/.test(a) ? a : JSON.stringify(a))).join(" ")}`,
-        ]);
+        if (opts.prompt !== undefined) opening.push(["turn.start", { text: opts.prompt, turnId: identity.turnId }]);
+        const commands = await withStore(
+          opts,
+          async (store) => {
+            if (await store.run(identity.runId))
+              throw refusal({
+                code: "run_exists",
+                path: "/runId",
+                message: `run ${identity.runId} is already in this store`,
+              });
+            const registered = await registerRun(store, identity, { protocolVersion: opts.protocolVersion });
+            if (!registered.ok) throw refusal(registered.error);
+            const queue = new CommandQueue({ store });
+            const queued = [];
+            for (const [type, payload] of opening) {
+              const q = await queue.queueCommand(identity.runId, type, payload);
+              if (!q.ok) throw refusal(q.error);
+              queued.push({ commandId: q.value.commandId, controllerSeq: q.value.controllerSeq, type });
+            }
+            return queued;
+          },
+          { create: true },
+        );
+        const connectPath = `${RUNNER_CONNECT_PATH_PREFIX}${identity.runId}`;
+        const harness =
+          opts.agent !== undefined
+            ? ["--harness", "acp", "--agent-command", opts.agent]
+            : ["--script", opts.script ?? "happy-path"];
+        const runnerArgs = [
+          "--connect-url",
+          `${opts.connectUrl ?? "<authority-url>"}${connectPath}`,
+          "--state-dir",
+          `<state-dir>`,
+          "--run-id",
+          identity.runId,
+          "--session-id",
+          identity.normalizedSessionId,
+          "--runner-id",
+          identity.runnerInstanceId,
+          "--environment-lease-id",
+          identity.environmentLeaseId,
+          "--turn-id",
+          identity.turnId,
+          "--item-id",
+          identity.itemId,
+          "--protocol-max",
+          String(opts.protocolVersion),
+          ...harness,
+        ];
+        print(
+          opts.json,
+          { runId: identity.runId, identity, protocolVersion: opts.protocolVersion, commands, connectPath, runnerArgs },
+          () => [
+            `run ${identity.runId} registered for protocol version ${opts.protocolVersion}; queued ${commands.map((c) => c.type).join(", ")}`,
+            `start its runner with a ticket (prp authority ticket ${identity.runId}) in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET:`,
+            `  prp-runnerd ${runnerArgs.map((a) => (/^[\w./:<>@=-]+$/.test(a) ? a : JSON.stringify(a))).join(" ")}`,
+          ],
+        );
       }),
     );
 }
@@ -122,8 +202,18 @@ interface TicketOptions extends StoreOptions, JsonOption {
 }
 
 function registerTicket(authority: Command): void {
-  withStoreOptions(authority.command("ticket").description("issue a one-use bootstrap ticket for a run; printed once, stored only as a digest").argument("<run>", "the run id"))
-    .option("--ttl-ms <n>", `how long the ticket is good for, 1000-${MAX_BOOTSTRAP_TTL_MS}`, parsePositiveInt, MAX_BOOTSTRAP_TTL_MS)
+  withStoreOptions(
+    authority
+      .command("ticket")
+      .description("issue a one-use bootstrap ticket for a run; printed once, stored only as a digest")
+      .argument("<run>", "the run id"),
+  )
+    .option(
+      "--ttl-ms <n>",
+      `how long the ticket is good for, 1000-${MAX_BOOTSTRAP_TTL_MS}`,
+      parsePositiveInt,
+      MAX_BOOTSTRAP_TTL_MS,
+    )
     .option("--json", "print one JSON line: {runId, ticket, credentialId, expiresAt}")
     .addHelpText(
       "after",
@@ -147,7 +237,9 @@ Example:
           return ticket.value;
         });
         const expiresAt = new Date(issued.expiresAtUnixMs).toISOString();
-        print(opts.json, { runId, ticket: issued.token, credentialId: issued.credentialId, expiresAt }, () => [issued.token]);
+        print(opts.json, { runId, ticket: issued.token, credentialId: issued.credentialId, expiresAt }, () => [
+          issued.token,
+        ]);
         if (!opts.json) process.stderr.write(`prp: ticket for ${runId}, one use, expires ${expiresAt}\n`);
       }),
     );
@@ -167,7 +259,10 @@ function registerCommand(authority: Command): void {
       .argument("<type>", "the command type, e.g. turn.start, turn.interrupt, request.resolve, run.cancel"),
   )
     .option("--payload <json>", "the command's payload, a JSON object", "{}")
-    .option("--id <commandId>", "the command id (default command_prp_<controllerSeq>); queueing the same id, type and payload again is a no-op")
+    .option(
+      "--id <commandId>",
+      "the command id (default command_prp_<controllerSeq>); queueing the same id, type and payload again is a no-op",
+    )
     .option("--json", "print one JSON line: {runId, commandId, controllerSeq, type, created}")
     .addHelpText(
       "after",
@@ -186,20 +281,32 @@ Example:
         const queued = await withStore(opts, async (store) => {
           const run = await knownRun(store, runId);
           // Its runner is gone once run.terminal is committed: a command queued now would wait forever.
-          if (run.terminalSourceSeq !== null) throw refusal({ code: "run_ended", path: "/runId", message: `run ${runId} has ended (run.terminal is committed): it takes no more commands` });
+          if (run.terminalSourceSeq !== null)
+            throw refusal({
+              code: "run_ended",
+              path: "/runId",
+              message: `run ${runId} has ended (run.terminal is committed): it takes no more commands`,
+            });
           const q = await new CommandQueue({ store }).queueCommand(runId, type, parsed.value, opts.id);
           if (!q.ok) throw refusal(q.error);
           return q.value;
         });
         const { commandId, controllerSeq, created } = queued;
-        print(opts.json, { runId, commandId, controllerSeq, type, created }, () => [`${created ? "queued" : "already queued"} ${type} ${commandId} (controllerSeq ${controllerSeq}) for ${runId}`]);
+        print(opts.json, { runId, commandId, controllerSeq, type, created }, () => [
+          `${created ? "queued" : "already queued"} ${type} ${commandId} (controllerSeq ${controllerSeq}) for ${runId}`,
+        ]);
       }),
     );
 }
 
 function registerRuns(authority: Command): void {
-  withStoreOptions(authority.command("runs").description("list the store's runs: cursor, terminal, commands, connections"))
-    .option("--json", "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch, protocolVersion, lastRunner}; lastRunner is the newest connection and the build its runner reported ({connectionId, connectedAt, protocolVersion, runnerVersion, runnerDigest, contractDigest}), or null")
+  withStoreOptions(
+    authority.command("runs").description("list the store's runs: cursor, terminal, commands, connections"),
+  )
+    .option(
+      "--json",
+      "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch, protocolVersion, lastRunner}; lastRunner is the newest connection and the build its runner reported ({connectionId, connectedAt, protocolVersion, runnerVersion, runnerDigest, contractDigest}), or null",
+    )
     .action((opts: StoreOptions & JsonOption) =>
       runAction(async () => {
         const rows = await withStore(opts, async (store) => {
@@ -209,8 +316,15 @@ function registerRuns(authority: Command): void {
             const pendingCommands = (await store.commands(runId)).filter((c) => c.status === null).length;
             const lastRunner = (await store.runnerConnections(runId)).at(-1) ?? null;
             out.push({
-              runId, ackedSourceSeq: run.ackedSourceSeq, terminal: run.terminalSourceSeq !== null, commands: run.commandCount, pendingCommands,
-              connectionCount: run.connectionCount, currentConnectionId: run.currentConnectionId, revocationEpoch: run.revocationEpoch, protocolVersion: run.protocolVersion,
+              runId,
+              ackedSourceSeq: run.ackedSourceSeq,
+              terminal: run.terminalSourceSeq !== null,
+              commands: run.commandCount,
+              pendingCommands,
+              connectionCount: run.connectionCount,
+              currentConnectionId: run.currentConnectionId,
+              revocationEpoch: run.revocationEpoch,
+              protocolVersion: run.protocolVersion,
               lastRunner,
             });
           }
@@ -219,13 +333,26 @@ function registerRuns(authority: Command): void {
         // A runner's hello names its version: shown with its controls visible, like any peer's text.
         if (opts.json) for (const row of rows) console.log(printableJson(JSON.stringify(row)));
         else if (rows.length === 0) console.log("no runs");
-        else for (const r of rows) console.log(visible(`${r.runId}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}${r.lastRunner ? `  runner ${r.lastRunner.runnerVersion ?? "?"} contract ${r.lastRunner.contractDigest ?? "unreported"}` : ""}`));
+        else
+          for (const r of rows)
+            console.log(
+              visible(
+                `${r.runId}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}${r.lastRunner ? `  runner ${r.lastRunner.runnerVersion ?? "?"} contract ${r.lastRunner.contractDigest ?? "unreported"}` : ""}`,
+              ),
+            );
       }),
     );
 }
 
 function registerRevoke(authority: Command): void {
-  withStoreOptions(authority.command("revoke").description("revoke a run's lease and unused tickets; its live runner is told, flushes its outbox and stops (exit 3)").argument("<run>", "the run id"))
+  withStoreOptions(
+    authority
+      .command("revoke")
+      .description(
+        "revoke a run's lease and unused tickets; its live runner is told, flushes its outbox and stops (exit 3)",
+      )
+      .argument("<run>", "the run id"),
+  )
     .option("--json", "print one JSON line: {runId, revocationEpoch, revokedCredentials}")
     .action((runId: string, opts: StoreOptions & JsonOption) =>
       runAction(async () => {
@@ -235,7 +362,9 @@ function registerRevoke(authority: Command): void {
           if (!r.ok) throw refusal(r.error);
           return r.value;
         });
-        print(opts.json, { runId, ...revoked }, () => [`revoked ${runId}: epoch ${revoked.revocationEpoch}, ${revoked.revokedCredentials} credential(s)`]);
+        print(opts.json, { runId, ...revoked }, () => [
+          `revoked ${runId}: epoch ${revoked.revocationEpoch}, ${revoked.revokedCredentials} credential(s)`,
+        ]);
       }),
     );
 }
@@ -249,7 +378,8 @@ async function revokeMakingRoom(store: AuthorityStore, runId: string) {
   try {
     return await store.revoke(runId, undefined, Date.now());
   } catch (err) {
-    if (storeFailureKind(err) !== "full" || !(store instanceof SqliteAuthorityStore) || !store.restartJournal()) throw err;
+    if (storeFailureKind(err) !== "full" || !(store instanceof SqliteAuthorityStore) || !store.restartJournal())
+      throw err;
     return store.revoke(runId, undefined, Date.now());
   }
 }

@@ -1,7 +1,13 @@
 import { statfsSync } from "node:fs";
 import type { Command } from "commander";
 import type { AuthorityError } from "../authority/errors.js";
-import { describeStore, openAuthorityStore, parseStoreLocation, type OpenStoreOptions, type StoreLocation } from "../authority/open-store.js";
+import {
+  describeStore,
+  openAuthorityStore,
+  parseStoreLocation,
+  type OpenStoreOptions,
+  type StoreLocation,
+} from "../authority/open-store.js";
 import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile, SERVER_KEY_ENV, serverKeyFromEnvironment } from "../authority/server-key-source.js";
 import type { AuthorityStore } from "../authority/store.js";
@@ -19,8 +25,15 @@ export interface StoreOptions {
 /** `--store` and `--server-key-file`, the same on the daemon and on every admin command. */
 export function withStoreOptions(command: Command): Command {
   return command
-    .option("--store <location>", "the authority's store: sqlite:DIR (one machine) or postgres://USER@HOST/DB (several instances)", DEFAULT_STORE)
-    .option("--server-key-file <path>", `the server key the store's credentials are sealed under (64 hex digits, mode 600); or set ${SERVER_KEY_ENV}. Make one with: prp authority key --out FILE`);
+    .option(
+      "--store <location>",
+      "the authority's store: sqlite:DIR (one machine) or postgres://USER@HOST/DB (several instances)",
+      DEFAULT_STORE,
+    )
+    .option(
+      "--server-key-file <path>",
+      `the server key the store's credentials are sealed under (64 hex digits, mode 600); or set ${SERVER_KEY_ENV}. Make one with: prp authority key --out FILE`,
+    );
 }
 
 /** The exit status of a refusal of what was asked (unknown run, bad payload); 2 is for a bad invocation or configuration. */
@@ -55,7 +68,10 @@ export function loadServerKey(opts: StoreOptions, env: NodeJS.ProcessEnv = proce
     if (err instanceof StateError) throw new CliFailure(err.message, MISCONFIGURED);
     throw err;
   }
-  throw new CliFailure(`server_key_missing: the authority needs its server key: pass --server-key-file FILE or set ${SERVER_KEY_ENV}; make one with \`prp authority key --out FILE\` (keep it apart from the store and its backups)`, MISCONFIGURED);
+  throw new CliFailure(
+    `server_key_missing: the authority needs its server key: pass --server-key-file FILE or set ${SERVER_KEY_ENV}; make one with \`prp authority key --out FILE\` (keep it apart from the store and its backups)`,
+    MISCONFIGURED,
+  );
 }
 
 export function storeLocation(opts: StoreOptions): StoreLocation {
@@ -71,7 +87,11 @@ export function storeLocation(opts: StoreOptions): StoreLocation {
  * Opens the store with the server key, runs `use`, closes the store and zeroes the key. A store
  * that is not there is refused unless `create` (only commands that start a store pass it).
  */
-export async function withStore<T>(opts: StoreOptions, use: (store: AuthorityStore) => Promise<T>, { create = false }: { create?: boolean } = {}): Promise<T> {
+export async function withStore<T>(
+  opts: StoreOptions,
+  use: (store: AuthorityStore) => Promise<T>,
+  { create = false }: { create?: boolean } = {},
+): Promise<T> {
   const location = storeLocation(opts);
   const key = loadServerKey(opts);
   try {
@@ -97,7 +117,11 @@ export async function openCliStore(location: StoreLocation, options: OpenStoreOp
   }
 }
 
-const CAUSES = { full: "the disk is full", read_only: "the store refuses writes (read-only)", unavailable: "the store could not be used" } as const;
+const CAUSES = {
+  full: "the disk is full",
+  read_only: "the store refuses writes (read-only)",
+  unavailable: "the store could not be used",
+} as const;
 
 /**
  * A store's refusal (StateError) or its database's failure (a full disk, a read-only file, a
@@ -110,8 +134,14 @@ export function storeCliFailure(err: unknown, location: StoreLocation): unknown 
   const code = driverCode(err);
   if (code === undefined) return err;
   const kind = code.startsWith("SQLITE_IOERR") && noRoomLeft(location) ? "full" : storeFailureKind(err);
-  const advice = kind === "full" ? ": SQLite needs free space beside the store (its -wal and -shm files) even for a change that adds no page; free some on its filesystem and run the command again" : "";
-  return new CliFailure(`store_${kind}: ${describeStore(location)}: ${CAUSES[kind]} (${code}: ${(err as Error).message}); the command did not complete${advice}`, STORE_FAILED);
+  const advice =
+    kind === "full"
+      ? ": SQLite needs free space beside the store (its -wal and -shm files) even for a change that adds no page; free some on its filesystem and run the command again"
+      : "";
+  return new CliFailure(
+    `store_${kind}: ${describeStore(location)}: ${CAUSES[kind]} (${code}: ${(err as Error).message}); the command did not complete${advice}`,
+    STORE_FAILED,
+  );
 }
 
 /** SQLite says a full disk as SQLITE_FULL, or as an I/O error when its shared-memory file cannot grow: the filesystem tells which. */

@@ -8,7 +8,16 @@ import type { TlsIdentity } from "../transport/upgrade-server.js";
 import type { ConsoleServer } from "../console/server.js";
 import { StoreSource } from "../console/store-source.js";
 import { consoleUrlFile, DEFAULT_CONSOLE_LISTEN, publishConsoleUrl, startConsole } from "./console-serve.js";
-import { CliFailure, loadServerKey, MISCONFIGURED, openCliStore, runAction, storeLocation, withStoreOptions, type StoreOptions } from "./authority-options.js";
+import {
+  CliFailure,
+  loadServerKey,
+  MISCONFIGURED,
+  openCliStore,
+  runAction,
+  storeLocation,
+  withStoreOptions,
+  type StoreOptions,
+} from "./authority-options.js";
 import { jsonLogger } from "./json-log.js";
 import { parsePositiveInt } from "./options.js";
 import { runnerBuild } from "../runner/runner-build.js";
@@ -35,7 +44,8 @@ export function parseListen(value: string): { host: string; port: number } {
 
 /** The TLS identity from `--tls-cert` and `--tls-key`, both or neither. */
 function tlsIdentity(opts: ServeOptions): TlsIdentity | undefined {
-  if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined)) throw new CliFailure("--tls-cert and --tls-key go together", MISCONFIGURED);
+  if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
+    throw new CliFailure("--tls-cert and --tls-key go together", MISCONFIGURED);
   if (opts.tlsCert === undefined) return undefined;
   try {
     return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey!) };
@@ -45,14 +55,42 @@ function tlsIdentity(opts: ServeOptions): TlsIdentity | undefined {
 }
 
 export function registerAuthorityServe(authority: Command): void {
-  withRunnerContractOptions(withStoreOptions(authority.command("serve").description("run the control-plane authority as a daemon: many runs and runners at once, until SIGTERM or SIGINT")))
-    .option("--listen <host:port>", "where to listen; port 0 takes a free port (the bound URL is printed). Without TLS the host must be loopback", parseListen, { host: "127.0.0.1", port: 0 })
-    .option("--tls-cert <file>", "serve wss:// with this PEM certificate chain (with --tls-key); runners trust it through their roots or --ca-bundle-path")
+  withRunnerContractOptions(
+    withStoreOptions(
+      authority
+        .command("serve")
+        .description(
+          "run the control-plane authority as a daemon: many runs and runners at once, until SIGTERM or SIGINT",
+        ),
+    ),
+  )
+    .option(
+      "--listen <host:port>",
+      "where to listen; port 0 takes a free port (the bound URL is printed). Without TLS the host must be loopback",
+      parseListen,
+      { host: "127.0.0.1", port: 0 },
+    )
+    .option(
+      "--tls-cert <file>",
+      "serve wss:// with this PEM certificate chain (with --tls-key); runners trust it through their roots or --ca-bundle-path",
+    )
     .option("--tls-key <file>", "the certificate's PEM private key")
-    .option("--poll-ms <n>", "how often the daemon reads the store for what admin commands changed (new commands, revocations)", parsePositiveInt, 200)
+    .option(
+      "--poll-ms <n>",
+      "how often the daemon reads the store for what admin commands changed (new commands, revocations)",
+      parsePositiveInt,
+      200,
+    )
     .option("--lease-ttl-ms <n>", "connection lease TTL, 60000 to 86400000 (default 60 s)", parsePositiveInt)
-    .option("--console [host:port]", "also serve the console (as prp console does) on this address, default 127.0.0.1:0; its URL, with its access token, is written to --console-url-file (mode 600), and `console: ADDRESS (… FILE …)` printed, without the token", parseListen)
-    .option("--console-url-file <file>", "where --console writes its URL with the access token (default: console-url in the sqlite: store's folder, else .prp/console-url); removed at exit")
+    .option(
+      "--console [host:port]",
+      "also serve the console (as prp console does) on this address, default 127.0.0.1:0; its URL, with its access token, is written to --console-url-file (mode 600), and `console: ADDRESS (… FILE …)` printed, without the token",
+      parseListen,
+    )
+    .option(
+      "--console-url-file <file>",
+      "where --console writes its URL with the access token (default: console-url in the sqlite: store's folder, else .prp/console-url); removed at exit",
+    )
     .addHelpText(
       "after",
       `
@@ -91,7 +129,11 @@ async function serve(opts: ServeOptions): Promise<number> {
   let store: AuthorityStore;
   let authority: AuthorityServer;
   try {
-    store = await openCliStore(location, { serverKey, create: true, log: (message) => log({ level: "warn", event: "store.note", message }) });
+    store = await openCliStore(location, {
+      serverKey,
+      create: true,
+      log: (message) => log({ level: "warn", event: "store.note", message }),
+    });
   } catch (err) {
     serverKey.destroy();
     throw err;
@@ -121,13 +163,24 @@ async function serve(opts: ServeOptions): Promise<number> {
     throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
   }
   console.log(url);
-  log({ level: "info", event: "authority.listening", url, store: describeStore(location), tls: tls !== undefined, pid: process.pid });
+  log({
+    level: "info",
+    event: "authority.listening",
+    url,
+    store: describeStore(location),
+    tls: tls !== undefined,
+    pid: process.pid,
+  });
   // The console reads and queues through the daemon's own store; closing it leaves the store open.
   let consoleServer: ConsoleServer | undefined;
   const urlFile = consoleUrlFile(location, opts.consoleUrlFile);
   if (opts.console) {
     try {
-      consoleServer = await startConsole(new StoreSource(store, async () => {}), opts.console === true ? DEFAULT_CONSOLE_LISTEN : opts.console, { pollMs: opts.pollMs, print: () => {} });
+      consoleServer = await startConsole(
+        new StoreSource(store, async () => {}),
+        opts.console === true ? DEFAULT_CONSOLE_LISTEN : opts.console,
+        { pollMs: opts.pollMs, print: () => {} },
+      );
       console.log(publishConsoleUrl(urlFile, consoleServer.url));
     } catch (err) {
       await consoleServer?.close();
@@ -139,7 +192,9 @@ async function serve(opts: ServeOptions): Promise<number> {
   }
 
   // What admin processes changed in the store reaches the live runners within one poll.
-  const poller = authority.pollStore(opts.pollMs, (err) => log({ level: "warn", event: "authority.poll_failed", message: err.message }));
+  const poller = authority.pollStore(opts.pollMs, (err) =>
+    log({ level: "warn", event: "authority.poll_failed", message: err.message }),
+  );
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));

@@ -36,7 +36,9 @@ Example:
 export function registerAuthority(program: Command): void {
   const authority = program
     .command("authority")
-    .description("the control-plane authority: serve runners (serve), and administer its store (key, run create, ticket, command, runs, revoke)");
+    .description(
+      "the control-plane authority: serve runners (serve), and administer its store (key, run create, ticket, command, runs, revoke)",
+    );
   registerAuthorityServe(authority);
   registerKey(authority);
   registerAuthorityAdmin(authority);

@@ -7,30 +7,53 @@ import type { RunSource } from "../console/run-source.js";
 import { ConsoleServer } from "../console/server.js";
 import { StoreSource } from "../console/store-source.js";
 import { writePrivateFile } from "../storage/private-file.js";
-import { CliFailure, loadServerKey, MISCONFIGURED, openCliStore, storeLocation, type StoreOptions } from "./authority-options.js";
+import {
+  CliFailure,
+  loadServerKey,
+  MISCONFIGURED,
+  openCliStore,
+  storeLocation,
+  type StoreOptions,
+} from "./authority-options.js";
 
 export const DEFAULT_CONSOLE_LISTEN = { host: "127.0.0.1", port: 0 };
 
 /** Whether a listen address only this machine can reach. */
-export const isLoopback = (host: string): boolean => host === "localhost" || (isIP(host) === 4 && host.startsWith("127.")) || host === "::1";
+export const isLoopback = (host: string): boolean =>
+  host === "localhost" || (isIP(host) === 4 && host.startsWith("127.")) || host === "::1";
 
 /** Starts a console on `source`, prints its URL (stdout) and a warning for a non-loopback address (stderr). */
-export async function startConsole(source: RunSource, listen: { host: string; port: number }, options: { pollMs?: number; bundlesDir?: string; print?: (url: string) => void } = {}): Promise<ConsoleServer> {
+export async function startConsole(
+  source: RunSource,
+  listen: { host: string; port: number },
+  options: { pollMs?: number; bundlesDir?: string; print?: (url: string) => void } = {},
+): Promise<ConsoleServer> {
   let server: ConsoleServer;
   try {
-    server = await ConsoleServer.start({ source, host: listen.host, port: listen.port, ...(options.pollMs ? { pollMs: options.pollMs } : {}), ...(options.bundlesDir ? { bundlesDir: options.bundlesDir } : {}) });
+    server = await ConsoleServer.start({
+      source,
+      host: listen.host,
+      port: listen.port,
+      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+      ...(options.bundlesDir ? { bundlesDir: options.bundlesDir } : {}),
+    });
   } catch (err) {
     await source.close();
     throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
   }
-  if (!isLoopback(listen.host)) process.stderr.write(`prp: warning: the console listens on ${listen.host}, not loopback: anyone who can reach it and has the URL can watch runs and send commands; it speaks plain HTTP\n`);
+  if (!isLoopback(listen.host))
+    process.stderr.write(
+      `prp: warning: the console listens on ${listen.host}, not loopback: anyone who can reach it and has the URL can watch runs and send commands; it speaks plain HTTP\n`,
+    );
   (options.print ?? ((url: string) => console.log(url)))(server.url);
   return server;
 }
 
 /** Where the daemon's console writes its URL: `--console-url-file`, else beside a SQLite store, else .prp/. */
 export const consoleUrlFile = (location: StoreLocation, option: string | undefined): string =>
-  resolve(option ?? (location.kind === "sqlite" ? join(location.directory, "console-url") : join(".prp", "console-url")));
+  resolve(
+    option ?? (location.kind === "sqlite" ? join(location.directory, "console-url") : join(".prp", "console-url")),
+  );
 
 /**
  * Writes the console's URL, token and all, to `file` (mode 600), and returns the line a log may
@@ -42,7 +65,10 @@ export function publishConsoleUrl(file: string, url: string): string {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     writePrivateFile(file, `${url}\n`);
   } catch (err) {
-    throw new CliFailure(`console_url_unwritable: cannot write the console's URL to ${file}: ${(err as Error).message}; pass --console-url-file FILE in a folder you can write`, MISCONFIGURED);
+    throw new CliFailure(
+      `console_url_unwritable: cannot write the console's URL to ${file}: ${(err as Error).message}; pass --console-url-file FILE in a folder you can write`,
+      MISCONFIGURED,
+    );
   }
   const base = new URL(url);
   base.search = "";

@@ -16,12 +16,25 @@ export function registerConsole(program: Command): void {
   withStoreOptions(
     program
       .command("console")
-      .description("a live console in the browser: runs, each run's timeline and session, answers to its questions, interrupt and cancel; or step through a replayed FILE")
-      .argument("[file]", "instead of the store: a replay fixture (.json) or an NDJSON transcript (.ndjson, .jsonl) to step through"),
+      .description(
+        "a live console in the browser: runs, each run's timeline and session, answers to its questions, interrupt and cancel; or step through a replayed FILE",
+      )
+      .argument(
+        "[file]",
+        "instead of the store: a replay fixture (.json) or an NDJSON transcript (.ndjson, .jsonl) to step through",
+      ),
   )
-    .option("--listen <host:port>", "where the console listens (default 127.0.0.1:0, a free port); a warning when it is not loopback", parseListen, DEFAULT_CONSOLE_LISTEN)
+    .option(
+      "--listen <host:port>",
+      "where the console listens (default 127.0.0.1:0, a free port); a warning when it is not loopback",
+      parseListen,
+      DEFAULT_CONSOLE_LISTEN,
+    )
     .option("--poll-ms <n>", "how often the store is read for new events and command results", parsePositiveInt, 200)
-    .option("--bundles-dir <dir>", "where runs' native execution bundles are: DIR/<runId>/bundle/ (prp demo's layout: .prp/demo)")
+    .option(
+      "--bundles-dir <dir>",
+      "where runs' native execution bundles are: DIR/<runId>/bundle/ (prp demo's layout: .prp/demo)",
+    )
     .addHelpText(
       "after",
       `
@@ -46,7 +59,10 @@ Examples:
           if (!replay.ok) throw refusal(replay.error);
           source = replay.value;
         } else source = await storeSource(opts);
-        const server = await startConsole(source, opts.listen, { pollMs: opts.pollMs, ...(opts.bundlesDir ? { bundlesDir: opts.bundlesDir } : {}) });
+        const server = await startConsole(source, opts.listen, {
+          pollMs: opts.pollMs,
+          ...(opts.bundlesDir ? { bundlesDir: opts.bundlesDir } : {}),
+        });
         await untilStopped();
         await server.close();
         return 0;

@@ -29,7 +29,8 @@ function withDigest(tree: ContractTree, use: (tree: ContractTree, digest: Contra
   }
 }
 
-const effect = (c: Change) => `producers ${c.producer === "breaking" ? "BREAK" : "ok"}, consumers ${c.consumer === "breaking" ? "BREAK" : "ok"}`;
+const effect = (c: Change) =>
+  `producers ${c.producer === "breaking" ? "BREAK" : "ok"}, consumers ${c.consumer === "breaking" ? "BREAK" : "ok"}`;
 
 function registerDigest(contract: Command): void {
   contract
@@ -38,7 +39,9 @@ function registerDigest(contract: Command): void {
     .argument("[tree]", "a PRP Kit folder or a git revision (default: this package)")
     .option("--json", "print the digest and every registered source's as one JSON object")
     .option("--repo <dir>", "the git repository a revision is read from", ".")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 The digest covers the registered sources (src/contract/fingerprint/registry.ts): the JSON
 schemas with annotations (description, title, $comment, examples) removed, the generated types
 with comments, formatting and type names removed, and the hand-written key lists and limits,
@@ -48,13 +51,15 @@ Exit status: 0 with the digest, 1 when a registered source is missing, 2 on bad 
 
 Examples:
   prp contract digest
-  prp contract digest --json v0.1.0`)
+  prp contract digest --json v0.1.0`,
+    )
     .action((spec: string | undefined, opts: { json?: boolean; repo: string }, cmd: Command) => {
       withDigest(openTree(spec, opts.repo, cmd), (tree, digest) => {
         if (opts.json) console.log(JSON.stringify({ tree: tree.label, ...digest }));
         else {
           console.log(digest.contractDigest);
-          for (const s of digest.sources) console.log(`  ${s.digest}  ${s.source}${s.files ? ` (${s.files.length} schemas)` : ""}`);
+          for (const s of digest.sources)
+            console.log(`  ${s.digest}  ${s.source}${s.files ? ` (${s.files.length} schemas)` : ""}`);
         }
       });
     });
@@ -67,9 +72,14 @@ function registerDiff(contract: Command): void {
     .argument("<old>", "the old contract: a PRP Kit folder or a git revision")
     .argument("[new]", "the new contract (default: this package)")
     .option("--direction <d>", "which compatibility the exit status reports: producer, consumer or both", "both")
-    .option("--json", "print {old, new, direction, compatible, changes: [{schema, pointer, kind, detail, producer, consumer}]}")
+    .option(
+      "--json",
+      "print {old, new, direction, compatible, changes: [{schema, pointer, kind, detail, producer, consumer}]}",
+    )
     .option("--repo <dir>", "the git repository revisions are read from", ".")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 producer: can documents an OLD producer writes still be accepted by a NEW consumer?
 consumer: can an OLD consumer still accept the documents a NEW producer writes?
 A new optional member of an open object is compatible both ways; of a closed object, it breaks
@@ -82,44 +92,70 @@ Exit status: 0 when compatible in the direction asked, 1 when not, 2 on bad usag
 
 Examples:
   prp contract diff HEAD~20
-  prp contract diff --direction consumer --json v0.1.0 main`)
-    .action((oldSpec: string, newSpec: string | undefined, opts: { json?: boolean; repo: string; direction: string }, cmd: Command) => {
-      if (!DIRECTIONS.includes(opts.direction as Direction)) cmd.error(`--direction must be producer, consumer or both, not ${JSON.stringify(opts.direction)}`, { exitCode: 2 });
-      const direction = opts.direction as Direction;
-      const oldTree = openTree(oldSpec, opts.repo, cmd);
-      const newTree = openTree(newSpec, opts.repo, cmd);
-      try {
-        const changes = diffContracts(oldTree.root, newTree.root);
-        const v = verdict(changes, direction);
-        if (opts.json) console.log(JSON.stringify({ old: oldTree.label, new: newTree.label, direction, compatible: v.compatible, changes }));
-        else {
-          console.log(`${oldTree.label} → ${newTree.label}: ${changes.length} change${changes.length === 1 ? "" : "s"}`);
-          for (const c of changes) console.log(`  ${c.kind}  ${c.schema}${c.pointer ? `#${c.pointer}` : ""}  ${c.detail}  (${effect(c)})`);
-          const what = direction === "both" ? "producers and consumers" : `${direction}s`;
-          console.log(v.compatible ? `compatible for ${what}` : `NOT compatible for ${what}: ${v.breaking.length} breaking change${v.breaking.length === 1 ? "" : "s"}`);
+  prp contract diff --direction consumer --json v0.1.0 main`,
+    )
+    .action(
+      (
+        oldSpec: string,
+        newSpec: string | undefined,
+        opts: { json?: boolean; repo: string; direction: string },
+        cmd: Command,
+      ) => {
+        if (!DIRECTIONS.includes(opts.direction as Direction))
+          cmd.error(`--direction must be producer, consumer or both, not ${JSON.stringify(opts.direction)}`, {
+            exitCode: 2,
+          });
+        const direction = opts.direction as Direction;
+        const oldTree = openTree(oldSpec, opts.repo, cmd);
+        const newTree = openTree(newSpec, opts.repo, cmd);
+        try {
+          const changes = diffContracts(oldTree.root, newTree.root);
+          const v = verdict(changes, direction);
+          if (opts.json)
+            console.log(
+              JSON.stringify({ old: oldTree.label, new: newTree.label, direction, compatible: v.compatible, changes }),
+            );
+          else {
+            console.log(
+              `${oldTree.label} → ${newTree.label}: ${changes.length} change${changes.length === 1 ? "" : "s"}`,
+            );
+            for (const c of changes)
+              console.log(`  ${c.kind}  ${c.schema}${c.pointer ? `#${c.pointer}` : ""}  ${c.detail}  (${effect(c)})`);
+            const what = direction === "both" ? "producers and consumers" : `${direction}s`;
+            console.log(
+              v.compatible
+                ? `compatible for ${what}`
+                : `NOT compatible for ${what}: ${v.breaking.length} breaking change${v.breaking.length === 1 ? "" : "s"}`,
+            );
+          }
+          process.exitCode = v.compatible ? 0 : 1;
+        } finally {
+          oldTree.dispose();
+          newTree.dispose();
         }
-        process.exitCode = v.compatible ? 0 : 1;
-      } finally {
-        oldTree.dispose();
-        newTree.dispose();
-      }
-    });
+      },
+    );
 }
 
 function registerExport(contract: Command): void {
   contract
     .command("export")
-    .description("copy a contract's registered sources into an archive folder named by its digest, for --runner-contract compatible")
+    .description(
+      "copy a contract's registered sources into an archive folder named by its digest, for --runner-contract compatible",
+    )
     .argument("[tree]", "a PRP Kit folder or a git revision (default: this package)")
     .requiredOption("--out <dir>", "the archive: the contract goes to <dir>/<digest hex>/")
     .option("--repo <dir>", "the git repository a revision is read from", ".")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 An authority started with --runner-contract compatible --contract-archive DIR accepts a runner
 built for another contract when that contract is in DIR and \`prp contract diff\` finds no
 change that breaks the documents either side sends.
 
 Example:
-  prp contract export v0.1.0 --out /var/lib/prp/contracts`)
+  prp contract export v0.1.0 --out /var/lib/prp/contracts`,
+    )
     .action((spec: string | undefined, opts: { out: string; repo: string }, cmd: Command) => {
       withDigest(openTree(spec, opts.repo, cmd), (tree, digest) => {
         const target = join(opts.out, digest.contractDigest.replace(/^sha256:/, ""));
@@ -133,7 +169,9 @@ Example:
 }
 
 export function registerContract(program: Command): void {
-  const contract = program.command("contract").description("the contract digest, a directional breaking-change classifier, and an archive of known contracts");
+  const contract = program
+    .command("contract")
+    .description("the contract digest, a directional breaking-change classifier, and an archive of known contracts");
   registerDigest(contract);
   registerDiff(contract);
   registerExport(contract);

@@ -9,12 +9,15 @@ export const parseCredentialFile = (value: string): string => (isAbsolute(value)
 
 /** `--credential-provider`: the provider auth.credentials.updated names (1–160 characters of the generic id pattern). */
 export function parseCredentialProvider(value: string): string {
-  if (value.length > 160 || !PROVIDER_PATTERN.test(value)) throw new InvalidArgumentError(`expected a provider id such as codex (letters, digits, . _ : -), got "${value}"`);
+  if (value.length > 160 || !PROVIDER_PATTERN.test(value))
+    throw new InvalidArgumentError(`expected a provider id such as codex (letters, digits, . _ : -), got "${value}"`);
   return value;
 }
 
-export const CREDENTIAL_FILE_HELP = "the harness's credential file to observe (e.g. $CODEX_HOME/auth.json) once run.prepare carries observeCredentials: true; each change is reported as auth.credentials.updated with a revision, never the file's content or path";
-export const CREDENTIAL_PROVIDER_HELP = "with --credential-file: the provider the event names (default: the harness driver, fake or acp)";
+export const CREDENTIAL_FILE_HELP =
+  "the harness's credential file to observe (e.g. $CODEX_HOME/auth.json) once run.prepare carries observeCredentials: true; each change is reported as auth.credentials.updated with a revision, never the file's content or path";
+export const CREDENTIAL_PROVIDER_HELP =
+  "with --credential-file: the provider the event names (default: the harness driver, fake or acp)";
 
 /** The prp-runnerd flags for an observed credential file. */
 export const credentialRunnerdArgs = (file: string | undefined, provider: string | undefined): string[] => [

@@ -6,30 +6,62 @@ import type { RunTarget } from "./run-target.js";
 import { visibleLines } from "./terminal-text.js";
 
 /** The closing report of a durable run: states, result, session, transport counters, bundle. */
-export function reportDurableRun(facts: DurableRunFacts, target: RunTarget, json: boolean, show: (line: string) => void): number {
+export function reportDurableRun(
+  facts: DurableRunFacts,
+  target: RunTarget,
+  json: boolean,
+  show: (line: string) => void,
+): number {
   const { events } = facts;
   if (!events.some((e) => e.eventType === "run.terminal")) {
-    process.stderr.write(`prp: no run.terminal was committed; the runner exited (${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")})\n${visibleLines(facts.runnerLogs.flat().join("\n"))}\n`);
+    process.stderr.write(
+      `prp: no run.terminal was committed; the runner exited (${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")})\n${visibleLines(facts.runnerLogs.flat().join("\n"))}\n`,
+    );
     return 1;
   }
   const snapshot = reduceEvents(null, null, events);
   const refusal = bundleRefusal(events);
-  const path = refusal ?? writeNativeExecutionBundle(join(facts.dir, "bundle"), {
-    runId: facts.runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, events,
-    config: { ...target.config, transport: "durable" }, durationMs: 0, driverKind: target.driverKind,
-  }).path;
+  const path =
+    refusal ??
+    writeNativeExecutionBundle(join(facts.dir, "bundle"), {
+      runId: facts.runId,
+      caseId: target.caseId,
+      attemptId: "attempt_1",
+      scriptBytes: target.bytes,
+      events,
+      config: { ...target.config, transport: "durable" },
+      durationMs: 0,
+      driverKind: target.driverKind,
+    }).path;
   const terminal = terminalOf(events)!;
-  const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as { reportedWorkDisposition?: string; summary?: string } | undefined;
+  const result = events.find((e) => e.eventType === "run.result.proposed")?.payload as
+    { reportedWorkDisposition?: string; summary?: string } | undefined;
   const deliveries = events.length + (facts.run?.replayDeliveries ?? 0);
   if (json) {
-    console.log(JSON.stringify({ runId: facts.runId, runTerminalState: terminal.runTerminalState, committedEvents: events.length, deliveries, bundle: path }));
+    console.log(
+      JSON.stringify({
+        runId: facts.runId,
+        runTerminalState: terminal.runTerminalState,
+        committedEvents: events.length,
+        deliveries,
+        bundle: path,
+      }),
+    );
   } else {
     show("");
-    show(`run ${facts.runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`);
-    show(`  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`);
+    show(
+      `run ${facts.runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`,
+    );
+    show(
+      `  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`,
+    );
     show(`  result          ${result ? `${result.reportedWorkDisposition}: ${result.summary}` : "none proposed"}`);
-    show(`  session         ${snapshot.sessionState}, turn ${snapshot.turnState}, ${snapshot.timeline.length} events, integrity ${snapshot.integrity}`);
-    show(`  transport       ${events.length} events committed once, ${deliveries} deliveries, ${facts.run?.connectionCount ?? 0} connection(s), runner exit ${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")}`);
+    show(
+      `  session         ${snapshot.sessionState}, turn ${snapshot.turnState}, ${snapshot.timeline.length} events, integrity ${snapshot.integrity}`,
+    );
+    show(
+      `  transport       ${events.length} events committed once, ${deliveries} deliveries, ${facts.run?.connectionCount ?? 0} connection(s), runner exit ${facts.runnerExits.map((e) => e.exitCode ?? e.signal).join(", ")}`,
+    );
     show(`  bundle          ${path}`);
   }
   return terminal.runTerminalState === "succeeded" ? 0 : 1;

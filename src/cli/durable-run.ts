@@ -131,13 +131,29 @@ export interface DurableRunFacts {
 export async function runDurable(options: DurableRunOptions): Promise<DurableRunFacts> {
   const suffix = newIdSuffix();
   const identity = {
-    runnerInstanceId: `runner_${suffix}`, environmentLeaseId: `env_${suffix}`, runId: `run_${suffix}`,
-    normalizedSessionId: `session_${suffix}`, turnId: `turn_${suffix}`, itemId: `item_${suffix}`,
+    runnerInstanceId: `runner_${suffix}`,
+    environmentLeaseId: `env_${suffix}`,
+    runId: `run_${suffix}`,
+    normalizedSessionId: `session_${suffix}`,
+    turnId: `turn_${suffix}`,
+    itemId: `item_${suffix}`,
   };
   // Absolute: the runners work in this directory (their processes are found by it), so the paths they are given must not be relative to it.
   const dir = resolve(options.dir, identity.runId);
   const build = runnerBuild();
-  const facts: DurableRunFacts = { runId: identity.runId, dir, events: [], run: undefined, runnerExits: [], runnerPids: [], survivors: [], runnerLogs: [], tickets: [], faultSteps: { planned: options.faults?.length ?? 0, notReached: 0 }, ...(options.crashAt ? { crashAt: options.crashAt } : {}) };
+  const facts: DurableRunFacts = {
+    runId: identity.runId,
+    dir,
+    events: [],
+    run: undefined,
+    runnerExits: [],
+    runnerPids: [],
+    survivors: [],
+    runnerLogs: [],
+    tickets: [],
+    faultSteps: { planned: options.faults?.length ?? 0, notReached: 0 },
+    ...(options.crashAt ? { crashAt: options.crashAt } : {}),
+  };
   const note = options.note ?? (() => {});
   const pendingFaults = [...(options.faults ?? [])];
   const matched = new Set<FaultStep>(); // the steps whose afterEvent was committed
@@ -160,13 +176,19 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       options.onCommitted?.(event);
       if (event.eventType === "run.terminal") resolveTerminal();
       for (const step of pendingFaults) if (step.afterEvent?.(event)) matched.add(step);
-      while (pendingFaults.length > 0 && facts.events.length >= pendingFaults[0]!.afterEvents && (!pendingFaults[0]!.afterEvent || matched.has(pendingFaults[0]!))) {
+      while (
+        pendingFaults.length > 0 &&
+        facts.events.length >= pendingFaults[0]!.afterEvents &&
+        (!pendingFaults[0]!.afterEvent || matched.has(pendingFaults[0]!))
+      ) {
         const step = pendingFaults.shift()!;
         chain = chain.then(() => step.act(ctx)); // faults run outside the commit, in order
       }
     },
     log: (text) => note(`authority: ${text}`),
-    ...(options.onCredentialsUpdated ? { onCredentialsUpdated: (event: PrpEvent) => options.onCredentialsUpdated!(event, ctx) } : {}),
+    ...(options.onCredentialsUpdated
+      ? { onCredentialsUpdated: (event: PrpEvent) => options.onCredentialsUpdated!(event, ctx) }
+      : {}),
   });
   let runner: SupervisedProcess | null = null;
   let runnersStarted = 0;
@@ -176,13 +198,21 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     if (!ticket.ok) throw new Error(`${ticket.error.code}: ${ticket.error.message}`);
     facts.tickets.push(ticket.value.token);
     runner = spawnRunner({
-      connectUrl: authority.connectUrl(identity.runId), ticket: ticket.value.token, stateDir: join(dir, "runner-state"), identity,
+      connectUrl: authority.connectUrl(identity.runId),
+      ticket: ticket.value.token,
+      stateDir: join(dir, "runner-state"),
+      identity,
       ...(options.script ? { script: resolve(options.script.path) } : { harnessArgs: options.agent!.runnerdArgs }),
       ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
       protocolMax: options.protocolVersion ?? 1,
       extraArgs: [
         ...(options.runnerArgs ?? []),
-        ...(options.credentials ? credentialRunnerdArgs(options.credentials.file ?? (options.script ? join(dir, "credentials", "auth.json") : undefined), options.credentials.provider) : []),
+        ...(options.credentials
+          ? credentialRunnerdArgs(
+              options.credentials.file ?? (options.script ? join(dir, "credentials", "auth.json") : undefined),
+              options.credentials.provider,
+            )
+          : []),
       ],
       // The run's folder holds the authority's store and key: never in the harness's view.
       sandboxHide: [dir],
@@ -222,13 +252,21 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     process.kill(-r.pid, "SIGKILL");
     await finishRunner(r);
   };
-  const poller = options.pollStoreMs === undefined ? undefined : authority.pollStore(options.pollStoreMs, (err) => note(`authority: reading the store for commands queued elsewhere failed: ${err.message}`));
+  const poller =
+    options.pollStoreMs === undefined
+      ? undefined
+      : authority.pollStore(options.pollStoreMs, (err) =>
+          note(`authority: reading the store for commands queued elsewhere failed: ${err.message}`),
+        );
   try {
     await authority.listen(0);
     const registered = await authority.registerRun(identity, { protocolVersion: options.protocolVersion ?? 1 });
     if (!registered.ok) throw new Error(`${registered.error.code}: ${registered.error.message}`);
     await options.onRegistered?.({ runId: identity.runId, dir });
-    await authority.queueCommand(identity.runId, "run.prepare", { workspace: "demo", ...(options.credentials ? { observeCredentials: true } : {}) });
+    await authority.queueCommand(identity.runId, "run.prepare", {
+      workspace: "demo",
+      ...(options.credentials ? { observeCredentials: true } : {}),
+    });
     await authority.queueCommand(identity.runId, "session.open", { reuse: "new_per_run" });
     if (!options.agent?.holdTurn) await queueTurn();
     await startRunner();
@@ -238,10 +276,15 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       const exit = await current.exited;
       await chain;
       if (runner !== current) continue; // replaced by a fault while we waited
-      const crashed = exit.signal === "SIGKILL" && (options.crashAt !== undefined || options.relaunchAfterSigkill === true);
+      const crashed =
+        exit.signal === "SIGKILL" && (options.crashAt !== undefined || options.relaunchAfterSigkill === true);
       const expired = exit.exitCode === 3 && options.relaunchAfterLeaseExpiry === true;
       if ((crashed || expired) && runnersStarted === 1) {
-        note(crashed ? `the runner was killed (${options.crashAt ?? "SIGKILL"}); starting a new one on the same state` : "the runner's lease expired; relaunching it with a new ticket on the same state");
+        note(
+          crashed
+            ? `the runner was killed (${options.crashAt ?? "SIGKILL"}); starting a new one on the same state`
+            : "the runner's lease expired; relaunching it with a new ticket on the same state",
+        );
         await finishRunner(current);
         await startRunner();
         continue;
@@ -256,7 +299,10 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
     if (runner) await finishRunner(runner);
     await poller?.stop();
     await authority.close();
-    const groups = facts.events.filter((e) => e.eventType === "harness.ready").map((e) => (e.payload as { pid?: number }).pid).filter((pid): pid is number => typeof pid === "number");
+    const groups = facts.events
+      .filter((e) => e.eventType === "harness.ready")
+      .map((e) => (e.payload as { pid?: number }).pid)
+      .filter((pid): pid is number => typeof pid === "number");
     facts.survivors = await runSurvivors({ dir, runnerPids: facts.runnerPids, groups });
     ownKey?.destroy();
   }

@@ -26,4 +26,5 @@ function summary(event: PrpEvent): string {
 }
 
 /** One live line of `prp run`, `prp demo` and `prp fault`: sequence number, type, summary. */
-export const eventLine = (event: PrpEvent): string => `  ${String(event.sourceSeq).padStart(3)}  ${visible(event.eventType).padEnd(24)} ${eventSummary(event)}`;
+export const eventLine = (event: PrpEvent): string =>
+  `  ${String(event.sourceSeq).padStart(3)}  ${visible(event.eventType).padEnd(24)} ${eventSummary(event)}`;

@@ -18,10 +18,18 @@ interface EventsOptions extends StoreOptions {
 const PAGE = 500;
 
 export function registerEvents(program: Command): void {
-  withStoreOptions(program.command("events").description("print a run's committed events, in order, from the authority's run log"))
+  withStoreOptions(
+    program.command("events").description("print a run's committed events, in order, from the authority's run log"),
+  )
     .requiredOption("--run <id>", "the run")
-    .option("--follow", "keep printing new events as the authority commits them, until the run's run.terminal (or Ctrl-C)")
-    .option("--json", "one PRP event per line (NDJSON), the committed JSON with C1, DEL and bidi characters \\u-escaped (the same values): pipe it to prp replay --events -")
+    .option(
+      "--follow",
+      "keep printing new events as the authority commits them, until the run's run.terminal (or Ctrl-C)",
+    )
+    .option(
+      "--json",
+      "one PRP event per line (NDJSON), the committed JSON with C1, DEL and bidi characters \\u-escaped (the same values): pipe it to prp replay --events -",
+    )
     .option("--poll-ms <n>", "with --follow: how often to read the log", parsePositiveInt, 200)
     .addHelpText(
       "after",
@@ -37,7 +45,12 @@ Examples:
 }
 
 async function printEvents(store: AuthorityStore, opts: EventsOptions): Promise<number> {
-  if (!(await store.run(opts.run))) throw refusal({ code: "unknown_run", path: "/runId", message: `no run ${opts.run} in this store (prp authority runs lists them)` });
+  if (!(await store.run(opts.run)))
+    throw refusal({
+      code: "unknown_run",
+      path: "/runId",
+      message: `no run ${opts.run} in this store (prp authority runs lists them)`,
+    });
   let interrupted = false;
   const onInterrupt = () => void (interrupted = true);
   process.once("SIGINT", onInterrupt);
@@ -62,5 +75,7 @@ async function printEvents(store: AuthorityStore, opts: EventsOptions): Promise<
 function print(row: LoggedEvent, json: boolean): void {
   if (json) return void process.stdout.write(`${printableJson(row.envelope)}\n`);
   const event = JSON.parse(row.envelope) as PrpEvent;
-  process.stdout.write(`${String(row.sourceSeq).padStart(4)}  ${visible(row.eventType).padEnd(28)} ${eventSummary(event)}\n`);
+  process.stdout.write(
+    `${String(row.sourceSeq).padStart(4)}  ${visible(row.eventType).padEnd(28)} ${eventSummary(event)}\n`,
+  );
 }

@@ -57,7 +57,11 @@ export function judgeFault(fault: Fault, facts: DurableRunFacts, script: Script)
   const { events } = record;
   const expected = scriptEmissions(script);
   // Goal events are judged by their own check: the runner reports some of them itself, and repeats them after a resume.
-  const delivery = scriptDelivery(expected, events.filter((e) => !GOAL_EVENTS.has(e.eventType)), { prefix: fault.cutsHarnessShort === true });
+  const delivery = scriptDelivery(
+    expected,
+    events.filter((e) => !GOAL_EVENTS.has(e.eventType)),
+    { prefix: fault.cutsHarnessShort === true },
+  );
   const count = (type: string) => events.filter((e) => e.eventType === type).length;
   const peakOutboxBytes = recordedPeakOutboxBytes(facts.dir);
   const maxOutboxBytes = fault.maxOutboxBytes ?? DEFAULT_MAX_OUTBOX_BYTES;
@@ -66,15 +70,26 @@ export function judgeFault(fault: Fault, facts: DurableRunFacts, script: Script)
     check("script", delivery.reasons),
     check("sequence", record.reasons),
     check("terminal", terminalFindings(events, fault.terminal ?? true)),
-    check("once-per-run", ONCE_PER_RUN.flatMap((type) => {
-      const seqs = events.filter((e) => e.eventType === type).map((e) => e.sourceSeq);
-      return seqs.length > 1 ? [`duplicate: ${type} at sourceSeq ${seqs.join(", ")}`] : [];
-    })),
+    check(
+      "once-per-run",
+      ONCE_PER_RUN.flatMap((type) => {
+        const seqs = events.filter((e) => e.eventType === type).map((e) => e.sourceSeq);
+        return seqs.length > 1 ? [`duplicate: ${type} at sourceSeq ${seqs.join(", ")}`] : [];
+      }),
+    ),
     check("goals", goalFindings(events, script, facts.run?.protocolVersion ?? 1, fault.cutsHarnessShort === true)),
     check("fault", faultFindings(fault, facts, events, script)),
-    check("outbox", peakOutboxBytes > maxOutboxBytes ? [`the runner recorded a peak outbox of ${peakOutboxBytes} bytes, over the ${maxOutboxBytes}-byte limit`] : []),
+    check(
+      "outbox",
+      peakOutboxBytes > maxOutboxBytes
+        ? [`the runner recorded a peak outbox of ${peakOutboxBytes} bytes, over the ${maxOutboxBytes}-byte limit`]
+        : [],
+    ),
     check("secrets", secrets),
-    check("processes", facts.survivors.map((p) => `survivor: ${p} is alive after the run (no process of a run outlives it)`)),
+    check(
+      "processes",
+      facts.survivors.map((p) => `survivor: ${p} is alive after the run (no process of a run outlives it)`),
+    ),
   ];
   return {
     passed: checks.every((c) => c.passed),
@@ -89,30 +104,48 @@ export function judgeFault(fault: Fault, facts: DurableRunFacts, script: Script)
 }
 
 function check(name: CheckResult["check"], reasons: string[]): CheckResult {
-  const shown = reasons.length > MAX_REASONS ? [...reasons.slice(0, MAX_REASONS), `… and ${reasons.length - MAX_REASONS} more`] : reasons;
+  const shown =
+    reasons.length > MAX_REASONS
+      ? [...reasons.slice(0, MAX_REASONS), `… and ${reasons.length - MAX_REASONS} more`]
+      : reasons;
   return { check: name, passed: reasons.length === 0, reasons: shown };
 }
 
 function terminalFindings(events: PrpEvent[], expected: boolean): string[] {
   const seqs = events.filter((e) => e.eventType === "run.terminal").map((e) => e.sourceSeq);
-  if (!expected) return seqs.length > 0 ? [`run.terminal at sourceSeq ${seqs.join(", ")}, though the fault stops the runner before its terminal`] : [];
+  if (!expected)
+    return seqs.length > 0
+      ? [`run.terminal at sourceSeq ${seqs.join(", ")}, though the fault stops the runner before its terminal`]
+      : [];
   if (seqs.length === 0) return ["no run.terminal"];
   const out = seqs.length > 1 ? [`${seqs.length} run.terminal events, at sourceSeq ${seqs.join(", ")}`] : [];
   const last = events.at(-1)!;
   if (last.eventType !== "run.terminal") {
     const after = events.slice(events.findIndex((e) => e.eventType === "run.terminal") + 1);
-    out.push(`terminal not last: run.terminal at sourceSeq ${seqs[0]}, then ${after.map((e) => `${e.eventType} (${e.sourceSeq})`).join(", ")}`);
+    out.push(
+      `terminal not last: run.terminal at sourceSeq ${seqs[0]}, then ${after.map((e) => `${e.eventType} (${e.sourceSeq})`).join(", ")}`,
+    );
   }
   return out;
 }
 
 function faultFindings(fault: Fault, facts: DurableRunFacts, events: PrpEvent[], script: Script): string[] {
-  const out = (fault.shows ?? []).filter((type) => !events.some((e) => e.eventType === type)).map((type) => `missing: ${type} (the fault must show it)`);
-  const exit = (e: DurableRunFacts["runnerExits"][number] | undefined) => (e ? String(e.exitCode ?? e.signal) : "never");
-  if (fault.runnerExit !== undefined && facts.runnerExits.at(-1)?.exitCode !== fault.runnerExit) out.push(`the last runner exited ${exit(facts.runnerExits.at(-1))}, expected ${fault.runnerExit}`);
+  const out = (fault.shows ?? [])
+    .filter((type) => !events.some((e) => e.eventType === type))
+    .map((type) => `missing: ${type} (the fault must show it)`);
+  const exit = (e: DurableRunFacts["runnerExits"][number] | undefined) =>
+    e ? String(e.exitCode ?? e.signal) : "never";
+  if (fault.runnerExit !== undefined && facts.runnerExits.at(-1)?.exitCode !== fault.runnerExit)
+    out.push(`the last runner exited ${exit(facts.runnerExits.at(-1))}, expected ${fault.runnerExit}`);
   const { planned, notReached } = facts.faultSteps;
-  if (notReached > 0) out.push(`the fault never acted: ${notReached} of its ${planned} step(s) lie past the run's end (${events.length} events committed); a longer script gives it room`);
-  if (fault.killsRunner && facts.runnerExits[0]?.signal !== "SIGKILL") out.push(`the kill point was not reached: the first runner exited ${exit(facts.runnerExits[0])}${pastTheEnd(facts, events)}`);
+  if (notReached > 0)
+    out.push(
+      `the fault never acted: ${notReached} of its ${planned} step(s) lie past the run's end (${events.length} events committed); a longer script gives it room`,
+    );
+  if (fault.killsRunner && facts.runnerExits[0]?.signal !== "SIGKILL")
+    out.push(
+      `the kill point was not reached: the first runner exited ${exit(facts.runnerExits[0])}${pastTheEnd(facts, events)}`,
+    );
   const own = fault.script === undefined || fault.script === script.name;
   const problem = own ? fault.check?.(facts) : null;
   if (problem) out.push(problem);
@@ -123,7 +156,10 @@ function faultFindings(fault: Fault, facts: DurableRunFacts, events: PrpEvent[],
 function pastTheEnd(facts: DurableRunFacts, events: PrpEvent[]): string {
   const point = parseCrashPoint(facts.crashAt);
   if (!point) return "";
-  const [what, last] = point.point === "after-commit" ? ["event", events.at(-1)?.sourceSeq ?? 0] : ["command", facts.run?.commandCount ?? 0];
+  const [what, last] =
+    point.point === "after-commit"
+      ? ["event", events.at(-1)?.sourceSeq ?? 0]
+      : ["command", facts.run?.commandCount ?? 0];
   return point.at > last ? `; ${point.point}:${point.at} is past the run's last ${what} (${last})` : "";
 }
 
@@ -133,7 +169,10 @@ function recordedPeakOutboxBytes(dir: string): number {
   if (!existsSync(statePath)) return 0;
   const db = new Database(statePath, { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare("SELECT peak_outbox_bytes AS p FROM runner_state WHERE id = 1").get() as { p: number } | undefined)?.p ?? 0;
+    return (
+      (db.prepare("SELECT peak_outbox_bytes AS p FROM runner_state WHERE id = 1").get() as { p: number } | undefined)
+        ?.p ?? 0
+    );
   } finally {
     db.close();
   }
@@ -154,5 +193,9 @@ function secretFindings(facts: DurableRunFacts): string[] {
     ["the runner logs", facts.runnerLogs.flat().join("\n")],
     ["the committed events", JSON.stringify(facts.events)],
   ];
-  return facts.tickets.flatMap((ticket, i) => places.filter(([, text]) => text.includes(ticket)).map(([where]) => `secret: bootstrap ticket #${i + 1} found in ${where}`));
+  return facts.tickets.flatMap((ticket, i) =>
+    places
+      .filter(([, text]) => text.includes(ticket))
+      .map(([where]) => `secret: bootstrap ticket #${i + 1} found in ${where}`),
+  );
 }

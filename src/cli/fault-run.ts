@@ -33,7 +33,11 @@ export interface FaultRun {
 /** One durable run with a fault injected as planned from the seed, judged from the host's record. */
 export async function runFaultOnce(request: FaultRunRequest): Promise<FaultRun> {
   const { fault, script } = request;
-  const plan = fault.plan({ random: seededRandom(request.seed), script: script.script, ...(request.at !== undefined ? { at: request.at } : {}) });
+  const plan = fault.plan({
+    random: seededRandom(request.seed),
+    script: script.script,
+    ...(request.at !== undefined ? { at: request.at } : {}),
+  });
   const delayMs = fault.delayMs ?? request.delayMs;
   const facts = await runDurable({
     script,

@@ -7,7 +7,14 @@ import { targetOfScript } from "./run-target.js";
 import type { FaultVerdict } from "./fault-judge.js";
 import { runFaultOnce } from "./fault-run.js";
 import { FAULTS } from "./faults.js";
-import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseProtocolVersion, parseSeed } from "./options.js";
+import {
+  HARNESS_READY_HELP,
+  harnessReadyArgs,
+  parseNonNegativeInt,
+  parsePositiveInt,
+  parseProtocolVersion,
+  parseSeed,
+} from "./options.js";
 import { drawSeed } from "./seeded-random.js";
 import { scriptFromOption } from "./script-option.js";
 
@@ -25,9 +32,11 @@ export interface FaultRunOptions {
 /** Runs one durable run with a fault injected; prints the run and the verdict; 0 when the verdict passed. */
 export async function runFault(program: Command, name: string, opts: FaultRunOptions, live: boolean): Promise<number> {
   const fault = FAULTS[name];
-  if (!fault) return program.error(`unknown fault "${name}"; one of: ${Object.keys(FAULTS).join(", ")}`, { exitCode: 2 });
+  if (!fault)
+    return program.error(`unknown fault "${name}"; one of: ${Object.keys(FAULTS).join(", ")}`, { exitCode: 2 });
   const takingAt = Object.keys(FAULTS).filter((n) => FAULTS[n]!.takesAt);
-  if (opts.at !== undefined && !fault.takesAt) return program.error(`--at names a kill point: only for ${takingAt.join(" and ")}`, { exitCode: 2 });
+  if (opts.at !== undefined && !fault.takesAt)
+    return program.error(`--at names a kill point: only for ${takingAt.join(" and ")}`, { exitCode: 2 });
   const script = scriptFromOption(program, opts.script ?? fault.script ?? "happy-path");
   const unfit = fault.refusesScript?.(script.script);
   if (unfit) return program.error(unfit, { exitCode: 2 });
@@ -53,7 +62,8 @@ export async function runFault(program: Command, name: string, opts: FaultRunOpt
   });
   if (plan.chosen) show(`  kill point      ${plan.chosen}`);
   reportDurableRun(facts, targetOfScript(script), false, show);
-  if (opts.json) console.log(JSON.stringify({ fault: name, seed, ...(plan.chosen ? { killPoint: plan.chosen } : {}), ...verdict }));
+  if (opts.json)
+    console.log(JSON.stringify({ fault: name, seed, ...(plan.chosen ? { killPoint: plan.chosen } : {}), ...verdict }));
   else showVerdict(verdict, show);
   return verdict.passed ? 0 : 1;
 }
@@ -100,17 +110,41 @@ counters:
 export function registerFault(program: Command): void {
   program
     .command("fault")
-    .description("run a durable run with one fault injected and judge the host's record against the script: nothing lost, nothing twice, one terminal last, no secret")
+    .description(
+      "run a durable run with one fault injected and judge the host's record against the script: nothing lost, nothing twice, one terminal last, no secret",
+    )
     .argument("<name>", `one of: ${Object.keys(FAULTS).join(", ")}`)
-    .option("--json", "print only one closing JSON line: {fault, seed, killPoint?, passed, scriptEvents, committedEvents, repeatedCallbacks, commandEffects, peakOutboxBytes, secretsFound, checks}")
+    .option(
+      "--json",
+      "print only one closing JSON line: {fault, seed, killPoint?, passed, scriptEvents, committedEvents, repeatedCallbacks, commandEffects, peakOutboxBytes, secretsFound, checks}",
+    )
     .option("--script <name|file>", "the fake harness script (default: the fault's own, else happy-path)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
-    .option("--seed <n>", "seed every random choice (the kill point); without it a seed is drawn and printed", parseSeed)
-    .option("--at <n>", "crash-after-commit: the event, crash-after-journal: the command after which the runner kills itself; a point past the run's last one fails the verdict (the kill point was not reached)", parsePositiveInt)
+    .option(
+      "--seed <n>",
+      "seed every random choice (the kill point); without it a seed is drawn and printed",
+      parseSeed,
+    )
+    .option(
+      "--at <n>",
+      "crash-after-commit: the event, crash-after-journal: the command after which the runner kills itself; a point past the run's last one fails the verdict (the kill point was not reached)",
+      parsePositiveInt,
+    )
     .option("--harness-ready-ms <n>", HARNESS_READY_HELP, parsePositiveInt)
-    .option("--protocol-max <n>", "the run's protocol version, 1-3 (default 1): on 2 and 3 the verdict also judges the session goal through the fault", parseProtocolVersion)
+    .option(
+      "--protocol-max <n>",
+      "the run's protocol version, 1-3 (default 1): on 2 and 3 the verdict also judges the session goal through the fault",
+      parseProtocolVersion,
+    )
     .option("--out <dir>", "where fault runs keep their state: <dir>/faults/<name>/<runId>/", ".prp")
-    .addHelpText("after", `\nFaults:\n${Object.entries(FAULTS).map(([n, f]) => `  ${n.padEnd(20)} ${f.describe}`).join("\n")}\n${JUDGE_HELP}\n\nExit status: 0 when every check passes.\n\nExamples:\n  prp fault socket-drop\n  prp fault runner-restart --seed 42 --json\n  prp fault crash-after-commit --at 12\n  prp fault none --script many-items`)
+    .addHelpText(
+      "after",
+      `\nFaults:\n${Object.entries(FAULTS)
+        .map(([n, f]) => `  ${n.padEnd(20)} ${f.describe}`)
+        .join(
+          "\n",
+        )}\n${JUDGE_HELP}\n\nExit status: 0 when every check passes.\n\nExamples:\n  prp fault socket-drop\n  prp fault runner-restart --seed 42 --json\n  prp fault crash-after-commit --at 12\n  prp fault none --script many-items`,
+    )
     .action(async (name: string, opts: FaultRunOptions) => {
       process.exitCode = await runFault(program, name, opts, false);
     });

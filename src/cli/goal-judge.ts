@@ -13,7 +13,10 @@ const goalText = (goal: unknown): string => (goal === null || goal === undefined
 
 /** The goals a script sets, in order: a session starts with none. */
 function scriptGoals(script: Script): string[] {
-  return ["none", ...(script.steps as Step[]).filter((s) => s.kind === "goal").map((s) => goalText((s as GoalStep).goal))];
+  return [
+    "none",
+    ...(script.steps as Step[]).filter((s) => s.kind === "goal").map((s) => goalText((s as GoalStep).goal)),
+  ];
 }
 
 /** Repeats in a row are one state: a snapshot after a resume, or a kept event the runner sends again, repeats the goal it reports. */
@@ -28,9 +31,15 @@ const collapsed = (states: string[]): string[] => states.filter((s, i) => i === 
  * and a goal snapshot come before the next one, unless the runner died first; and the goal after
  * a harness restart is the goal before it. On v1 there is no goal event at all.
  */
-export function goalFindings(events: readonly PrpEvent[], script: Script, protocolVersion: number, cutShort: boolean): string[] {
+export function goalFindings(
+  events: readonly PrpEvent[],
+  script: Script,
+  protocolVersion: number,
+  cutShort: boolean,
+): string[] {
   const goalEvents = events.filter((e) => GOAL_EVENTS.has(e.eventType));
-  if (protocolVersion < 2) return goalEvents.map((e) => `unexpected: ${e.eventType} at sourceSeq ${e.sourceSeq} on a v${protocolVersion} run`);
+  if (protocolVersion < 2)
+    return goalEvents.map((e) => `unexpected: ${e.eventType} at sourceSeq ${e.sourceSeq} on a v${protocolVersion} run`);
   return [...announced(events), ...continuous(events), ...sameStates(events, script, cutShort)];
 }
 
@@ -42,8 +51,10 @@ function announced(events: readonly PrpEvent[]): string[] {
     const next = events.findIndex((later, j) => j > i && OPENS.has(later.eventType));
     const until = events.slice(i + 1, next === -1 ? undefined : next);
     if (until.some((later) => later.eventType === "runner.reconciled" || later.eventType === "session.failed")) return;
-    if (!until.some((later) => later.eventType === "session.capabilities.updated")) out.push(`missing: session.capabilities.updated after ${e.eventType} at sourceSeq ${e.sourceSeq}`);
-    if (!until.some((later) => later.eventType === "session.goal.snapshot")) out.push(`missing: session.goal.snapshot after ${e.eventType} at sourceSeq ${e.sourceSeq}`);
+    if (!until.some((later) => later.eventType === "session.capabilities.updated"))
+      out.push(`missing: session.capabilities.updated after ${e.eventType} at sourceSeq ${e.sourceSeq}`);
+    if (!until.some((later) => later.eventType === "session.goal.snapshot"))
+      out.push(`missing: session.goal.snapshot after ${e.eventType} at sourceSeq ${e.sourceSeq}`);
   });
   return out;
 }
@@ -57,7 +68,10 @@ function continuous(events: readonly PrpEvent[]): string[] {
     if (e.eventType === "session.reconciled") resumedAt = e.sourceSeq;
     if (!GOAL_REPORTS.has(e.eventType)) continue;
     const reported = goalText(e.payload.goal);
-    if (resumedAt !== null && current !== null && reported !== current) out.push(`goal lost across the harness restart at sourceSeq ${resumedAt}: ${current} before, ${reported} after (sourceSeq ${e.sourceSeq})`);
+    if (resumedAt !== null && current !== null && reported !== current)
+      out.push(
+        `goal lost across the harness restart at sourceSeq ${resumedAt}: ${current} before, ${reported} after (sourceSeq ${e.sourceSeq})`,
+      );
     resumedAt = null;
     current = reported;
   }
@@ -72,5 +86,9 @@ function sameStates(events: readonly PrpEvent[], script: Script, cutShort: boole
   const states = restarted && reported.length > 1 && reported.at(-1) === "none" ? reported.slice(0, -1) : reported;
   const prefix = states.length <= expected.length && states.every((s, i) => s === expected[i]);
   const fits = prefix && (cutShort || restarted || states.length === expected.length);
-  return fits ? [] : [`the goals reported are not the script's: reported ${states.join(" → ")}; the script sets ${expected.join(" → ")}`];
+  return fits
+    ? []
+    : [
+        `the goals reported are not the script's: reported ${states.join(" → ")}; the script sets ${expected.join(" → ")}`,
+      ];
 }

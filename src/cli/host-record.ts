@@ -29,7 +29,10 @@ export function readHostRecord(received: PrpEvent[], cursor: number | undefined)
     const first = byId.get(event.sourceEventId);
     if (first) {
       if (isDeepStrictEqual(first, event)) repeatedCallbacks++;
-      else reasons.push(`conflict: ${event.sourceEventId} reached the host again with other content (sourceSeq ${first.sourceSeq}, then ${event.sourceSeq})`);
+      else
+        reasons.push(
+          `conflict: ${event.sourceEventId} reached the host again with other content (sourceSeq ${first.sourceSeq}, then ${event.sourceSeq})`,
+        );
       continue;
     }
     const sameSeq = idBySeq.get(event.sourceSeq);
@@ -38,13 +41,17 @@ export function readHostRecord(received: PrpEvent[], cursor: number | undefined)
       continue;
     }
     const want = (events.at(-1)?.sourceSeq ?? 0) + 1;
-    if (event.sourceSeq > want) reasons.push(event.sourceSeq === want + 1 ? `gap at sourceSeq ${want}` : `gap at sourceSeq ${want}-${event.sourceSeq - 1}`);
+    if (event.sourceSeq > want)
+      reasons.push(
+        event.sourceSeq === want + 1 ? `gap at sourceSeq ${want}` : `gap at sourceSeq ${want}-${event.sourceSeq - 1}`,
+      );
     if (event.sourceSeq < want) reasons.push(`out of order: sourceSeq ${event.sourceSeq} after ${want - 1}`);
     byId.set(event.sourceEventId, event);
     idBySeq.set(event.sourceSeq, event.sourceEventId);
     events.push(event);
   }
   const last = events.reduce((n, e) => Math.max(n, e.sourceSeq), 0);
-  if (cursor !== undefined && cursor !== last) reasons.push(`the authority's cursor is at sourceSeq ${cursor}, the host received up to ${last}`);
+  if (cursor !== undefined && cursor !== last)
+    reasons.push(`the authority's cursor is at sourceSeq ${cursor}, the host received up to ${last}`);
   return { events, repeatedCallbacks, reasons };
 }

@@ -17,9 +17,17 @@ export const MAX_LOG_FIELD_BYTES = 1024;
  * field is cut to MAX_LOG_FIELD_BYTES, with a note of how much was cut, and no character a
  * terminal would act on is left raw (`tail -f` of the log is a terminal too).
  */
-export function jsonLogger(write: (line: string) => void, now: () => Date = () => new Date()): (record: LogRecord) => void {
+export function jsonLogger(
+  write: (line: string) => void,
+  now: () => Date = () => new Date(),
+): (record: LogRecord) => void {
   return (record) => {
-    const fields = Object.fromEntries(Object.entries(record).map(([name, value]) => [name, typeof value === "string" ? cutNoted(value, MAX_LOG_FIELD_BYTES) : value]));
+    const fields = Object.fromEntries(
+      Object.entries(record).map(([name, value]) => [
+        name,
+        typeof value === "string" ? cutNoted(value, MAX_LOG_FIELD_BYTES) : value,
+      ]),
+    );
     write(`${printableJson(JSON.stringify({ time: now().toISOString(), ...fields }))}\n`);
   };
 }

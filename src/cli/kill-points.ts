@@ -7,9 +7,7 @@ import type { SeededRandom } from "./seeded-random.js";
  * command N (before its effect), or from outside once the authority has committed N events.
  */
 export type KillPoint =
-  | { kind: "after-commit"; at: number }
-  | { kind: "after-journal"; at: number }
-  | { kind: "external"; at: number };
+  { kind: "after-commit"; at: number } | { kind: "after-journal"; at: number } | { kind: "external"; at: number };
 
 export const KILL_KINDS: ReadonlyArray<KillPoint["kind"]> = ["after-commit", "after-journal", "external"];
 

@@ -39,7 +39,8 @@ export class LiveTurn {
       case "tool.execution.completed":
         return this.line(`tool     ${p.name ?? p.executionId}: ${p.status}`);
       case "workspace.change.updated":
-        for (const f of p.files ?? []) this.line(`change   ${f.path} ${f.changeKind} (+${f.additions ?? "?"} -${f.deletions ?? "?"})`);
+        for (const f of p.files ?? [])
+          this.line(`change   ${f.path} ${f.changeKind} (+${f.additions ?? "?"} -${f.deletions ?? "?"})`);
         return;
       case "plan.updated":
         this.line(`plan     revision ${p.revision}`);
@@ -48,7 +49,9 @@ export class LiveTurn {
       case "runtime_request.created":
         return this.line(`asks     ${p.request?.prompt}`);
       case "runtime_request.resolved":
-        return this.line(`answer   ${p.resolution?.optionKind ?? "?"} (by ${p.decidedBy?.policy ? `policy ${p.decidedBy.policy}` : p.decidedBy?.by ?? "?"})`);
+        return this.line(
+          `answer   ${p.resolution?.optionKind ?? "?"} (by ${p.decidedBy?.policy ? `policy ${p.decidedBy.policy}` : (p.decidedBy?.by ?? "?")})`,
+        );
       case "runtime_request.cancelled":
         return this.line(`answer   cancelled (${p.reason})`);
       case "provider.notice.recorded":

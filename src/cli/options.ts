@@ -5,7 +5,8 @@ import { MAX_SEED } from "./seeded-random.js";
 /** commander parsers that refuse bad numbers with a message, instead of passing NaN on. */
 export function parseNonNegativeInt(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`expected a whole number ≥ 0, got "${value}"`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError(`expected a whole number ≥ 0, got "${value}"`);
   return n;
 }
 
@@ -23,14 +24,17 @@ export function parseSeed(value: string): number {
 }
 
 /** `--harness-ready-ms` of the commands that start prp-runnerd. */
-export const HARNESS_READY_HELP = "passed to prp-runnerd: how long the harness has to say ready (default the protocol's 2 s, longer for an ACP agent); a loaded machine may need more";
+export const HARNESS_READY_HELP =
+  "passed to prp-runnerd: how long the harness has to say ready (default the protocol's 2 s, longer for an ACP agent); a loaded machine may need more";
 
 /** The prp-runnerd flag for `--harness-ready-ms`, only when given: otherwise the runner's own default holds. */
-export const harnessReadyArgs = (ms: number | undefined): string[] => (ms === undefined ? [] : ["--harness-ready-ms", String(ms)]);
+export const harnessReadyArgs = (ms: number | undefined): string[] =>
+  ms === undefined ? [] : ["--harness-ready-ms", String(ms)];
 
 /** A PRP protocol version this project supports (wire.md D2). */
 export function parseProtocolVersion(value: string): number {
   const n = parseNonNegativeInt(value);
-  if (!isSupportedProtocolVersion(n)) throw new InvalidArgumentError(`expected a protocol version in ${SUPPORTED_RANGE_TEXT}, got ${value}`);
+  if (!isSupportedProtocolVersion(n))
+    throw new InvalidArgumentError(`expected a protocol version in ${SUPPORTED_RANGE_TEXT}, got ${value}`);
   return n;
 }

@@ -22,7 +22,11 @@ function table(cells: string[][], indent = "  "): string[] {
 const field = (label: string, value: string): string => `  ${label.padEnd(13)} ${value}`;
 const listOr = (values: string[], none = "none"): string => (values.length > 0 ? values.join(", ") : none);
 
-function timeline(snapshot: SessionSnapshot, firstCopy: Map<string, PrpEvent>, deliveries: Map<string, number>): string[] {
+function timeline(
+  snapshot: SessionSnapshot,
+  firstCopy: Map<string, PrpEvent>,
+  deliveries: Map<string, number>,
+): string[] {
   const lines = [`Timeline: ${snapshot.timeline.length} applied event${snapshot.timeline.length === 1 ? "" : "s"}`];
   if (snapshot.timeline.length === 0) return lines;
   const gapAt = new Map(snapshot.gaps.map((g) => [`${g.sourceKey}:${g.received}`, g]));
@@ -31,7 +35,11 @@ function timeline(snapshot: SessionSnapshot, firstCopy: Map<string, PrpEvent>, d
   for (const entry of snapshot.timeline) {
     const key = `${sourceKey(firstCopy.get(entry.sourceEventId)!)}:${entry.sourceSeq}`;
     const gap = gapAt.get(key);
-    if (gap) notes.set(rows.length, `! gap in ${gap.sourceKey}: expected seq ${gap.expected}, received ${gap.received}; missing ${gap.missing.join(", ")}`);
+    if (gap)
+      notes.set(
+        rows.length,
+        `! gap in ${gap.sourceKey}: expected seq ${gap.expected}, received ${gap.received}; missing ${gap.missing.join(", ")}`,
+      );
     const times = deliveries.get(entry.sourceEventId)!;
     const repeat = times > 1 ? `  [delivered ${times} times, applied once]` : "";
     rows.push([String(entry.position), key, entry.eventType, oneLine(entry.summary) + repeat]);
@@ -53,9 +61,21 @@ function state(s: SessionSnapshot): string[] {
     field("active turn", s.activeTurnId ?? "none"),
     field("items", s.items.length === 0 ? "none" : String(s.items.length)),
   ];
-  if (s.items.length > 0) lines.push(...table(s.items.map((i) => [i.itemId, i.kind, i.status, JSON.stringify(oneLine(i.text))]), "    "));
+  if (s.items.length > 0)
+    lines.push(
+      ...table(
+        s.items.map((i) => [i.itemId, i.kind, i.status, JSON.stringify(oneLine(i.text))]),
+        "    ",
+      ),
+    );
   lines.push(field("requests", s.requests.length === 0 ? "none" : String(s.requests.length)));
-  if (s.requests.length > 0) lines.push(...table(s.requests.map((r) => [r.requestId, r.type, r.status, JSON.stringify(oneLine(r.prompt))]), "    "));
+  if (s.requests.length > 0)
+    lines.push(
+      ...table(
+        s.requests.map((r) => [r.requestId, r.type, r.status, JSON.stringify(oneLine(r.prompt))]),
+        "    ",
+      ),
+    );
   return [...lines, ...beyondV1(s)];
 }
 
@@ -65,16 +85,27 @@ function beyondV1(s: SessionSnapshot): string[] {
   if (s.sessionCapabilities) lines.push(field("capabilities", oneLine(JSON.stringify(s.sessionCapabilities))));
   if (s.sessionGoal) {
     const goal = s.sessionGoal.goal;
-    lines.push(field("goal", goal ? `${goal.status}${goal.workingNow ? ", working now" : ""}: ${oneLine(goal.objective)}` : `none (after ${s.sessionGoal.lastEventType})`));
+    lines.push(
+      field(
+        "goal",
+        goal
+          ? `${goal.status}${goal.workingNow ? ", working now" : ""}: ${oneLine(goal.objective)}`
+          : `none (after ${s.sessionGoal.lastEventType})`,
+      ),
+    );
   }
   if (s.usage) {
     const total = s.usage.runTotal;
-    const figures = total ? `run total ${total.inputTokens ?? "?"} input / ${total.outputTokens ?? "?"} output tokens, cost ${total.providerCostUsd ?? "?"} USD` : "no run delta reported";
+    const figures = total
+      ? `run total ${total.inputTokens ?? "?"} input / ${total.outputTokens ?? "?"} output tokens, cost ${total.providerCostUsd ?? "?"} USD`
+      : "no run delta reported";
     lines.push(field("usage", `${s.usage.reports} report${s.usage.reports === 1 ? "" : "s"}; ${figures}`));
   }
   for (const p of s.plans ?? []) lines.push(field("plan", `${String(p.planId)} revision ${String(p.revision)}`));
-  for (const t of s.toolExecutions ?? []) lines.push(field("tool", `${String(t.executionId)} ${String(t.name ?? t.operation ?? "")}: ${String(t.status)}`));
-  for (const c of s.credentials ?? []) lines.push(field("credentials", `${c.provider}/${c.bindingId} revision ${c.revision} (${c.detection})`));
+  for (const t of s.toolExecutions ?? [])
+    lines.push(field("tool", `${String(t.executionId)} ${String(t.name ?? t.operation ?? "")}: ${String(t.status)}`));
+  for (const c of s.credentials ?? [])
+    lines.push(field("credentials", `${c.provider}/${c.bindingId} revision ${c.revision} (${c.detection})`));
   for (const a of s.runtimeActivity ?? []) lines.push(field("activity", `${a.namespace}: ${a.activityKey}`));
   return lines;
 }
@@ -86,8 +117,18 @@ function integrity(s: SessionSnapshot, firstCopy: Map<string, PrpEvent>, deliver
   });
   return [
     `Integrity: ${s.integrity}`,
-    field("gaps", listOr(s.gaps.map((g) => `${g.sourceKey} expected ${g.expected}, received ${g.received}, missing ${g.missing.join(", ")}`))),
-    field("duplicates", listOr(s.duplicateEventIds.map((id) => `${id} (delivered ${deliveries.get(id)!} times, applied once)`))),
+    field(
+      "gaps",
+      listOr(
+        s.gaps.map(
+          (g) => `${g.sourceKey} expected ${g.expected}, received ${g.received}, missing ${g.missing.join(", ")}`,
+        ),
+      ),
+    ),
+    field(
+      "duplicates",
+      listOr(s.duplicateEventIds.map((id) => `${id} (delivered ${deliveries.get(id)!} times, applied once)`)),
+    ),
     field("out of order", listOr(outOfOrder)),
   ];
 }
@@ -98,7 +139,10 @@ function result(s: SessionSnapshot): string[] {
   const lines = [
     "Result",
     field("proposed", r ? `${r.reportedWorkDisposition}: ${oneLine(r.summary)}` : "none"),
-    field("terminal", t ? `turn ${t.turnTerminalState}, run ${t.runTerminalState}, work ${t.reportedWorkDisposition}` : "none"),
+    field(
+      "terminal",
+      t ? `turn ${t.turnTerminalState}, run ${t.runTerminalState}, work ${t.reportedWorkDisposition}` : "none",
+    ),
   ];
   if (t?.stopReason) lines.push(field("stop reason", `${t.stopReason.kind}: ${t.stopReason.code}`));
   return lines;
@@ -118,7 +162,16 @@ export function replayReport(snapshot: SessionSnapshot, events: readonly PrpEven
     deliveries.set(e.sourceEventId, (deliveries.get(e.sourceEventId) ?? 0) + 1);
   }
   const runId = snapshot.identity?.runId ?? events[0]?.runId ?? "unknown";
-  const title = snapshot.fixtureName === null ? `Replay of an event stream, run ${runId}` : `Replay of fixture "${snapshot.fixtureName}", run ${runId}`;
-  const sections = [[title], timeline(snapshot, firstCopy, deliveries), state(snapshot), integrity(snapshot, firstCopy, deliveries), result(snapshot)];
+  const title =
+    snapshot.fixtureName === null
+      ? `Replay of an event stream, run ${runId}`
+      : `Replay of fixture "${snapshot.fixtureName}", run ${runId}`;
+  const sections = [
+    [title],
+    timeline(snapshot, firstCopy, deliveries),
+    state(snapshot),
+    integrity(snapshot, firstCopy, deliveries),
+    result(snapshot),
+  ];
   return `${sections.map((lines) => lines.map(visible).join("\n")).join("\n\n")}\n`;
 }

@@ -24,7 +24,10 @@ export function registerReplay(program: Command): void {
     .command("replay")
     .description("reduce a replay fixture, or a stream of events, to the session a control plane shows")
     .argument("[file]", "a replay fixture (paperclip.prp.fixture.v1)")
-    .option("--events <file>", "read an NDJSON event stream instead of a fixture: one event envelope per line; - reads stdin")
+    .option(
+      "--events <file>",
+      "read an NDJSON event stream instead of a fixture: one event envelope per line; - reads stdin",
+    )
     .option("--json", "print the session snapshot (paperclip.prp.session-snapshot.v1) as 2-space JSON")
     .option("--summary", "print the parity summary, byte-identical to the fixture's golden summary file")
     .addHelpText(
@@ -53,18 +56,30 @@ Examples:
   prp run --json --script happy-path | prp replay --events -`,
     )
     .action(async (file: string | undefined, opts: ReplayOptions) => {
-      if ((file === undefined) === (opts.events === undefined)) program.error("give either a fixture FILE or --events FILE|-, not both or neither", { exitCode: 2 });
-      if (opts.json && opts.summary) program.error("--json and --summary each print one document; choose one", { exitCode: 2 });
+      if ((file === undefined) === (opts.events === undefined))
+        program.error("give either a fixture FILE or --events FILE|-, not both or neither", { exitCode: 2 });
+      if (opts.json && opts.summary)
+        program.error("--json and --summary each print one document; choose one", { exitCode: 2 });
       const path = opts.events ?? file!;
       const source = path === "-" ? "stdin" : path;
       // A fixture is one frame; a stream is many, one a line, under a bound of its own.
-      const limits = opts.events === undefined ? { maxBytes: MAX_FRAME_BYTES } : { maxBytes: MAX_EVENT_STREAM_BYTES, maxLineBytes: MAX_FRAME_BYTES };
-      const read = path === "-" ? await readStreamBounded(process.stdin, source, limits) : readFileBounded(path, limits);
+      const limits =
+        opts.events === undefined
+          ? { maxBytes: MAX_FRAME_BYTES }
+          : { maxBytes: MAX_EVENT_STREAM_BYTES, maxLineBytes: MAX_FRAME_BYTES };
+      const read =
+        path === "-" ? await readStreamBounded(process.stdin, source, limits) : readFileBounded(path, limits);
       if (!read.ok) return reject(source, read.error);
       const replayed: Replayed = opts.events === undefined ? replayFixture(read.bytes) : replayEventStream(read.bytes);
       if (!replayed.ok) return reject(source, replayed.error);
       const { snapshot, events } = replayed;
       // JSON escapes what JSON.stringify leaves raw; the value is unchanged (the report escapes its own).
-      process.stdout.write(opts.json ? printableJson(prettyJson(snapshot)) : opts.summary ? printableJson(prettyJson(paritySummary(snapshot))) : replayReport(snapshot, events));
+      process.stdout.write(
+        opts.json
+          ? printableJson(prettyJson(snapshot))
+          : opts.summary
+            ? printableJson(prettyJson(paritySummary(snapshot)))
+            : replayReport(snapshot, events),
+      );
     });
 }

@@ -34,7 +34,12 @@ export function liveRunProcesses(scope: RunProcessScope): string[] {
   const owners = new Set(scope.runnerPids.map(String));
   return procEntries()
     .filter((p) => p.pid !== process.pid)
-    .filter((p) => (p.cwd !== null && (p.cwd === scope.dir || p.cwd.startsWith(scope.dir + sep))) || groups.has(p.pgrp) || owners.has(guardOwner(p.argv) ?? ""))
+    .filter(
+      (p) =>
+        (p.cwd !== null && (p.cwd === scope.dir || p.cwd.startsWith(scope.dir + sep))) ||
+        groups.has(p.pgrp) ||
+        owners.has(guardOwner(p.argv) ?? ""),
+    )
     .map((p) => `${p.pid} ${p.argv.join(" ")}`);
 }
 

@@ -16,12 +16,27 @@ export interface RunTarget {
 }
 
 export function targetOfScript(script: LoadedScript): RunTarget {
-  return { script, scriptPath: script.path, turnText: `Play the ${script.script.name} script.`, caseId: script.script.name, bytes: script.bytes, config: { script: script.script.name }, driverKind: "fake_harness" };
+  return {
+    script,
+    scriptPath: script.path,
+    turnText: `Play the ${script.script.name} script.`,
+    caseId: script.script.name,
+    bytes: script.bytes,
+    config: { script: script.script.name },
+    driverKind: "fake_harness",
+  };
 }
 
-export const scriptTarget = (program: Command, nameOrFile: string): RunTarget => targetOfScript(scriptFromOption(program, nameOrFile));
+export const scriptTarget = (program: Command, nameOrFile: string): RunTarget =>
+  targetOfScript(scriptFromOption(program, nameOrFile));
 
 export function agentTarget(agent: string, prompt: string): RunTarget {
   const input = { agent, prompt };
-  return { turnText: prompt, caseId: "acp_agent", bytes: Buffer.from(JSON.stringify(input)), config: input, driverKind: "acp" };
+  return {
+    turnText: prompt,
+    caseId: "acp_agent",
+    bytes: Buffer.from(JSON.stringify(input)),
+    config: input,
+    driverKind: "acp",
+  };
 }

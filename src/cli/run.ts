@@ -11,12 +11,30 @@ import { LocalRunnerClient } from "../runner/local-client.js";
 import { STOP_SIGNALS, signalExitStatus } from "../runner/stop-signals.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
-import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, credentialRunnerdArgs, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
+import {
+  CREDENTIAL_FILE_HELP,
+  CREDENTIAL_PROVIDER_HELP,
+  credentialRunnerdArgs,
+  parseCredentialFile,
+  parseCredentialProvider,
+} from "./credential-options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
-import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, sandboxRunnerdArgs, withSandboxOptions, type SandboxFlags } from "./sandbox-options.js";
+import {
+  SANDBOX_UNAVAILABLE_EXIT,
+  sandboxPolicy,
+  sandboxRunnerdArgs,
+  withSandboxOptions,
+  type SandboxFlags,
+} from "./sandbox-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "./id-suffix.js";
-import { HARNESS_READY_HELP, harnessReadyArgs, parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
+import {
+  HARNESS_READY_HELP,
+  harnessReadyArgs,
+  parseNonNegativeInt,
+  parsePositiveInt,
+  parseProtocolVersion,
+} from "./options.js";
 import { agentTarget, scriptTarget } from "./run-target.js";
 import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
@@ -44,24 +62,46 @@ interface RunOptions extends SandboxFlags {
 }
 
 export function registerRun(program: Command): void {
-  withSandboxOptions(withAgentOptions(
-    program
-      .command("run")
-      .description("run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle")
-      .option("--script <name|file>", "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line, goals, credentials-refresh, runtime-activity) or a script file"),
-    "instead of --script: an Agent Client Protocol agent's command line (e.g. \"npx -y @zed-industries/claude-code-acp\")",
-    permissionPolicyOption(undefined, "with --agent: who answers the agent's permission requests and questions: ask (you, or --answer), deny, allow-reads (questions are cancelled under both), forbid (the agent must never ask: a request fails the run) (default: ask at a terminal or with --answer, else deny)"),
-  ))
+  withSandboxOptions(
+    withAgentOptions(
+      program
+        .command("run")
+        .description(
+          "run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle",
+        )
+        .option(
+          "--script <name|file>",
+          "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line, goals, credentials-refresh, runtime-activity) or a script file",
+        ),
+      'instead of --script: an Agent Client Protocol agent\'s command line (e.g. "npx -y @zed-industries/claude-code-acp")',
+      permissionPolicyOption(
+        undefined,
+        "with --agent: who answers the agent's permission requests and questions: ask (you, or --answer), deny, allow-reads (questions are cancelled under both), forbid (the agent must never ask: a request fails the run) (default: ask at a terminal or with --answer, else deny)",
+      ),
+    ),
+  )
     .option("--answer <file>", "answers to the run's requests: a JSON object from request id to resolution")
     .option("--json", "print only the PRP events, one JSON per line, on stdout (the summary goes to stderr)")
     .option("--delay-ms <n>", "use this delay for every delay step of the script", parseNonNegativeInt)
     .option("--run-id <id>", "the run id (default: a new one)")
     .option("--out <dir>", "where runs are written: <dir>/runs/<runId>/", ".prp")
-    .option("--protocol-max <n>", "the runner's protocol version, 1-3: 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)", parseProtocolVersion, 1)
+    .option(
+      "--protocol-max <n>",
+      "the runner's protocol version, 1-3: 2 and 3 add session goals, but a native execution bundle carries v1 events only, so such a run has none (default 1)",
+      parseProtocolVersion,
+      1,
+    )
     .option("--harness-ready-ms <n>", HARNESS_READY_HELP, parsePositiveInt)
     .option("--duplicate-turn-command", "also send a second turn.start, which the runner must refuse")
-    .option("--runnerd <path>", "run this prp-runnerd instead of this package's own (another build): its stream is checked like any other")
-    .option("--credential-file <path>", `${CREDENTIAL_FILE_HELP} (default with --script: <out>/runs/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`, parseCredentialFile)
+    .option(
+      "--runnerd <path>",
+      "run this prp-runnerd instead of this package's own (another build): its stream is checked like any other",
+    )
+    .option(
+      "--credential-file <path>",
+      `${CREDENTIAL_FILE_HELP} (default with --script: <out>/runs/<runId>/credentials/auth.json, which the credentials-refresh scenario writes)`,
+      parseCredentialFile,
+    )
     .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
     .addHelpText(
       "after",
@@ -110,9 +150,11 @@ Examples:
 
 async function runScenario(program: Command, opts: RunOptions): Promise<number> {
   const fail = (message: string) => program.error(message, { exitCode: 2 });
-  if (!opts.script === !opts.agent) fail("choose one: --script <name|file> (a fake harness) or --agent <cmd> (an ACP agent)");
+  if (!opts.script === !opts.agent)
+    fail("choose one: --script <name|file> (a fake harness) or --agent <cmd> (an ACP agent)");
   if (opts.agent && !opts.prompt) fail("--agent needs --prompt <text>");
-  if (!opts.agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy || opts.agentIdleMs)) fail("--prompt, --agent-cwd, --agent-env, --agent-idle-ms and --permission-policy go with --agent");
+  if (!opts.agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy || opts.agentIdleMs))
+    fail("--prompt, --agent-cwd, --agent-env, --agent-idle-ms and --permission-policy go with --agent");
   const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script!);
   let answers = new Map<string, Resolution>();
   try {
@@ -123,7 +165,8 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const runId = opts.runId ?? `run_${newIdSuffix()}`;
   if (!RUNNER_ID_PATTERN.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
   if (opts.credentialProvider && !opts.credentialFile) fail("--credential-provider goes with --credential-file");
-  const credentialFile = opts.credentialFile ?? (opts.agent ? undefined : resolve(opts.out, "runs", runId, "credentials", "auth.json"));
+  const credentialFile =
+    opts.credentialFile ?? (opts.agent ? undefined : resolve(opts.out, "runs", runId, "credentials", "auth.json"));
 
   const sandboxed = sandboxPolicy(opts, [], (line) => process.stderr.write(`prp: ${line}\n`));
   if (!sandboxed.ok) {
@@ -141,16 +184,34 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   // The runner's stdout is believed only while it is one run's record: each event is checked as
   // it comes (the local runner names event N by N, so uniqueness costs nothing per event) and
   // goes straight to the bundle's files; nothing proportional to the run is kept.
-  const check = new RecordCheck({ pathOf: (i) => `/events/${i}`, firstSeq: 1, runId, sessionId, idOf: (seq) => sequencedId("event", runId, seq, 3) });
+  const check = new RecordCheck({
+    pathOf: (i) => `/events/${i}`,
+    firstSeq: 1,
+    runId,
+    sessionId,
+    idOf: (seq) => sequencedId("event", runId, seq, 3),
+  });
   const writer = new BundleWriter(join(opts.out, "runs", runId), {
-    runId, caseId: target.caseId, attemptId: "attempt_1", scriptBytes: target.bytes, driverKind: target.driverKind,
-    config: { ...target.config, ...(opts.agent ? { permissionPolicy: policy } : {}), delayMs: opts.delayMs ?? null, answers: Object.fromEntries(answers) },
+    runId,
+    caseId: target.caseId,
+    attemptId: "attempt_1",
+    scriptBytes: target.bytes,
+    driverKind: target.driverKind,
+    config: {
+      ...target.config,
+      ...(opts.agent ? { permissionPolicy: policy } : {}),
+      delayMs: opts.delayMs ?? null,
+      answers: Object.fromEntries(answers),
+    },
   });
   // Set by the client's callbacks (hence the casts: the compiler does not see them run).
   let broken = null as RecordProblem | null;
   let terminal = null as T.PRPRunTerminal | null;
   let result = null as { reportedWorkDisposition?: string; summary?: string } | null;
-  const live = new LiveTurn((text) => { spinner.clear(); process.stdout.write(text); });
+  const live = new LiveTurn((text) => {
+    spinner.clear();
+    process.stdout.write(text);
+  });
   const started = Date.now();
   let interruptSent = false;
   let cancelSent = false;
@@ -158,11 +219,24 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const terminalSeen = new Promise<void>((r) => (resolveTerminal = r));
 
   const client: LocalRunnerClient = new LocalRunnerClient({
-    runId, sessionId, runnerId: `runner_${runId}`, ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
+    runId,
+    sessionId,
+    runnerId: `runner_${runId}`,
+    ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
     extraArgs: [
-      "--protocol-max", String(opts.protocolMax), ...harnessReadyArgs(opts.harnessReadyMs),
-      ...(opts.agent ? agentRunnerdArgs({ agentCommand: opts.agent, ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}), ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}), ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}), permissionPolicy: policy }) : []),
+      "--protocol-max",
+      String(opts.protocolMax),
+      ...harnessReadyArgs(opts.harnessReadyMs),
+      ...(opts.agent
+        ? agentRunnerdArgs({
+            agentCommand: opts.agent,
+            ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}),
+            ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}),
+            ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}),
+            permissionPolicy: policy,
+          })
+        : []),
       ...credentialRunnerdArgs(credentialFile, opts.credentialProvider),
       ...sandboxRunnerdArgs(opts),
     ],
@@ -182,12 +256,19 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     onReceipt: (receipt: CommandReceipt) => {
       if (receipt.status === "accepted") return;
       spinner.clear();
-      process.stderr.write(`prp run: ${receipt.type ?? "command"} ${receipt.commandId ?? ""} ${receipt.status}${receipt.code ? `: ${receipt.code}: ${visible(String(receipt.reason))}` : ""}\n`);
+      process.stderr.write(
+        `prp run: ${receipt.type ?? "command"} ${receipt.commandId ?? ""} ${receipt.status}${receipt.code ? `: ${receipt.code}: ${visible(String(receipt.reason))}` : ""}\n`,
+      );
       // A refused answer leaves the harness waiting on its request: end the run instead of hanging.
       if (receipt.status === "rejected" && receipt.type === "request.resolve") cancel();
     },
     // The runner writes nothing but stream records: anything else is someone else's writing.
-    onBadLine: (line) => refuseRecord({ code: "not_a_record", path: `/events/${check.count}`, message: `the runner's stdout had a line that is not a stream record: ${cutText(line, 200)}` }),
+    onBadLine: (line) =>
+      refuseRecord({
+        code: "not_a_record",
+        path: `/events/${check.count}`,
+        message: `the runner's stdout had a line that is not a stream record: ${cutText(line, 200)}`,
+      }),
   });
   /** The stream broke the binding rules: nothing it says is believed, the runner is ended and no bundle is written. */
   const refuseRecord = (problem: RecordProblem) => {
@@ -203,15 +284,22 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       terminal = event.payload as unknown as T.PRPRunTerminal;
       client.close();
       resolveTerminal();
-    } else if (event.eventType === "runtime.phase.changed" && payload.phase === "awaiting_interrupt" && !interruptSent) {
+    } else if (
+      event.eventType === "runtime.phase.changed" &&
+      payload.phase === "awaiting_interrupt" &&
+      !interruptSent
+    ) {
       interruptSent = true;
       client.send("turn.interrupt", { reason: "operator" });
     } else if (event.eventType === "runtime_request.created" && !(opts.agent && policy !== "ask")) {
       const request = payload.request as PendingRequest;
       const resolution = answers.get(request.requestId) ?? (tty ? await ask(request) : null);
-      if (resolution) client.send("request.resolve", { requestId: request.requestId, turnId: event.turnId, resolution });
+      if (resolution)
+        client.send("request.resolve", { requestId: request.requestId, turnId: event.turnId, resolution });
       else {
-        process.stderr.write(`prp run: request ${request.requestId} ("${visible(request.prompt)}") needs an answer: pass --answer FILE or run at a terminal; cancelling the run\n`);
+        process.stderr.write(
+          `prp run: request ${request.requestId} ("${visible(request.prompt)}") needs an answer: pass --answer FILE or run at a terminal; cancelling the run\n`,
+        );
         cancel();
       }
     }
@@ -255,18 +343,26 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   // before the runner was killed would otherwise be the last word.
   const cleanExits = [0, ...STOP_SIGNALS.map(signalExitStatus)];
   if (!broken && terminal && (exit.exitCode === null || !cleanExits.includes(exit.exitCode))) {
-    broken = { code: "unconfirmed_end", path: `/events/${check.count}`, message: `the runner ended ${exit.signal ? `by ${exit.signal}` : `with status ${exit.exitCode}`} after the stream's run.terminal, not as it does after writing its own: the end of the stream is not known to be the runner's` };
+    broken = {
+      code: "unconfirmed_end",
+      path: `/events/${check.count}`,
+      message: `the runner ended ${exit.signal ? `by ${exit.signal}` : `with status ${exit.exitCode}`} after the stream's run.terminal, not as it does after writing its own: the end of the stream is not known to be the runner's`,
+    };
   }
   if (broken) {
     writer.discard();
     const { code, path, message } = broken;
-    process.stderr.write(`prp run: the runner's output was not a valid record of run ${runId}: ${code} at ${path}: ${visible(message)}\nNothing it reported is believed and no bundle was written.\n`);
+    process.stderr.write(
+      `prp run: the runner's output was not a valid record of run ${runId}: ${code} at ${path}: ${visible(message)}\nNothing it reported is believed and no bundle was written.\n`,
+    );
     return 3;
   }
   // The terminal is known whenever the record is whole; the test also tells the compiler so.
   if (check.finish() || !terminal) {
     writer.discard();
-    process.stderr.write(`prp run: the runner exited (${exit.exitCode ?? exit.signal}) without a run.terminal\n${visibleLines(client.stderrTail().join("\n"))}\n`);
+    process.stderr.write(
+      `prp run: the runner exited (${exit.exitCode ?? exit.signal}) without a run.terminal\n${visibleLines(client.stderrTail().join("\n"))}\n`,
+    );
     return 1;
   }
 
@@ -274,15 +370,22 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   function writeBundle(): string {
     const written = writer.finish(Date.now() - started);
     const problems = bundleFileProblems(written.path, written.files);
-    if (problems.length > 0) process.stderr.write(`prp run: the bundle does not match its files:\n${problems.join("\n")}\n`);
+    if (problems.length > 0)
+      process.stderr.write(`prp run: the bundle does not match its files:\n${problems.join("\n")}\n`);
     return written.path;
   }
 
   show("");
-  show(`run ${runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`);
-  show(`  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`);
+  show(
+    `run ${runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`,
+  );
+  show(
+    `  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`,
+  );
   show(`  result          ${result ? `${result.reportedWorkDisposition}: ${result.summary}` : "none proposed"}`);
-  show(`  record          ${check.count} events, sourceSeq 1..${check.count}, one run.terminal, each checked as it came`);
+  show(
+    `  record          ${check.count} events, sourceSeq 1..${check.count}, one run.terminal, each checked as it came`,
+  );
   show(`  bundle          ${path}`);
   return terminal.runTerminalState === "succeeded" ? 0 : 1;
 }

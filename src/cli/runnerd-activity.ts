@@ -32,15 +32,22 @@ endpoint, or it went away before it answered.`;
   // through the exit override these commands inherit from prp-runnerd (usage-exit.ts).
   program
     .command("notification-context")
-    .description("print the runner's current opaque runtime-activity context as one line (capture it before an operation)")
+    .description(
+      "print the runner's current opaque runtime-activity context as one line (capture it before an operation)",
+    )
     .option("--timeout-ms <n>", "how long to wait for the runner", parsePositiveInt, DEFAULT_TIMEOUT_MS)
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 Reads the endpoint descriptor named by ${CONTEXT_ENV} (a private 0600 file the runner wrote)
 and asks the runner serving its socket for the context. A runner recovery or a warm attachment
 replaces the context: a record with an older one is refused.
-${exits}`)
+${exits}`,
+    )
     .action(async (options: { timeoutMs: number }) => {
-      finish("notification-context", await captureContext(process.env, options.timeoutMs), (ok) => process.stdout.write(`${ok.context}\n`));
+      finish("notification-context", await captureContext(process.env, options.timeoutMs), (ok) =>
+        process.stdout.write(`${ok.context}\n`),
+      );
     });
   program
     .command("record-activity")
@@ -48,8 +55,15 @@ ${exits}`)
     .argument("<CONTEXT>", "what notification-context printed before the operation")
     .argument("<NAMESPACE>", "groups the producer's activity types (1-160 code points, no control character, no DEL)")
     .argument("<ACTIVITY_KEY>", "names the activity within the namespace (the same rule)")
-    .option("--timeout-ms <n>", "how long to wait for the runner to commit the event", parsePositiveInt, DEFAULT_TIMEOUT_MS)
-    .addHelpText("after", `
+    .option(
+      "--timeout-ms <n>",
+      "how long to wait for the runner to commit the event",
+      parsePositiveInt,
+      DEFAULT_TIMEOUT_MS,
+    )
+    .addHelpText(
+      "after",
+      `
 Exits 0 only once the runner has committed the event: in durable mode to its outbox (from
 there it reaches the authority exactly once, across runner restarts); in local mode to its
 stdout stream. Each successful call records one event, so call it once per successful
@@ -58,8 +72,13 @@ A non-zero exit recorded nothing, except status 4 after the request was sent ("m
 be recorded"): when the runner went away, its recovery refuses this context, so a retry with it
 can never record the activity twice; after --timeout-ms with the runner still up, it may still
 commit the event. The runner puts this command in ${HELPER_ENV}.
-${exits}`)
+${exits}`,
+    )
     .action(async (context: string, namespace: string, activityKey: string, options: { timeoutMs: number }) => {
-      finish("record-activity", await recordActivity(process.env, context, namespace, activityKey, options.timeoutMs), () => {});
+      finish(
+        "record-activity",
+        await recordActivity(process.env, context, namespace, activityKey, options.timeoutMs),
+        () => {},
+      );
     });
 }

@@ -4,4 +4,7 @@
  * module, argument parser, child process or log line ever sees it in the environment) and the
  * fault-injection crash point. This module imports nothing, so loading it runs no other code.
  */
-export const handoff: { bootstrapTicket: string | null; crashAt: string | undefined } = { bootstrapTicket: null, crashAt: undefined };
+export const handoff: { bootstrapTicket: string | null; crashAt: string | undefined } = {
+  bootstrapTicket: null,
+  crashAt: undefined,
+};

@@ -9,9 +9,20 @@ import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { readCaBundle } from "../transport/ca-bundle.js";
 import { parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { installFailsafe } from "../runner/failsafe.js";
-import { ACP_READY_MS, startRunner, StartRunnerError, type RunnerHarness, type StartedRunner } from "../runner/start-runner.js";
+import {
+  ACP_READY_MS,
+  startRunner,
+  StartRunnerError,
+  type RunnerHarness,
+  type StartedRunner,
+} from "../runner/start-runner.js";
 import { STOP_SIGNALS, type StopSignal } from "../runner/stop-signals.js";
-import { CREDENTIAL_FILE_HELP, CREDENTIAL_PROVIDER_HELP, parseCredentialFile, parseCredentialProvider } from "./credential-options.js";
+import {
+  CREDENTIAL_FILE_HELP,
+  CREDENTIAL_PROVIDER_HELP,
+  parseCredentialFile,
+  parseCredentialProvider,
+} from "./credential-options.js";
 import { AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { addActivityCommands } from "./runnerd-activity.js";
@@ -68,38 +79,109 @@ const program = new Command("prp-runnerd")
   .version(packageVersion(), "-V, --version")
   .exitOverride(usageExitsTwo)
   .option("--local", "local (stdio) mode: PRP commands as JSONL on stdin, paperclip.runner.stream.v1 records on stdout")
-  .option("--connect-url <url>", "durable mode: dial the authority at this URL, ws:// (loopback only) or wss:// (TLS); the ticket comes from PAPERCLIP_RUNNER_BOOTSTRAP_TICKET")
-  .option("--ca-bundle-path <file>", "durable mode, wss:// only: PEM certificates to trust besides Node's root store (a file of at most 4 MiB that only its owner can write)")
-  .option("--state-dir <dir>", "durable mode: the private directory of the runner's SQLite state (outbox, command journal)")
+  .option(
+    "--connect-url <url>",
+    "durable mode: dial the authority at this URL, ws:// (loopback only) or wss:// (TLS); the ticket comes from PAPERCLIP_RUNNER_BOOTSTRAP_TICKET",
+  )
+  .option(
+    "--ca-bundle-path <file>",
+    "durable mode, wss:// only: PEM certificates to trust besides Node's root store (a file of at most 4 MiB that only its owner can write)",
+  )
+  .option(
+    "--state-dir <dir>",
+    "durable mode: the private directory of the runner's SQLite state (outbox, command journal)",
+  )
   .option("--environment-lease-id <id>", "durable mode: the environment lease of the run identity")
   .option("--turn-id <id>", "durable mode: the turn of the run identity")
   .option("--item-id <id>", "durable mode: the item of the run identity")
   .option("--max-outbox-bytes <n>", "durable mode: the outbox limit (default 16 MiB)", parsePositiveInt)
   .option("--p0-reserve-bytes <n>", "durable mode: outbox bytes kept for P0 events (default 1 MiB)", parsePositiveInt)
   .option("--reconnect-delay-ms <n>", "durable mode: wait before redialling after a drop", parseNonNegativeInt, 250)
-  .option("--stop-delivery-ms <n>", "durable mode: after a stop signal, how long to go on redialling to deliver the cancelled terminal before exiting 3 with the state kept", parsePositiveInt, 30_000)
-  .option("--dead-peer-timeout-ms <n>", "durable mode: close and redial when the authority was silent this long (default: 20 heartbeat intervals, at least 5 s)", parsePositiveInt)
-  .option("--protocol-max <n>", "the highest PRP version this runner speaks, 1-3 (default 3): durable mode offers 1-N in its hello; local mode, which has no handshake, speaks N. Below 2 there are no session goals", parseProtocolVersion)
-  .option("--build-metadata", "print this binary's protocol versions, transport modes and contract digest as JSON, then exit")
+  .option(
+    "--stop-delivery-ms <n>",
+    "durable mode: after a stop signal, how long to go on redialling to deliver the cancelled terminal before exiting 3 with the state kept",
+    parsePositiveInt,
+    30_000,
+  )
+  .option(
+    "--dead-peer-timeout-ms <n>",
+    "durable mode: close and redial when the authority was silent this long (default: 20 heartbeat intervals, at least 5 s)",
+    parsePositiveInt,
+  )
+  .option(
+    "--protocol-max <n>",
+    "the highest PRP version this runner speaks, 1-3 (default 3): durable mode offers 1-N in its hello; local mode, which has no handshake, speaks N. Below 2 there are no session goals",
+    parseProtocolVersion,
+  )
+  .option(
+    "--build-metadata",
+    "print this binary's protocol versions, transport modes and contract digest as JSON, then exit",
+  )
   .option("--run-id <id>", "the run this runner serves")
   .option("--session-id <id>", "the normalized session id")
   .option("--runner-id <id>", "this runner instance: the source of its events")
-  .addOption(new Option("--harness <driver>", "the harness driver: fake (a scripted fake harness) or acp (an Agent Client Protocol agent)").choices(["fake", "acp"]).default("fake"))
-  .option("--agent-command <cmd>", "--harness acp: the agent's command line, run by /bin/sh (e.g. \"npx -y @zed-industries/claude-code-acp\")")
-  .option("--agent-cwd <dir>", "--harness acp: the agent's working directory and session cwd (default: this directory)", parseAgentCwd)
-  .option("--agent-env <K=V>", "--harness acp: a variable for the agent, on top of PATH and HOME (repeatable)", collectAgentEnv)
+  .addOption(
+    new Option(
+      "--harness <driver>",
+      "the harness driver: fake (a scripted fake harness) or acp (an Agent Client Protocol agent)",
+    )
+      .choices(["fake", "acp"])
+      .default("fake"),
+  )
+  .option(
+    "--agent-command <cmd>",
+    '--harness acp: the agent\'s command line, run by /bin/sh (e.g. "npx -y @zed-industries/claude-code-acp")',
+  )
+  .option(
+    "--agent-cwd <dir>",
+    "--harness acp: the agent's working directory and session cwd (default: this directory)",
+    parseAgentCwd,
+  )
+  .option(
+    "--agent-env <K=V>",
+    "--harness acp: a variable for the agent, on top of PATH and HOME (repeatable)",
+    collectAgentEnv,
+  )
   .option("--agent-idle-ms <n>", `--harness acp: ${AGENT_IDLE_HELP}`, parsePositiveInt)
-  .addOption(permissionPolicyOption("deny", "--harness acp: who answers the agent's permission requests and questions: ask (the controller, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest), forbid (the agent must never ask: a request or question fails the run closed); questions are cancelled under every policy but ask"))
+  .addOption(
+    permissionPolicyOption(
+      "deny",
+      "--harness acp: who answers the agent's permission requests and questions: ask (the controller, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest), forbid (the agent must never ask: a request or question fails the run closed); questions are cancelled under every policy but ask",
+    ),
+  )
   .option("--script <name|file>", "--harness fake: the script to play (a file, or a scenario name)")
-  .option("--fake-harness <path>", "--harness fake: another executable speaking the fake-harness protocol, given --script FILE (default: this package's fake harness)")
+  .option(
+    "--fake-harness <path>",
+    "--harness fake: another executable speaking the fake-harness protocol, given --script FILE (default: this package's fake harness)",
+  )
   .option("--delay-ms <n>", "passed to the harness: every delay step takes this long", parseNonNegativeInt)
   .option("--log-max-lines <n>", "lines kept in the harness log tail", parsePositiveInt, 32)
   .option("--log-max-bytes <n>", "bytes kept in the harness log tail", parsePositiveInt, 16_384)
-  .option("--harness-max-line-bytes <n>", "longest harness stdout line; a longer one is a protocol violation", parsePositiveInt, 65_536)
-  .option("--controller-max-line-bytes <n>", "longest command line on stdin; a longer one is refused", parsePositiveInt, 65_536)
+  .option(
+    "--harness-max-line-bytes <n>",
+    "longest harness stdout line; a longer one is a protocol violation",
+    parsePositiveInt,
+    65_536,
+  )
+  .option(
+    "--controller-max-line-bytes <n>",
+    "longest command line on stdin; a longer one is refused",
+    parsePositiveInt,
+    65_536,
+  )
   .option("--command-history-limit <n>", "command fingerprints kept for duplicate detection", parsePositiveInt, 4096)
-  .option("--shutdown-grace-ms <n>", "time between SIGTERM and SIGKILL to the harness group", parseNonNegativeInt, DEFAULT_SHUTDOWN_GRACE_MS)
-  .option("--harness-ready-ms <n>", "how long the harness has to say ready (the protocol's 2 s by default; a loaded test machine may need longer)", parsePositiveInt, 2_000)
+  .option(
+    "--shutdown-grace-ms <n>",
+    "time between SIGTERM and SIGKILL to the harness group",
+    parseNonNegativeInt,
+    DEFAULT_SHUTDOWN_GRACE_MS,
+  )
+  .option(
+    "--harness-ready-ms <n>",
+    "how long the harness has to say ready (the protocol's 2 s by default; a loaded test machine may need longer)",
+    parsePositiveInt,
+    2_000,
+  )
   .option("--credential-file <path>", CREDENTIAL_FILE_HELP, parseCredentialFile)
   .option("--credential-provider <id>", CREDENTIAL_PROVIDER_HELP, parseCredentialProvider)
   .addHelpText(
@@ -178,23 +260,47 @@ await program.parseAsync(process.argv);
 const opts = program.opts<RunnerdOptions>();
 
 if (opts.buildMetadata) {
-  console.log(JSON.stringify({ binaryContractVersion: 2, prp: { min: MIN_PROTOCOL_VERSION, max: MAX_PROTOCOL_VERSION }, transportModes: ["stdio_local", "dial_ws_loopback", "dial_wss"], version: packageVersion(), contractDigest: buildContractDigest() }));
+  console.log(
+    JSON.stringify({
+      binaryContractVersion: 2,
+      prp: { min: MIN_PROTOCOL_VERSION, max: MAX_PROTOCOL_VERSION },
+      transportModes: ["stdio_local", "dial_ws_loopback", "dial_wss"],
+      version: packageVersion(),
+      contractDigest: buildContractDigest(),
+    }),
+  );
   process.exit(0);
 }
 const flag = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-if (!opts.local === !opts.connectUrl) program.error("choose one mode: --local, or --connect-url for durable mode", { exitCode: 2 });
+if (!opts.local === !opts.connectUrl)
+  program.error("choose one mode: --local, or --connect-url for durable mode", { exitCode: 2 });
 const durable = opts.connectUrl !== undefined;
-const required = durable ? (["runId", "sessionId", "runnerId", "stateDir", "environmentLeaseId", "turnId", "itemId"] as const) : (["runId", "sessionId", "runnerId"] as const);
-for (const key of required) if (!opts[key]) program.error(`${flag(key)} is required in ${durable ? "durable" : "--local"} mode`, { exitCode: 2 });
-if (opts.caBundlePath !== undefined && !opts.connectUrl?.startsWith("wss://")) program.error("--ca-bundle-path is allowed only with a wss:// --connect-url", { exitCode: 2 });
+const required = durable
+  ? (["runId", "sessionId", "runnerId", "stateDir", "environmentLeaseId", "turnId", "itemId"] as const)
+  : (["runId", "sessionId", "runnerId"] as const);
+for (const key of required)
+  if (!opts[key]) program.error(`${flag(key)} is required in ${durable ? "durable" : "--local"} mode`, { exitCode: 2 });
+if (opts.caBundlePath !== undefined && !opts.connectUrl?.startsWith("wss://"))
+  program.error("--ca-bundle-path is allowed only with a wss:// --connect-url", { exitCode: 2 });
 const caBundle = opts.caBundlePath === undefined ? undefined : readCaBundle(opts.caBundlePath);
-if (caBundle && !caBundle.ok) program.error(`prp-runnerd: ${caBundle.error.code}: ${caBundle.error.message}`, { exitCode: 2 });
-if (opts.harness === "fake" && !opts.script) program.error("--harness fake needs --script <name|file>", { exitCode: 2 });
-if (opts.credentialProvider && !opts.credentialFile) program.error("--credential-provider goes with --credential-file", { exitCode: 2 });
-if (opts.harness === "acp" && !opts.agentCommand) program.error("--harness acp needs --agent-command <cmd>", { exitCode: 2 });
-if (durable && !bootstrapTicket) program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
-for (const key of ["runId", "sessionId", "runnerId", ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : [])] as const) {
-  if (!RUNNER_ID_PATTERN.test(opts[key]!)) program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
+if (caBundle && !caBundle.ok)
+  program.error(`prp-runnerd: ${caBundle.error.code}: ${caBundle.error.message}`, { exitCode: 2 });
+if (opts.harness === "fake" && !opts.script)
+  program.error("--harness fake needs --script <name|file>", { exitCode: 2 });
+if (opts.credentialProvider && !opts.credentialFile)
+  program.error("--credential-provider goes with --credential-file", { exitCode: 2 });
+if (opts.harness === "acp" && !opts.agentCommand)
+  program.error("--harness acp needs --agent-command <cmd>", { exitCode: 2 });
+if (durable && !bootstrapTicket)
+  program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
+for (const key of [
+  "runId",
+  "sessionId",
+  "runnerId",
+  ...(durable ? (["environmentLeaseId", "turnId", "itemId"] as const) : []),
+] as const) {
+  if (!RUNNER_ID_PATTERN.test(opts[key]!))
+    program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
 }
 const sandboxed = sandboxPolicy(opts, durable ? [resolve(opts.stateDir!)] : [], log);
 if (!sandboxed.ok) {
@@ -204,28 +310,54 @@ if (!sandboxed.ok) {
 const sandbox = sandboxed.policy;
 // The agent's workspace is shown writable: inside the runner's state or a hidden path it would show them.
 const agentCwd = opts.agentCwd ?? process.cwd();
-const shadowed = opts.harness === "acp" ? sandbox.hidden.find((h) => agentCwd === h || agentCwd.startsWith(`${h}/`)) : undefined;
-if (shadowed) program.error(`--agent-cwd ${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a --sandbox-hide path): give the agent a workspace of its own`, { exitCode: 2 });
+const shadowed =
+  opts.harness === "acp" ? sandbox.hidden.find((h) => agentCwd === h || agentCwd.startsWith(`${h}/`)) : undefined;
+if (shadowed)
+  program.error(
+    `--agent-cwd ${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a --sandbox-hide path): give the agent a workspace of its own`,
+    { exitCode: 2 },
+  );
 // An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.
-if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default") opts.harnessReadyMs = ACP_READY_MS;
-const harness: RunnerHarness = opts.harness === "acp"
-  ? {
-    kind: "acp", command: opts.agentCommand!, cwd: agentCwd, ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
-    permissionPolicy: opts.permissionPolicy, ...(opts.agentIdleMs ? { idleMs: opts.agentIdleMs } : {}),
-  }
-  : {
-    kind: "fake", script: scriptFromOption(program, opts.script!).path,
-    ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
-    ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
-  };
+if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default")
+  opts.harnessReadyMs = ACP_READY_MS;
+const harness: RunnerHarness =
+  opts.harness === "acp"
+    ? {
+        kind: "acp",
+        command: opts.agentCommand!,
+        cwd: agentCwd,
+        ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
+        permissionPolicy: opts.permissionPolicy,
+        ...(opts.agentIdleMs ? { idleMs: opts.agentIdleMs } : {}),
+      }
+    : {
+        kind: "fake",
+        script: scriptFromOption(program, opts.script!).path,
+        ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
+        ...(opts.fakeHarness ? { executable: opts.fakeHarness } : {}),
+      };
 const common = {
-  harness, sandbox, log,
+  harness,
+  sandbox,
+  log,
   limits: {
-    harnessMaxLineBytes: opts.harnessMaxLineBytes, logMaxLines: opts.logMaxLines, logMaxBytes: opts.logMaxBytes, shutdownGraceMs: opts.shutdownGraceMs,
-    harnessReadyMs: opts.harnessReadyMs, controllerMaxLineBytes: opts.controllerMaxLineBytes, commandHistoryLimit: opts.commandHistoryLimit,
+    harnessMaxLineBytes: opts.harnessMaxLineBytes,
+    logMaxLines: opts.logMaxLines,
+    logMaxBytes: opts.logMaxBytes,
+    shutdownGraceMs: opts.shutdownGraceMs,
+    harnessReadyMs: opts.harnessReadyMs,
+    controllerMaxLineBytes: opts.controllerMaxLineBytes,
+    commandHistoryLimit: opts.commandHistoryLimit,
   },
   ...(opts.protocolMax ? { protocolMax: opts.protocolMax } : {}),
-  ...(opts.credentialFile ? { credentials: { file: opts.credentialFile, ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}) } } : {}),
+  ...(opts.credentialFile
+    ? {
+        credentials: {
+          file: opts.credentialFile,
+          ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}),
+        },
+      }
+    : {}),
   ...(crashPoint ? { crashAt: crashPoint } : {}),
 };
 
@@ -234,16 +366,35 @@ let started: StartedRunner;
 try {
   started = durable
     ? startRunner({
-      ...common, mode: "durable",
-      identity: { runnerInstanceId: opts.runnerId!, environmentLeaseId: opts.environmentLeaseId!, runId: opts.runId!, normalizedSessionId: opts.sessionId!, turnId: opts.turnId!, itemId: opts.itemId! },
-      connectUrl: opts.connectUrl!, stateDir: opts.stateDir!, ticket: bootstrapTicket!,
-      ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
-      ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
-      ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
-      reconnectDelayMs: opts.reconnectDelayMs, stopDeliveryMs: opts.stopDeliveryMs,
-      ...(opts.deadPeerTimeoutMs ? { deadPeerTimeoutMs: opts.deadPeerTimeoutMs } : {}),
-    })
-    : startRunner({ ...common, mode: "local", runId: opts.runId!, sessionId: opts.sessionId!, runnerId: opts.runnerId!, input: process.stdin, output: process.stdout });
+        ...common,
+        mode: "durable",
+        identity: {
+          runnerInstanceId: opts.runnerId!,
+          environmentLeaseId: opts.environmentLeaseId!,
+          runId: opts.runId!,
+          normalizedSessionId: opts.sessionId!,
+          turnId: opts.turnId!,
+          itemId: opts.itemId!,
+        },
+        connectUrl: opts.connectUrl!,
+        stateDir: opts.stateDir!,
+        ticket: bootstrapTicket!,
+        ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
+        ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
+        ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),
+        reconnectDelayMs: opts.reconnectDelayMs,
+        stopDeliveryMs: opts.stopDeliveryMs,
+        ...(opts.deadPeerTimeoutMs ? { deadPeerTimeoutMs: opts.deadPeerTimeoutMs } : {}),
+      })
+    : startRunner({
+        ...common,
+        mode: "local",
+        runId: opts.runId!,
+        sessionId: opts.sessionId!,
+        runnerId: opts.runnerId!,
+        input: process.stdin,
+        output: process.stdout,
+      });
 } catch (err) {
   // A connect URL that can never be dialled: the durable runner's unrecoverable exit, as it always was.
   if (!(err instanceof StartRunnerError) || err.option !== "connectUrl") throw err;
@@ -264,8 +415,14 @@ for (const signal of STOP_SIGNALS) {
   });
 }
 /** The last guard: an error nothing handled fails the run with a diagnostic; past that, exit 4 (durable) or 70 (local). */
-installFailsafe(process, { failRun: (message) => runner.fail(message), exitCode: durable ? 4 : 70, exit: (code) => process.exit(code), log });
+installFailsafe(process, {
+  failRun: (message) => runner.fail(message),
+  exitCode: durable ? 4 : 70,
+  exit: (code) => process.exit(code),
+  log,
+});
 
 const outcome = await runner.outcome;
-if (durable && outcome.code !== 0 && outcome.reason !== "cancelled") process.stderr.write(`prp-runnerd: ${outcome.reason}${outcome.detail !== undefined ? `: ${outcome.detail}` : ""}\n`);
+if (durable && outcome.code !== 0 && outcome.reason !== "cancelled")
+  process.stderr.write(`prp-runnerd: ${outcome.reason}${outcome.detail !== undefined ? `: ${outcome.detail}` : ""}\n`);
 process.exit(outcome.code);

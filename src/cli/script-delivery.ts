@@ -5,11 +5,20 @@ import type { ScriptEmission } from "../harness/script-emissions.js";
 /** What the durable runner adds to a harness payload: the count of deltas a coalesced one merges. */
 const RUNNER_ADDED = ["coalescedDeltas"];
 /** Events the runner reports about itself, never on a harness's behalf. */
-const RUNNER_EVENTS = new Set(["workspace.ready", "session.starting", "session.reconciled", "turn.submitted", "run.terminal"]);
+const RUNNER_EVENTS = new Set([
+  "workspace.ready",
+  "session.starting",
+  "session.reconciled",
+  "turn.submitted",
+  "run.terminal",
+]);
 
 function reportedByRunner(event: PrpEvent): boolean {
   if (/^(harness|runner)\./.test(event.eventType) || RUNNER_EVENTS.has(event.eventType)) return true;
-  return event.eventType === "runtime.phase.changed" && (event.payload as { phase?: unknown }).phase === "workspace_preparing";
+  return (
+    event.eventType === "runtime.phase.changed" &&
+    (event.payload as { phase?: unknown }).phase === "workspace_preparing"
+  );
 }
 
 /** What a committed event says in the script's terms. */
@@ -30,22 +39,38 @@ export function harnessItemId(event: PrpEvent): string | undefined {
 
 function seen(event: PrpEvent): Seen {
   const payload = event.payload as Record<string, unknown>;
-  const coalesced = event.eventType === "item.delta" && typeof payload.coalescedDeltas === "number" ? payload.coalescedDeltas : 1;
-  return { eventType: event.eventType, itemId: harnessItemId(event), payload: omit(payload, RUNNER_ADDED), sourceSeq: event.sourceSeq, carries: Math.max(1, coalesced) };
+  const coalesced =
+    event.eventType === "item.delta" && typeof payload.coalescedDeltas === "number" ? payload.coalescedDeltas : 1;
+  return {
+    eventType: event.eventType,
+    itemId: harnessItemId(event),
+    payload: omit(payload, RUNNER_ADDED),
+    sourceSeq: event.sourceSeq,
+    carries: Math.max(1, coalesced),
+  };
 }
 
 function omit(payload: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
   return Object.fromEntries(Object.entries(payload).filter(([k]) => !keys.includes(k)));
 }
 
-const label = (e: { eventType: string; itemId?: string | undefined }): string => (e.itemId ? `${e.eventType} ${e.itemId}` : e.eventType);
+const label = (e: { eventType: string; itemId?: string | undefined }): string =>
+  e.itemId ? `${e.eventType} ${e.itemId}` : e.eventType;
 
 /** Consecutive plain-text deltas of one item, as the runner's coalescer merges them; null if they cannot merge. */
 function merged(run: ScriptEmission[]): ScriptEmission | null {
   const first = run[0]!;
-  const plain = (e: ScriptEmission) => e.eventType === "item.delta" && e.itemId === first.itemId && typeof e.payload.text === "string" && Object.keys(e.payload).length === 1;
+  const plain = (e: ScriptEmission) =>
+    e.eventType === "item.delta" &&
+    e.itemId === first.itemId &&
+    typeof e.payload.text === "string" &&
+    Object.keys(e.payload).length === 1;
   if (!run.every(plain)) return null;
-  return { eventType: "item.delta", ...(first.itemId ? { itemId: first.itemId } : {}), payload: { text: run.map((e) => e.payload.text as string).join("") } };
+  return {
+    eventType: "item.delta",
+    ...(first.itemId ? { itemId: first.itemId } : {}),
+    payload: { text: run.map((e) => e.payload.text as string).join("") },
+  };
 }
 
 export interface ScriptDelivery {
@@ -62,7 +87,11 @@ export interface ScriptDelivery {
  * was cut short) the ones that arrived must be the script's first ones, with no hole. Events
  * the runner reports about itself are not the script's and are skipped.
  */
-export function scriptDelivery(expected: ScriptEmission[], committed: PrpEvent[], options: { prefix: boolean }): ScriptDelivery {
+export function scriptDelivery(
+  expected: ScriptEmission[],
+  committed: PrpEvent[],
+  options: { prefix: boolean },
+): ScriptDelivery {
   const deliveredAt: number[][] = expected.map(() => []);
   const altered = new Set<number>();
   const reasons: string[] = [];
@@ -86,9 +115,11 @@ export function scriptDelivery(expected: ScriptEmission[], committed: PrpEvent[]
     if (at >= 0) {
       if (at < next) {
         const first = deliveredAt[at]![0];
-        reasons.push(first === undefined
-          ? `out of order: ${label(s)} at sourceSeq ${s.sourceSeq} (expected #${at + 1}, after #${next})`
-          : `duplicate: ${label(s)} at sourceSeq ${s.sourceSeq} (expected #${at + 1}, first at sourceSeq ${first})`);
+        reasons.push(
+          first === undefined
+            ? `out of order: ${label(s)} at sourceSeq ${s.sourceSeq} (expected #${at + 1}, after #${next})`
+            : `duplicate: ${label(s)} at sourceSeq ${s.sourceSeq} (expected #${at + 1}, first at sourceSeq ${first})`,
+        );
       }
       for (let j = at; j < at + s.carries; j++) deliveredAt[j]!.push(s.sourceSeq);
       next = Math.max(next, at + s.carries);
@@ -99,8 +130,12 @@ export function scriptDelivery(expected: ScriptEmission[], committed: PrpEvent[]
     const span = wantAt(next, s.carries) ? s.carries : 1;
     const want = wantAt(next, span);
     if (want && want.eventType === s.eventType && want.itemId === s.itemId) {
-      const differ = [...new Set([...Object.keys(want.payload), ...Object.keys(s.payload)])].filter((k) => !(want.fromCommand ?? []).includes(k) && !isDeepStrictEqual(want.payload[k], s.payload[k]));
-      reasons.push(`altered: ${label(s)} at sourceSeq ${s.sourceSeq} (expected #${next + 1}): payload ${differ.join(", ")} differs`);
+      const differ = [...new Set([...Object.keys(want.payload), ...Object.keys(s.payload)])].filter(
+        (k) => !(want.fromCommand ?? []).includes(k) && !isDeepStrictEqual(want.payload[k], s.payload[k]),
+      );
+      reasons.push(
+        `altered: ${label(s)} at sourceSeq ${s.sourceSeq} (expected #${next + 1}): payload ${differ.join(", ")} differs`,
+      );
       for (let j = next; j < next + span; j++) altered.add(j);
       next += span;
       continue;
@@ -110,7 +145,8 @@ export function scriptDelivery(expected: ScriptEmission[], committed: PrpEvent[]
   // With `prefix`, script events past the last one that arrived were never played.
   const end = options.prefix ? next : expected.length;
   for (let i = 0; i < end; i++) {
-    if (deliveredAt[i]!.length === 0 && !altered.has(i)) reasons.push(`missing: ${label(expected[i]!)} (expected #${i + 1})`);
+    if (deliveredAt[i]!.length === 0 && !altered.has(i))
+      reasons.push(`missing: ${label(expected[i]!)} (expected #${i + 1})`);
   }
   return { delivered: deliveredAt.filter((seqs) => seqs.length > 0).length, reasons };
 }

@@ -14,6 +14,10 @@ export function scriptFromOption(program: Command, nameOrFile: string): LoadedSc
     return program.error((err as Error).message, { exitCode: 2 });
   }
   const loaded = loadScript(path);
-  if (!loaded.ok) return program.error(`script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`, { exitCode: 2 });
+  if (!loaded.ok)
+    return program.error(
+      `script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`,
+      { exitCode: 2 },
+    );
   return loaded.value;
 }

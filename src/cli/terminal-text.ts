@@ -31,4 +31,5 @@ export const visibleLines = (text: string): string => text.replace(UNSAFE_IN_LIN
  * A JSON text whose every character is printable: JSON.stringify escapes C0 controls but leaves
  * DEL, C1 controls and bidi characters raw. Escaping them keeps the value the same.
  */
-export const printableJson = (json: string): string => json.replace(UNSAFE_IN_LINES, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+export const printableJson = (json: string): string =>
+  json.replace(UNSAFE_IN_LINES, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);

@@ -19,7 +19,15 @@ interface Verdict {
 
 function verdictOf(file: string, kind: Kind | undefined, maxBytes: number, verifyFiles: boolean): Verdict {
   const read = readFileBounded(file, { maxBytes });
-  if (!read.ok) return { file, ok: false, kind: null, code: read.error.code, path: read.error.code === "unreadable" ? null : read.error.path, message: read.error.message };
+  if (!read.ok)
+    return {
+      file,
+      ok: false,
+      kind: null,
+      code: read.error.code,
+      path: read.error.code === "unreadable" ? null : read.error.path,
+      message: read.error.message,
+    };
   const result = decode(read.bytes, { ...(kind ? { kind } : {}), maxBytes });
   if (result.ok && result.kind === "native-execution") {
     const [problem] = bundleRecordProblems(result.value as NativeExecutionBundle);
@@ -29,19 +37,37 @@ function verdictOf(file: string, kind: Kind | undefined, maxBytes: number, verif
     const [problem] = bundleFileProblems(file, result.value as NativeExecutionBundle);
     if (problem) {
       const at = problem.indexOf(": ");
-      return { file, ok: false, kind: result.kind, code: "binding_mismatch", path: problem.slice(0, at), message: problem.slice(at + 2) };
+      return {
+        file,
+        ok: false,
+        kind: result.kind,
+        code: "binding_mismatch",
+        path: problem.slice(0, at),
+        message: problem.slice(at + 2),
+      };
     }
   }
   if (result.ok) return { file, ok: true, kind: result.kind, code: null, path: null, message: null };
-  return { file, ok: false, kind: result.kind ?? null, code: result.error.code, path: result.error.path, message: result.error.message };
+  return {
+    file,
+    ok: false,
+    kind: result.kind ?? null,
+    code: result.error.code,
+    path: result.error.path,
+    message: result.error.message,
+  };
 }
 
 /** A bundle's events are one run's record, and its terminal is that record's (see RecordCheck); a live run's starts at sourceSeq 1. */
 function bundleRecordProblems(bundle: NativeExecutionBundle) {
-  return recordProblems(bundle.events as PrpEvent[], { path: "/terminal", terminal: bundle.terminal }, {
-    pathOf: (i) => `/events/${i}`,
-    ...(bundle.provenance === "live" ? { firstSeq: 1 } : {}),
-  });
+  return recordProblems(
+    bundle.events as PrpEvent[],
+    { path: "/terminal", terminal: bundle.terminal },
+    {
+      pathOf: (i) => `/events/${i}`,
+      ...(bundle.provenance === "live" ? { firstSeq: 1 } : {}),
+    },
+  );
 }
 
 function line(v: Verdict, expected: boolean): string {
@@ -54,12 +80,25 @@ export function registerValidate(program: Command): void {
   program
     .command("validate")
     .description("check PRP documents against the contract: schema, required versions and binding rules")
-    .argument("<file...>", "JSON files: events, commands, fixtures, results, terminals, bundles, question sets and responses, …")
+    .argument(
+      "<file...>",
+      "JSON files: events, commands, fixtures, results, terminals, bundles, question sets and responses, …",
+    )
     .option("--json", "print one JSON object per file per line: {file, ok, kind, code, path, message}")
     .option("--expect <verdict>", "the verdict every file should get: accept or reject", "accept")
-    .option("--kind <kind>", `decode every file as this kind (needed for kinds without a discriminator). One of: ${ALL_KINDS.join(", ")}`)
-    .option("--max-bytes <n>", "refuse files larger than this many bytes (reading stops one byte past it)", String(MAX_FRAME_BYTES))
-    .option("--verify-files", "for a native execution bundle, also check that the transcript and artifacts beside it have the recorded digests and sizes")
+    .option(
+      "--kind <kind>",
+      `decode every file as this kind (needed for kinds without a discriminator). One of: ${ALL_KINDS.join(", ")}`,
+    )
+    .option(
+      "--max-bytes <n>",
+      "refuse files larger than this many bytes (reading stops one byte past it)",
+      String(MAX_FRAME_BYTES),
+    )
+    .option(
+      "--verify-files",
+      "for a native execution bundle, also check that the transcript and artifacts beside it have the recorded digests and sizes",
+    )
     .addHelpText(
       "after",
       `
@@ -81,19 +120,27 @@ Examples:
   prp validate --kind usage usage-report.json
   prp validate --verify-files --max-bytes 16777216 .prp/runs/<runId>/native-execution.json`,
     )
-    .action((files: string[], opts: { json?: boolean; expect: string; kind?: string; maxBytes: string; verifyFiles?: boolean }) => {
-      if (opts.expect !== "accept" && opts.expect !== "reject") program.error(`--expect takes accept or reject, not "${opts.expect}"`, { exitCode: 2 });
-      if (opts.kind !== undefined && !isKind(opts.kind)) program.error(`unknown --kind "${opts.kind}"; one of: ${ALL_KINDS.join(", ")}`, { exitCode: 2 });
-      const maxBytes = Number(opts.maxBytes);
-      if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) program.error(`--max-bytes takes a positive integer, not "${opts.maxBytes}"`, { exitCode: 2 });
-      const expected = opts.expect === "accept";
-      let allAsExpected = true;
-      for (const file of files) {
-        const v = verdictOf(file, opts.kind as Kind | undefined, maxBytes, opts.verifyFiles === true);
-        if (v.ok !== expected) allAsExpected = false;
-        // A bundle's problems quote what its events hold: controls made visible.
-        console.log(opts.json ? printableJson(JSON.stringify(v)) : visibleLines(line(v, expected)));
-      }
-      process.exitCode = allAsExpected ? 0 : 1;
-    });
+    .action(
+      (
+        files: string[],
+        opts: { json?: boolean; expect: string; kind?: string; maxBytes: string; verifyFiles?: boolean },
+      ) => {
+        if (opts.expect !== "accept" && opts.expect !== "reject")
+          program.error(`--expect takes accept or reject, not "${opts.expect}"`, { exitCode: 2 });
+        if (opts.kind !== undefined && !isKind(opts.kind))
+          program.error(`unknown --kind "${opts.kind}"; one of: ${ALL_KINDS.join(", ")}`, { exitCode: 2 });
+        const maxBytes = Number(opts.maxBytes);
+        if (!Number.isSafeInteger(maxBytes) || maxBytes < 1)
+          program.error(`--max-bytes takes a positive integer, not "${opts.maxBytes}"`, { exitCode: 2 });
+        const expected = opts.expect === "accept";
+        let allAsExpected = true;
+        for (const file of files) {
+          const v = verdictOf(file, opts.kind as Kind | undefined, maxBytes, opts.verifyFiles === true);
+          if (v.ok !== expected) allAsExpected = false;
+          // A bundle's problems quote what its events hold: controls made visible.
+          console.log(opts.json ? printableJson(JSON.stringify(v)) : visibleLines(line(v, expected)));
+        }
+        process.exitCode = allAsExpected ? 0 : 1;
+      },
+    );
 }

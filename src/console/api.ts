@@ -17,7 +17,14 @@ const VIEW_EVERY_MS = 250;
 /** The most bytes a command from the page may have. */
 const MAX_BODY_BYTES = 64 * 1024;
 
-const STATUS_BY_CODE: Record<string, number> = { unknown_run: 404, not_found: 404, run_ended: 409, request_already_answered: 409, replay_read_only: 409, body_too_large: 413 };
+const STATUS_BY_CODE: Record<string, number> = {
+  unknown_run: 404,
+  not_found: 404,
+  run_ended: 409,
+  request_already_answered: 409,
+  replay_read_only: 409,
+  body_too_large: 413,
+};
 
 export interface ApiContext {
   book: RunBook;
@@ -32,7 +39,8 @@ export const sendJson = (res: ServerResponse, status: number, value: unknown) =>
 };
 
 /** A typed refusal: `{error: {code, path, message}}` with the status its code implies. */
-export const refuse = (res: ServerResponse, error: ApiRefusal) => sendJson(res, STATUS_BY_CODE[error.code] ?? 400, { error });
+export const refuse = (res: ServerResponse, error: ApiRefusal) =>
+  sendJson(res, STATUS_BY_CODE[error.code] ?? 400, { error });
 
 const pageLimit = (text: string | null): number => {
   const n = Number(text ?? MAX_PAGE);
@@ -53,17 +61,23 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
     const stop = hub.listen(() => stream.send("runs", book.rows()));
     return stream.send("runs", book.rows());
   }
-  if (parts[0] !== "runs" || parts.length < 2) return refuse(res, { code: "not_found", path: url.pathname, message: "no such API route" });
+  if (parts[0] !== "runs" || parts.length < 2)
+    return refuse(res, { code: "not_found", path: url.pathname, message: "no such API route" });
   const runId = parts[1]!;
   await hub.refresh();
-  if (!book.has(runId)) return refuse(res, { code: "unknown_run", path: "/runId", message: `no run ${runId} here: open the runs list` });
+  if (!book.has(runId))
+    return refuse(res, { code: "unknown_run", path: "/runId", message: `no run ${runId} here: open the runs list` });
   const rest = parts.slice(2).join("/");
   if (req.method === "GET" && rest === "") {
     const upto = url.searchParams.get("upto");
     return sendJson(res, 200, await book.view(runId, upto === null ? undefined : Number(upto)));
   }
   if (req.method === "GET" && rest === "events") {
-    const events: TimelineEvent[] = await book.eventsAfter(runId, resumeAfter(undefined, url.searchParams.get("after")), pageLimit(url.searchParams.get("limit")));
+    const events: TimelineEvent[] = await book.eventsAfter(
+      runId,
+      resumeAfter(undefined, url.searchParams.get("after")),
+      pageLimit(url.searchParams.get("limit")),
+    );
     return sendJson(res, 200, { events });
   }
   if (req.method === "GET" && rest === "stream") return streamRun(ctx, runId, req, res, url);
@@ -77,7 +91,12 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
   if (req.method === "GET" && parts[2] === "artifacts" && parts.length > 3) {
     const name = parts.slice(3).join("/");
     const file = ctx.bundles?.open(runId, name);
-    if (!file) return refuse(res, { code: "not_found", path: `/artifacts/${name}`, message: `run ${runId} has no bundle file ${name}` });
+    if (!file)
+      return refuse(res, {
+        code: "not_found",
+        path: `/artifacts/${name}`,
+        message: `run ${runId} has no bundle file ${name}`,
+      });
     const inline = url.searchParams.has("open");
     res.writeHead(200, {
       "content-type": inline ? "text/plain; charset=utf-8" : "application/octet-stream",
@@ -100,7 +119,13 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
  * whenever it has changed, at most every VIEW_EVERY_MS: a page following a busy run gets its
  * events as they come, and the (larger) view only as often as a person can read it.
  */
-async function streamRun(ctx: ApiContext, runId: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+async function streamRun(
+  ctx: ApiContext,
+  runId: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
   const { book, hub } = ctx;
   let sent = resumeAfter(req.headers["last-event-id"], url.searchParams.get("after"));
   let viewSent = -1;
@@ -136,7 +161,8 @@ async function streamRun(ctx: ApiContext, runId: string, req: IncomingMessage, r
         }
         if (items.length < MAX_PAGE || stream.closed()) break;
       }
-      if (viewTimer === undefined && !stream.closed()) viewTimer = setTimeout(() => then(sendView), Math.max(0, viewAt + VIEW_EVERY_MS - Date.now()));
+      if (viewTimer === undefined && !stream.closed())
+        viewTimer = setTimeout(() => then(sendView), Math.max(0, viewAt + VIEW_EVERY_MS - Date.now()));
     });
   const stop = hub.listen((runs) => {
     if (runs.has(runId)) push();
@@ -145,15 +171,24 @@ async function streamRun(ctx: ApiContext, runId: string, req: IncomingMessage, r
   await sending;
 }
 
-async function readBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false; error: ApiRefusal }> {
-  if (!/^application\/json\b/.test(req.headers["content-type"] ?? "")) return { ok: false, error: { code: "invalid_command", path: "", message: "send the command as application/json" } };
+async function readBody(
+  req: IncomingMessage,
+): Promise<{ ok: true; value: unknown } | { ok: false; error: ApiRefusal }> {
+  if (!/^application\/json\b/.test(req.headers["content-type"] ?? ""))
+    return { ok: false, error: { code: "invalid_command", path: "", message: "send the command as application/json" } };
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     bytes += chunk.length;
-    if (bytes > MAX_BODY_BYTES) return { ok: false, error: { code: "body_too_large", path: "", message: `a command may have at most ${MAX_BODY_BYTES} bytes` } };
+    if (bytes > MAX_BODY_BYTES)
+      return {
+        ok: false,
+        error: { code: "body_too_large", path: "", message: `a command may have at most ${MAX_BODY_BYTES} bytes` },
+      };
     chunks.push(chunk);
   }
   const parsed = parseJson(Buffer.concat(chunks));
-  return parsed.ok ? { ok: true, value: parsed.value } : { ok: false, error: { code: parsed.error.code, path: parsed.error.path, message: parsed.error.message } };
+  return parsed.ok
+    ? { ok: true, value: parsed.value }
+    : { ok: false, error: { code: parsed.error.code, path: parsed.error.path, message: parsed.error.message } };
 }

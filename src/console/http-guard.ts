@@ -44,12 +44,23 @@ export interface Refusal {
 /** The refusal of a request from the wrong `Host` or `Origin`, or none. */
 export function checkRequestOrigin(req: IncomingMessage, listenHost: string, port: number): Refusal | undefined {
   if (!hostAllowed(req.headers.host, listenHost, port)) {
-    const names = LOOPBACK_NAMES.has(listenHost) || WILDCARDS.has(listenHost) ? "127.0.0.1, localhost" : `${listenHost}, 127.0.0.1, localhost`;
-    return { status: 421, code: "host_refused", message: `this console answers to ${names} (port ${port}), not to Host ${JSON.stringify(req.headers.host ?? "")}: open the URL it printed` };
+    const names =
+      LOOPBACK_NAMES.has(listenHost) || WILDCARDS.has(listenHost)
+        ? "127.0.0.1, localhost"
+        : `${listenHost}, 127.0.0.1, localhost`;
+    return {
+      status: 421,
+      code: "host_refused",
+      message: `this console answers to ${names} (port ${port}), not to Host ${JSON.stringify(req.headers.host ?? "")}: open the URL it printed`,
+    };
   }
   const origin = req.headers.origin;
   if (origin !== undefined && origin.toLowerCase() !== `http://${req.headers.host!.toLowerCase()}`) {
-    return { status: 403, code: "origin_refused", message: `a request from ${origin} is refused: only the console's own page may call it` };
+    return {
+      status: 403,
+      code: "origin_refused",
+      message: `a request from ${origin} is refused: only the console's own page may call it`,
+    };
   }
   return undefined;
 }

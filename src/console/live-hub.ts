@@ -22,7 +22,10 @@ export class LiveHub {
   start(): void {
     if (!this.book.source.live) return;
     this.timer = setInterval(() => {
-      this.running = this.running.catch(() => {}).then(() => this.tick()).catch(this.onError);
+      this.running = this.running
+        .catch(() => {})
+        .then(() => this.tick())
+        .catch(this.onError);
     }, this.pollMs);
   }
 

@@ -26,12 +26,22 @@ export class ReplaySource implements RunSource {
 
   static open(path: string): { ok: true; value: ReplaySource } | { ok: false; error: ApiRefusal } {
     const stream = STREAM_EXTENSIONS.has(extname(path).toLowerCase());
-    const read = readFileBounded(path, stream ? { maxBytes: MAX_EVENT_STREAM_BYTES, maxLineBytes: MAX_FRAME_BYTES } : { maxBytes: MAX_FRAME_BYTES });
+    const read = readFileBounded(
+      path,
+      stream ? { maxBytes: MAX_EVENT_STREAM_BYTES, maxLineBytes: MAX_FRAME_BYTES } : { maxBytes: MAX_FRAME_BYTES },
+    );
     if (!read.ok) return { ok: false, error: read.error };
     const replayed = stream ? replayEventStream(read.bytes) : replayFixture(read.bytes);
     if (!replayed.ok) {
       const line = "line" in replayed.error ? `line ${replayed.error.line}: ` : "";
-      return { ok: false, error: { code: replayed.error.code, path: replayed.error.path, message: `${path}: ${line}${replayed.error.message}` } };
+      return {
+        ok: false,
+        error: {
+          code: replayed.error.code,
+          path: replayed.error.path,
+          message: `${path}: ${line}${replayed.error.message}`,
+        },
+      };
     }
     const runId = replayed.snapshot.identity?.runId ?? replayed.events[0]?.runId ?? "replay";
     return { ok: true, value: new ReplaySource(runId, replayed.events, replayed.snapshot) };
@@ -46,7 +56,11 @@ export class ReplaySource implements RunSource {
   }
 
   origin() {
-    return { fixtureName: this.snapshot.fixtureName, identity: this.snapshot.identity, capabilities: this.snapshot.capabilities };
+    return {
+      fixtureName: this.snapshot.fixtureName,
+      identity: this.snapshot.identity,
+      capabilities: this.snapshot.capabilities,
+    };
   }
 
   async commands(): Promise<CommandReceipt[]> {
@@ -54,7 +68,14 @@ export class ReplaySource implements RunSource {
   }
 
   async queue(): Promise<ApiResult<CommandReceipt>> {
-    return { ok: false, error: { code: "replay_read_only", path: "", message: "this is a replayed file: there is no runner to send a command to" } };
+    return {
+      ok: false,
+      error: {
+        code: "replay_read_only",
+        path: "",
+        message: "this is a replayed file: there is no runner to send a command to",
+      },
+    };
   }
 
   async close(): Promise<void> {}

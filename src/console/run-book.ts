@@ -34,7 +34,10 @@ interface Ledger {
 /** The view's session: the snapshot without its per-event lists, and items' text cut to its end. */
 function viewSession(snapshot: SessionSnapshot): ViewSession {
   const { timeline: _timeline, processedEventIds: _processed, items, ...rest } = snapshot;
-  return { ...rest, items: items.map((item) => ({ ...item, text: item.text.slice(-VIEW_ITEM_TEXT), textLength: item.text.length })) };
+  return {
+    ...rest,
+    items: items.map((item) => ({ ...item, text: item.text.slice(-VIEW_ITEM_TEXT), textLength: item.text.length })),
+  };
 }
 
 /**
@@ -56,7 +59,14 @@ export class RunBook {
     for (const runId of await this.source.runIds()) {
       let ledger = this.runs.get(runId);
       if (!ledger) {
-        ledger = { snapshot: createSnapshot(this.source.origin(runId)), facts: emptyFacts(), tail: [], commands: [], commandText: "", version: 0 };
+        ledger = {
+          snapshot: createSnapshot(this.source.origin(runId)),
+          facts: emptyFacts(),
+          tail: [],
+          commands: [],
+          commandText: "",
+          version: 0,
+        };
         this.runs.set(runId, ledger);
         runs.add(runId);
       }
@@ -69,7 +79,8 @@ export class RunBook {
         if (fresh.length < READ_PAGE) break;
       }
       // A command's result may come after run.terminal (the cancel that ended it): read until none is pending.
-      const settled = ledger.commandText !== "" && ledger.facts.terminal !== null && ledger.commands.every((c) => c.status !== null);
+      const settled =
+        ledger.commandText !== "" && ledger.facts.terminal !== null && ledger.commands.every((c) => c.status !== null);
       if (this.source.live && !settled) {
         const commands = await this.source.commands(runId);
         const text = JSON.stringify(commands);
@@ -135,7 +146,9 @@ export class RunBook {
   }
 
   rows(): RunRow[] {
-    return [...this.runs].map(([runId, ledger]) => runRow(runId, ledger.facts)).sort((a, b) => (b.startedAt ?? "").localeCompare(a.startedAt ?? "") || a.runId.localeCompare(b.runId));
+    return [...this.runs]
+      .map(([runId, ledger]) => runRow(runId, ledger.facts))
+      .sort((a, b) => (b.startedAt ?? "").localeCompare(a.startedAt ?? "") || a.runId.localeCompare(b.runId));
   }
 
   /** The run's page at position `upto` (default: every event so far). */
@@ -144,14 +157,18 @@ export class RunBook {
     const count = ledger?.facts.eventCount ?? 0;
     const artifacts = this.bundles?.list(runId) ?? [];
     if (ledger && (upto === undefined || upto >= count)) {
-      if (ledger.view?.version !== ledger.version) ledger.view = { version: ledger.version, value: this.build(runId, count, ledger.snapshot, ledger.facts, ledger.commands) };
+      if (ledger.view?.version !== ledger.version)
+        ledger.view = {
+          version: ledger.version,
+          value: this.build(runId, count, ledger.snapshot, ledger.facts, ledger.commands),
+        };
       return { ...ledger.view.value, artifacts };
     }
     // An earlier step (a replay's stepper): reduced again from the source, up to it.
     const position = Math.max(0, Math.min(upto ?? 0, count));
     let snapshot = createSnapshot(this.source.origin(runId));
     const facts = emptyFacts();
-    for (let at = 0; at < position; ) {
+    for (let at = 0; at < position;) {
       const events = (await this.source.eventsAfter(runId, at, Math.min(READ_PAGE, position - at))) ?? [];
       if (events.length === 0) break;
       snapshot = applyEvents(snapshot, events);
@@ -163,8 +180,33 @@ export class RunBook {
     return { ...stepped, run: ledger ? runRow(runId, ledger.facts) : stepped.run, artifacts };
   }
 
-  private build(runId: string, position: number, snapshot: SessionSnapshot, facts: RunFacts, commands: CommandReceipt[]): Omit<RunView, "artifacts"> {
-    const pending = snapshot.requests.filter((r) => r.status === "pending").map((r) => facts.requests.get(r.requestId) ?? { requestId: r.requestId, type: r.type, prompt: r.prompt, choices: [], input: null });
-    return { run: runRow(runId, facts), position, session: viewSession(snapshot), requests: pending, failure: facts.failure, commands, live: this.source.live };
+  private build(
+    runId: string,
+    position: number,
+    snapshot: SessionSnapshot,
+    facts: RunFacts,
+    commands: CommandReceipt[],
+  ): Omit<RunView, "artifacts"> {
+    const pending = snapshot.requests
+      .filter((r) => r.status === "pending")
+      .map(
+        (r) =>
+          facts.requests.get(r.requestId) ?? {
+            requestId: r.requestId,
+            type: r.type,
+            prompt: r.prompt,
+            choices: [],
+            input: null,
+          },
+      );
+    return {
+      run: runRow(runId, facts),
+      position,
+      session: viewSession(snapshot),
+      requests: pending,
+      failure: facts.failure,
+      commands,
+      live: this.source.live,
+    };
   }
 }

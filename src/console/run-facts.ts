@@ -32,7 +32,8 @@ export const emptyFacts = (): RunFacts => ({
   failure: { messages: [], diagnostics: [], harnessExit: null },
 });
 
-const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const record = (value: unknown): Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 const stringOr = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
 const pushBounded = <T>(list: T[], item: T) => {
   list.push(item);
@@ -43,9 +44,17 @@ function requestDetail(payload: Record<string, unknown>): RequestDetail | null {
   const r = record(payload.request ?? payload);
   const requestId = stringOr(r.requestId);
   if (!requestId) return null;
-  const choices = Array.isArray(r.choices) ? r.choices.map((c) => record(c)).map((c) => ({ key: String(c.key ?? ""), label: String(c.label ?? c.key ?? "") })) : [];
+  const choices = Array.isArray(r.choices)
+    ? r.choices.map((c) => record(c)).map((c) => ({ key: String(c.key ?? ""), label: String(c.label ?? c.key ?? "") }))
+    : [];
   const input = record(r.input).schema === "paperclip.question_set.v1" ? (r.input as PRPQuestionSet) : null;
-  return { requestId, type: stringOr(r.type) ?? stringOr(r.kind) ?? "runtime", prompt: typeof r.prompt === "string" ? r.prompt : "", choices, input };
+  return {
+    requestId,
+    type: stringOr(r.type) ?? stringOr(r.kind) ?? "runtime",
+    prompt: typeof r.prompt === "string" ? r.prompt : "",
+    choices,
+    input,
+  };
 }
 
 /** Folds `events` (the run's next ones, in delivery order) into `facts`, in place. */
@@ -77,7 +86,11 @@ export function foldFacts(facts: RunFacts, events: readonly PrpEvent[]): void {
         break;
       case "harness.diagnostic":
       case "runner.diagnostic":
-        pushBounded(facts.failure.diagnostics, { eventType: e.eventType, code: String(p.code ?? ""), message: String(p.message ?? "") });
+        pushBounded(facts.failure.diagnostics, {
+          eventType: e.eventType,
+          code: String(p.code ?? ""),
+          message: String(p.message ?? ""),
+        });
         break;
       case "harness.exited": {
         const log = record(p.log);

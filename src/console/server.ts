@@ -43,7 +43,12 @@ export interface ConsoleLimits {
   checkIntervalMs: number;
 }
 
-export const CONSOLE_LIMITS: ConsoleLimits = { maxConnections: 64, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, checkIntervalMs: 1_000 };
+export const CONSOLE_LIMITS: ConsoleLimits = {
+  maxConnections: 64,
+  requestTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  checkIntervalMs: 1_000,
+};
 
 /**
  * The console: a plain node:http server, because it serves one page, a handful of JSON routes
@@ -71,7 +76,12 @@ export class ConsoleServer {
     await hub.refresh();
     const limits = { ...CONSOLE_LIMITS, ...options.limits };
     const server = createServer(
-      { requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.requestTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs },
+      {
+        requestTimeout: limits.requestTimeoutMs,
+        headersTimeout: limits.requestTimeoutMs,
+        keepAliveTimeout: limits.keepAliveTimeoutMs,
+        connectionsCheckingInterval: limits.checkIntervalMs,
+      },
       (req, res) => {
         secure(res);
         handle(req, res).catch((err: Error) => {
@@ -87,12 +97,18 @@ export class ConsoleServer {
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
       const url = new URL(req.url ?? "/", "http://console.invalid");
       const refused = checkRequestOrigin(req, options.host, (server.address() as AddressInfo).port);
-      if (refused) return sendJson(res, refused.status, { error: { code: refused.code, path: "", message: refused.message } });
+      if (refused)
+        return sendJson(res, refused.status, { error: { code: refused.code, path: "", message: refused.message } });
       if (url.pathname.startsWith("/api/")) {
         const presented = presentsToken(req, token);
         if (presented !== "ok") {
-          const message = presented === "missing" ? "this API needs the console's access token in Authorization: Bearer: open the URL that the console printed, or wrote to its --console-url-file (it ends in ?token=…)" : "wrong access token: open the URL that this console printed";
-          return sendJson(res, 401, { error: { code: presented === "missing" ? "token_missing" : "token_wrong", path: "", message } });
+          const message =
+            presented === "missing"
+              ? "this API needs the console's access token in Authorization: Bearer: open the URL that the console printed, or wrote to its --console-url-file (it ends in ?token=…)"
+              : "wrong access token: open the URL that this console printed";
+          return sendJson(res, 401, {
+            error: { code: presented === "missing" ? "token_missing" : "token_wrong", path: "", message },
+          });
         }
         return handleApi({ book, hub, bundles, onError }, req, res, url);
       }

@@ -11,7 +11,12 @@ export interface EventStream {
 
 /** Opens a Server-Sent Events response; `onClose` runs once when the page goes away. */
 export function openEventStream(res: ServerResponse, onClose: () => void): EventStream {
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive", "x-accel-buffering": "no" });
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
   // An open stream is quiet between events: the server's idle-socket timeout is not for it.
   res.setTimeout(0);
   res.write("retry: 1000\n\n");

@@ -16,7 +16,10 @@ const TYPES: Record<string, string> = {
  * a file under root. The page is built by `npm run build`; without it, says so.
  */
 export function serveStatic(root: string, pathname: string, res: ServerResponse): void {
-  const relativePath = normalize(decodeURIComponent(pathname === "/" ? "/index.html" : pathname)).replace(/^([/\\])+/, "");
+  const relativePath = normalize(decodeURIComponent(pathname === "/" ? "/index.html" : pathname)).replace(
+    /^([/\\])+/,
+    "",
+  );
   const path = join(root, relativePath);
   if (relativePath.startsWith("..") || !path.startsWith(root + sep)) return void res.writeHead(404).end("not found");
   let body: Buffer;
@@ -24,7 +27,10 @@ export function serveStatic(root: string, pathname: string, res: ServerResponse)
     if (!statSync(path).isFile()) return void res.writeHead(404).end("not found");
     body = readFileSync(path);
   } catch {
-    if (relativePath === "index.html") return void res.writeHead(500, { "content-type": "text/plain" }).end("the console's page is not built: run npm run build\n");
+    if (relativePath === "index.html")
+      return void res
+        .writeHead(500, { "content-type": "text/plain" })
+        .end("the console's page is not built: run npm run build\n");
     return void res.writeHead(404).end("not found");
   }
   res.writeHead(200, {

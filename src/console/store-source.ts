@@ -9,7 +9,8 @@ const PAGE = 500;
 
 /** `code: message` of a stored command result (`{commandId, status, result: {code, message}}`). */
 function resultReason(stored: string | null): string | undefined {
-  const result = (JSON.parse(stored ?? "{}") as { result?: { code?: unknown; message?: unknown; reason?: unknown } }).result;
+  const result = (JSON.parse(stored ?? "{}") as { result?: { code?: unknown; message?: unknown; reason?: unknown } })
+    .result;
   const words = [result?.code, result?.message ?? result?.reason].filter((w) => typeof w === "string" && w !== "");
   return words.length > 0 ? words.join(": ") : undefined;
 }
@@ -51,7 +52,8 @@ export class StoreSource implements RunSource {
 
   async commands(runId: string): Promise<CommandReceipt[]> {
     return (await this.store.commands(runId)).map((c) => {
-      const requestId = c.type === "request.resolve" ? (JSON.parse(c.payload) as { requestId?: unknown }).requestId : undefined;
+      const requestId =
+        c.type === "request.resolve" ? (JSON.parse(c.payload) as { requestId?: unknown }).requestId : undefined;
       const reason = c.status !== null && c.status !== "completed" ? resultReason(c.result) : undefined;
       return {
         commandId: c.commandId,
@@ -69,7 +71,8 @@ export class StoreSource implements RunSource {
     const queued = await this.queueOf.queueCommand(runId, type, payload);
     if (!queued.ok) return queued;
     const { commandId, controllerSeq, created } = queued.value;
-    const requestId = type === "request.resolve" && typeof payload.requestId === "string" ? { requestId: payload.requestId } : {};
+    const requestId =
+      type === "request.resolve" && typeof payload.requestId === "string" ? { requestId: payload.requestId } : {};
     return { ok: true, value: { commandId, controllerSeq, type, ...requestId, created, status: null } };
   }
 

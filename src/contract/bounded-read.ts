@@ -48,7 +48,8 @@ class Collector {
   /** Takes a chunk; a refusal once a limit is passed. */
   take(chunk: Buffer): ReadError | null {
     const max = this.limits.maxBytes;
-    if (this.total + chunk.length > max) return this.refuse(max, `input is larger than the ${max}-byte limit (reading stopped at byte ${max + 1})`);
+    if (this.total + chunk.length > max)
+      return this.refuse(max, `input is larger than the ${max}-byte limit (reading stopped at byte ${max + 1})`);
     const lineError = this.limits.maxLineBytes === undefined ? null : this.checkLines(chunk, this.limits.maxLineBytes);
     if (lineError) return lineError;
     this.chunks.push(chunk);
@@ -61,10 +62,14 @@ class Collector {
   }
 
   private checkLines(chunk: Buffer, maxLine: number): ReadError | null {
-    for (let start = 0; ; ) {
+    for (let start = 0; ;) {
       const nl = chunk.indexOf(0x0a, start);
       this.lineBytes += (nl === -1 ? chunk.length : nl) - start;
-      if (this.lineBytes > maxLine) return { ...this.refuse(maxLine, `line is longer than the ${maxLine}-byte frame limit (reading stopped there)`), line: this.line };
+      if (this.lineBytes > maxLine)
+        return {
+          ...this.refuse(maxLine, `line is longer than the ${maxLine}-byte frame limit (reading stopped there)`),
+          line: this.line,
+        };
       if (nl === -1) return null;
       this.line++;
       this.lineBytes = 0;
@@ -78,7 +83,10 @@ class Collector {
   }
 }
 
-const unreadable = (source: string, err: unknown): BoundedRead => ({ ok: false, error: { code: "unreadable", path: "", message: (err as Error).message, source } });
+const unreadable = (source: string, err: unknown): BoundedRead => ({
+  ok: false,
+  error: { code: "unreadable", path: "", message: (err as Error).message, source },
+});
 
 /**
  * Reads a file (or a device, or a named pipe) into memory within its limits. Synchronous, like
@@ -111,7 +119,11 @@ export function readFileBounded(path: string, limits: ReadLimits): BoundedRead {
  * Reads a stream (stdin) into memory within its limits. Past a limit the stream is destroyed:
  * nothing more is read from it.
  */
-export function readStreamBounded(stream: NodeJS.ReadableStream & { destroy(): void }, source: string, limits: ReadLimits): Promise<BoundedRead> {
+export function readStreamBounded(
+  stream: NodeJS.ReadableStream & { destroy(): void },
+  source: string,
+  limits: ReadLimits,
+): Promise<BoundedRead> {
   const collector = new Collector(source, limits);
   return new Promise((resolve) => {
     const finish = (result: BoundedRead) => {

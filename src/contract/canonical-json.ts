@@ -41,7 +41,12 @@ function writeString(s: string, place: Place | null): string {
   return JSON.stringify(s);
 }
 
-function write(value: unknown, place: Place | null, depth: number, state: { nodes: number; seen: Set<object> }): string {
+function write(
+  value: unknown,
+  place: Place | null,
+  depth: number,
+  state: { nodes: number; seen: Set<object> },
+): string {
   if (++state.nodes > CANONICAL_MAX_NODES) fail(place, `more than ${CANONICAL_MAX_NODES} values`);
   if (value === null) return "null";
   switch (typeof value) {
@@ -73,7 +78,9 @@ function write(value: unknown, place: Place | null, depth: number, state: { node
     const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null) fail(place, "not a plain object");
     const keys = Object.keys(obj).sort(); // default sort compares UTF-16 code units, as JCS requires
-    const parts = keys.map((k) => `${writeString(k, place)}:${write((obj as Record<string, unknown>)[k], at(place, k), depth + 1, state)}`);
+    const parts = keys.map(
+      (k) => `${writeString(k, place)}:${write((obj as Record<string, unknown>)[k], at(place, k), depth + 1, state)}`,
+    );
     out = `{${parts.join(",")}}`;
   }
   state.seen.delete(obj);

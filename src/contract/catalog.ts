@@ -14,8 +14,16 @@ export interface CatalogEntry {
 }
 
 export const COMPATIBILITY_CASES = new Set([
-  "canonical", "cross-language-input", "cross-language-output", "deterministic-replay-oracle", "additive-optional-fields",
-  "unknown-required-version", "invalid-required-payload", "codex-structured-input", "acpx-structured-input", "opencode-structured-input",
+  "canonical",
+  "cross-language-input",
+  "cross-language-output",
+  "deterministic-replay-oracle",
+  "additive-optional-fields",
+  "unknown-required-version",
+  "invalid-required-payload",
+  "codex-structured-input",
+  "acpx-structured-input",
+  "opencode-structured-input",
 ]);
 
 /** Goldens are reducer oracles checked byte for byte by the golden check, not decoded here. */
@@ -41,13 +49,18 @@ export function listFixtures(protocolRoot: string): string[] {
 
 /** The catalog entries, with every golden file implied; problems name malformed entries. */
 export function loadCatalog(protocolRoot: string): { entries: Map<string, CatalogEntry>; problems: string[] } {
-  const raw = JSON.parse(readFileSync(join(protocolRoot, CATALOG_FILE), "utf8")) as { fixtures?: Record<string, CatalogEntry> };
+  const raw = JSON.parse(readFileSync(join(protocolRoot, CATALOG_FILE), "utf8")) as {
+    fixtures?: Record<string, CatalogEntry>;
+  };
   const entries = new Map<string, CatalogEntry>();
   const problems: string[] = [];
   for (const [path, entry] of Object.entries(raw.fixtures ?? {})) {
-    if (entry.expectation !== "accept" && entry.expectation !== "reject") problems.push(`${path}: expectation must be accept or reject`);
-    if (!COMPATIBILITY_CASES.has(entry.compatibilityCase)) problems.push(`${path}: unknown compatibilityCase "${entry.compatibilityCase}"`);
-    if (entry.expectation === "reject" && !entry.code) problems.push(`${path}: a reject entry must name the error code it fails with`);
+    if (entry.expectation !== "accept" && entry.expectation !== "reject")
+      problems.push(`${path}: expectation must be accept or reject`);
+    if (!COMPATIBILITY_CASES.has(entry.compatibilityCase))
+      problems.push(`${path}: unknown compatibilityCase "${entry.compatibilityCase}"`);
+    if (entry.expectation === "reject" && !entry.code)
+      problems.push(`${path}: a reject entry must name the error code it fails with`);
     if (entry.kind !== undefined && !isKind(entry.kind)) problems.push(`${path}: unknown kind "${entry.kind}"`);
     entries.set(path, entry);
   }

@@ -33,10 +33,14 @@ export function decode<K extends Kind = Kind>(input: JsonInput, options: DecodeO
  * Decodes one line of a local stdio protocol. Its reader already bounded the line's length
  * (runtime.md §4.7), so the frame limit does not apply; the depth limit does.
  */
-export const decodeLine = <K extends Kind>(line: string, kind: K): Decoded<K> => decode(line, { kind, maxBytes: Number.POSITIVE_INFINITY });
+export const decodeLine = <K extends Kind>(line: string, kind: K): Decoded<K> =>
+  decode(line, { kind, maxBytes: Number.POSITIVE_INFINITY });
 
 /** Decodes a value that is already parsed JSON (for example one line of a stream parsed by its reader). */
-export function decodeValue<K extends Kind = Kind>(value: unknown, options: Pick<DecodeOptions<K>, "kind"> = {}): Decoded<K> {
+export function decodeValue<K extends Kind = Kind>(
+  value: unknown,
+  options: Pick<DecodeOptions<K>, "kind"> = {},
+): Decoded<K> {
   let binding: KindBinding;
   const plain = options.kind ? undiscriminatedValidator(options.kind) : undefined;
   if (plain !== undefined) {

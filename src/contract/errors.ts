@@ -24,7 +24,11 @@ export interface ContractWarning {
   message: string;
 }
 
-export const contractError = (code: ContractErrorCode, path: string, message: string): ContractError => ({ code, path, message });
+export const contractError = (code: ContractErrorCode, path: string, message: string): ContractError => ({
+  code,
+  path,
+  message,
+});
 
 /** Thrown only by APIs whose contract is to throw (encoders); decoders return errors as values. */
 export class ContractViolation extends Error {

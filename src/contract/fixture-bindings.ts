@@ -8,7 +8,12 @@ import type { PrpCommand, PrpEvent } from "./kinds.js";
  * binding_mismatch: the fixture is well-formed but does not describe one coherent run.
  */
 export function fixtureBindingError(fixture: PRPReplayFixture): ContractError | null {
-  return commandSequenceError(fixture) ?? eventIdentityError(fixture) ?? singleFactError(fixture) ?? semanticToolError(fixture);
+  return (
+    commandSequenceError(fixture) ??
+    eventIdentityError(fixture) ??
+    singleFactError(fixture) ??
+    semanticToolError(fixture)
+  );
 }
 
 type Event = PrpEvent;
@@ -18,8 +23,13 @@ const fail = (path: string, message: string) => contractError("binding_mismatch"
 function commandSequenceError(fixture: PRPReplayFixture): ContractError | null {
   const ids = new Set<string>();
   for (const [i, command] of (fixture.commands as PrpCommand[]).entries()) {
-    if (command.controllerSeq !== i + 1) return fail(`/commands/${i}/controllerSeq`, `controllerSeq is ${command.controllerSeq}; commands must be contiguous from 1, so position ${i + 1} needs ${i + 1}`);
-    if (ids.has(command.commandId)) return fail(`/commands/${i}/commandId`, `commandId "${command.commandId}" names two different commands`);
+    if (command.controllerSeq !== i + 1)
+      return fail(
+        `/commands/${i}/controllerSeq`,
+        `controllerSeq is ${command.controllerSeq}; commands must be contiguous from 1, so position ${i + 1} needs ${i + 1}`,
+      );
+    if (ids.has(command.commandId))
+      return fail(`/commands/${i}/commandId`, `commandId "${command.commandId}" names two different commands`);
     ids.add(command.commandId);
   }
   return null;
@@ -33,18 +43,30 @@ function eventIdentityError(fixture: PRPReplayFixture): ContractError | null {
   const { runId, normalizedSessionId } = fixture.identity;
   const firstCopy = new Map<string, string>();
   for (const [i, event] of (fixture.events as Event[]).entries()) {
-    if (event.runId !== runId) return fail(`/events/${i}/runId`, `event runId "${event.runId}" is not the fixture run "${runId}"`);
+    if (event.runId !== runId)
+      return fail(`/events/${i}/runId`, `event runId "${event.runId}" is not the fixture run "${runId}"`);
     if (event.normalizedSessionId !== undefined && event.normalizedSessionId !== normalizedSessionId) {
-      return fail(`/events/${i}/normalizedSessionId`, `event session "${event.normalizedSessionId}" is not the fixture session "${normalizedSessionId}"`);
+      return fail(
+        `/events/${i}/normalizedSessionId`,
+        `event session "${event.normalizedSessionId}" is not the fixture session "${normalizedSessionId}"`,
+      );
     }
     const binding = (event.payload as { binding?: { runId?: unknown; normalizedSessionId?: unknown } }).binding;
-    if (event.eventType.startsWith("external_provider.") && binding && (binding.runId !== runId || binding.normalizedSessionId !== normalizedSessionId)) {
-      return fail(`/events/${i}/payload/binding`, "the external-provider binding does not name the fixture's run and session");
+    if (
+      event.eventType.startsWith("external_provider.") &&
+      binding &&
+      (binding.runId !== runId || binding.normalizedSessionId !== normalizedSessionId)
+    ) {
+      return fail(
+        `/events/${i}/payload/binding`,
+        "the external-provider binding does not name the fixture's run and session",
+      );
     }
     const bytes = canonicalJson(event);
     const first = firstCopy.get(event.sourceEventId);
     if (first === undefined) firstCopy.set(event.sourceEventId, bytes);
-    else if (first !== bytes) return fail(`/events/${i}`, `sourceEventId "${event.sourceEventId}" is repeated with different content`);
+    else if (first !== bytes)
+      return fail(`/events/${i}`, `sourceEventId "${event.sourceEventId}" is repeated with different content`);
   }
   return null;
 }
@@ -63,17 +85,25 @@ function uniqueOfType(fixture: PRPReplayFixture, type: string): Array<[number, E
 
 function singleFactError(fixture: PRPReplayFixture): ContractError | null {
   const results = uniqueOfType(fixture, "run.result.proposed");
-  if (results.length !== 1) return fail("/events", `a fixture needs exactly one run.result.proposed; it has ${results.length}`);
+  if (results.length !== 1)
+    return fail("/events", `a fixture needs exactly one run.result.proposed; it has ${results.length}`);
   const [at, proposed] = results[0]!;
   if (canonicalJson(proposed.payload) !== canonicalJson(fixture.result)) {
     return fail(`/events/${at}/payload`, "the run.result.proposed payload differs from the fixture result");
   }
   const terminals = uniqueOfType(fixture, "run.terminal");
-  if (terminals.length !== 1) return fail("/events", `a fixture needs exactly one run.terminal; it has ${terminals.length}`);
+  if (terminals.length !== 1)
+    return fail("/events", `a fixture needs exactly one run.terminal; it has ${terminals.length}`);
   return null;
 }
 
-const RECEIPT_EVENTS = new Set(["semantic_tool.input", "semantic_tool.result", "semantic_tool.reconciled", "mcp_app.tool_input", "mcp_app.tool_result"]);
+const RECEIPT_EVENTS = new Set([
+  "semantic_tool.input",
+  "semantic_tool.result",
+  "semantic_tool.reconciled",
+  "mcp_app.tool_input",
+  "mcp_app.tool_result",
+]);
 interface Receipt {
   phase?: unknown;
   callId?: unknown;
@@ -91,7 +121,10 @@ function semanticToolError(fixture: PRPReplayFixture): ContractError | null {
  * input and one settlement (result, or reconciled on v1 only), agreeing on operation,
  * idempotency key and correlation, and correlated to the run.
  */
-export function semanticToolBindingError(events: readonly Event[], identity: { runId: string; normalizedSessionId: string }): ContractError | null {
+export function semanticToolBindingError(
+  events: readonly Event[],
+  identity: { runId: string; normalizedSessionId: string },
+): ContractError | null {
   const calls = new Map<string, { input: Array<[number, Receipt]>; settled: Array<[number, Receipt]> }>();
   const seen = new Set<string>();
   for (const [i, event] of events.entries()) {
@@ -101,14 +134,18 @@ export function semanticToolBindingError(events: readonly Event[], identity: { r
     if (receipt === undefined || receipt === null || typeof receipt !== "object") continue;
     const path = `/events/${i}/payload/semantic_tool`;
     if (typeof receipt.callId !== "string") return fail(path, "a semantic tool receipt needs a callId");
-    if (receipt.phase === "reconciled" && event.schemaVersion !== 1) return fail(`${path}/phase`, "a reconciled receipt exists only in PRP v1 (wire.md O6)");
+    if (receipt.phase === "reconciled" && event.schemaVersion !== 1)
+      return fail(`${path}/phase`, "a reconciled receipt exists only in PRP v1 (wire.md O6)");
     const correlation = receipt.correlation as Record<string, unknown> | undefined;
     if (correlation?.runId !== identity.runId || correlation?.normalizedSessionId !== identity.normalizedSessionId) {
       return fail(`${path}/correlation`, "the receipt correlation does not name the fixture's run and session");
     }
     for (const key of ["turnId", "itemId"] as const) {
       if (event[key] !== undefined && correlation[key] !== event[key]) {
-        return fail(`${path}/correlation/${key}`, `the receipt correlation ${key} "${String(correlation[key])}" is not the event's "${event[key]}"`);
+        return fail(
+          `${path}/correlation/${key}`,
+          `the receipt correlation ${key} "${String(correlation[key])}" is not the event's "${event[key]}"`,
+        );
       }
     }
     const call = calls.get(receipt.callId) ?? { input: [], settled: [] };
@@ -116,13 +153,24 @@ export function semanticToolBindingError(events: readonly Event[], identity: { r
     calls.set(receipt.callId, call);
   }
   for (const [callId, call] of calls) {
-    if (call.input.length !== 1) return fail("/events", `semantic tool call "${callId}" has ${call.input.length} input receipts; it needs exactly one`);
-    if (call.settled.length !== 1) return fail("/events", `semantic tool call "${callId}" has ${call.settled.length} result or reconciled receipts; it needs exactly one`);
+    if (call.input.length !== 1)
+      return fail(
+        "/events",
+        `semantic tool call "${callId}" has ${call.input.length} input receipts; it needs exactly one`,
+      );
+    if (call.settled.length !== 1)
+      return fail(
+        "/events",
+        `semantic tool call "${callId}" has ${call.settled.length} result or reconciled receipts; it needs exactly one`,
+      );
     const [, input] = call.input[0]!;
     const [at, settled] = call.settled[0]!;
     for (const field of ["operationId", "idempotencyKey", "correlation"] as const) {
       if (canonicalJson(input[field] ?? null) !== canonicalJson(settled[field] ?? null)) {
-        return fail(`/events/${at}/payload/semantic_tool/${field}`, `semantic tool call "${callId}" settles with a different ${field} than its input`);
+        return fail(
+          `/events/${at}/payload/semantic_tool/${field}`,
+          `semantic tool call "${callId}" settles with a different ${field} than its input`,
+        );
       }
     }
   }

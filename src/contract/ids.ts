@@ -29,5 +29,7 @@ const MAX_MINTED_ID = 160;
 export function sequencedId(prefix: string, owner: string, seq: number, width: number): string {
   const digits = String(seq).padStart(width, "0");
   const id = `${prefix}_${owner}_${digits}`;
-  return id.length <= MAX_MINTED_ID ? id : `${prefix}_${createHash("sha256").update(owner).digest("hex").slice(0, 40)}_${digits}`;
+  return id.length <= MAX_MINTED_ID
+    ? id
+    : `${prefix}_${createHash("sha256").update(owner).digest("hex").slice(0, 40)}_${digits}`;
 }

@@ -2,7 +2,13 @@
 export { decode, decodeValue, type Decoded, type DecodeOptions } from "./decode.js";
 export { encode } from "./encode.js";
 export { admit, admitText, type Admission, type AdmittedKind } from "./admission.js";
-export { canonicalJson, canonicalForm, canonicallyEqual, CANONICAL_MAX_DEPTH, CANONICAL_MAX_NODES } from "./canonical-json.js";
+export {
+  canonicalJson,
+  canonicalForm,
+  canonicallyEqual,
+  CANONICAL_MAX_DEPTH,
+  CANONICAL_MAX_NODES,
+} from "./canonical-json.js";
 export { canonicalDigest, sha256Digest, sha256Hex, normaliseNewlines } from "./digest.js";
 export { negotiate, LOCAL_RANGE, type Negotiated, type VersionRange } from "./negotiate.js";
 export { ContractViolation, type ContractError, type ContractErrorCode, type ContractWarning } from "./errors.js";

@@ -23,7 +23,10 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed {
   const size = typeof input === "string" ? Buffer.byteLength(input, "utf8") : input.byteLength;
   if (size > maxBytes) {
-    return { ok: false, error: contractError("frame_too_large", "", `input is ${size} bytes; the limit is ${maxBytes}`) };
+    return {
+      ok: false,
+      error: contractError("frame_too_large", "", `input is ${size} bytes; the limit is ${maxBytes}`),
+    };
   }
   let text: string;
   if (typeof input === "string") {
@@ -45,7 +48,14 @@ export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed 
   const shape = walk(value, MAX_JSON_DEPTH);
   if (shape.tooDeep !== null) return { ok: false, error: tooDeepError(value as object, shape.tooDeep, MAX_JSON_DEPTH) };
   if (shape.proto !== null) {
-    return { ok: false, error: contractError("invalid_json", pointerTo(value as object, shape.proto), 'a member named "__proto__" is refused: copied into another object it would become that object\'s prototype') };
+    return {
+      ok: false,
+      error: contractError(
+        "invalid_json",
+        pointerTo(value as object, shape.proto),
+        'a member named "__proto__" is refused: copied into another object it would become that object\'s prototype',
+      ),
+    };
   }
   // JSON.parse keeps one member per name, so a repeated name leaves fewer members than the text has.
   if (shape.members !== memberNamesInText(text)) {
@@ -53,7 +63,14 @@ export function parseJson(input: JsonInput, maxBytes = MAX_FRAME_BYTES): Parsed 
     // No repeated name found although the counts differ: not understood, so refused.
     const { path, name } = duplicate ?? { path: "", name: "(unlocated)" };
     // The name and its path are the sender's text, of any size: kept short, as every error's message is read by a person.
-    return { ok: false, error: contractError("invalid_json", cutNoted(path, MAX_NAME_BYTES), `duplicate member name ${cutNoted(JSON.stringify(name), MAX_NAME_BYTES)}: readers disagree on which value counts, so I-JSON (RFC 7493) forbids it`) };
+    return {
+      ok: false,
+      error: contractError(
+        "invalid_json",
+        cutNoted(path, MAX_NAME_BYTES),
+        `duplicate member name ${cutNoted(JSON.stringify(name), MAX_NAME_BYTES)}: readers disagree on which value counts, so I-JSON (RFC 7493) forbids it`,
+      ),
+    };
   }
   return { ok: true, value, text };
 }

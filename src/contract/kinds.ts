@@ -63,11 +63,22 @@ const UNDISCRIMINATED: Partial<Record<Kind, ValidatorName>> = {
 };
 
 const PROVIDER_EVENT_CONSTS = [
-  "paperclip.plan.updated.v1", "paperclip.tool.execution.v1", "paperclip.research.v1", "paperclip.delegation.v1",
-  "paperclip.model.route_changed.v1", "paperclip.model.verification.v1", "paperclip.context.compacted.v1",
-  "paperclip.artifact.viewed.v1", "paperclip.artifact.generated.v1", "paperclip.review.mode_changed.v1",
-  "paperclip.hook.v1", "paperclip.memory.citation.v1", "paperclip.safety.review.v1", "paperclip.terminal.input_sent.v1",
-  "paperclip.wait.v1", "paperclip.provider.notice.v1",
+  "paperclip.plan.updated.v1",
+  "paperclip.tool.execution.v1",
+  "paperclip.research.v1",
+  "paperclip.delegation.v1",
+  "paperclip.model.route_changed.v1",
+  "paperclip.model.verification.v1",
+  "paperclip.context.compacted.v1",
+  "paperclip.artifact.viewed.v1",
+  "paperclip.artifact.generated.v1",
+  "paperclip.review.mode_changed.v1",
+  "paperclip.hook.v1",
+  "paperclip.memory.citation.v1",
+  "paperclip.safety.review.v1",
+  "paperclip.terminal.input_sent.v1",
+  "paperclip.wait.v1",
+  "paperclip.provider.notice.v1",
 ];
 
 /** The `schema` discriminator registry (wire.md §4, §14.5), for the kinds the codec decodes. */
@@ -94,15 +105,27 @@ export const SCHEMA_DISCRIMINATORS: ReadonlyMap<string, KindBinding> = new Map<s
   ["paperclip.output.body.v1", { kind: "output-body-reference", validator: "output_body_reference" }],
   ["paperclip.output.body.chunk.v1", { kind: "output-body-chunk", validator: "output_body_chunk" }],
   ["paperclip.workspace.diff.v1", { kind: "workspace-diff", validator: "workspace_diff" }],
-  ["paperclip.workspace.file_reference.v1", { kind: "workspace-file-reference", validator: "workspace_file_reference" }],
-  ["paperclip.auth.credentials.updated.v1", { kind: "auth-credentials-updated", validator: "auth_credentials_updated" }],
+  [
+    "paperclip.workspace.file_reference.v1",
+    { kind: "workspace-file-reference", validator: "workspace_file_reference" },
+  ],
+  [
+    "paperclip.auth.credentials.updated.v1",
+    { kind: "auth-credentials-updated", validator: "auth_credentials_updated" },
+  ],
   ["paperclip-runner/native-execution/v1", { kind: "native-execution", validator: "native_execution" }],
-  ["paperclip.prp.question_adapter_fixture.v1", { kind: "question-adapter-fixture", validator: "question_adapter_fixture" }],
+  [
+    "paperclip.prp.question_adapter_fixture.v1",
+    { kind: "question-adapter-fixture", validator: "question_adapter_fixture" },
+  ],
   ["paperclip.fake_harness.script.v1", { kind: "fake-harness-script", validator: "fake_harness_script" }],
   ["paperclip.fake_harness.message.v1", { kind: "fake-harness-message", validator: "fake_harness_message" }],
   ["paperclip.fake_harness.command.v1", { kind: "fake-harness-command", validator: "fake_harness_command" }],
   ["paperclip.runner.stream.v1", { kind: "runner-stream-record", validator: "runner_stream_record" }],
-  ...PROVIDER_EVENT_CONSTS.map((c): [string, KindBinding] => [c, { kind: "provider-event", validator: "provider_event" }]),
+  ...PROVIDER_EVENT_CONSTS.map((c): [string, KindBinding] => [
+    c,
+    { kind: "provider-event", validator: "provider_event" },
+  ]),
 ]);
 
 /** The pre-PRP conformance pair is discriminated by `schemaVersion` instead (wire.md §15.5). */

@@ -35,7 +35,8 @@ export function buildManifest(root: string): { manifest: ContractManifest; probl
   problems.push(...catalogProblems);
   const files = listFixtures(root);
   const present = new Set(files);
-  for (const path of entries.keys()) if (!present.has(path)) problems.push(`catalog lists fixtures/${path}, which does not exist`);
+  for (const path of entries.keys())
+    if (!present.has(path)) problems.push(`catalog lists fixtures/${path}, which does not exist`);
   const fixtures: ContractManifest["fixtures"] = [];
   for (const path of files) {
     const entry = entries.get(path);
@@ -44,27 +45,46 @@ export function buildManifest(root: string): { manifest: ContractManifest; probl
       continue;
     }
     if (!path.startsWith(GOLDEN_DIR)) problems.push(...verdictProblems(root, path, entry));
-    fixtures.push({ path: `fixtures/${path}`, sha256: digestFile(root, `fixtures/${path}`), expectation: entry.expectation, compatibilityCase: entry.compatibilityCase });
+    fixtures.push({
+      path: `fixtures/${path}`,
+      sha256: digestFile(root, `fixtures/${path}`),
+      expectation: entry.expectation,
+      compatibilityCase: entry.compatibilityCase,
+    });
   }
   const manifest: ContractManifest = {
     schema: "paperclip.prp.contract_manifest.v1",
     protocolVersion: MAX_PROTOCOL_VERSION,
     fixtureVersion: 1,
     generatedFrom: ["protocol/provider-schemas", "protocol/schemas", "protocol/fixtures"],
-    schemas: schemaFiles.map((f) => ({ path: f.path, id: f.id, sha256: sha256Hex(f.text) })).sort((a, b) => (a.path < b.path ? -1 : 1)),
+    schemas: schemaFiles
+      .map((f) => ({ path: f.path, id: f.id, sha256: sha256Hex(f.text) }))
+      .sort((a, b) => (a.path < b.path ? -1 : 1)),
     fixtures,
   };
   return { manifest, problems };
 }
 
-function verdictProblems(root: string, path: string, entry: { expectation: string; code?: string; kind?: string }): string[] {
-  const result = decode(readFileSync(join(root, "fixtures", path)), { maxBytes: FIXTURE_MAX_BYTES, ...(entry.kind ? { kind: entry.kind as never } : {}) });
+function verdictProblems(
+  root: string,
+  path: string,
+  entry: { expectation: string; code?: string; kind?: string },
+): string[] {
+  const result = decode(readFileSync(join(root, "fixtures", path)), {
+    maxBytes: FIXTURE_MAX_BYTES,
+    ...(entry.kind ? { kind: entry.kind as never } : {}),
+  });
   if (entry.expectation === "accept" && !result.ok) {
-    return [`fixtures/${path} must be accepted but is rejected: ${result.error.code} at ${result.error.path || "/"}: ${result.error.message}`];
+    return [
+      `fixtures/${path} must be accepted but is rejected: ${result.error.code} at ${result.error.path || "/"}: ${result.error.message}`,
+    ];
   }
   if (entry.expectation === "reject") {
     if (result.ok) return [`fixtures/${path} must be rejected (${entry.code}) but is accepted as ${result.kind}`];
-    if (result.error.code !== entry.code) return [`fixtures/${path} must be rejected with ${entry.code} but fails with ${result.error.code} at ${result.error.path || "/"}: ${result.error.message}`];
+    if (result.error.code !== entry.code)
+      return [
+        `fixtures/${path} must be rejected with ${entry.code} but fails with ${result.error.code} at ${result.error.path || "/"}: ${result.error.message}`,
+      ];
   }
   return [];
 }

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { packageRoot } from "./package-root.js";
 
-export const packageVersion = (): string => (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
+export const packageVersion = (): string =>
+  (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
 
 let buildDigest: string | undefined;
 

@@ -3,7 +3,12 @@
  * mapping, shared by the runner's ACP driver, the CLI's prompt and the console's page, so that
  * "allow always" is never sent as "allow once".
  */
-const ACTION_BY_KEY: Record<string, string> = { allow: "accept", allow_always: "accept_for_session", deny: "decline", deny_always: "decline" };
+const ACTION_BY_KEY: Record<string, string> = {
+  allow: "accept",
+  allow_always: "accept_for_session",
+  deny: "decline",
+  deny_always: "decline",
+};
 
 /**
  * The request.resolve action for a choice key. A key made unique with a suffix (`deny:opt_2`)

@@ -16,14 +16,19 @@ function activityError(payload: Record<string, unknown>, path: string): Contract
   for (const key of ["namespace", "activityKey"]) {
     const value = payload[key];
     if (typeof value === "string" && LONE_SURROGATE.test(value)) {
-      return contractError("schema_validation", pointer(path, key), `${key} contains a lone surrogate, which is not a Unicode code point`);
+      return contractError(
+        "schema_validation",
+        pointer(path, key),
+        `${key} contains a lone surrogate, which is not a Unicode code point`,
+      );
     }
   }
   return null;
 }
 
 function eventError(event: PrpEvent, path: string): ContractError | null {
-  if (event.eventType === "runtime.activity.recorded") return activityError(event.payload as Record<string, unknown>, pointer(path, "payload"));
+  if (event.eventType === "runtime.activity.recorded")
+    return activityError(event.payload as Record<string, unknown>, pointer(path, "payload"));
   return null;
 }
 
@@ -38,7 +43,11 @@ function eventsError(events: readonly unknown[], path: string): ContractError | 
 function commandError(command: PrpCommand, path: string): ContractError | null {
   // JSON.parse rounds integers above 2^53-1; a rounded sequence number would be a different command (wire.md §3).
   if (!Number.isSafeInteger(command.controllerSeq)) {
-    return contractError("schema_validation", pointer(path, "controllerSeq"), "controllerSeq is above 2^53-1 (9007199254740991), so it cannot be carried exactly and is refused rather than rounded");
+    return contractError(
+      "schema_validation",
+      pointer(path, "controllerSeq"),
+      "controllerSeq is above 2^53-1 (9007199254740991), so it cannot be carried exactly and is refused rather than rounded",
+    );
   }
   if (command.type === "external_provider.operation") {
     const payload = command.payload as { action?: string; input?: { questionSet?: T.PRPQuestionSet } };
@@ -51,7 +60,9 @@ function commandError(command: PrpCommand, path: string): ContractError | null {
 
 function requestError(request: T.PRPRequest, path: string): ContractError | null {
   const input = (request as { schema: string; input?: T.PRPQuestionSet }).input;
-  return request.schema === "paperclip.runtime_request.v2" && input ? questionSetRuleError(input, pointer(path, "input")) : null;
+  return request.schema === "paperclip.runtime_request.v2" && input
+    ? questionSetRuleError(input, pointer(path, "input"))
+    : null;
 }
 
 function fixtureError(fixture: T.PRPReplayFixture): ContractError | null {
@@ -71,7 +82,9 @@ function fixtureError(fixture: T.PRPReplayFixture): ContractError | null {
 function adapterFixtureError(fixture: T.PRPQuestionAdapterFixture): ContractError | null {
   for (const [i, c] of fixture.cases.entries()) {
     const path = `/cases/${i}`;
-    const err = questionSetRuleError(c.questionSet, `${path}/questionSet`) ?? responseMismatch(c.questionSet, c.response, `${path}/response`);
+    const err =
+      questionSetRuleError(c.questionSet, `${path}/questionSet`) ??
+      responseMismatch(c.questionSet, c.response, `${path}/response`);
     if (err) return err;
   }
   return null;
@@ -108,7 +121,13 @@ export function postcheck(kind: Kind, value: unknown): ContractError | null {
 function resultWarnings(result: T.PRPStructuredRunResult, path: string): ContractWarning[] {
   return result.verification.flatMap((check, i) =>
     check.status === "not_run" && check.reasonCode === undefined
-      ? [{ code: "not_run_without_reason", path: `${path}/verification/${i}`, message: `check "${check.commandOrCheck}" is not_run without a reasonCode; producers must say why` }]
+      ? [
+          {
+            code: "not_run_without_reason",
+            path: `${path}/verification/${i}`,
+            message: `check "${check.commandOrCheck}" is not_run without a reasonCode; producers must say why`,
+          },
+        ]
       : [],
   );
 }

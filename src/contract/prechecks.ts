@@ -16,28 +16,60 @@ export type Resolution = { ok: true; binding: KindBinding } | { ok: false; error
 export function resolveKind(value: unknown, expected: Kind | undefined, path = ""): Resolution {
   const what = expected ?? "document";
   if (!isPlainObject(value)) {
-    return { ok: false, error: contractError("unsupported_required_schema", path, `expected a ${what} object, found ${describe(value)}`) };
+    return {
+      ok: false,
+      error: contractError("unsupported_required_schema", path, `expected a ${what} object, found ${describe(value)}`),
+    };
   }
   const bySchema = typeof value.schema === "string";
   if (!bySchema && typeof value.schemaVersion !== "string") {
-    return { ok: false, error: contractError("unsupported_required_schema", pointer(path, "schema"), `the ${what} has no schema discriminator`) };
+    return {
+      ok: false,
+      error: contractError(
+        "unsupported_required_schema",
+        pointer(path, "schema"),
+        `the ${what} has no schema discriminator`,
+      ),
+    };
   }
-  const binding = bySchema ? SCHEMA_DISCRIMINATORS.get(value.schema as string) : SCHEMA_VERSION_DISCRIMINATORS.get(value.schemaVersion as string);
+  const binding = bySchema
+    ? SCHEMA_DISCRIMINATORS.get(value.schema as string)
+    : SCHEMA_VERSION_DISCRIMINATORS.get(value.schemaVersion as string);
   if (binding !== undefined && (expected === undefined || binding.kind === expected)) return { ok: true, binding };
   // Every event and command passes here: the words of a refusal are only spelled for one.
   const found = bySchema ? `schema "${String(value.schema)}"` : `schemaVersion "${String(value.schemaVersion)}"`;
   const at = pointer(path, bySchema ? "schema" : "schemaVersion");
   if (binding === undefined) {
-    return { ok: false, error: contractError("unsupported_required_schema", at, `${found} is not a schema this contract implements`) };
+    return {
+      ok: false,
+      error: contractError("unsupported_required_schema", at, `${found} is not a schema this contract implements`),
+    };
   }
-  return { ok: false, error: contractError("unsupported_required_schema", at, `expected a ${expected}, found ${found} (a ${binding.kind})`) };
+  return {
+    ok: false,
+    error: contractError(
+      "unsupported_required_schema",
+      at,
+      `expected a ${expected}, found ${found} (a ${binding.kind})`,
+    ),
+  };
 }
 
 const versionError = (path: string, field: string, value: unknown, supported: string): ContractError =>
-  contractError("unsupported_required_version", path, `unsupported_required_version: ${field}=${JSON.stringify(value)}; supported=${supported}`);
+  contractError(
+    "unsupported_required_version",
+    path,
+    `unsupported_required_version: ${field}=${JSON.stringify(value)}; supported=${supported}`,
+  );
 
 /** A numeric version field outside its supported set; non-numbers are left to the schema. */
-function checkVersion(obj: Record<string, unknown>, field: string, path: string, supported: readonly number[], text: string): ContractError | null {
+function checkVersion(
+  obj: Record<string, unknown>,
+  field: string,
+  path: string,
+  supported: readonly number[],
+  text: string,
+): ContractError | null {
   const v = obj[field];
   if (typeof v === "number" && !supported.includes(v)) return versionError(pointer(path, field), field, v, text);
   return null;
@@ -55,12 +87,21 @@ export interface VersionCeiling {
   why: string;
 }
 
-export function precheckEvent(event: Record<string, unknown>, path: string, ceiling?: VersionCeiling): ContractError | null {
+export function precheckEvent(
+  event: Record<string, unknown>,
+  path: string,
+  ceiling?: VersionCeiling,
+): ContractError | null {
   const version = checkVersion(event, "schemaVersion", path, [1, 2, 3], SUPPORTED_RANGE_TEXT);
   if (version) return version;
   const binding = SCHEMA_DISCRIMINATORS.get(event.schema as string);
   if (ceiling !== undefined && binding?.version !== undefined && binding.version > ceiling.max) {
-    return versionError(pointer(path, "schema"), "envelopeVersion", binding.version, `1-${ceiling.max} (${ceiling.why})`);
+    return versionError(
+      pointer(path, "schema"),
+      "envelopeVersion",
+      binding.version,
+      `1-${ceiling.max} (${ceiling.why})`,
+    );
   }
   if (event.eventType === "run.terminal") return precheckTerminal(event.payload, pointer(path, "payload"));
   if (!isPlainObject(event.payload) || event.payload.semantic_tool === undefined) return null; // most events: nothing to spell a path for
@@ -82,15 +123,25 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
     checkVersion(fixture, "protocolVersion", "", [1, 2, 3], SUPPORTED_RANGE_TEXT);
   if (top) return top;
   const protocolVersion = isSupportedProtocolVersion(fixture.protocolVersion) ? fixture.protocolVersion : undefined;
-  const ceiling = protocolVersion === undefined ? undefined : { max: protocolVersion, why: `protocolVersion=${protocolVersion}` };
+  const ceiling =
+    protocolVersion === undefined ? undefined : { max: protocolVersion, why: `protocolVersion=${protocolVersion}` };
   if (isPlainObject(fixture.capabilities)) {
     const caps = resolveKind(fixture.capabilities, "capabilities", "/capabilities");
     if (!caps.ok) return caps.error;
-    if (ceiling && caps.binding.version! > ceiling.max) return versionError("/capabilities/schema", "capabilitiesVersion", caps.binding.version, `1-${ceiling.max} (${ceiling.why})`);
+    if (ceiling && caps.binding.version! > ceiling.max)
+      return versionError(
+        "/capabilities/schema",
+        "capabilitiesVersion",
+        caps.binding.version,
+        `1-${ceiling.max} (${ceiling.why})`,
+      );
     const nested = precheckCapabilities(fixture.capabilities, "/capabilities");
     if (nested) return nested;
   }
-  for (const [listKey, kind] of [["commands", "command"], ["events", "event"]] as const) {
+  for (const [listKey, kind] of [
+    ["commands", "command"],
+    ["events", "event"],
+  ] as const) {
     const list = fixture[listKey];
     if (!Array.isArray(list)) continue;
     for (let i = 0; i < list.length; i++) {
@@ -102,7 +153,12 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
         const err = precheckEvent(item, path, ceiling);
         if (err) return err;
       } else if (ceiling && resolved.binding.version! > ceiling.max) {
-        return versionError(pointer(path, "schema"), "envelopeVersion", resolved.binding.version, `1-${ceiling.max} (${ceiling.why})`);
+        return versionError(
+          pointer(path, "schema"),
+          "envelopeVersion",
+          resolved.binding.version,
+          `1-${ceiling.max} (${ceiling.why})`,
+        );
       }
     }
   }
@@ -110,7 +166,11 @@ export function precheckFixture(fixture: Record<string, unknown>): ContractError
 }
 
 /** A PRP event inside another document gets the event prechecks; `ceiling` when that document carries only v1 events. */
-function precheckInnerEvent(event: unknown, path: string, ceiling?: { max: number; why: string }): ContractError | null {
+function precheckInnerEvent(
+  event: unknown,
+  path: string,
+  ceiling?: { max: number; why: string },
+): ContractError | null {
   const resolved = resolveKind(event, "event", path);
   if (!resolved.ok) return resolved.error;
   return precheckEvent(event as Record<string, unknown>, path, ceiling);
@@ -120,7 +180,10 @@ function precheckInnerEvent(event: unknown, path: string, ceiling?: { max: numbe
 export function precheckBundle(bundle: Record<string, unknown>): ContractError | null {
   if (Array.isArray(bundle.events)) {
     for (let i = 0; i < bundle.events.length; i++) {
-      const err = precheckInnerEvent(bundle.events[i], `/events/${i}`, { max: 1, why: "native execution bundles carry v1 events only, wire.md O10" });
+      const err = precheckInnerEvent(bundle.events[i], `/events/${i}`, {
+        max: 1,
+        why: "native execution bundles carry v1 events only, wire.md O10",
+      });
       if (err) return err;
     }
   }
@@ -133,7 +196,9 @@ export function precheckBundle(bundle: Record<string, unknown>): ContractError |
  */
 function streamCeiling(event: unknown): VersionCeiling | undefined {
   const type = (event as { eventType?: unknown } | null)?.eventType;
-  return typeof type === "string" && eventSince(type) > 1 ? undefined : { max: 1, why: "the local runner stream carries v1 envelopes for the types every version has" };
+  return typeof type === "string" && eventSince(type) > 1
+    ? undefined
+    : { max: 1, why: "the local runner stream carries v1 envelopes for the types every version has" };
 }
 
 /** Runs the prechecks a kind has, after its discriminator resolved. */
@@ -150,9 +215,17 @@ export function precheck(kind: Kind, value: Record<string, unknown>): ContractEr
     case "native-execution":
       return precheckBundle(value);
     case "runner-stream-record":
-      return value.kind === "event" && value.event !== undefined ? precheckInnerEvent(value.event, "/event", streamCeiling(value.event)) : null;
+      return value.kind === "event" && value.event !== undefined
+        ? precheckInnerEvent(value.event, "/event", streamCeiling(value.event))
+        : null;
     case "question-adapter-fixture":
-      return checkVersion(value, "fixtureVersion", "", SUPPORTED_FIXTURE_VERSIONS, SUPPORTED_FIXTURE_VERSIONS.join(","));
+      return checkVersion(
+        value,
+        "fixtureVersion",
+        "",
+        SUPPORTED_FIXTURE_VERSIONS,
+        SUPPORTED_FIXTURE_VERSIONS.join(","),
+      );
     case "semantic-tool":
     case "stop-reason":
       return checkVersion(value, "schemaVersion", "", [1], "1");

@@ -6,13 +6,31 @@
 export type Priority = 0 | 1 | 2;
 
 const P0 = new Set([
-  "run.result.proposed", "run.terminal", "harness.exited",
-  "turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled",
-  "session.started", "session.resumed", "session.failed", "item.failed",
-  "runtime_request.created", "runtime_request.resolved", "runtime_request.expired", "runtime_request.cancelled",
-  "interaction.request.proposed", "interaction.request.materialized", "interaction.request.rejected",
-  "interaction.response.progressed", "interaction.response.resolved", "interaction.response.delivered",
-  "runner.backpressure", "runner.draining", "runner.reconciled", "auth.credentials.updated",
+  "run.result.proposed",
+  "run.terminal",
+  "harness.exited",
+  "turn.completed",
+  "turn.failed",
+  "turn.interrupted",
+  "turn.cancelled",
+  "session.started",
+  "session.resumed",
+  "session.failed",
+  "item.failed",
+  "runtime_request.created",
+  "runtime_request.resolved",
+  "runtime_request.expired",
+  "runtime_request.cancelled",
+  "interaction.request.proposed",
+  "interaction.request.materialized",
+  "interaction.request.rejected",
+  "interaction.response.progressed",
+  "interaction.response.resolved",
+  "interaction.response.delivered",
+  "runner.backpressure",
+  "runner.draining",
+  "runner.reconciled",
+  "auth.credentials.updated",
 ]);
 const P2 = new Set(["item.delta", "harness.diagnostic", "runner.diagnostic"]);
 /**

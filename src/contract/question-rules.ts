@@ -16,10 +16,15 @@ export function questionSetRuleError(set: PRPQuestionSet, path: string): Contrac
     questionIds.add(q.id);
     const options = q.options ?? [];
     const optionIds = new Set(options.map((o) => o.id));
-    if (optionIds.size !== options.length) return fail(pointer(at, "options"), `question "${q.id}" repeats an option id`);
+    if (optionIds.size !== options.length)
+      return fail(pointer(at, "options"), `question "${q.id}" repeats an option id`);
     if (q.intent === "decision") {
       const recommended = options.filter((o) => o.recommended === true).length;
-      if (recommended !== 1) return fail(pointer(at, "options"), `decision question "${q.id}" must recommend exactly one option; it recommends ${recommended}`);
+      if (recommended !== 1)
+        return fail(
+          pointer(at, "options"),
+          `decision question "${q.id}" must recommend exactly one option; it recommends ${recommended}`,
+        );
       if (new Set(options.map((o) => o.label)).size !== options.length) {
         return fail(pointer(at, "options"), `decision question "${q.id}" must have distinct option labels`);
       }
@@ -33,7 +38,12 @@ export function questionSetRuleError(set: PRPQuestionSet, path: string): Contrac
  * selected option belongs to its question, a single_select answer selects exactly one option,
  * a text question is answered with text, and a required question is not left empty.
  */
-export function responseMismatch(set: PRPQuestionSet, response: PRPQuestionResponse, path: string, code: ContractErrorCode = "binding_mismatch"): ContractError | null {
+export function responseMismatch(
+  set: PRPQuestionSet,
+  response: PRPQuestionResponse,
+  path: string,
+  code: ContractErrorCode = "binding_mismatch",
+): ContractError | null {
   const fail = (at: string, message: string) => contractError(code, at, message);
   const questions = new Map(set.questions.map((q) => [q.id, q]));
   const answersPath = pointer(path, "answers");
@@ -45,9 +55,13 @@ export function responseMismatch(set: PRPQuestionSet, response: PRPQuestionRespo
       if (question.answerMode === "text") return fail(at, `question "${id}" takes text, not selected options`);
       const optionIds = new Set((question.options ?? []).map((o) => o.id));
       const unknown = answer.selectedOptionIds.find((o) => !optionIds.has(o));
-      if (unknown !== undefined) return fail(pointer(at, "selectedOptionIds"), `option "${unknown}" does not belong to question "${id}"`);
+      if (unknown !== undefined)
+        return fail(pointer(at, "selectedOptionIds"), `option "${unknown}" does not belong to question "${id}"`);
       if (question.answerMode === "single_select" && answer.selectedOptionIds.length !== 1) {
-        return fail(pointer(at, "selectedOptionIds"), `single_select question "${id}" needs exactly one selected option`);
+        return fail(
+          pointer(at, "selectedOptionIds"),
+          `single_select question "${id}" needs exactly one selected option`,
+        );
       }
     } else if (answer.text !== undefined) {
       if (question.answerMode !== "text" && question.customAnswer === undefined) {
@@ -60,7 +74,8 @@ export function responseMismatch(set: PRPQuestionSet, response: PRPQuestionRespo
     }
   }
   for (const q of set.questions) {
-    if (q.required && !(q.id in response.answers)) return fail(answersPath, `required question "${q.id}" is not answered`);
+    if (q.required && !(q.id in response.answers))
+      return fail(answersPath, `required question "${q.id}" is not answered`);
   }
   return null;
 }
@@ -76,7 +91,8 @@ function textProblem(text: string, v: PRPQuestionSet["questions"][number]["textV
   if (v.maxLength !== undefined && text.length > v.maxLength) return `is longer than ${v.maxLength} characters`;
   if (v.inputType !== "number" && v.inputType !== "integer") return null;
   const n = Number(text.trim());
-  if (text.trim() === "" || !Number.isFinite(n) || (v.inputType === "integer" && !Number.isInteger(n))) return `is not ${v.inputType === "integer" ? "an integer" : "a number"}`;
+  if (text.trim() === "" || !Number.isFinite(n) || (v.inputType === "integer" && !Number.isInteger(n)))
+    return `is not ${v.inputType === "integer" ? "an integer" : "a number"}`;
   if (v.minimum !== undefined && n < v.minimum) return `is below the minimum ${v.minimum}`;
   if (v.maximum !== undefined && n > v.maximum) return `is above the maximum ${v.maximum}`;
   return null;

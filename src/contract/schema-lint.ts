@@ -7,13 +7,42 @@ import type { SchemaFile } from "./schema-files.js";
  * implementations, so that another language's validator reaches the same verdicts as ours.
  */
 export const ALLOWED_KEYWORDS = new Set([
-  "$schema", "$id", "$ref", "$defs", "$comment", "title", "description", "examples",
-  "type", "enum", "const",
-  "properties", "required", "additionalProperties", "propertyNames", "maxProperties", "minProperties",
-  "items", "minItems", "maxItems", "uniqueItems",
-  "minLength", "maxLength", "pattern", "format",
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-  "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+  "$schema",
+  "$id",
+  "$ref",
+  "$defs",
+  "$comment",
+  "title",
+  "description",
+  "examples",
+  "type",
+  "enum",
+  "const",
+  "properties",
+  "required",
+  "additionalProperties",
+  "propertyNames",
+  "maxProperties",
+  "minProperties",
+  "items",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "format",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "not",
+  "if",
+  "then",
+  "else",
 ]);
 
 /** Keywords whose value is a map of names to subschemas; the names are not keywords. */
@@ -31,9 +60,11 @@ export function lintSchemas(files: SchemaFile[]): LintProblem[] {
   const problems: LintProblem[] = [];
   const byId = new Map<string, SchemaFile>();
   for (const file of files) {
-    if (!file.id.startsWith("https://paperclip.dev/schemas/")) problems.push({ path: file.path, message: `$id "${file.id}" is not under https://paperclip.dev/schemas/` });
+    if (!file.id.startsWith("https://paperclip.dev/schemas/"))
+      problems.push({ path: file.path, message: `$id "${file.id}" is not under https://paperclip.dev/schemas/` });
     if (!file.title) problems.push({ path: file.path, message: "schema has no title" });
-    if (file.json.$schema !== "https://json-schema.org/draft/2020-12/schema") problems.push({ path: file.path, message: "schema is not draft 2020-12" });
+    if (file.json.$schema !== "https://json-schema.org/draft/2020-12/schema")
+      problems.push({ path: file.path, message: "schema is not draft 2020-12" });
     const other = byId.get(file.id);
     if (other) problems.push({ path: file.path, message: `$id "${file.id}" is also the $id of ${other.path}` });
     byId.set(file.id, file);
@@ -49,7 +80,13 @@ export function lintSchemas(files: SchemaFile[]): LintProblem[] {
   return problems;
 }
 
-function walk(schema: unknown, at: string, file: SchemaFile, byId: Map<string, SchemaFile>, problems: LintProblem[]): void {
+function walk(
+  schema: unknown,
+  at: string,
+  file: SchemaFile,
+  byId: Map<string, SchemaFile>,
+  problems: LintProblem[],
+): void {
   if (typeof schema === "boolean") return;
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
     problems.push({ path: `${file.path}${at}`, message: "a subschema must be an object or a boolean" });
@@ -85,7 +122,8 @@ function refProblem(ref: string, file: SchemaFile, byId: Map<string, SchemaFile>
   let node: unknown = target.json;
   for (const token of fragment.slice(1).split("/")) {
     const key = token.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (node === null || typeof node !== "object" || !(key in node)) return `$ref "${ref}" points at nothing in ${target.path}`;
+    if (node === null || typeof node !== "object" || !(key in node))
+      return `$ref "${ref}" points at nothing in ${target.path}`;
     node = (node as Record<string, unknown>)[key];
   }
   return null;

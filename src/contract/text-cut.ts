@@ -15,7 +15,8 @@ export function cutText(text: string, maxUnits: number): string {
 }
 
 /** `cutText`, with `…` appended when something was cut (the result may then be one unit longer). */
-export const cutTextMarked = (text: string, maxUnits: number): string => (text.length > maxUnits ? `${cutText(text, maxUnits)}…` : text);
+export const cutTextMarked = (text: string, maxUnits: number): string =>
+  text.length > maxUnits ? `${cutText(text, maxUnits)}…` : text;
 
 /** The longest prefix of `text` that fits in `maxBytes` UTF-8 bytes without splitting a character. */
 export function cutUtf8(text: string, maxBytes: number): string {

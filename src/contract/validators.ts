@@ -8,11 +8,20 @@ export const validators: Readonly<Record<ValidatorName, ValidateFunction>> = gen
 
 /** Runs one validator; returns the first violation as a schema_validation error, or null. */
 /** `label` names the document in the message; a function is called only on a refusal. */
-export function schemaError(name: ValidatorName, value: unknown, label: string | (() => string), basePath = ""): ContractError | null {
+export function schemaError(
+  name: ValidatorName,
+  value: unknown,
+  label: string | (() => string),
+  basePath = "",
+): ContractError | null {
   const first = firstViolation(name, value);
   if (first === null) return null;
   const path = basePath + (first?.instancePath ?? "");
-  return contractError("schema_validation", path, `schema_validation_failed: ${typeof label === "string" ? label : label()} must be accepted: ${path || "/"} ${describeViolation(first)}`);
+  return contractError(
+    "schema_validation",
+    path,
+    `schema_validation_failed: ${typeof label === "string" ? label : label()} must be accepted: ${path || "/"} ${describeViolation(first)}`,
+  );
 }
 
 /** Runs one validator; null when the value is valid, else its most telling violation (undefined if ajv named none). */
@@ -27,7 +36,8 @@ export function firstViolation(name: ValidatorName, value: unknown): ErrorObject
  * content over one that only says the value is of another type (a "null or object" choice
  * fails its null branch with a type error that explains nothing).
  */
-const rank = (e: ErrorObject) => e.instancePath.length * 4 + (COMPOSITE.has(e.keyword) ? 0 : e.keyword === "type" ? 1 : 2);
+const rank = (e: ErrorObject) =>
+  e.instancePath.length * 4 + (COMPOSITE.has(e.keyword) ? 0 : e.keyword === "type" ? 1 : 2);
 const COMPOSITE = new Set(["if", "oneOf", "anyOf", "allOf", "not"]);
 
 function pickError(errors: ErrorObject[]): ErrorObject | undefined {
@@ -53,7 +63,9 @@ export function describeViolation(e: ErrorObject | undefined): string {
       return `must be ${JSON.stringify(p.allowedValue)}`;
     case "enum": {
       const allowed = p.allowedValues as unknown[];
-      return allowed.length <= 12 ? `must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}` : `must be one of the ${allowed.length} values the schema lists`;
+      return allowed.length <= 12
+        ? `must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`
+        : `must be one of the ${allowed.length} values the schema lists`;
     }
     default:
       return e.message ?? "is invalid";

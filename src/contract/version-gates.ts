@@ -14,7 +14,12 @@ const COMMAND_SINCE: Readonly<Record<string, number>> = {
 };
 
 /** Event types that need v2 or later (runtime.md §9). */
-export const GOAL_EVENTS: ReadonlySet<string> = new Set(["session.capabilities.updated", "session.goal.snapshot", "session.goal.updated", "session.goal.cleared"]);
+export const GOAL_EVENTS: ReadonlySet<string> = new Set([
+  "session.capabilities.updated",
+  "session.goal.snapshot",
+  "session.goal.updated",
+  "session.goal.cleared",
+]);
 
 /** The lowest protocol version that has this command type. */
 export const commandSince = (type: string): number => COMMAND_SINCE[type] ?? 1;
@@ -34,13 +39,23 @@ export interface VersionRefusal {
 }
 
 /** Why a command cannot be carried on a connection negotiated at `negotiated`, or null. */
-export function commandVersionRefusal(command: { schema: unknown; type: string }, negotiated: number): VersionRefusal | null {
+export function commandVersionRefusal(
+  command: { schema: unknown; type: string },
+  negotiated: number,
+): VersionRefusal | null {
   const version = envelopeVersion(command.schema);
   if (version !== null && version > negotiated) {
-    return { code: "envelope_version_too_new", reason: `a ${String(command.schema)} envelope is newer than the negotiated protocol version ${negotiated}` };
+    return {
+      code: "envelope_version_too_new",
+      reason: `a ${String(command.schema)} envelope is newer than the negotiated protocol version ${negotiated}`,
+    };
   }
   const since = commandSince(command.type);
-  if (since > negotiated) return { code: "command_needs_newer_version", reason: `${command.type} needs protocol version ${since} or later; this connection negotiated ${negotiated}` };
+  if (since > negotiated)
+    return {
+      code: "command_needs_newer_version",
+      reason: `${command.type} needs protocol version ${since} or later; this connection negotiated ${negotiated}`,
+    };
   return null;
 }
 

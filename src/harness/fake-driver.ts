@@ -3,7 +3,13 @@ import { dirname, join } from "node:path";
 import { packageRoot } from "../contract/package-root.js";
 import type * as T from "../contract/generated/types.js";
 import type { GoalOperation, HarnessDriver, HarnessListener, SessionOpen } from "./harness-driver.js";
-import { COMMAND_SCHEMA, parseHarnessMessage, type HarnessCommandPayloads, type HarnessCommandType, type HarnessMessage } from "./harness-protocol.js";
+import {
+  COMMAND_SCHEMA,
+  parseHarnessMessage,
+  type HarnessCommandPayloads,
+  type HarnessCommandType,
+  type HarnessMessage,
+} from "./harness-protocol.js";
 import { DEFAULT_MAX_LINE_BYTES } from "./line-reader.js";
 import { FAKE_CREDENTIAL_FILE_ENV } from "./fake-credentials.js";
 import { FAKE_HARNESS_JOURNAL_ENV } from "./goal-journal.js";
@@ -41,7 +47,10 @@ export interface FakeDriverOptions {
 export class FakeHarnessDriver implements HarnessDriver {
   readonly kind = "fake";
   /** The fake harness keeps a session goal and answers every goal action (its script may change it too). */
-  readonly sessionGoals: T.SessionGoalCapability = { availability: "available", actions: ["get", "set", "pause", "resume", "clear"] };
+  readonly sessionGoals: T.SessionGoalCapability = {
+    availability: "available",
+    actions: ["get", "set", "pause", "resume", "clear"],
+  };
   readonly command: string;
   private readonly args: string[];
   private harness: SupervisedProcess | null = null;
@@ -51,7 +60,11 @@ export class FakeHarnessDriver implements HarnessDriver {
   private readySeen = false;
 
   constructor(private readonly options: FakeDriverOptions) {
-    const scriptArgs = ["--script", options.scriptPath, ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : [])];
+    const scriptArgs = [
+      "--script",
+      options.scriptPath,
+      ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
+    ];
     if (options.executable) {
       this.command = options.executable;
       this.args = scriptArgs;
@@ -115,9 +128,18 @@ export class FakeHarnessDriver implements HarnessDriver {
     if (message.type !== "ready") this.lastMessageSeq = message.messageSeq; // every process numbers its ready 1
     switch (message.type) {
       case "ready":
-        if (this.readySeen) return listener.fact({ kind: "event", eventType: "harness.diagnostic", payload: { code: "duplicate_ready", message: `harness said ready again (message ${message.messageSeq})` } });
+        if (this.readySeen)
+          return listener.fact({
+            kind: "event",
+            eventType: "harness.diagnostic",
+            payload: { code: "duplicate_ready", message: `harness said ready again (message ${message.messageSeq})` },
+          });
         this.readySeen = true;
-        return listener.fact({ kind: "ready", pid: h.pid, resumePoint: { resumedAfterMessageSeq: this.lastMessageSeq } });
+        return listener.fact({
+          kind: "ready",
+          pid: h.pid,
+          resumePoint: { resumedAfterMessageSeq: this.lastMessageSeq },
+        });
       case "log":
         return h.log.push((message as HarnessMessage<"log">).payload.text);
       case "diagnostic": {
@@ -126,12 +148,21 @@ export class FakeHarnessDriver implements HarnessDriver {
       }
       case "event": {
         const e = (message as HarnessMessage<"event">).payload;
-        return listener.fact({ kind: "event", eventType: e.eventType, payload: e.payload, ...(e.turnId ? { turnId: e.turnId } : {}), ...(e.itemId ? { itemId: e.itemId } : {}) });
+        return listener.fact({
+          kind: "event",
+          eventType: e.eventType,
+          payload: e.payload,
+          ...(e.turnId ? { turnId: e.turnId } : {}),
+          ...(e.itemId ? { itemId: e.itemId } : {}),
+        });
       }
       case "result":
         return listener.fact({ kind: "result", payload: (message as HarnessMessage<"result">).payload.payload });
       case "terminal":
-        return listener.fact({ kind: "terminal_proposal", payload: (message as HarnessMessage<"terminal">).payload.payload });
+        return listener.fact({
+          kind: "terminal_proposal",
+          payload: (message as HarnessMessage<"terminal">).payload.payload,
+        });
       case "goal": {
         const { change, goal } = (message as HarnessMessage<"goal">).payload;
         return listener.fact({ kind: "goal", change, goal });

@@ -21,7 +21,8 @@ function options(): { script: string; delayMs: number | undefined } {
   }
   if (!values.script) return usage("--script is required");
   const delay = values["delay-ms"];
-  if (delay !== undefined && !/^(0|[1-9][0-9]*)$/.test(delay)) return usage(`--delay-ms must be a whole number, not ${JSON.stringify(delay)}`);
+  if (delay !== undefined && !/^(0|[1-9][0-9]*)$/.test(delay))
+    return usage(`--delay-ms must be a whole number, not ${JSON.stringify(delay)}`);
   return { script: values.script, delayMs: delay === undefined ? undefined : Number(delay) };
 }
 

@@ -4,10 +4,27 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type * as T from "../contract/generated/types.js";
 import { playCredentialStep } from "./fake-credentials.js";
 import { GoalJournal, type Goal } from "./goal-journal.js";
-import { MESSAGE_SCHEMA, type HarnessCommand, type HarnessCommandType, type HarnessMessagePayloads, type HarnessMessageType } from "./harness-protocol.js";
+import {
+  MESSAGE_SCHEMA,
+  type HarnessCommand,
+  type HarnessCommandType,
+  type HarnessMessagePayloads,
+  type HarnessMessageType,
+} from "./harness-protocol.js";
 
 export type Script = T.PRPFakeHarnessScript;
-export type Step = T.DelayStep | T.LogStep | T.EventStep | T.RequestStep | T.AwaitResolutionStep | T.StepWithoutFields | T.ResultOrTerminalStep | T.RecordActivityStep | T.ExitStep | T.GoalStep | T.CredentialsStep;
+export type Step =
+  | T.DelayStep
+  | T.LogStep
+  | T.EventStep
+  | T.RequestStep
+  | T.AwaitResolutionStep
+  | T.StepWithoutFields
+  | T.ResultOrTerminalStep
+  | T.RecordActivityStep
+  | T.ExitStep
+  | T.GoalStep
+  | T.CredentialsStep;
 
 export interface FakeHarnessIo {
   /** Writes one protocol line to stdout. */
@@ -147,7 +164,10 @@ export class FakeHarness {
       }
       this.io.exit(0);
     } catch (err) {
-      this.send("diagnostic", { code: err instanceof WaitTimeout ? "harness_wait_timeout" : "harness_error", message: (err as Error).message });
+      this.send("diagnostic", {
+        code: err instanceof WaitTimeout ? "harness_wait_timeout" : "harness_error",
+        message: (err as Error).message,
+      });
       this.io.exit(2);
     }
   }
@@ -174,7 +194,11 @@ export class FakeHarness {
       case "await_resolution": {
         const requestId = (step as T.AwaitResolutionStep).request_id;
         if (this.replaying(1)) return void this.emit("runtime_request.resolved", { requestId }); // answered before the restart
-        const resolve = await this.next("request.resolve", this.options.resolutionWaitMs ?? 300_000, (c) => c.payload.requestId === requestId);
+        const resolve = await this.next(
+          "request.resolve",
+          this.options.resolutionWaitMs ?? 300_000,
+          (c) => c.payload.requestId === requestId,
+        );
         this.emit("runtime_request.resolved", { requestId, resolution: resolve.payload.resolution });
         return undefined;
       }
@@ -210,7 +234,12 @@ export class FakeHarness {
         return undefined;
       case "await_goal_command":
         // Answered before the restart, or now: the step waits for one goal command of its own.
-        if (!this.replaying(1)) await this.waitUntil(() => this.goalCommands > this.goalCommandsAwaited, this.options.resolutionWaitMs ?? 300_000, "a goal command");
+        if (!this.replaying(1))
+          await this.waitUntil(
+            () => this.goalCommands > this.goalCommandsAwaited,
+            this.options.resolutionWaitMs ?? 300_000,
+            "a goal command",
+          );
         this.goalCommandsAwaited++;
         return undefined;
       case "credentials": {
@@ -242,7 +271,11 @@ export class FakeHarness {
   }
 
   /** The next command of a type (others wait in the inbox), or a WaitTimeout. */
-  private async next<K extends HarnessCommandType>(type: K, waitMs: number, match: (c: HarnessCommand<K>) => boolean = () => true): Promise<HarnessCommand<K>> {
+  private async next<K extends HarnessCommandType>(
+    type: K,
+    waitMs: number,
+    match: (c: HarnessCommand<K>) => boolean = () => true,
+  ): Promise<HarnessCommand<K>> {
     const found = () => this.inbox.findIndex((c) => c.type === type && match(c as HarnessCommand<K>));
     await this.waitUntil(() => found() >= 0, waitMs, type);
     return this.inbox.splice(found(), 1)[0] as HarnessCommand<K>;
@@ -258,7 +291,10 @@ export class FakeHarness {
       if (left <= 0) throw new WaitTimeout(`no ${what} within ${waitMs} ms`);
       await new Promise<void>((resolve) => {
         const timer = Number.isFinite(left) ? setTimeout(resolve, left) : undefined;
-        this.wake = () => { clearTimeout(timer); resolve(); };
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
       this.wake = null;
     }

@@ -47,7 +47,8 @@ export class GoalJournal {
     lines.pop(); // "" after a complete last line, else the unsent answer
     for (const line of lines) {
       const entry = JSON.parse(line) as { messageSeq: number; goal: Goal };
-      if (!Number.isSafeInteger(entry.messageSeq) || entry.goal === undefined) throw new Error(`fake harness journal ${this.path}: not an answer: ${line}`);
+      if (!Number.isSafeInteger(entry.messageSeq) || entry.goal === undefined)
+        throw new Error(`fake harness journal ${this.path}: not an answer: ${line}`);
       if (entry.messageSeq <= upTo) answers.set(entry.messageSeq, entry.goal);
     }
     return answers;

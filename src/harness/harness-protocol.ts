@@ -46,7 +46,9 @@ export interface HarnessCommand<K extends HarnessCommandType = HarnessCommandTyp
 /** Parses one harness stdout line; a string is why it is not a message of this protocol, with the path. */
 export function parseHarnessMessage(line: string): HarnessMessage | string {
   const decoded = decodeLine(line, "fake-harness-message");
-  return decoded.ok ? (decoded.value as HarnessMessage) : `harness message is not valid: ${decoded.error.path || "/"}: ${decoded.error.message}`;
+  return decoded.ok
+    ? (decoded.value as HarnessMessage)
+    : `harness message is not valid: ${decoded.error.path || "/"}: ${decoded.error.message}`;
 }
 
 /** Parses one runner → harness line, or null when it is not a command of this protocol. */

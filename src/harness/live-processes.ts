@@ -29,7 +29,9 @@ export function liveProcesses(): ProcessEntry[] {
 
 /** Live processes of a process group. */
 export function liveGroupMembers(pgid: number): number[] {
-  return liveProcesses().filter((p) => p.pgrp === pgid).map((p) => p.pid);
+  return liveProcesses()
+    .filter((p) => p.pgrp === pgid)
+    .map((p) => p.pid);
 }
 
 /** A process's argv from /proc, or [] once it is gone. */

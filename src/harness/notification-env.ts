@@ -21,15 +21,20 @@ export const DESCRIPTOR_FILE = "runtime-notification.json";
 export const helperPath = (): string => join(packageRoot(), "bin/prp-runnerd.js");
 
 /** The folder of the activity endpoint an environment names: what a sandboxed harness must see of the runner. */
-export const activityDirOf = (env: Record<string, string | undefined>): string[] => (env[CONTEXT_ENV] ? [dirname(env[CONTEXT_ENV])] : []);
+export const activityDirOf = (env: Record<string, string | undefined>): string[] =>
+  env[CONTEXT_ENV] ? [dirname(env[CONTEXT_ENV])] : [];
 
 /**
  * The configured environment without the host-owned keys (the contract's list and the generation
  * secret: a task cannot point its activity at another runner or helper, borrow another
  * harness's secret, nor set the bootstrap ticket), then the runner's own values on top.
  */
-export function harnessEnv(configured: Record<string, string>, published: Record<string, string>): Record<string, string> {
+export function harnessEnv(
+  configured: Record<string, string>,
+  published: Record<string, string>,
+): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(configured)) if (!isReservedEnvironmentKey(key) && key !== SECRET_ENV) env[key] = value;
+  for (const [key, value] of Object.entries(configured))
+    if (!isReservedEnvironmentKey(key) && key !== SECRET_ENV) env[key] = value;
   return { ...env, ...published };
 }

@@ -44,7 +44,12 @@ export class OrphanGuard {
    */
   static start(): OrphanGuard {
     // $0 names the guard and $1 its owner, in `ps` and /proc: what a guard left behind belongs to.
-    const child = spawn("/bin/sh", ["-c", SCRIPT, ORPHAN_GUARD_NAME, String(process.pid)], { cwd: "/", env: {}, detached: true, stdio: ["pipe", "ignore", "ignore"] });
+    const child = spawn("/bin/sh", ["-c", SCRIPT, ORPHAN_GUARD_NAME, String(process.pid)], {
+      cwd: "/",
+      env: {},
+      detached: true,
+      stdio: ["pipe", "ignore", "ignore"],
+    });
     if (child.pid === undefined) throw new Error("cannot start the orphan guard /bin/sh");
     child.on("error", () => {}); // reported by the pid check above
     child.stdin.on("error", () => {}); // a guard that is gone closes the pipe; writes then fail harmlessly

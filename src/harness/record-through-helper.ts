@@ -26,7 +26,8 @@ export async function recordThroughHelper(namespace: string, activityKey: string
   const helper = process.env[HELPER_ENV];
   if (!helper) return `record_activity: ${HELPER_ENV} is not set: no runner published its helper`;
   const context = await run(helper, ["notification-context"]);
-  if (context.status !== 0) return `record_activity: notification-context exited ${context.status}: ${context.stderr.trim()}`;
+  if (context.status !== 0)
+    return `record_activity: notification-context exited ${context.status}: ${context.stderr.trim()}`;
   const recorded = await run(helper, ["record-activity", "--", context.stdout.trim(), namespace, activityKey]);
   return `record_activity ${JSON.stringify(namespace)} ${JSON.stringify(activityKey)}: record-activity exited ${recorded.status}${recorded.status === 0 ? "" : `: ${recorded.stderr.trim()}`}`;
 }

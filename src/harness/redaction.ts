@@ -26,15 +26,76 @@ export const REDACTED = "[redacted]";
 
 /** Words that name a credential as the head of a key. */
 const SECRET_HEADS = new Set([
-  "password", "passwd", "passphrase", "pwd", "secret", "token", "credential", "cookie", "authorization", "authorisation",
-  "auth", "bearer", "apikey", "privatekey", "jwt",
+  "password",
+  "passwd",
+  "passphrase",
+  "pwd",
+  "secret",
+  "token",
+  "credential",
+  "cookie",
+  "authorization",
+  "authorisation",
+  "auth",
+  "bearer",
+  "apikey",
+  "privatekey",
+  "jwt",
 ]);
 /** Words before `key` that make it a credential rather than an index or a lookup name. */
-const KEY_QUALIFIERS = new Set(["api", "private", "secret", "ssh", "access", "signing", "encryption", "master", "client", "session", "auth", "gpg", "pgp", "license", "subscription"]);
+const KEY_QUALIFIERS = new Set([
+  "api",
+  "private",
+  "secret",
+  "ssh",
+  "access",
+  "signing",
+  "encryption",
+  "master",
+  "client",
+  "session",
+  "auth",
+  "gpg",
+  "pgp",
+  "license",
+  "subscription",
+]);
 /** Trailing words that wrap the thing named before them: `password_hash`, `token_value`, `auth_header`. */
-const WRAPPERS = new Set(["value", "val", "string", "str", "data", "raw", "text", "hash", "digest", "header", "b64", "base64", "hex", "pem", "env", "var"]);
+const WRAPPERS = new Set([
+  "value",
+  "val",
+  "string",
+  "str",
+  "data",
+  "raw",
+  "text",
+  "hash",
+  "digest",
+  "header",
+  "b64",
+  "base64",
+  "hex",
+  "pem",
+  "env",
+  "var",
+]);
 /** Words that make a key a count of something: `max_tokens`, `inputTokens` hold numbers, not tokens. */
-const QUANTITIES = new Set(["max", "min", "total", "input", "output", "prompt", "completion", "cached", "reasoning", "used", "remaining", "num", "count", "limit"]);
+const QUANTITIES = new Set([
+  "max",
+  "min",
+  "total",
+  "input",
+  "output",
+  "prompt",
+  "completion",
+  "cached",
+  "reasoning",
+  "used",
+  "remaining",
+  "num",
+  "count",
+  "limit",
+]);
 
 const singular = (w: string): string => (w.length > 3 && w.endsWith("s") && !w.endsWith("ss") ? w.slice(0, -1) : w);
 
@@ -42,7 +103,8 @@ const singular = (w: string): string => (w.length > 3 && w.endsWith("s") && !w.e
 function secretHead(head: string, before: string | undefined): boolean {
   if (SECRET_HEADS.has(head)) return true;
   if (head === "key") return before !== undefined && KEY_QUALIFIERS.has(before);
-  for (const word of SECRET_HEADS) if (head.endsWith(word) && head.length > word.length && word.length >= 4) return true;
+  for (const word of SECRET_HEADS)
+    if (head.endsWith(word) && head.length > word.length && word.length >= 4) return true;
   return head.endsWith("key") && KEY_QUALIFIERS.has(head.slice(0, -3));
 }
 
@@ -89,18 +151,23 @@ const BASIC_IN_TEXT = /\bBasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/gi;
 const ASSIGNMENT = /^(-{0,2}[A-Za-z][A-Za-z0-9_.-]*)(=|:[ \t]*)(\S[\s\S]*)$/;
 
 /** `Basic` credentials are base64 of `user:password`; prose after "Basic" does not decode to that. */
-const isBasicCredential = (b64: string): boolean => b64.length % 4 === 0 && /^[\x20-\x7e]+:[\x20-\x7e]*$/.test(Buffer.from(b64, "base64").toString("latin1"));
+const isBasicCredential = (b64: string): boolean =>
+  b64.length % 4 === 0 && /^[\x20-\x7e]+:[\x20-\x7e]*$/.test(Buffer.from(b64, "base64").toString("latin1"));
 
 /** Something every pattern above needs: most strings have none, and one test lets them pass. */
-const MAY_HOLD_CREDENTIAL = /bearer|basic|[=:]|-----BEGIN|gh[pousr]_|github_pat_|sk-|xox|glpat-|AKIA|ASIA|AIza|npm_|eyJ/i;
+const MAY_HOLD_CREDENTIAL =
+  /bearer|basic|[=:]|-----BEGIN|gh[pousr]_|github_pat_|sk-|xox|glpat-|AKIA|ASIA|AIza|npm_|eyJ/i;
 
 /** A string with every credential-shaped part replaced; `redacted` says whether anything was. */
 export function redactText(text: string): { text: string; redacted: boolean } {
   if (!MAY_HOLD_CREDENTIAL.test(text)) return { text, redacted: false };
   if (BEARER_VALUE.test(text)) return { text: REDACTED, redacted: true };
   const assignment = ASSIGNMENT.exec(text);
-  if (assignment && isSecretKey(assignment[1]!.replace(/^-+/, ""))) return { text: `${assignment[1]}${assignment[2]}${REDACTED}`, redacted: true };
-  let out = text.replace(BEARER_IN_TEXT, `Bearer ${REDACTED}`).replace(BASIC_IN_TEXT, (all, b64: string) => (isBasicCredential(b64) ? `Basic ${REDACTED}` : all));
+  if (assignment && isSecretKey(assignment[1]!.replace(/^-+/, "")))
+    return { text: `${assignment[1]}${assignment[2]}${REDACTED}`, redacted: true };
+  let out = text
+    .replace(BEARER_IN_TEXT, `Bearer ${REDACTED}`)
+    .replace(BASIC_IN_TEXT, (all, b64: string) => (isBasicCredential(b64) ? `Basic ${REDACTED}` : all));
   for (const pattern of CREDENTIAL_PATTERNS) out = out.replace(pattern, REDACTED);
   return { text: out, redacted: out !== text };
 }
@@ -132,12 +199,23 @@ export function redact(value: unknown): { value: unknown; redacted: boolean } {
       // `["--token", "abc"]`: a flag with a secret name hides the argument after it.
       return v.map((item, i) => {
         const flag = v[i - 1];
-        return typeof item === "string" && typeof flag === "string" && /^--?[A-Za-z]/.test(flag) && !flag.includes("=") && isSecretKey(flag.replace(/^-+/, "")) ? hide(item) : walk(item);
+        return typeof item === "string" &&
+          typeof flag === "string" &&
+          /^--?[A-Za-z]/.test(flag) &&
+          !flag.includes("=") &&
+          isSecretKey(flag.replace(/^-+/, ""))
+          ? hide(item)
+          : walk(item);
       });
     }
     if (v === null || typeof v !== "object") return v;
     const named = namesSecret(v as Obj);
-    return Object.fromEntries(Object.entries(v as Obj).map(([k, x]) => [k, isSecretKey(k) || (named && VALUE_MEMBERS.has(k)) ? hide(x) : walk(x)]));
+    return Object.fromEntries(
+      Object.entries(v as Obj).map(([k, x]) => [
+        k,
+        isSecretKey(k) || (named && VALUE_MEMBERS.has(k)) ? hide(x) : walk(x),
+      ]),
+    );
   };
   const out = walk(value);
   return { value: out, redacted };

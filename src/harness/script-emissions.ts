@@ -39,14 +39,19 @@ export function scriptEmissions(script: Script): ScriptEmission[] {
         out.push({ eventType: "runtime_request.created", payload: { request: (step as T.RequestStep).request } });
         break;
       case "await_resolution":
-        out.push({ eventType: "runtime_request.resolved", payload: { requestId: (step as T.AwaitResolutionStep).request_id }, fromCommand: ["resolution"] });
+        out.push({
+          eventType: "runtime_request.resolved",
+          payload: { requestId: (step as T.AwaitResolutionStep).request_id },
+          fromCommand: ["resolution"],
+        });
         break;
       case "await_interrupt":
         out.push({ eventType: "runtime.phase.changed", payload: { phase: "awaiting_interrupt" } });
         out.push({ eventType: "turn.interrupted", payload: {}, fromCommand: ["reason"] });
         break;
       case "result":
-        if (!resultSeen) out.push({ eventType: "run.result.proposed", payload: (step as T.ResultOrTerminalStep).payload });
+        if (!resultSeen)
+          out.push({ eventType: "run.result.proposed", payload: (step as T.ResultOrTerminalStep).payload });
         resultSeen = true;
         break;
       case "exit":

@@ -26,7 +26,9 @@ export interface LoadedScript {
 }
 
 /** Reads and decodes a script; a refused script is a typed error value. */
-export function loadScript(path: string): { ok: true; value: LoadedScript } | { ok: false; error: ContractError | ReadError } {
+export function loadScript(
+  path: string,
+): { ok: true; value: LoadedScript } | { ok: false; error: ContractError | ReadError } {
   const read = readFileBounded(path, { maxBytes: MAX_SCRIPT_BYTES });
   if (!read.ok) return read;
   const bytes = read.bytes;

@@ -65,11 +65,16 @@ export class SupervisedProcess {
     this.graceMs = options.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.log = new BoundedLogBuffer(options.logMaxLines, options.logMaxBytes);
     const env: Record<string, string> = { ...(process.env.PATH ? { PATH: process.env.PATH } : {}), ...options.env };
-    const sandbox = options.sandbox ? sandboxedCommand(options.sandbox, options.cwd ?? process.cwd(), options.command, options.args) : null;
+    const sandbox = options.sandbox
+      ? sandboxedCommand(options.sandbox, options.cwd ?? process.cwd(), options.command, options.args)
+      : null;
     this.guard = OrphanGuard.start();
     // In the sandbox, descriptor 3 carries the harness's own exit status from the namespace's PID 1.
     this.child = spawn(sandbox?.command ?? options.command, sandbox?.args ?? options.args, {
-      cwd: options.cwd, env, detached: true, stdio: sandbox ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
+      cwd: options.cwd,
+      env,
+      detached: true,
+      stdio: sandbox ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
     }) as ChildProcessByStdio<Writable, Readable, Readable>;
     if (this.child.pid === undefined) {
       this.guard.release();
@@ -93,13 +98,19 @@ export class SupervisedProcess {
     };
     this.stdoutEnded = new Promise((resolve) => {
       this.child.stdout.on("data", (chunk: Buffer) => deliver(out.push(chunk)));
-      this.child.stdout.on("end", () => { deliver(out.end()); resolve(); });
+      this.child.stdout.on("end", () => {
+        deliver(out.end());
+        resolve();
+      });
       this.child.stdout.on("error", () => resolve());
     });
     const err = new BoundedLineReader(limit);
     const note = (events: ReturnType<BoundedLineReader["push"]>) => {
       for (const e of events) {
-        if (e.kind !== "overlong") this.log.push(e.kind === "line" ? e.text : `[stderr line of ${e.bytes} bytes over the ${limit}-byte limit, dropped]`);
+        if (e.kind !== "overlong")
+          this.log.push(
+            e.kind === "line" ? e.text : `[stderr line of ${e.bytes} bytes over the ${limit}-byte limit, dropped]`,
+          );
       }
     };
     this.child.stderr.on("data", (chunk: Buffer) => note(err.push(chunk)));
@@ -179,9 +190,14 @@ function reportedExit(status: Readable, log: BoundedLogBuffer): Promise<ExitFact
       const end = text.indexOf("\n");
       if (end < 0) return;
       try {
-        const line = JSON.parse(text.slice(0, end)) as { exitCode?: number | null; signal?: NodeJS.Signals | null; error?: string };
+        const line = JSON.parse(text.slice(0, end)) as {
+          exitCode?: number | null;
+          signal?: NodeJS.Signals | null;
+          error?: string;
+        };
         if (typeof line.error === "string") log.push(`[sandbox] cannot start the harness: ${line.error}`);
-        else if (line.exitCode !== undefined) return resolve({ exitCode: line.exitCode, signal: line.signal ?? null, success: line.exitCode === 0 });
+        else if (line.exitCode !== undefined)
+          return resolve({ exitCode: line.exitCode, signal: line.signal ?? null, success: line.exitCode === 0 });
       } catch {
         // not a status: the launcher's exit will say
       }

@@ -7,7 +7,8 @@ import { freeze, thaw, type ReducerState } from "./state.js";
 import { timelineSummary } from "./timeline-summary.js";
 
 /** Cursors are keyed by source (wire.md §5.3), e.g. `runner:runner_replay`. */
-export const sourceKey = (event: Pick<PrpEvent, "sourceKind" | "sourceInstanceId">): string => `${event.sourceKind}:${event.sourceInstanceId}`;
+export const sourceKey = (event: Pick<PrpEvent, "sourceKind" | "sourceInstanceId">): string =>
+  `${event.sourceKind}:${event.sourceInstanceId}`;
 
 function gap(key: string, expected: number, received: number): SequenceGap {
   const listed = Math.min(received - expected, MAX_LISTED_MISSING_SEQS);
@@ -74,4 +75,5 @@ export function applyEvents(snapshot: SessionSnapshot, events: Iterable<PrpEvent
  * processed, or already recorded out of order), otherwise a new snapshot. Costs a copy of the
  * snapshot, so reduce a stream with `applyEvents`, not event by event.
  */
-export const applyEvent = (snapshot: SessionSnapshot, event: PrpEvent): SessionSnapshot => applyEvents(snapshot, [event]);
+export const applyEvent = (snapshot: SessionSnapshot, event: PrpEvent): SessionSnapshot =>
+  applyEvents(snapshot, [event]);

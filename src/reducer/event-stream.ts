@@ -34,16 +34,24 @@ export function readEventStream(bytes: Uint8Array): ReadStream {
     const admitted = admitText("event", text);
     if (!admitted.ok) return { ok: false, error: { ...admitted.error, line } };
     const event = admitted.value;
-    const fail = (path: string, message: string): ReadStream => ({ ok: false, error: { code: "binding_mismatch", path, message, line } });
+    const fail = (path: string, message: string): ReadStream => ({
+      ok: false,
+      error: { code: "binding_mismatch", path, message, line },
+    });
     run ??= event.runId;
     if (event.runId !== run) return fail("/runId", `event runId "${event.runId}" is not the stream's run "${run}"`);
     if (event.normalizedSessionId !== undefined) {
       session ??= event.normalizedSessionId;
-      if (event.normalizedSessionId !== session) return fail("/normalizedSessionId", `event session "${event.normalizedSessionId}" is not the stream's session "${session}"`);
+      if (event.normalizedSessionId !== session)
+        return fail(
+          "/normalizedSessionId",
+          `event session "${event.normalizedSessionId}" is not the stream's session "${session}"`,
+        );
     }
     const first = firstCopy.get(event.sourceEventId);
     if (first === undefined) firstCopy.set(event.sourceEventId, admitted.canonical);
-    else if (first !== admitted.canonical) return fail("", `sourceEventId "${event.sourceEventId}" is repeated with different content`);
+    else if (first !== admitted.canonical)
+      return fail("", `sourceEventId "${event.sourceEventId}" is repeated with different content`);
     events.push(event);
   }
   return { ok: true, events };

@@ -5,7 +5,15 @@ import { credentialKey, type BeyondV1State } from "./state.js";
 
 const stringOrNull = (value: unknown): string | null => (typeof value === "string" ? value : null);
 
-const MEASUREMENT_FIELDS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "activeSeconds", "requests", "providerCostUsd"] as const;
+const MEASUREMENT_FIELDS = [
+  "inputTokens",
+  "outputTokens",
+  "cacheReadTokens",
+  "cacheWriteTokens",
+  "activeSeconds",
+  "requests",
+  "providerCostUsd",
+] as const;
 
 /** A measurement built figure by figure, in MEASUREMENT_FIELDS order. */
 function perFigure(figure: (field: (typeof MEASUREMENT_FIELDS)[number]) => number | null): UsageMeasurement {
@@ -17,7 +25,8 @@ function perFigure(figure: (field: (typeof MEASUREMENT_FIELDS)[number]) => numbe
 const measurement = (value: Json): UsageMeasurement => perFigure((f) => finite(value[f]));
 
 /** Figure by figure; unknown in either operand stays unknown in the sum. */
-const add = (a: UsageMeasurement, b: UsageMeasurement): UsageMeasurement => perFigure((f) => (a[f] === null || b[f] === null ? null : a[f] + b[f]));
+const add = (a: UsageMeasurement, b: UsageMeasurement): UsageMeasurement =>
+  perFigure((f) => (a[f] === null || b[f] === null ? null : a[f] + b[f]));
 
 function addUsage(usage: UsageTotals | undefined, payload: Json): UsageTotals {
   const totals = usage ?? { reports: 0, runTotal: null, sessionCumulative: null };
@@ -27,7 +36,11 @@ function addUsage(usage: UsageTotals | undefined, payload: Json): UsageTotals {
     totals.runTotal = totals.runTotal ? add(totals.runTotal, delta) : delta;
   }
   if (isRecord(payload.cumulative)) {
-    totals.sessionCumulative = { provider: stringOrNull(payload.provider), model: stringOrNull(payload.model), ...measurement(payload.cumulative) };
+    totals.sessionCumulative = {
+      provider: stringOrNull(payload.provider),
+      model: stringOrNull(payload.model),
+      ...measurement(payload.cumulative),
+    };
   }
   return totals;
 }
@@ -45,7 +58,10 @@ export function projectBeyondV1(state: BeyondV1State, event: PrpEvent, payload: 
     case "session.goal.snapshot":
     case "session.goal.updated":
     case "session.goal.cleared": {
-      const goal = type !== "session.goal.cleared" && isRecord(payload.goal) ? (structuredClone(payload.goal) as unknown as SessionGoalSnapshot) : null;
+      const goal =
+        type !== "session.goal.cleared" && isRecord(payload.goal)
+          ? (structuredClone(payload.goal) as unknown as SessionGoalSnapshot)
+          : null;
       state.sessionGoal = { goal, lastEventType: type };
       break;
     }
@@ -59,14 +75,21 @@ export function projectBeyondV1(state: BeyondV1State, event: PrpEvent, payload: 
     case "tool.execution.progressed":
     case "tool.execution.completed":
       if (typeof payload.executionId === "string") {
-        state.toolExecutions.set(payload.executionId, { ...state.toolExecutions.get(payload.executionId), ...structuredClone(payload) });
+        state.toolExecutions.set(payload.executionId, {
+          ...state.toolExecutions.get(payload.executionId),
+          ...structuredClone(payload),
+        });
       }
       break;
     case "auth.credentials.updated":
       recordCredential(state, event.sourceEventId, payload);
       break;
     case "runtime.activity.recorded":
-      state.runtimeActivity.push({ sourceEventId: event.sourceEventId, namespace: text(payload.namespace), activityKey: text(payload.activityKey) });
+      state.runtimeActivity.push({
+        sourceEventId: event.sourceEventId,
+        namespace: text(payload.namespace),
+        activityKey: text(payload.activityKey),
+      });
   }
 }
 

@@ -86,7 +86,13 @@ const providerItemId = (event: object): string | undefined => {
 };
 
 /** A delta appends its text; any other item event replaces the text only with a non-empty one. */
-function upsertItem(items: Map<string, SessionItem>, itemId: string, type: string, status: SessionItem["status"], payload: Json): void {
+function upsertItem(
+  items: Map<string, SessionItem>,
+  itemId: string,
+  type: string,
+  status: SessionItem["status"],
+  payload: Json,
+): void {
   const incoming = text(payload.text);
   const item = items.get(itemId);
   if (!item) {

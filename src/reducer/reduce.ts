@@ -3,8 +3,11 @@ import { applyEvents } from "./apply-event.js";
 import { createSnapshot, type Capabilities, type SessionSnapshot } from "./snapshot.js";
 
 /** The snapshot of an event stream from the start. A bare stream passes null identity and capabilities. */
-export const reduceEvents = (identity: PRPRunIdentity | null, capabilities: Capabilities | null, events: Iterable<PrpEvent>): SessionSnapshot =>
-  applyEvents(createSnapshot({ identity, capabilities }), events);
+export const reduceEvents = (
+  identity: PRPRunIdentity | null,
+  capabilities: Capabilities | null,
+  events: Iterable<PrpEvent>,
+): SessionSnapshot => applyEvents(createSnapshot({ identity, capabilities }), events);
 
 /**
  * The snapshot of a decoded replay fixture: its events in delivery order, nothing else. The
@@ -12,6 +15,10 @@ export const reduceEvents = (identity: PRPRunIdentity | null, capabilities: Capa
  */
 export const reduceFixture = (fixture: PRPReplayFixture): SessionSnapshot =>
   applyEvents(
-    createSnapshot({ fixtureName: fixture.name, identity: fixture.identity, capabilities: fixture.capabilities as Capabilities }),
+    createSnapshot({
+      fixtureName: fixture.name,
+      identity: fixture.identity,
+      capabilities: fixture.capabilities as Capabilities,
+    }),
     fixture.events as PrpEvent[],
   );

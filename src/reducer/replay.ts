@@ -4,7 +4,8 @@ import { reduceEvents, reduceFixture } from "./reduce.js";
 import type { SessionSnapshot } from "./snapshot.js";
 
 /** A replayed input: the snapshot and the events it was reduced from, in delivery order. */
-export type Replayed = { ok: true; snapshot: SessionSnapshot; events: PrpEvent[] } | { ok: false; error: ContractError | StreamError };
+export type Replayed =
+  { ok: true; snapshot: SessionSnapshot; events: PrpEvent[] } | { ok: false; error: ContractError | StreamError };
 
 /**
  * Decodes and reduces a replay fixture. The one entry point for every front end (the CLI, the

@@ -48,7 +48,8 @@ export interface BeyondV1State {
   runtimeActivity: RuntimeActivityRecord[];
 }
 
-const byKey = <T>(values: T[] | undefined, key: (value: T) => string): Map<string, T> => new Map((values ?? []).map((v) => [key(v), v]));
+const byKey = <T>(values: T[] | undefined, key: (value: T) => string): Map<string, T> =>
+  new Map((values ?? []).map((v) => [key(v), v]));
 
 export const credentialKey = (provider: string, bindingId: string): string => JSON.stringify([provider, bindingId]);
 

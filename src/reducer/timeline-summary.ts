@@ -9,7 +9,8 @@ const sentenceCase = (value: string): string => value.charAt(0).toUpperCase() + 
 const DIAGNOSTICS = new Set(["runner.diagnostic", "harness.diagnostic", "runner.backpressure"]);
 const REQUEST_UPDATES = new Set(["runtime_request.resolved", "runtime_request.expired", "runtime_request.cancelled"]);
 
-const requestText = (request: SessionRequest): string => (request.prompt.length > 0 ? `${request.type}: ${request.prompt}` : `${request.type} request`);
+const requestText = (request: SessionRequest): string =>
+  request.prompt.length > 0 ? `${request.type}: ${request.prompt}` : `${request.type} request`;
 
 const goalCapabilityText = (goals: Record<string, unknown>): string => {
   const actions = Array.isArray(goals.actions) ? goals.actions.filter((a): a is string => typeof a === "string") : [];

@@ -9,7 +9,8 @@ export interface Admission {
   command?: PrpCommand;
 }
 
-const field = (value: unknown, key: string): unknown => (value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined);
+const field = (value: unknown, key: string): unknown =>
+  value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
 
 /**
  * The command rules of a runner (runtime.md §4.2, wire.md §8.4): a command must pass the
@@ -34,19 +35,29 @@ export class CommandIntake {
   admit(line: string | Uint8Array): Admission {
     // A line that is not one JSON reading (not JSON, a repeated member name) echoes no field of it.
     const parsed = parseJson(line, Number.POSITIVE_INFINITY); // the reader bounded the line
-    if (!parsed.ok) return this.reject(undefined, parsed.error.code, `${parsed.error.path || "/"}: ${parsed.error.message}`);
+    if (!parsed.ok)
+      return this.reject(undefined, parsed.error.code, `${parsed.error.path || "/"}: ${parsed.error.message}`);
     // The rule the durable runner and the authority apply too: the contract, and a canonical JSON form to fingerprint.
     const admitted = admit("command", parsed.value);
-    if (!admitted.ok) return this.reject(parsed.value, admitted.error.code, `${admitted.error.path || "/"}: ${admitted.error.message}`);
+    if (!admitted.ok)
+      return this.reject(parsed.value, admitted.error.code, `${admitted.error.path || "/"}: ${admitted.error.message}`);
     const { value: command, canonical: fingerprint } = admitted;
     const previous = this.fingerprints.get(command.commandId);
     if (previous !== undefined) {
       return previous === fingerprint
         ? { receipt: this.receipt(command, "duplicate") }
-        : this.reject(command, "command_id_reused", `commandId "${command.commandId}" was already used for a different command`);
+        : this.reject(
+            command,
+            "command_id_reused",
+            `commandId "${command.commandId}" was already used for a different command`,
+          );
     }
     if (command.controllerSeq !== this.next) {
-      return this.reject(command, "controller_seq_out_of_order", `controllerSeq ${command.controllerSeq} is not the next one (${this.next})`);
+      return this.reject(
+        command,
+        "controller_seq_out_of_order",
+        `controllerSeq ${command.controllerSeq} is not the next one (${this.next})`,
+      );
     }
     this.next++;
     this.fingerprints.set(command.commandId, fingerprint);

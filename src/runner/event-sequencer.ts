@@ -26,7 +26,12 @@ export class EventSequencer {
   constructor(private readonly source: EventSource) {}
 
   /** The next event, or why it can never be carried (then no sequence number is used). */
-  next(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string; schemaVersion?: number } = {}, maxBytes = Infinity): { event: PrpEvent; line: string } | { tooLarge: number } | { noCanonicalForm: ContractError } {
+  next(
+    eventType: string,
+    payload: Record<string, unknown>,
+    ids: { turnId?: string; itemId?: string; schemaVersion?: number } = {},
+    maxBytes = Infinity,
+  ): { event: PrpEvent; line: string } | { tooLarge: number } | { noCanonicalForm: ContractError } {
     const sourceSeq = this.seq + 1;
     const event = buildEvent({
       sourceSeq,

@@ -33,7 +33,11 @@ export interface EventSink {
 }
 
 /** The refusal of an event that the contract accepts but canonical JSON cannot hold, in every sink. */
-export const refusedUncanonical = (error: ContractError): Offer => ({ kind: "refused", code: "no_canonical_json", message: `${error.path || "/"}: ${error.message}` });
+export const refusedUncanonical = (error: ContractError): Offer => ({
+  kind: "refused",
+  code: "no_canonical_json",
+  message: `${error.path || "/"}: ${error.message}`,
+});
 
 export interface LineOutput {
   /** One line (no newline); false when the reader is behind. */
@@ -49,7 +53,12 @@ export function streamSink(source: EventSource, out: LineOutput): EventSink {
   return {
     offer: (e) => {
       const next = sequencer.next(e.eventType, e.payload, e, MAX_FRAME_BYTES);
-      if ("tooLarge" in next) return { kind: "refused", code: "frame_too_large", message: `a ${next.tooLarge}-byte event is over the ${MAX_FRAME_BYTES}-byte frame limit` };
+      if ("tooLarge" in next)
+        return {
+          kind: "refused",
+          code: "frame_too_large",
+          message: `a ${next.tooLarge}-byte event is over the ${MAX_FRAME_BYTES}-byte frame limit`,
+        };
       if ("noCanonicalForm" in next) return refusedUncanonical(next.noCanonicalForm);
       return { kind: "admitted", congested: !out.write(eventRecordLine(next.line)) };
     },

@@ -5,9 +5,17 @@
  */
 export { spawnRunner, durableRunnerArgs, runnerdEntry, type RunnerHandle, type SpawnRunnerOptions } from "./spawn.js";
 export {
-  startRunner, StartRunnerError, ACP_READY_MS,
-  type StartRunnerOptions, type DurableRunnerStartOptions, type LocalRunnerStartOptions, type RunnerHarness, type RunnerLimits,
-  type RunnerSandbox, type RunnerOutcome, type StartedRunner,
+  startRunner,
+  StartRunnerError,
+  ACP_READY_MS,
+  type StartRunnerOptions,
+  type DurableRunnerStartOptions,
+  type LocalRunnerStartOptions,
+  type RunnerHarness,
+  type RunnerLimits,
+  type RunnerSandbox,
+  type RunnerOutcome,
+  type StartedRunner,
 } from "./start-runner.js";
 export type { CrashPoint } from "./durable/durable-runner.js";
 export type { PermissionPolicy } from "../harness/acp/permissions.js";

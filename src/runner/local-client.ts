@@ -38,7 +38,13 @@ export class LocalRunnerClient {
       // Tests only: a module run in place of prp-runnerd, to hand the controller a forged stream (test/cli/forged-stream.test.ts).
       ...(options.runnerd ? { runnerd: options.runnerd } : {}),
       args: [
-        "--local", "--run-id", options.runId, "--session-id", options.sessionId, "--runner-id", options.runnerId,
+        "--local",
+        "--run-id",
+        options.runId,
+        "--session-id",
+        options.sessionId,
+        "--runner-id",
+        options.runnerId,
         ...(options.scriptPath ? ["--script", options.scriptPath] : []),
         ...(options.delayMs !== undefined ? ["--delay-ms", String(options.delayMs)] : []),
         ...(options.extraArgs ?? []),
@@ -64,7 +70,16 @@ export class LocalRunnerClient {
   send(type: string, payload: Record<string, unknown> = {}, commandId?: string): string {
     const seq = ++this.seq;
     const id = commandId ?? sequencedId("command", this.options.runId, seq, 3);
-    this.runner.writeLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: id, controllerSeq: seq, type, issuedAt: new Date().toISOString(), payload }));
+    this.runner.writeLine(
+      JSON.stringify({
+        schema: "paperclip.prp.command.v1",
+        commandId: id,
+        controllerSeq: seq,
+        type,
+        issuedAt: new Date().toISOString(),
+        payload,
+      }),
+    );
     return id;
   }
 

@@ -29,7 +29,10 @@ export class LocalRunner {
     private readonly out: LineOutput,
   ) {
     this.intake = new CommandIntake(SUPPORTED_COMMANDS, options.commandHistoryLimit);
-    this.controller = new RunController(options, streamSink({ runId: options.runId, normalizedSessionId: options.sessionId, runnerId: options.runnerId }, out));
+    this.controller = new RunController(
+      options,
+      streamSink({ runId: options.runId, normalizedSessionId: options.sessionId, runnerId: options.runnerId }, out),
+    );
     this.done = this.controller.done;
   }
 
@@ -41,7 +44,14 @@ export class LocalRunner {
   /** A controller line over the limit: refused with a receipt, the stream goes on. */
   acceptOversizeLine(bytes: number): void {
     this.queue = this.queue.then(() => {
-      this.writeReceipt({ commandId: null, controllerSeq: null, type: null, status: "rejected", code: "frame_too_large", reason: `command line of ${bytes} bytes is over the limit` });
+      this.writeReceipt({
+        commandId: null,
+        controllerSeq: null,
+        type: null,
+        status: "rejected",
+        code: "frame_too_large",
+        reason: `command line of ${bytes} bytes is over the limit`,
+      });
     });
   }
 

@@ -41,11 +41,16 @@ export class RunController {
     sink: EventSink,
   ) {
     const driver = options.driver;
-    this.machine = new RunMachine({ ...options, harnessCommand: driver.command, ...(driver.sessionGoals ? { sessionGoals: driver.sessionGoals } : {}) });
+    this.machine = new RunMachine({
+      ...options,
+      harnessCommand: driver.command,
+      ...(driver.sessionGoals ? { sessionGoals: driver.sessionGoals } : {}),
+    });
     this.gate = new EmitGate(sink, {
       pauseHarness: () => driver.pause(),
       resumeHarness: () => driver.resume(),
-      invalid: (event, error) => this.run(this.machine.onHarnessEventInvalid(event.eventType, error.path, error.message)),
+      invalid: (event, error) =>
+        this.run(this.machine.onHarnessEventInvalid(event.eventType, error.path, error.message)),
       refused: (event, code, message) => this.run(this.machine.onEventRefused(event.eventType, code, message)),
     });
     const toGate = (event: GatedEvent) => this.gate.emit(event);
@@ -113,7 +118,12 @@ export class RunController {
   recordActivity(payload: ActivityPayload): Promise<RecordOutcome> {
     if (this.closed || this.machine.terminated) return Promise.resolve("run_ended");
     return new Promise((resolve) =>
-      this.emitter.emit({ eventType: "runtime.activity.recorded", payload: { namespace: payload.namespace, activityKey: payload.activityKey }, fromHarness: false, admitted: () => resolve("recorded") }),
+      this.emitter.emit({
+        eventType: "runtime.activity.recorded",
+        payload: { namespace: payload.namespace, activityKey: payload.activityKey },
+        fromHarness: false,
+        admitted: () => resolve("recorded"),
+      }),
     );
   }
 
@@ -144,7 +154,10 @@ export class RunController {
         case "emit": {
           const { kind: _, ...event } = effect;
           // The run is over once the gate has admitted its terminal, not when it was decided.
-          const terminal = event.eventType === "run.terminal" && !event.fromHarness ? (event.payload as unknown as T.PRPRunTerminal) : null;
+          const terminal =
+            event.eventType === "run.terminal" && !event.fromHarness
+              ? (event.payload as unknown as T.PRPRunTerminal)
+              : null;
           this.credentials.beforeEmit(event);
           this.emitter.emit(terminal ? { ...event, admitted: () => this.resolveDone(terminal) } : event);
           this.credentials.afterEmit(event);
@@ -154,10 +167,17 @@ export class RunController {
           driver.start(this.listener);
           break;
         case "open_session":
-          driver.openSession({ normalizedSessionId: this.options.sessionId, driverSessionId: `driver_${this.options.sessionId}`, resume: effect.resume, ...(effect.resumeSessionId ? { resumeSessionId: effect.resumeSessionId } : {}) });
+          driver.openSession({
+            normalizedSessionId: this.options.sessionId,
+            driverSessionId: `driver_${this.options.sessionId}`,
+            resume: effect.resume,
+            ...(effect.resumeSessionId ? { resumeSessionId: effect.resumeSessionId } : {}),
+          });
           break;
         case "start_turn":
-          driver.startTurn(effect.text !== undefined ? { turnId: effect.turnId, text: effect.text } : { turnId: effect.turnId });
+          driver.startTurn(
+            effect.text !== undefined ? { turnId: effect.turnId, text: effect.text } : { turnId: effect.turnId },
+          );
           break;
         case "interrupt":
           driver.interrupt(effect.reason);
@@ -173,7 +193,10 @@ export class RunController {
           break;
         case "arm_timer":
           clearTimeout(this.timers.get(effect.timer));
-          this.timers.set(effect.timer, setTimeout(() => this.run(this.machine.onTimer(effect.timer)), effect.ms));
+          this.timers.set(
+            effect.timer,
+            setTimeout(() => this.run(this.machine.onTimer(effect.timer)), effect.ms),
+          );
           break;
         case "disarm_timer":
           clearTimeout(this.timers.get(effect.timer));

@@ -5,14 +5,35 @@ import type { PrpCommand } from "../contract/kinds.js";
 import { responseMismatch } from "../contract/question-rules.js";
 import { commandVersionRefusal, eventEnvelopeVersion } from "../contract/version-gates.js";
 import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
-import { GOALS_UNSUPPORTED, type GoalChange, type GoalOperation, type HarnessFact, type HarnessGone } from "../harness/harness-driver.js";
+import {
+  GOALS_UNSUPPORTED,
+  type GoalChange,
+  type GoalOperation,
+  type HarnessFact,
+  type HarnessGone,
+} from "../harness/harness-driver.js";
 import { reconcileTerminal, type Intent, type StopCause } from "./reconcile.js";
 import { cutText } from "../contract/text-cut.js";
 
 /** The PRP command types a run acts on. */
-export const SUPPORTED_COMMANDS: ReadonlySet<string> = new Set(["run.prepare", "session.open", "turn.start", "turn.interrupt", "turn.stop", "request.resolve", "run.cancel", "session.goal.get", "session.goal.set", "session.goal.clear"]);
+export const SUPPORTED_COMMANDS: ReadonlySet<string> = new Set([
+  "run.prepare",
+  "session.open",
+  "turn.start",
+  "turn.interrupt",
+  "turn.stop",
+  "request.resolve",
+  "run.cancel",
+  "session.goal.get",
+  "session.goal.set",
+  "session.goal.clear",
+]);
 /** The event each goal change of the harness is reported as (runtime.md §9). */
-const GOAL_EVENT: Record<GoalChange, string> = { snapshot: "session.goal.snapshot", updated: "session.goal.updated", cleared: "session.goal.cleared" };
+const GOAL_EVENT: Record<GoalChange, string> = {
+  snapshot: "session.goal.snapshot",
+  updated: "session.goal.updated",
+  cleared: "session.goal.cleared",
+};
 /** Event families only the runner may report; a harness that sends one is not believed. */
 const RUNNER_OWNED = /^(run|harness|runner)\./;
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
@@ -22,7 +43,15 @@ export type Timer = "ready" | "session_started";
 /** What the machine asks its shell to do, in order. */
 export type RunEffect =
   /** `schemaVersion`: the envelope version, set only when the type needs more than v1 (wire.md O1). */
-  | { kind: "emit"; eventType: string; payload: Record<string, unknown>; turnId?: string; itemId?: string; fromHarness: boolean; schemaVersion?: number }
+  | {
+      kind: "emit";
+      eventType: string;
+      payload: Record<string, unknown>;
+      turnId?: string;
+      itemId?: string;
+      fromHarness: boolean;
+      schemaVersion?: number;
+    }
   | { kind: "start_harness" }
   /** `resumeSessionId`: the session a restarted durable runner's new harness loads (warm resume). */
   | { kind: "open_session"; resume: boolean; resumeSessionId?: string }
@@ -148,7 +177,9 @@ export class RunMachine {
         return this.sessionOpened ? no("session_already_open", "the session is already open") : null;
       case "turn.start":
         if (!this.sessionOpened) return no("session_not_open", "turn.start needs session.open first");
-        return this.turnId ? no("turn_already_started", `turn ${this.turnId} is already started; a run has one turn`) : null;
+        return this.turnId
+          ? no("turn_already_started", `turn ${this.turnId} is already started; a run has one turn`)
+          : null;
       case "turn.interrupt":
       case "turn.stop":
         return this.turnId && !this.turnEnded ? null : no("no_active_turn", "there is no active turn to interrupt");
@@ -161,10 +192,17 @@ export class RunMachine {
         const action = goalAction(command);
         const capability = this.options.sessionGoals ?? GOALS_UNSUPPORTED;
         // Controls are carried out only when the capability advertises them (runtime.md §9).
-        return capability.actions.includes(action) ? null : no("goal_action_unsupported", `the harness does not advertise the session goal action ${action} (availability ${capability.availability})`);
+        return capability.actions.includes(action)
+          ? null
+          : no(
+              "goal_action_unsupported",
+              `the harness does not advertise the session goal action ${action} (availability ${capability.availability})`,
+            );
       }
       default:
-        return SUPPORTED_COMMANDS.has(command.type) ? null : no("unsupported_command", `this runner does not support ${command.type} commands`);
+        return SUPPORTED_COMMANDS.has(command.type)
+          ? null
+          : no("unsupported_command", `this runner does not support ${command.type} commands`);
     }
   }
 
@@ -172,10 +210,15 @@ export class RunMachine {
     const request = this.pendingRequests.get(String(payload.requestId));
     if (!request) return { code: "unknown_request", reason: `no pending request ${JSON.stringify(payload.requestId)}` };
     const resolution = payload.resolution as Record<string, unknown> | undefined;
-    if (!resolution || typeof resolution.action !== "string") return { code: "invalid_resolution", reason: "resolution.action is required" };
+    if (!resolution || typeof resolution.action !== "string")
+      return { code: "invalid_resolution", reason: "resolution.action is required" };
     if (request.input && resolution.action === "submit") {
       const response = decodeValue(resolution.response, { kind: "question-response" });
-      if (!response.ok) return { code: response.error.code, reason: `resolution.response${response.error.path}: ${response.error.message}` };
+      if (!response.ok)
+        return {
+          code: response.error.code,
+          reason: `resolution.response${response.error.path}: ${response.error.message}`,
+        };
       const mismatch = responseMismatch(request.input, response.value, "/resolution/response");
       if (mismatch) return { code: mismatch.code, reason: `${mismatch.path}: ${mismatch.message}` };
     }
@@ -205,10 +248,15 @@ export class RunMachine {
         } else this.do({ kind: "command_done" });
         break;
       case "turn.start": {
-        const turnId = typeof payload.turnId === "string" && payload.turnId ? payload.turnId : `turn_${this.options.runId}_1`;
+        const turnId =
+          typeof payload.turnId === "string" && payload.turnId ? payload.turnId : `turn_${this.options.runId}_1`;
         this.turnId = turnId;
         this.emit("turn.submitted", {}, { turnId });
-        const start = { kind: "start_turn" as const, turnId, ...(typeof payload.text === "string" ? { text: payload.text } : {}) };
+        const start = {
+          kind: "start_turn" as const,
+          turnId,
+          ...(typeof payload.text === "string" ? { text: payload.text } : {}),
+        };
         if (this.recovering) this.deferredTurn = start;
         else this.do(start);
         this.do({ kind: "command_done" });
@@ -221,7 +269,11 @@ export class RunMachine {
         this.do({ kind: "command_done" });
         break;
       case "request.resolve":
-        this.do({ kind: "resolve_request", requestId: String(payload.requestId), resolution: payload.resolution as Record<string, unknown> });
+        this.do({
+          kind: "resolve_request",
+          requestId: String(payload.requestId),
+          resolution: payload.resolution as Record<string, unknown>,
+        });
         this.do({ kind: "command_done" });
         break;
       case "run.cancel":
@@ -255,7 +307,11 @@ export class RunMachine {
         this.onResult(fact.payload);
         break;
       case "terminal_proposal":
-        if (this.proposal) this.emit("harness.diagnostic", { code: "duplicate_terminal_ignored", message: "the harness proposed a second terminal; the first one stands" });
+        if (this.proposal)
+          this.emit("harness.diagnostic", {
+            code: "duplicate_terminal_ignored",
+            message: "the harness proposed a second terminal; the first one stands",
+          });
         else this.proposal = fact.payload;
         break;
       case "violation":
@@ -284,7 +340,11 @@ export class RunMachine {
   private onReady(pid: number, resumePoint: Record<string, unknown>, agent?: Record<string, unknown>): void {
     this.harnessReady = true;
     this.do({ kind: "disarm_timer", timer: "ready" });
-    this.emit("harness.ready", { pid, ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}), ...(agent ? { agent } : {}) });
+    this.emit("harness.ready", {
+      pid,
+      ...(this.harnessRestarts > 0 ? { restart: this.harnessRestarts } : {}),
+      ...(agent ? { agent } : {}),
+    });
     if (this.recovering) {
       this.do({ kind: "open_session", resume: true, resumeSessionId: this.recovering.driverSessionId });
       this.do({ kind: "arm_timer", timer: "session_started", ms: this.loadWaitMs() });
@@ -301,10 +361,14 @@ export class RunMachine {
 
   private onHarnessEvent(e: Extract<HarnessFact, { kind: "event" }>): void {
     if (e.eventType === "harness.diagnostic") return this.emit(e.eventType, e.payload); // the driver's own note on its harness
-    if (RUNNER_OWNED.test(e.eventType)) return this.violation(`harness may not report ${e.eventType}: the runner reports run, harness and runner events`);
+    if (RUNNER_OWNED.test(e.eventType))
+      return this.violation(`harness may not report ${e.eventType}: the runner reports run, harness and runner events`);
     if (e.eventType === "runtime_request.created") {
       const request = decodeValue(e.payload.request, { kind: "request" });
-      if (!request.ok) return this.violation(`harness request is not a valid request: ${request.error.path || "/"}: ${request.error.message}`);
+      if (!request.ok)
+        return this.violation(
+          `harness request is not a valid request: ${request.error.path || "/"}: ${request.error.message}`,
+        );
       const r = e.payload.request as PendingRequest;
       this.pendingRequests.set(r.requestId, r);
     } else if (e.eventType === "runtime_request.resolved" || e.eventType === "runtime_request.cancelled") {
@@ -312,11 +376,23 @@ export class RunMachine {
     } else if (TURN_ENDS.has(e.eventType)) {
       this.turnEnded = true;
     }
-    this.out.push({ kind: "emit", eventType: e.eventType, payload: e.payload, ...(e.turnId ? { turnId: e.turnId } : this.turnId ? { turnId: this.turnId } : {}), ...(e.itemId ? { itemId: e.itemId } : {}), fromHarness: true });
-    if ((e.eventType === "runtime.phase.changed" && e.payload.phase === "executing") || e.eventType === "session.failed") {
-      if (e.eventType !== "session.failed" && (this.waitingFor === "session_started" || this.recovering)) this.announceGoals();
+    this.out.push({
+      kind: "emit",
+      eventType: e.eventType,
+      payload: e.payload,
+      ...(e.turnId ? { turnId: e.turnId } : this.turnId ? { turnId: this.turnId } : {}),
+      ...(e.itemId ? { itemId: e.itemId } : {}),
+      fromHarness: true,
+    });
+    if (
+      (e.eventType === "runtime.phase.changed" && e.payload.phase === "executing") ||
+      e.eventType === "session.failed"
+    ) {
+      if (e.eventType !== "session.failed" && (this.waitingFor === "session_started" || this.recovering))
+        this.announceGoals();
       if (this.waitingFor === "session_started") this.commandDone();
-      if (this.recovering) this.resumed(e.eventType === "session.failed" ? String(e.payload.message ?? "the agent gave no reason") : null);
+      if (this.recovering)
+        this.resumed(e.eventType === "session.failed" ? String(e.payload.message ?? "the agent gave no reason") : null);
     }
   }
 
@@ -331,7 +407,11 @@ export class RunMachine {
     this.sessionOpened = true;
     if (resume.turn) this.turnId = resume.turn.turnId ?? `turn_${this.options.runId}_1`;
     if (!resume.loadSession) {
-      this.failClosed("runner_restarted", "session_not_resumable", `the runner restarted, and its agent does not advertise loadSession: session ${resume.driverSessionId} cannot be resumed in a new agent process`);
+      this.failClosed(
+        "runner_restarted",
+        "session_not_resumable",
+        `the runner restarted, and its agent does not advertise loadSession: session ${resume.driverSessionId} cannot be resumed in a new agent process`,
+      );
       return this.flush();
     }
     this.recovering = resume;
@@ -346,7 +426,11 @@ export class RunMachine {
     this.do({ kind: "disarm_timer", timer: "session_started" });
     const id = resume.driverSessionId;
     if (failure !== null) {
-      this.failClosed("runner_restarted", "session_resume_failed", `the runner restarted, and the agent could not resume session ${id}: ${failure}`);
+      this.failClosed(
+        "runner_restarted",
+        "session_resume_failed",
+        `the runner restarted, and the agent could not resume session ${id}: ${failure}`,
+      );
     } else if (resume.turn) {
       const message = `the runner restarted during turn ${this.turnId}: whether the agent finished it is unknown, and its prompt is not sent again`;
       this.emit("turn.failed", { code: "turn_indeterminate", message }, { turnId: this.turnId! });
@@ -359,12 +443,25 @@ export class RunMachine {
   }
 
   private onResult(payload: Record<string, unknown>): void {
-    if (this.result) return this.emit("harness.diagnostic", { code: "duplicate_semantic_result_ignored", message: "the harness proposed a second result; the first one stands" });
+    if (this.result)
+      return this.emit("harness.diagnostic", {
+        code: "duplicate_semantic_result_ignored",
+        message: "the harness proposed a second result; the first one stands",
+      });
     // Checked here, not only at emission: the reconciliation relies on a valid result.
     const checked = decodeValue(payload, { kind: "result" });
-    if (!checked.ok) return this.violation(`harness result is not a valid run result: ${checked.error.path || "/"}: ${checked.error.message}`);
+    if (!checked.ok)
+      return this.violation(
+        `harness result is not a valid run result: ${checked.error.path || "/"}: ${checked.error.message}`,
+      );
     this.result = checked.value;
-    this.out.push({ kind: "emit", eventType: "run.result.proposed", payload, ...(this.turnId ? { turnId: this.turnId } : {}), fromHarness: true });
+    this.out.push({
+      kind: "emit",
+      eventType: "run.result.proposed",
+      payload,
+      ...(this.turnId ? { turnId: this.turnId } : {}),
+      fromHarness: true,
+    });
   }
 
   /** An event the harness reported broke the contract when it was emitted: the harness's fault. */
@@ -378,7 +475,12 @@ export class RunMachine {
    * closed, with a P0 diagnostic that says which event and why (runtime.md §5.7: never silent).
    */
   onEventRefused(eventType: string, code: string, message: string): RunEffect[] {
-    this.failClosed("event_refused", "event_refused", `${eventType} was refused (${code}): ${message}`, `${eventType}: ${message}`);
+    this.failClosed(
+      "event_refused",
+      "event_refused",
+      `${eventType} was refused (${code}): ${message}`,
+      `${eventType}: ${message}`,
+    );
     return this.flush();
   }
 
@@ -393,7 +495,12 @@ export class RunMachine {
    * stands. It overrides even an outcome the harness reached by itself: a run whose report cannot
    * be carried, or whose runner broke, did not succeed.
    */
-  private failClosed(intent: "event_refused" | "internal_error" | "runner_restarted", code: string, diagnostic: string, cause = diagnostic): void {
+  private failClosed(
+    intent: "event_refused" | "internal_error" | "runner_restarted",
+    code: string,
+    diagnostic: string,
+    cause = diagnostic,
+  ): void {
     if (this.ended || this.stopCause) return; // the first cause already ends the run
     this.emit("runner.diagnostic", { code, message: diagnostic });
     this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cause };
@@ -407,7 +514,12 @@ export class RunMachine {
     this.do({ kind: "disarm_timer", timer: "ready" });
     if (this.ended) return this.flush();
     if (this.suspended) {
-      this.emit("harness.exited", { ...gone.exit, semanticResultObserved: this.result !== null, log: gone.log, suspended: true });
+      this.emit("harness.exited", {
+        ...gone.exit,
+        semanticResultObserved: this.result !== null,
+        log: gone.log,
+        suspended: true,
+      });
       if (this.waitingFor === "gone") this.commandDone();
       return this.flush();
     }
@@ -415,14 +527,27 @@ export class RunMachine {
       this.violation(`harness did not say ready: it exited (${JSON.stringify(gone.exit)}) first`);
     }
     // The requests of a harness that is gone can never be answered: none stays pending.
-    this.cancelPending(`the harness that asked it is gone (${gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`})`);
+    this.cancelPending(
+      `the harness that asked it is gone (${gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`})`,
+    );
     // A driver that ended its harness on purpose (an ACP agent after its turn) reports success: no crash.
     // An exit the driver caused, or any exit once the turn is being interrupted or the run
     // cancelled, is not a crash either: restarting would send the turn's prompt again.
-    const crashed = !this.terminating && !gone.endedByDriver && !this.intent && gone.exit.signal !== null && !gone.exit.success && this.sessionOpened;
+    const crashed =
+      !this.terminating &&
+      !gone.endedByDriver &&
+      !this.intent &&
+      gone.exit.signal !== null &&
+      !gone.exit.success &&
+      this.sessionOpened;
     if (crashed && this.harnessRestarts < (this.options.harnessRestartLimit ?? 1)) {
       this.harnessRestarts++;
-      this.emit("harness.exited", { ...gone.exit, semanticResultObserved: this.result !== null, log: gone.log, restarting: true });
+      this.emit("harness.exited", {
+        ...gone.exit,
+        semanticResultObserved: this.result !== null,
+        log: gone.log,
+        restarting: true,
+      });
       this.restarting = true;
       this.startHarness();
       return this.flush();
@@ -509,7 +634,8 @@ export class RunMachine {
     if (!this.harnessTrusted) return;
     this.harnessTrusted = false;
     // A reason the driver typed travels in the terminal, so a reader need not parse the message.
-    if (code && !this.stopCause) this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cutText(message, 4000) };
+    if (code && !this.stopCause)
+      this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cutText(message, 4000) };
     this.setIntent("protocol_violation");
     this.emit("harness.diagnostic", { code: "harness_protocol_violation", message });
     this.terminating = true;
@@ -527,15 +653,28 @@ export class RunMachine {
 
   private finish(gone: HarnessGone | null): void {
     this.cancelPending("the run ended");
-    const facts = { intent: this.intent, exit: gone?.exit ?? null, result: this.result, proposal: this.proposal, stopCause: this.stopCause };
+    const facts = {
+      intent: this.intent,
+      exit: gone?.exit ?? null,
+      result: this.result,
+      proposal: this.proposal,
+      stopCause: this.stopCause,
+    };
     let terminal = reconcileTerminal(facts);
     if (this.proposal && !canonicalForm(terminal).ok) {
       // The harness's proposal would make the run's one terminal uncarriable (a lone surrogate,
       // too many values): the terminal is decided without it, and that is said.
-      this.emit("harness.diagnostic", { code: "terminal_proposal_dropped", message: "the harness's terminal proposal has no canonical JSON form, so the terminal leaves it out" });
+      this.emit("harness.diagnostic", {
+        code: "terminal_proposal_dropped",
+        message: "the harness's terminal proposal has no canonical JSON form, so the terminal leaves it out",
+      });
       terminal = reconcileTerminal({ ...facts, proposal: null });
     }
-    this.emit("run.terminal", terminal as unknown as Record<string, unknown>, this.turnId ? { turnId: this.turnId } : {});
+    this.emit(
+      "run.terminal",
+      terminal as unknown as Record<string, unknown>,
+      this.turnId ? { turnId: this.turnId } : {},
+    );
     this.ended = true;
     if (this.waitingFor) this.commandDone();
     this.do({ kind: "ended" });
@@ -543,7 +682,12 @@ export class RunMachine {
 
   /** Cancels every request still pending, as an event, saying why: nobody can answer it any more. */
   private cancelPending(reason: string): void {
-    for (const r of this.pendingRequests.values()) this.emit("runtime_request.cancelled", { requestId: r.requestId, reason, decidedBy: { by: "runner" } }, this.turnId ? { turnId: this.turnId } : {});
+    for (const r of this.pendingRequests.values())
+      this.emit(
+        "runtime_request.cancelled",
+        { requestId: r.requestId, reason, decidedBy: { by: "runner" } },
+        this.turnId ? { turnId: this.turnId } : {},
+      );
     this.pendingRequests.clear();
   }
 
@@ -553,7 +697,11 @@ export class RunMachine {
     this.do({ kind: "command_done" });
   }
 
-  private emit(eventType: string, payload: Record<string, unknown>, ids: { turnId?: string; itemId?: string } = {}): void {
+  private emit(
+    eventType: string,
+    payload: Record<string, unknown>,
+    ids: { turnId?: string; itemId?: string } = {},
+  ): void {
     if (this.ended) return; // nothing follows run.terminal
     this.out.push({ kind: "emit", eventType, payload, ...ids, fromHarness: false });
   }
@@ -587,7 +735,8 @@ function goalAction(command: PrpCommand): T.SessionGoalCapability["actions"][num
   if (command.type === "session.goal.get") return "get";
   if (command.type === "session.goal.clear") return "clear";
   const p = command.payload as Record<string, unknown>;
-  if (p.objective === undefined && p.tokenBudget === undefined && p.status !== undefined) return p.status === "paused" ? "pause" : "resume";
+  if (p.objective === undefined && p.tokenBudget === undefined && p.status !== undefined)
+    return p.status === "paused" ? "pause" : "resume";
   return "set";
 }
 

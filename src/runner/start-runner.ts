@@ -9,7 +9,13 @@ import { BatchedLineWriter } from "../harness/batched-writer.js";
 import { FakeHarnessDriver } from "../harness/fake-driver.js";
 import type { HarnessDriver } from "../harness/harness-driver.js";
 import { BoundedLineReader } from "../harness/line-reader.js";
-import { defaultSandboxMode, SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxMode, type SandboxPolicy } from "../harness/sandbox/sandbox-policy.js";
+import {
+  defaultSandboxMode,
+  SANDBOX_UNAVAILABLE_EXIT,
+  sandboxPolicy,
+  type SandboxMode,
+  type SandboxPolicy,
+} from "../harness/sandbox/sandbox-policy.js";
 import { probeSandbox } from "../harness/sandbox/sandbox-probe.js";
 import { loadScript, resolveScriptPath } from "../harness/script-file.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
@@ -29,27 +35,27 @@ export const ACP_READY_MS = 60_000;
 /** The harness a runner plays. */
 export type RunnerHarness =
   | {
-    kind: "fake";
-    /** The script: a scenario name (`happy-path`) or a file (absolute, or relative to the current directory). */
-    script: string;
-    /** Another executable speaking the fake-harness protocol (default: this package's fake harness). */
-    executable?: string;
-    /** Every delay step of the script takes this long. */
-    delayMs?: number;
-  }
+      kind: "fake";
+      /** The script: a scenario name (`happy-path`) or a file (absolute, or relative to the current directory). */
+      script: string;
+      /** Another executable speaking the fake-harness protocol (default: this package's fake harness). */
+      executable?: string;
+      /** Every delay step of the script takes this long. */
+      delayMs?: number;
+    }
   | {
-    kind: "acp";
-    /** The agent's command line, run by /bin/sh (e.g. `npx -y @zed-industries/claude-code-acp`). */
-    command: string;
-    /** The agent's working directory and session cwd, an existing directory (default: the current directory). */
-    cwd?: string;
-    /** Variables for the agent on top of PATH and HOME. */
-    env?: Record<string, string>;
-    /** Who answers the agent's permission requests (default `deny`). */
-    permissionPolicy?: PermissionPolicy;
-    /** How long the agent may send nothing during its turn (the driver's default when absent). */
-    idleMs?: number;
-  };
+      kind: "acp";
+      /** The agent's command line, run by /bin/sh (e.g. `npx -y @zed-industries/claude-code-acp`). */
+      command: string;
+      /** The agent's working directory and session cwd, an existing directory (default: the current directory). */
+      cwd?: string;
+      /** Variables for the agent on top of PATH and HOME. */
+      env?: Record<string, string>;
+      /** Who answers the agent's permission requests (default `deny`). */
+      permissionPolicy?: PermissionPolicy;
+      /** How long the agent may send nothing during its turn (the driver's default when absent). */
+      idleMs?: number;
+    };
 
 /** The limits prp-runnerd takes as flags; each absent one is prp-runnerd's default. */
 export interface RunnerLimits {
@@ -184,61 +190,113 @@ function check(options: StartRunnerOptions): void {
     throw new StartRunnerError(option, why);
   };
   if (typeof options !== "object" || options === null) fail("options", "expected an object");
-  if (options.mode !== "durable" && options.mode !== "local") fail("mode", `expected "durable" or "local", got ${JSON.stringify((options as { mode?: unknown }).mode)}`);
-  const ids: Array<[string, unknown]> = options.mode === "durable"
-    ? Object.entries(options.identity ?? fail("identity", "required in durable mode")).map(([k, v]) => [`identity.${k}`, v])
-    : [["runId", options.runId], ["sessionId", options.sessionId], ["runnerId", options.runnerId]];
+  if (options.mode !== "durable" && options.mode !== "local")
+    fail("mode", `expected "durable" or "local", got ${JSON.stringify((options as { mode?: unknown }).mode)}`);
+  const ids: Array<[string, unknown]> =
+    options.mode === "durable"
+      ? Object.entries(options.identity ?? fail("identity", "required in durable mode")).map(([k, v]) => [
+          `identity.${k}`,
+          v,
+        ])
+      : [
+          ["runId", options.runId],
+          ["sessionId", options.sessionId],
+          ["runnerId", options.runnerId],
+        ];
   if (options.mode === "durable") {
-    for (const key of ["runnerInstanceId", "environmentLeaseId", "runId", "normalizedSessionId", "turnId", "itemId"] as const) {
+    for (const key of [
+      "runnerInstanceId",
+      "environmentLeaseId",
+      "runId",
+      "normalizedSessionId",
+      "turnId",
+      "itemId",
+    ] as const) {
       if (options.identity[key] === undefined) fail(`identity.${key}`, "required");
     }
   }
-  for (const [name, value] of ids) if (typeof value !== "string" || !RUNNER_ID_PATTERN.test(value)) fail(name, `must match ${RUNNER_ID_PATTERN.source}`);
+  for (const [name, value] of ids)
+    if (typeof value !== "string" || !RUNNER_ID_PATTERN.test(value))
+      fail(name, `must match ${RUNNER_ID_PATTERN.source}`);
   if (options.mode === "durable") {
     if (typeof options.connectUrl !== "string") fail("connectUrl", "required in durable mode");
     const url = parseConnectUrl(options.connectUrl);
     if (!url.ok) fail("connectUrl", url.error.message);
-    if (typeof options.ticket !== "string" || options.ticket === "") fail("ticket", "durable mode needs the bootstrap ticket (AuthorityServer.issueBootstrapTicket)");
+    if (typeof options.ticket !== "string" || options.ticket === "")
+      fail("ticket", "durable mode needs the bootstrap ticket (AuthorityServer.issueBootstrapTicket)");
     if (typeof options.stateDir !== "string" || options.stateDir === "") fail("stateDir", "required in durable mode");
-    if (options.caBundle !== undefined && !options.connectUrl.startsWith("wss://")) fail("caBundle", "allowed only with a wss:// connectUrl");
+    if (options.caBundle !== undefined && !options.connectUrl.startsWith("wss://"))
+      fail("caBundle", "allowed only with a wss:// connectUrl");
     for (const key of ["maxOutboxBytes", "p0ReserveBytes", "stopDeliveryMs", "deadPeerTimeoutMs"] as const) {
       if (options[key] !== undefined && !positiveInt(options[key])) fail(key, "expected a positive integer");
     }
-    if (options.reconnectDelayMs !== undefined && !(Number.isSafeInteger(options.reconnectDelayMs) && options.reconnectDelayMs >= 0)) fail("reconnectDelayMs", "expected a non-negative integer");
+    if (
+      options.reconnectDelayMs !== undefined &&
+      !(Number.isSafeInteger(options.reconnectDelayMs) && options.reconnectDelayMs >= 0)
+    )
+      fail("reconnectDelayMs", "expected a non-negative integer");
   } else {
     if (!options.input || typeof options.input.on !== "function") fail("input", "local mode needs a readable stream");
-    if (!options.output || typeof options.output.write !== "function") fail("output", "local mode needs a writable stream");
+    if (!options.output || typeof options.output.write !== "function")
+      fail("output", "local mode needs a writable stream");
   }
   const h = options.harness;
   if (!h || (h.kind !== "fake" && h.kind !== "acp")) fail("harness.kind", `expected "fake" or "acp"`);
-  if (h.kind === "fake" && (typeof h.script !== "string" || h.script === "")) fail("harness.script", "the fake harness needs a script (a scenario name or a file)");
+  if (h.kind === "fake" && (typeof h.script !== "string" || h.script === ""))
+    fail("harness.script", "the fake harness needs a script (a scenario name or a file)");
   if (h.kind === "acp") {
-    if (typeof h.command !== "string" || h.command === "") fail("harness.command", "the ACP harness needs the agent's command line");
-    if (h.cwd !== undefined && !(existsSync(h.cwd) && statSync(h.cwd).isDirectory())) fail("harness.cwd", `"${h.cwd}" is not a directory`);
-    if (h.permissionPolicy !== undefined && !PERMISSION_POLICIES.includes(h.permissionPolicy)) fail("harness.permissionPolicy", `expected one of ${PERMISSION_POLICIES.join(", ")}`);
+    if (typeof h.command !== "string" || h.command === "")
+      fail("harness.command", "the ACP harness needs the agent's command line");
+    if (h.cwd !== undefined && !(existsSync(h.cwd) && statSync(h.cwd).isDirectory()))
+      fail("harness.cwd", `"${h.cwd}" is not a directory`);
+    if (h.permissionPolicy !== undefined && !PERMISSION_POLICIES.includes(h.permissionPolicy))
+      fail("harness.permissionPolicy", `expected one of ${PERMISSION_POLICIES.join(", ")}`);
   }
-  if (options.protocolMax !== undefined && !(Number.isInteger(options.protocolMax) && options.protocolMax >= MIN_PROTOCOL_VERSION && options.protocolMax <= MAX_PROTOCOL_VERSION)) {
+  if (
+    options.protocolMax !== undefined &&
+    !(
+      Number.isInteger(options.protocolMax) &&
+      options.protocolMax >= MIN_PROTOCOL_VERSION &&
+      options.protocolMax <= MAX_PROTOCOL_VERSION
+    )
+  ) {
     fail("protocolMax", `expected ${MIN_PROTOCOL_VERSION}-${MAX_PROTOCOL_VERSION}`);
   }
   for (const [key, value] of Object.entries(options.limits ?? {})) {
     if (value === undefined) continue;
     const zeroOk = key === "shutdownGraceMs";
-    if (!(Number.isSafeInteger(value) && (value > 0 || (zeroOk && value === 0)))) fail(`limits.${key}`, `expected a ${zeroOk ? "non-negative" : "positive"} integer`);
+    if (!(Number.isSafeInteger(value) && (value > 0 || (zeroOk && value === 0))))
+      fail(`limits.${key}`, `expected a ${zeroOk ? "non-negative" : "positive"} integer`);
   }
 }
 
 /** The harness's sandbox, or why it cannot be had (see RunnerSandbox). */
-function harnessSandbox(options: StartRunnerOptions, log: (text: string) => void): { ok: true; policy: SandboxPolicy } | { ok: false; message: string } {
+function harnessSandbox(
+  options: StartRunnerOptions,
+  log: (text: string) => void,
+): { ok: true; policy: SandboxPolicy } | { ok: false; message: string } {
   const hidden = options.mode === "durable" ? [resolve(options.stateDir)] : [];
   const asked = options.sandbox;
   // Nothing asked: the platform's default, said as prp-runnerd says it.
-  if (!asked) return sandboxPolicy({ sandbox: defaultSandboxMode(), sandboxRead: [], sandboxWrite: [], sandboxHide: [] }, hidden, log);
+  if (!asked)
+    return sandboxPolicy(
+      { sandbox: defaultSandboxMode(), sandboxRead: [], sandboxWrite: [], sandboxHide: [] },
+      hidden,
+      log,
+    );
   if (asked.mode === "isolated") {
     const probe = probeSandbox();
-    if (!probe.ok) return { ok: false, message: `sandbox isolated: the harness sandbox cannot be set up here: ${probe.reason}. Sandbox mode none runs the harness without it (read what that gives up in docs/threat-model.md)` };
+    if (!probe.ok)
+      return {
+        ok: false,
+        message: `sandbox isolated: the harness sandbox cannot be set up here: ${probe.reason}. Sandbox mode none runs the harness without it (read what that gives up in docs/threat-model.md)`,
+      };
   }
   const hide = [...(asked.hidden ?? []), ...hidden.filter((path) => !(asked.hidden ?? []).includes(path))];
-  return { ok: true, policy: { mode: asked.mode, readable: asked.readable ?? [], writable: asked.writable ?? [], hidden: hide } };
+  return {
+    ok: true,
+    policy: { mode: asked.mode, readable: asked.readable ?? [], writable: asked.writable ?? [], hidden: hide },
+  };
 }
 
 /**
@@ -266,7 +324,8 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   const limits = options.limits ?? {};
   const h = options.harness;
   const stateDir = durable ? resolve(options.stateDir) : undefined;
-  const agentCwd = h.kind === "acp" ? (h.cwd === undefined ? process.cwd() : isAbsolute(h.cwd) ? h.cwd : resolve(h.cwd)) : undefined;
+  const agentCwd =
+    h.kind === "acp" ? (h.cwd === undefined ? process.cwd() : isAbsolute(h.cwd) ? h.cwd : resolve(h.cwd)) : undefined;
   let scriptPath: string | undefined;
   if (h.kind === "fake") {
     try {
@@ -275,14 +334,23 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
       throw new StartRunnerError("harness.script", (err as Error).message);
     }
     const loaded = loadScript(scriptPath);
-    if (!loaded.ok) throw new StartRunnerError("harness.script", `script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`);
+    if (!loaded.ok)
+      throw new StartRunnerError(
+        "harness.script",
+        `script refused: ${loaded.error.code} at ${loaded.error.path || "/"}: ${loaded.error.message}`,
+      );
   }
 
   let stoppedBy: StopSignal | null = null;
   const sandboxed = harnessSandbox(options, log);
   if (!sandboxed.ok) {
     return {
-      outcome: Promise.resolve({ code: SANDBOX_UNAVAILABLE_EXIT, reason: "sandbox_unavailable", detail: sandboxed.message, stoppedBy }),
+      outcome: Promise.resolve({
+        code: SANDBOX_UNAVAILABLE_EXIT,
+        reason: "sandbox_unavailable",
+        detail: sandboxed.message,
+        stoppedBy,
+      }),
       stop: () => {},
       fail: () => {},
       dispose: () => {},
@@ -290,8 +358,15 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   }
   const sandbox = sandboxed.policy;
   // The agent's workspace is shown writable: inside the runner's state or a hidden path it would show them.
-  const shadowed = agentCwd === undefined ? undefined : sandbox.hidden.find((path) => agentCwd === path || agentCwd.startsWith(`${path}/`));
-  if (shadowed) throw new StartRunnerError("harness.cwd", `${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a hidden path): give the agent a workspace of its own`);
+  const shadowed =
+    agentCwd === undefined
+      ? undefined
+      : sandbox.hidden.find((path) => agentCwd === path || agentCwd.startsWith(`${path}/`));
+  if (shadowed)
+    throw new StartRunnerError(
+      "harness.cwd",
+      `${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a hidden path): give the agent a workspace of its own`,
+    );
 
   // Runtime activity (runtime.md §13.2): the socket and descriptor in a private folder of their own,
   // never the state directory; a new secret for each harness start (HarnessActivity).
@@ -299,35 +374,52 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   const runtimeEnv = activity.env;
   const harnessReadyMs = limits.harnessReadyMs ?? (h.kind === "acp" ? ACP_READY_MS : 2_000);
   const driverLimits = {
-    maxLineBytes: limits.harnessMaxLineBytes ?? 65_536, logMaxLines: limits.logMaxLines ?? 32,
-    logMaxBytes: limits.logMaxBytes ?? 16_384, graceMs: limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    maxLineBytes: limits.harnessMaxLineBytes ?? 65_536,
+    logMaxLines: limits.logMaxLines ?? 32,
+    logMaxBytes: limits.logMaxBytes ?? 16_384,
+    graceMs: limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
   };
   const runId = durable ? options.identity.runId : options.runId;
   const sessionId = durable ? options.identity.normalizedSessionId : options.sessionId;
   let driver: HarnessDriver;
   try {
-    driver = activity.bind(h.kind === "acp"
-      ? new AcpDriver({
-        command: h.command, cwd: agentCwd!, ...(h.env ? { env: h.env } : {}),
-        runtimeEnv, permissionPolicy: h.permissionPolicy ?? "deny", runId, sessionId, clientVersion: packageVersion(), ...driverLimits, sandbox,
-        // session/new and session/load get as long as initialize: the harness's time to say ready.
-        handshakeMs: harnessReadyMs, ...(h.idleMs ? { idleMs: h.idleMs } : {}),
-        ...(durable ? { identity: { turnId: options.identity.turnId, itemId: options.identity.itemId } } : {}),
-      })
-      : new FakeHarnessDriver({
-        scriptPath: scriptPath!, runtimeEnv,
-        ...(h.delayMs !== undefined ? { delayMs: h.delayMs } : {}),
-        ...(h.executable ? { executable: h.executable } : {}),
-        ...(options.credentials ? { credentialFile: options.credentials.file } : {}),
-        // Durable: kept with the run's state, for a replacement runner's harness (see GoalJournal).
-        journalPath: join(stateDir ?? activity.dir, "fake-harness-journal.jsonl"),
-        ...driverLimits, sandbox,
-      }));
+    driver = activity.bind(
+      h.kind === "acp"
+        ? new AcpDriver({
+            command: h.command,
+            cwd: agentCwd!,
+            ...(h.env ? { env: h.env } : {}),
+            runtimeEnv,
+            permissionPolicy: h.permissionPolicy ?? "deny",
+            runId,
+            sessionId,
+            clientVersion: packageVersion(),
+            ...driverLimits,
+            sandbox,
+            // session/new and session/load get as long as initialize: the harness's time to say ready.
+            handshakeMs: harnessReadyMs,
+            ...(h.idleMs ? { idleMs: h.idleMs } : {}),
+            ...(durable ? { identity: { turnId: options.identity.turnId, itemId: options.identity.itemId } } : {}),
+          })
+        : new FakeHarnessDriver({
+            scriptPath: scriptPath!,
+            runtimeEnv,
+            ...(h.delayMs !== undefined ? { delayMs: h.delayMs } : {}),
+            ...(h.executable ? { executable: h.executable } : {}),
+            ...(options.credentials ? { credentialFile: options.credentials.file } : {}),
+            // Durable: kept with the run's state, for a replacement runner's harness (see GoalJournal).
+            journalPath: join(stateDir ?? activity.dir, "fake-harness-journal.jsonl"),
+            ...driverLimits,
+            sandbox,
+          }),
+    );
   } catch (err) {
     activity.remove();
     throw err;
   }
-  const credentials = options.credentials ? { credentials: { provider: options.credentials.provider ?? h.kind, path: options.credentials.file } } : {};
+  const credentials = options.credentials
+    ? { credentials: { provider: options.credentials.provider ?? h.kind, path: options.credentials.file } }
+    : {};
   const crashAt = options.crashAt ?? null;
   let disposed = false;
   const dispose = () => {
@@ -341,14 +433,22 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
     let runner: DurableRunner;
     try {
       runner = new DurableRunner({
-        driver, readyTimeoutMs: harnessReadyMs, ...credentials,
-        identity: { ...options.identity }, connectUrl: options.connectUrl, stateDir: options.stateDir, bootstrapToken: options.ticket,
+        driver,
+        readyTimeoutMs: harnessReadyMs,
+        ...credentials,
+        identity: { ...options.identity },
+        connectUrl: options.connectUrl,
+        stateDir: options.stateDir,
+        bootstrapToken: options.ticket,
         ...(options.caBundle !== undefined ? { caBundle: options.caBundle } : {}),
-        runnerVersion: build.version, runnerDigest: build.digest, contractDigest: build.contractDigest,
+        runnerVersion: build.version,
+        runnerDigest: build.digest,
+        contractDigest: build.contractDigest,
         ...(options.protocolMax ? { protocolMax: options.protocolMax } : {}),
         ...(options.maxOutboxBytes ? { maxOutboxBytes: options.maxOutboxBytes } : {}),
         ...(options.p0ReserveBytes ? { p0ReserveBytes: options.p0ReserveBytes } : {}),
-        reconnectDelayMs: options.reconnectDelayMs ?? 250, stopDeliveryMs: options.stopDeliveryMs ?? 30_000,
+        reconnectDelayMs: options.reconnectDelayMs ?? 250,
+        stopDeliveryMs: options.stopDeliveryMs ?? 30_000,
         ...(options.deadPeerTimeoutMs ? { heartbeat: { deadPeerTimeoutMs: options.deadPeerTimeoutMs } } : {}),
         ...(crashAt ? { crashAt } : {}),
         log,
@@ -359,7 +459,10 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
     }
     const outcome = (async (): Promise<RunnerOutcome> => {
       try {
-        const endpoint = await ActivityEndpoint.open(activity, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashAt, log));
+        const endpoint = await ActivityEndpoint.open(
+          activity,
+          withActivityCrashPoint((payload) => runner.recordActivity(payload), crashAt, log),
+        );
         const ended = await runner.run();
         endpoint.close();
         // A stop's status says the cancelled terminal was delivered; 3 or 4 still say it was not.
@@ -384,12 +487,19 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   const { input, output } = options;
   // The controller stopped reading the output (EPIPE): it is gone, the same as the input's end.
   const writer = new BatchedLineWriter(output, undefined, (error) => {
-    log(`stdout closed (${(error as NodeJS.ErrnoException).code ?? error.message}): the controller is gone; closing the run`);
+    log(
+      `stdout closed (${(error as NodeJS.ErrnoException).code ?? error.message}): the controller is gone; closing the run`,
+    );
     runner.controllerClosed();
   });
   const runner = new LocalRunner(
     {
-      driver, readyTimeoutMs: harnessReadyMs, ...credentials, runId, sessionId, runnerId: options.runnerId,
+      driver,
+      readyTimeoutMs: harnessReadyMs,
+      ...credentials,
+      runId,
+      sessionId,
+      runnerId: options.runnerId,
       commandHistoryLimit: limits.commandHistoryLimit ?? 4096,
       ...(options.protocolMax ? { protocolVersion: options.protocolMax } : {}),
     },
@@ -401,7 +511,9 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   );
   const reader = new BoundedLineReader(limits.controllerMaxLineBytes ?? 65_536);
   const feed = (events: ReturnType<BoundedLineReader["push"]>) => {
-    for (const e of events) if (e.kind === "line") runner.acceptLine(e.text); else if (e.kind === "oversize") runner.acceptOversizeLine(e.bytes);
+    for (const e of events)
+      if (e.kind === "line") runner.acceptLine(e.text);
+      else if (e.kind === "oversize") runner.acceptOversizeLine(e.bytes);
   };
   const onData = (chunk: Buffer | string) => feed(reader.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk));
   const onEnd = () => {
@@ -410,7 +522,10 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   };
   const outcome = (async (): Promise<RunnerOutcome> => {
     try {
-      const endpoint = await ActivityEndpoint.open(activity, withActivityCrashPoint((payload) => runner.recordActivity(payload), crashAt, log));
+      const endpoint = await ActivityEndpoint.open(
+        activity,
+        withActivityCrashPoint((payload) => runner.recordActivity(payload), crashAt, log),
+      );
       input.on("data", onData);
       input.on("end", onEnd);
       await runner.done;
@@ -419,7 +534,9 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
       input.removeListener("data", onData);
       input.removeListener("end", onEnd);
       await new Promise<void>((done) => writer.flush(done));
-      return stoppedBy ? { code: signalExitStatus(stoppedBy), reason: "cancelled", stoppedBy } : { code: 0, reason: "run_ended", stoppedBy };
+      return stoppedBy
+        ? { code: signalExitStatus(stoppedBy), reason: "cancelled", stoppedBy }
+        : { code: 0, reason: "run_ended", stoppedBy };
     } finally {
       dispose();
     }

@@ -13,8 +13,10 @@ export type CommandReceipt = T.RunnerCommandReceipt;
 export type StreamRecord = KindValues["runner-stream-record"];
 
 /** `eventLine` is the event's JSON exactly as the codec checked it, embedded without re-serialising. */
-export const eventRecordLine = (eventLine: string): string => `{"schema":"${STREAM_SCHEMA}","kind":"event","event":${eventLine}}`;
-export const receiptRecordLine = (receipt: CommandReceipt): string => JSON.stringify({ schema: STREAM_SCHEMA, kind: "receipt", receipt });
+export const eventRecordLine = (eventLine: string): string =>
+  `{"schema":"${STREAM_SCHEMA}","kind":"event","event":${eventLine}}`;
+export const receiptRecordLine = (receipt: CommandReceipt): string =>
+  JSON.stringify({ schema: STREAM_SCHEMA, kind: "receipt", receipt });
 
 /** Parses a stream line; null when it is not a valid record of this stream. */
 export function parseStreamRecord(line: string): StreamRecord | null {

@@ -23,8 +23,14 @@ function checkDirectory(dir: string): void {
   const st = lstatSync(dir);
   if (st.isSymbolicLink()) throw new StateError("state_symlink", dir, "the state directory is a symbolic link");
   if (!st.isDirectory()) throw new StateError("state_not_directory", dir, "the state path is not a directory");
-  if (st.uid !== uid()) throw new StateError("state_wrong_owner", dir, `the state directory belongs to uid ${st.uid}, not ${uid()}`);
-  if (!ownerOnly(st.mode)) throw new StateError("state_wrong_mode", dir, `the state directory has mode ${(st.mode & 0o777).toString(8)}; it must be 700`);
+  if (st.uid !== uid())
+    throw new StateError("state_wrong_owner", dir, `the state directory belongs to uid ${st.uid}, not ${uid()}`);
+  if (!ownerOnly(st.mode))
+    throw new StateError(
+      "state_wrong_mode",
+      dir,
+      `the state directory has mode ${(st.mode & 0o777).toString(8)}; it must be 700`,
+    );
 }
 
 /** An existing database file (or its -wal/-shm) must be a private regular file of ours. */
@@ -33,8 +39,14 @@ function checkFile(path: string): void {
   const st = lstatSync(path);
   if (st.isSymbolicLink()) throw new StateError("state_symlink", path, "the state file is a symbolic link");
   if (!st.isFile()) throw new StateError("state_not_file", path, "the state path is not a regular file");
-  if (st.uid !== uid()) throw new StateError("state_wrong_owner", path, `the state file belongs to uid ${st.uid}, not ${uid()}`);
-  if (!ownerOnly(st.mode)) throw new StateError("state_wrong_mode", path, `the state file has mode ${(st.mode & 0o777).toString(8)}; it must be 600`);
+  if (st.uid !== uid())
+    throw new StateError("state_wrong_owner", path, `the state file belongs to uid ${st.uid}, not ${uid()}`);
+  if (!ownerOnly(st.mode))
+    throw new StateError(
+      "state_wrong_mode",
+      path,
+      `the state file has mode ${(st.mode & 0o777).toString(8)}; it must be 600`,
+    );
 }
 
 export interface PrivateDatabaseOptions {
@@ -54,7 +66,12 @@ export function openPrivateDatabase(path: string, options: PrivateDatabaseOption
     const fd = openSync(path, "r");
     const size = fstatSync(fd).size;
     closeSync(fd);
-    if (size > options.maxFileBytes) throw new StateError("state_too_large", path, `the state file is ${size} bytes; the bound is ${options.maxFileBytes}`);
+    if (size > options.maxFileBytes)
+      throw new StateError(
+        "state_too_large",
+        path,
+        `the state file is ${size} bytes; the bound is ${options.maxFileBytes}`,
+      );
   }
   const previous = process.umask(0o077); // the database, WAL and SHM files are created 0600
   try {

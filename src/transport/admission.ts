@@ -53,7 +53,12 @@ export class AdmissionGate {
   admit(socket: Socket): AdmissionRefusal | null {
     const address = socket.remoteAddress ?? "";
     const fromAddress = this.perAddress.get(address) ?? 0;
-    const refusal = fromAddress >= this.maxPerAddress ? "429 Too Many Requests" : this.pending.size >= this.maxTotal ? "503 Service Unavailable" : null;
+    const refusal =
+      fromAddress >= this.maxPerAddress
+        ? "429 Too Many Requests"
+        : this.pending.size >= this.maxTotal
+          ? "503 Service Unavailable"
+          : null;
     if (refusal) {
       this.refused++;
       return refusal;

@@ -19,17 +19,32 @@ export function readCaBundle(path: string): Result<string> {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "error";
-    return fail("ca_bundle_invalid", "", `${path}: ${code === "ELOOP" ? "the CA bundle is a symbolic link" : `the CA bundle cannot be opened (${code})`}`);
+    return fail(
+      "ca_bundle_invalid",
+      "",
+      `${path}: ${code === "ELOOP" ? "the CA bundle is a symbolic link" : `the CA bundle cannot be opened (${code})`}`,
+    );
   }
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) return fail("ca_bundle_invalid", "", `${path}: the CA bundle is not a regular file`);
-    if ((st.mode & 0o022) !== 0) return fail("ca_bundle_invalid", "", `${path}: the CA bundle has mode ${(st.mode & 0o777).toString(8)}; group and others must not be able to write it (chmod 644 or 600)`);
-    if (st.size > MAX_CA_BUNDLE_BYTES) return fail("ca_bundle_invalid", "", `${path}: the CA bundle is ${st.size} bytes; the bound is ${MAX_CA_BUNDLE_BYTES}`);
+    if ((st.mode & 0o022) !== 0)
+      return fail(
+        "ca_bundle_invalid",
+        "",
+        `${path}: the CA bundle has mode ${(st.mode & 0o777).toString(8)}; group and others must not be able to write it (chmod 644 or 600)`,
+      );
+    if (st.size > MAX_CA_BUNDLE_BYTES)
+      return fail(
+        "ca_bundle_invalid",
+        "",
+        `${path}: the CA bundle is ${st.size} bytes; the bound is ${MAX_CA_BUNDLE_BYTES}`,
+      );
     const buffer = Buffer.alloc(st.size);
     const text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, st.size, 0));
     const certificates = text.match(PEM_CERTIFICATE) ?? [];
-    if (certificates.length === 0) return fail("ca_bundle_invalid", "", `${path}: the CA bundle holds no PEM certificate`);
+    if (certificates.length === 0)
+      return fail("ca_bundle_invalid", "", `${path}: the CA bundle holds no PEM certificate`);
     for (const [i, pem] of certificates.entries()) {
       try {
         new X509Certificate(pem);

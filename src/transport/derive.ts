@@ -67,12 +67,14 @@ export const authKey = (token: Part): Buffer => digestDomain(LABELS.authKey, [to
  * itself a SHA-256 output of the token, and the server needs it to key the proofs, so the record
  * holds it under the digest's spelling and never the token.
  */
-export const authKeyDigest = (key: Uint8Array): string => `sha256:${Buffer.from(key.buffer, key.byteOffset, key.length).toString("hex")}`;
+export const authKeyDigest = (key: Uint8Array): string =>
+  `sha256:${Buffer.from(key.buffer, key.byteOffset, key.length).toString("hex")}`;
 
 const AUTH_KEY_DIGEST = /^sha256:[0-9a-f]{64}$/;
 
 /** The auth key back from a stored digest, or null when the record is not in that form. Zero it when done. */
-export const authKeyFromDigest = (digest: string): Buffer | null => (AUTH_KEY_DIGEST.test(digest) ? Buffer.from(digest.slice(7), "hex") : null);
+export const authKeyFromDigest = (digest: string): Buffer | null =>
+  AUTH_KEY_DIGEST.test(digest) ? Buffer.from(digest.slice(7), "hex") : null;
 
 /** The members of the signed challenge (§5.3 step 3): the challenge payload without its proof. */
 export type ChallengeFields = Omit<AuthChallengePayload, "serverProof">;
@@ -100,7 +102,8 @@ export function canonicalChallenge(fields: ChallengeFields): string {
 }
 
 /** §5.3 step 3: `hex(hmac_domain(authKey, server-proof, [canonicalChallenge]))`. */
-export const serverProof = (key: Uint8Array, challenge: string): string => hmacDomain(key, LABELS.serverProof, [challenge]).toString("hex");
+export const serverProof = (key: Uint8Array, challenge: string): string =>
+  hmacDomain(key, LABELS.serverProof, [challenge]).toString("hex");
 
 /** §5.3 step 5: `hex(hmac_domain(authKey, client-proof, [canonicalChallenge, serverProofHex]))`. */
 export const clientProof = (key: Uint8Array, challenge: string, serverProofHex: string): string =>
@@ -114,7 +117,12 @@ export interface SessionKeys {
   coreToClient: Buffer;
 }
 
-export function sessionKeys(key: Uint8Array, challenge: string, serverProofHex: string, clientProofHex: string): SessionKeys {
+export function sessionKeys(
+  key: Uint8Array,
+  challenge: string,
+  serverProofHex: string,
+  clientProofHex: string,
+): SessionKeys {
   const binding = digestDomain(LABELS.sessionBinding, [challenge, serverProofHex, clientProofHex]);
   return {
     binding,

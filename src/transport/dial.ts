@@ -20,7 +20,8 @@ export interface DialOptions {
  * OpenSSL's verdicts on a certificate chain, as Node names them: the authority is not who the
  * URL names, or nobody this runner trusts vouches for it. Dialling again cannot change that.
  */
-const UNTRUSTED = /^(ERR_TLS_CERT_ALTNAME_INVALID|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_[A-Z_]+|INVALID_CA|PATH_LENGTH_EXCEEDED|INVALID_PURPOSE|HOSTNAME_MISMATCH|IP_ADDRESS_MISMATCH)$/;
+const UNTRUSTED =
+  /^(ERR_TLS_CERT_ALTNAME_INVALID|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_[A-Z_]+|INVALID_CA|PATH_LENGTH_EXCEEDED|INVALID_PURPOSE|HOSTNAME_MISMATCH|IP_ADDRESS_MISMATCH)$/;
 
 /** What a wss:// dial trusts: Node's root store plus the bundle (`ca` replaces the store, so both are given). */
 const trustOf = (endpoint: ResolvedEndpoint, caBundle: string | undefined) =>
@@ -35,7 +36,12 @@ function pinnedLookup(address: string): LookupFunction {
   };
 }
 
-function attempt(endpoint: ResolvedEndpoint, address: string, timeoutMs: number, options: DialOptions): Promise<Result<WebSocket>> {
+function attempt(
+  endpoint: ResolvedEndpoint,
+  address: string,
+  timeoutMs: number,
+  options: DialOptions,
+): Promise<Result<WebSocket>> {
   return new Promise((resolve) => {
     const ws = new WebSocket(endpoint.url, {
       lookup: pinnedLookup(address),
@@ -61,7 +67,14 @@ function attempt(endpoint: ResolvedEndpoint, address: string, timeoutMs: number,
     ws.once("error", (err) => {
       ws.terminate();
       const code = (err as NodeJS.ErrnoException).code ?? "";
-      if (UNTRUSTED.test(code)) settle(fail("tls_untrusted", "", `${endpoint.host}:${endpoint.port}: the authority's certificate is not trusted (${code}: ${err.message}); trust comes from Node's root store and --ca-bundle-path`));
+      if (UNTRUSTED.test(code))
+        settle(
+          fail(
+            "tls_untrusted",
+            "",
+            `${endpoint.host}:${endpoint.port}: the authority's certificate is not trusted (${code}: ${err.message}); trust comes from Node's root store and --ca-bundle-path`,
+          ),
+        );
       else settle(fail("connect_failed", "", `${address}:${endpoint.port}: ${err.message}`));
     });
   });
@@ -78,9 +91,18 @@ export async function dial(endpoint: ResolvedEndpoint, options: DialOptions = {}
   for (const address of endpoint.addresses) {
     const remaining = deadline - Date.now();
     if (remaining <= 0) break;
-    const result = await attempt(endpoint, address, Math.min(options.attemptMs ?? CONNECT_ATTEMPT_MS, remaining), options);
+    const result = await attempt(
+      endpoint,
+      address,
+      Math.min(options.attemptMs ?? CONNECT_ATTEMPT_MS, remaining),
+      options,
+    );
     if (result.ok || result.error.code === "tls_untrusted") return result;
     failures.push(result.error.message);
   }
-  return fail("connect_failed", "", failures.length > 0 ? failures.join("; ") : "the connect deadline passed before any attempt");
+  return fail(
+    "connect_failed",
+    "",
+    failures.length > 0 ? failures.join("; ") : "the connect deadline passed before any attempt",
+  );
 }

@@ -48,8 +48,10 @@ export function parseConnectUrl(text: string): Result<Endpoint> {
   } catch {
     return fail("invalid_url", "", "the connect URL does not parse");
   }
-  if (url.protocol !== "ws:" && url.protocol !== "wss:") return fail("invalid_url", "", "the connect URL must be ws:// or wss://");
-  if (url.username !== "" || url.password !== "") return fail("invalid_url", "", "the connect URL must not contain userinfo");
+  if (url.protocol !== "ws:" && url.protocol !== "wss:")
+    return fail("invalid_url", "", "the connect URL must be ws:// or wss://");
+  if (url.username !== "" || url.password !== "")
+    return fail("invalid_url", "", "the connect URL must not contain userinfo");
   if (url.hostname === "") return fail("invalid_url", "", "the connect URL has no host");
   if (url.port === "0") return fail("invalid_url", "", "the port must not be 0");
   const scheme = url.protocol === "ws:" ? "ws" : "wss";
@@ -107,18 +109,30 @@ const systemLookup: LookupAll = (host) => dnsLookup(host, { all: true, verbatim:
  * Resolves once and pins the sorted answers (§5.1). `ws://` is refused unless every answer is
  * loopback: one public answer would let a DNS change move the plaintext upgrade off the host.
  */
-export async function resolveEndpoint(endpoint: Endpoint, lookup: LookupAll = systemLookup): Promise<Result<ResolvedEndpoint>> {
+export async function resolveEndpoint(
+  endpoint: Endpoint,
+  lookup: LookupAll = systemLookup,
+): Promise<Result<ResolvedEndpoint>> {
   let answers: LookupAddress[];
   try {
-    answers = isIP(endpoint.host) !== 0 ? [{ address: endpoint.host, family: isIP(endpoint.host) }] : await lookup(endpoint.host);
+    answers =
+      isIP(endpoint.host) !== 0
+        ? [{ address: endpoint.host, family: isIP(endpoint.host) }]
+        : await lookup(endpoint.host);
   } catch (err) {
     return fail("dns_failed", "", `${endpoint.host} does not resolve: ${(err as Error).message}`);
   }
   const addresses = answers.map((answer) => answer.address);
-  if (addresses.length === 0 || addresses.some((a) => isIP(a) === 0)) return fail("dns_failed", "", `${endpoint.host} gave no usable address`);
+  if (addresses.length === 0 || addresses.some((a) => isIP(a) === 0))
+    return fail("dns_failed", "", `${endpoint.host} gave no usable address`);
   if (endpoint.scheme === "ws") {
     const outside = addresses.find((a) => !isLoopback(a));
-    if (outside !== undefined) return fail("non_loopback_address", "", `ws:// is allowed only to loopback, and ${endpoint.host} resolves to ${outside}`);
+    if (outside !== undefined)
+      return fail(
+        "non_loopback_address",
+        "",
+        `ws:// is allowed only to loopback, and ${endpoint.host} resolves to ${outside}`,
+      );
   }
   return ok({ ...endpoint, addresses: sortAddresses(addresses) });
 }

@@ -10,7 +10,14 @@ export const ENVELOPE_PROTOCOL = "paperclip.runner";
 export const ENVELOPE_VERSION = 1;
 
 /** The six identity fields every post-welcome envelope carries and every check compares. */
-export const IDENTITY_FIELDS = ["runnerInstanceId", "environmentLeaseId", "runId", "normalizedSessionId", "turnId", "itemId"] as const;
+export const IDENTITY_FIELDS = [
+  "runnerInstanceId",
+  "environmentLeaseId",
+  "runId",
+  "normalizedSessionId",
+  "turnId",
+  "itemId",
+] as const;
 export type IdentityField = (typeof IDENTITY_FIELDS)[number];
 export type RunIdentity = Record<IdentityField, string>;
 
@@ -21,7 +28,15 @@ export const HANDSHAKE_KINDS = ["auth_hello", "auth_challenge", "auth_response"]
 export type HandshakeKind = (typeof HANDSHAKE_KINDS)[number];
 
 /** §5.5: what the core may send (welcome is its first sealed envelope, §5.3 step 8). */
-export const CORE_TO_RUNNER_KINDS = ["welcome", "ack", "command", "revoke", "ping", "command_result_ack", "lease_renewed"] as const;
+export const CORE_TO_RUNNER_KINDS = [
+  "welcome",
+  "ack",
+  "command",
+  "revoke",
+  "ping",
+  "command_result_ack",
+  "lease_renewed",
+] as const;
 /** §5.5: what the runner may send. */
 export const RUNNER_TO_CORE_KINDS = ["event", "command_result", "pong", "lease_renew"] as const;
 export type CoreToRunnerKind = (typeof CORE_TO_RUNNER_KINDS)[number];
@@ -62,9 +77,20 @@ export interface EnvelopeBinding {
 export { isPlainObject };
 export const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
-export const handshakeEnvelope = (kind: HandshakeKind, payload: Payload): HandshakeEnvelope => ({ protocol: ENVELOPE_PROTOCOL, version: ENVELOPE_VERSION, kind, payload });
+export const handshakeEnvelope = (kind: HandshakeKind, payload: Payload): HandshakeEnvelope => ({
+  protocol: ENVELOPE_PROTOCOL,
+  version: ENVELOPE_VERSION,
+  kind,
+  payload,
+});
 
-export function controlEnvelope(kind: ControlKind, binding: EnvelopeBinding, payload: Payload, envelopeId: string, sentAt: string): ControlEnvelope {
+export function controlEnvelope(
+  kind: ControlKind,
+  binding: EnvelopeBinding,
+  payload: Payload,
+  envelopeId: string,
+  sentAt: string,
+): ControlEnvelope {
   return {
     protocol: ENVELOPE_PROTOCOL,
     version: ENVELOPE_VERSION,
@@ -85,12 +111,21 @@ export const pickIdentity = (from: RunIdentity): RunIdentity =>
 /** Text to JSON within the frame limit, refusing as a value. */
 export function parseFrameText(text: string, maxBytes = MAX_FRAME_BYTES): Result<unknown> {
   const parsed = parseJson(text, maxBytes);
-  if (!parsed.ok) return fail(parsed.error.code === "frame_too_large" ? "frame_too_large" : "invalid_json", parsed.error.path, parsed.error.message);
+  if (!parsed.ok)
+    return fail(
+      parsed.error.code === "frame_too_large" ? "frame_too_large" : "invalid_json",
+      parsed.error.path,
+      parsed.error.message,
+    );
   return ok(parsed.value);
 }
 
 /** Refusal codes of a handshake envelope's shape by member; the rest is malformed_handshake. */
-const HANDSHAKE_CODES: CodesByMember = { protocol: "protocol_mismatch", version: "version_mismatch", kind: "unexpected_message" };
+const HANDSHAKE_CODES: CodesByMember = {
+  protocol: "protocol_mismatch",
+  version: "version_mismatch",
+  kind: "unexpected_message",
+};
 
 /**
  * A plaintext handshake envelope of the one kind the handshake expects next. Members beyond the
@@ -101,13 +136,18 @@ export function checkHandshakeEnvelope(value: unknown, kind: HandshakeKind): Res
   const refused = shapeRefusal("runner_handshake_header", value, "malformed_handshake", HANDSHAKE_CODES);
   if (refused) return refused;
   const envelope = value as Payload;
-  if (envelope.kind !== kind) return fail("unexpected_message", "/kind", `expected ${kind}, got ${JSON.stringify(envelope.kind)}`);
+  if (envelope.kind !== kind)
+    return fail("unexpected_message", "/kind", `expected ${kind}, got ${JSON.stringify(envelope.kind)}`);
   return ok(envelope.payload as Payload);
 }
 
 /** Who sent a control envelope, and so which kinds it may carry: the welcome first, then the rest (§5.5). */
 export type EnvelopeSender = "welcome" | "core" | "runner";
-const SENDER_SCHEMAS: Record<EnvelopeSender, ValidatorName> = { welcome: "runner_control_welcome", core: "runner_control_from_core", runner: "runner_control_from_runner" };
+const SENDER_SCHEMAS: Record<EnvelopeSender, ValidatorName> = {
+  welcome: "runner_control_welcome",
+  core: "runner_control_from_core",
+  runner: "runner_control_from_runner",
+};
 
 /**
  * Refusal codes of a control envelope's shape by member; the rest is malformed_envelope. An
@@ -123,12 +163,21 @@ export const CONTROL_CODES: CodesByMember = {
 };
 
 /** The shape of a control envelope from this sender (runner-control-envelope.schema.json). */
-export function checkEnvelopeShape(value: unknown, sender: EnvelopeSender, codes: CodesByMember = CONTROL_CODES): Result<ControlEnvelope> {
+export function checkEnvelopeShape(
+  value: unknown,
+  sender: EnvelopeSender,
+  codes: CodesByMember = CONTROL_CODES,
+): Result<ControlEnvelope> {
   const refused = shapeRefusal(SENDER_SCHEMAS[sender], value, "malformed_envelope", codes);
   if (refused) return refused;
   const env = value as ControlEnvelope;
   if (env.kind === "lease_renewed") {
-    const instant = sameInstant(env.payload.connectionLeaseExpiresAt, env.payload.connectionLeaseExpiresAtUnixMs, "malformed_envelope", "/payload/connectionLeaseExpiresAt");
+    const instant = sameInstant(
+      env.payload.connectionLeaseExpiresAt,
+      env.payload.connectionLeaseExpiresAtUnixMs,
+      "malformed_envelope",
+      "/payload/connectionLeaseExpiresAt",
+    );
     if (instant) return instant;
   }
   return ok(env);
@@ -138,13 +187,21 @@ export function checkEnvelopeShape(value: unknown, sender: EnvelopeSender, codes
  * What a schema cannot know: the six identity fields, the connection id and the lease id are
  * exactly as bound at welcome, and the lease has not expired.
  */
-export function checkEnvelopeBinding(env: ControlEnvelope, binding: EnvelopeBinding, nowMs: number): Result<ControlEnvelope> {
+export function checkEnvelopeBinding(
+  env: ControlEnvelope,
+  binding: EnvelopeBinding,
+  nowMs: number,
+): Result<ControlEnvelope> {
   for (const field of IDENTITY_FIELDS) {
-    if (env[field] !== binding.identity[field]) return fail("identity_mismatch", `/${field}`, `${field} differs from the run identity`);
+    if (env[field] !== binding.identity[field])
+      return fail("identity_mismatch", `/${field}`, `${field} differs from the run identity`);
   }
-  if (env.connectionId !== binding.connectionId) return fail("connection_mismatch", "/connectionId", "connectionId differs from this connection");
-  if (env.connectionLeaseId !== binding.connectionLeaseId) return fail("lease_mismatch", "/connectionLeaseId", "connectionLeaseId differs from this connection's lease");
-  if (nowMs >= binding.leaseExpiresAtUnixMs) return fail("lease_expired", "/connectionLeaseId", "the connection lease has expired");
+  if (env.connectionId !== binding.connectionId)
+    return fail("connection_mismatch", "/connectionId", "connectionId differs from this connection");
+  if (env.connectionLeaseId !== binding.connectionLeaseId)
+    return fail("lease_mismatch", "/connectionLeaseId", "connectionLeaseId differs from this connection's lease");
+  if (nowMs >= binding.leaseExpiresAtUnixMs)
+    return fail("lease_expired", "/connectionLeaseId", "the connection lease has expired");
   return ok(env);
 }
 
@@ -152,12 +209,24 @@ export function checkEnvelopeBinding(env: ControlEnvelope, binding: EnvelopeBind
  * A sealed control envelope (§5.5): its shape for this sender, then its binding to the
  * connection. The PRP event or command inside is the consumer's to decode.
  */
-export function checkControlEnvelope(value: unknown, binding: EnvelopeBinding, sender: Exclude<EnvelopeSender, "welcome">, nowMs: number): Result<ControlEnvelope> {
+export function checkControlEnvelope(
+  value: unknown,
+  binding: EnvelopeBinding,
+  sender: Exclude<EnvelopeSender, "welcome">,
+  nowMs: number,
+): Result<ControlEnvelope> {
   const shaped = checkEnvelopeShape(value, sender);
   return shaped.ok ? checkEnvelopeBinding(shaped.value, binding, nowMs) : shaped;
 }
 
 /** An ISO text and its Unix milliseconds must name the same instant: a rule between two members, which a schema cannot state. */
-export function sameInstant(iso: unknown, unixMs: unknown, code: TransportErrorCode, path: string): Result<never> | null {
-  return Date.parse(iso as string) === unixMs ? null : fail(code, path, "the ISO expiry and the Unix-milliseconds expiry differ");
+export function sameInstant(
+  iso: unknown,
+  unixMs: unknown,
+  code: TransportErrorCode,
+  path: string,
+): Result<never> | null {
+  return Date.parse(iso as string) === unixMs
+    ? null
+    : fail(code, path, "the ISO expiry and the Unix-milliseconds expiry differ");
 }

@@ -73,11 +73,18 @@ export interface TransportError {
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: TransportError };
 
-export const transportError = (code: TransportErrorCode, path: string, message: string): TransportError => ({ code, path, message });
+export const transportError = (code: TransportErrorCode, path: string, message: string): TransportError => ({
+  code,
+  path,
+  message,
+});
 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
 
-export const fail = <T = never>(code: TransportErrorCode, path: string, message: string): Result<T> => ({ ok: false, error: transportError(code, path, message) });
+export const fail = <T = never>(code: TransportErrorCode, path: string, message: string): Result<T> => ({
+  ok: false,
+  error: transportError(code, path, message),
+});
 
 /**
  * Thrown by an envelope handler to refuse what the peer sent: the channel closes with `code` as

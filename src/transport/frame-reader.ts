@@ -32,7 +32,10 @@ export class FrameReader {
     });
     ws.on("close", (code: number, reason: Buffer) => {
       const peer = reason.toString("utf8");
-      this.end({ ...transportError("socket_closed", "", `the connection closed (${code}${peer ? ` ${peer}` : ""})`), ...(peer ? { peerCode: peer } : {}) });
+      this.end({
+        ...transportError("socket_closed", "", `the connection closed (${code}${peer ? ` ${peer}` : ""})`),
+        ...(peer ? { peerCode: peer } : {}),
+      });
     });
     // A socket that closed before this reader listened would otherwise only surface as a timeout.
     if (ws.readyState !== ws.OPEN) this.end(transportError("socket_closed", "", "the connection was not open"));
@@ -77,7 +80,8 @@ export class FrameReader {
     if (isBinary) return this.end(transportError("binary_frame", "", "only text frames are accepted"));
     const bytes = data as Buffer; // binaryType stays "nodebuffer": one Buffer per message, UTF-8 checked by ws
     this.queuedBytes += bytes.length;
-    if (this.queuedBytes > this.maxQueuedBytes) return this.end(transportError("receive_overflow", "", `more than ${this.maxQueuedBytes} bytes arrived unread`));
+    if (this.queuedBytes > this.maxQueuedBytes)
+      return this.end(transportError("receive_overflow", "", `more than ${this.maxQueuedBytes} bytes arrived unread`));
     this.queue.push({ text: bytes.toString("utf8"), bytes: bytes.length });
     this.wake?.();
   }

@@ -42,7 +42,8 @@ export function parseHello(payload: Payload): Result<AuthHello> {
   const refused = shapeRefusal("runner_auth_hello", payload, "malformed_handshake", {}, "/payload");
   if (refused) return refused;
   const hello = payload as unknown as AuthHello;
-  if (hello.protocolMin > hello.protocolMax) return fail("malformed_handshake", "/payload/protocolMin", "protocolMin must not exceed protocolMax");
+  if (hello.protocolMin > hello.protocolMax)
+    return fail("malformed_handshake", "/payload/protocolMin", "protocolMin must not exceed protocolMax");
   return ok(hello);
 }
 
@@ -50,9 +51,19 @@ export function parseChallenge(payload: Payload): Result<AuthChallenge> {
   const refused = shapeRefusal("runner_auth_challenge", payload, "malformed_handshake", {}, "/payload");
   if (refused) return refused;
   const challenge = payload as unknown as AuthChallenge;
-  return sameInstant(challenge.credentialExpiresAt, challenge.credentialExpiresAtUnixMs, "malformed_handshake", "/payload/credentialExpiresAt") ?? ok(challenge);
+  return (
+    sameInstant(
+      challenge.credentialExpiresAt,
+      challenge.credentialExpiresAtUnixMs,
+      "malformed_handshake",
+      "/payload/credentialExpiresAt",
+    ) ?? ok(challenge)
+  );
 }
 
 export function parseResponse(payload: Payload): Result<AuthResponse> {
-  return shapeRefusal("runner_auth_response", payload, "malformed_handshake", {}, "/payload") ?? ok(payload as unknown as AuthResponse);
+  return (
+    shapeRefusal("runner_auth_response", payload, "malformed_handshake", {}, "/payload") ??
+    ok(payload as unknown as AuthResponse)
+  );
 }

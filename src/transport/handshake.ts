@@ -1,13 +1,41 @@
 import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { LOCAL_RANGE, negotiate, type VersionRange } from "../contract/negotiate.js";
 import { MAX_FRAME_BYTES } from "../contract/versions.js";
-import { authKey, authKeyFromDigest, canonicalChallenge, clientProof, credentialId, serverProof, sessionKeys, type ChallengeFields, type SessionKeys } from "./derive.js";
-import { CONTROL_CODES, IDENTITY_FIELDS, checkEnvelopeBinding, checkEnvelopeShape, pickIdentity, sameInstant, type EnvelopeBinding, type Payload, type RunIdentity } from "./envelope.js";
+import {
+  authKey,
+  authKeyFromDigest,
+  canonicalChallenge,
+  clientProof,
+  credentialId,
+  serverProof,
+  sessionKeys,
+  type ChallengeFields,
+  type SessionKeys,
+} from "./derive.js";
+import {
+  CONTROL_CODES,
+  IDENTITY_FIELDS,
+  checkEnvelopeBinding,
+  checkEnvelopeShape,
+  pickIdentity,
+  sameInstant,
+  type EnvelopeBinding,
+  type Payload,
+  type RunIdentity,
+} from "./envelope.js";
 import { fail, ok, type Result, type TransportError } from "./errors.js";
 import { CHALLENGE_TTL_MS, HEARTBEAT_INTERVAL_MS, LEASE_RENEWAL_VERSION, MAX_BATCH_EVENTS } from "./limits.js";
 import type { CodesByMember } from "./shape.js";
-import { parseChallenge, parseResponse, type AuthChallenge, type AuthHello, type AuthResponse, type CredentialKind, type ResumePoint, type WelcomePayload } from "./handshake-payloads.js";
-
+import {
+  parseChallenge,
+  parseResponse,
+  type AuthChallenge,
+  type AuthHello,
+  type AuthResponse,
+  type CredentialKind,
+  type ResumePoint,
+  type WelcomePayload,
+} from "./handshake-payloads.js";
 
 /** A lease as the runner holds it, in memory only (§5.9). */
 export interface RunnerLease {
@@ -87,10 +115,16 @@ export class RunnerHandshake {
       if (!checked.ok) return checked;
       const challenge = checked.value;
       const canonical = canonicalChallenge(challenge);
-      if (!sameHex(serverProof(this.key, canonical), challenge.serverProof)) return fail("proof_mismatch", "/payload/serverProof", "the server proof does not verify");
+      if (!sameHex(serverProof(this.key, canonical), challenge.serverProof))
+        return fail("proof_mismatch", "/payload/serverProof", "the server proof does not verify");
       const proof = clientProof(this.key, canonical, challenge.serverProof);
       this.selectedVersion = challenge.selectedVersion;
-      const response: AuthResponse = { credentialId: this.hello.credentialId, clientNonce: this.hello.clientNonce, serverNonce: challenge.serverNonce, clientProof: proof };
+      const response: AuthResponse = {
+        credentialId: this.hello.credentialId,
+        clientNonce: this.hello.clientNonce,
+        serverNonce: challenge.serverNonce,
+        clientProof: proof,
+      };
       return ok({ response, keys: sessionKeys(this.key, canonical, challenge.serverProof, proof) });
     } finally {
       this.destroy(); // one challenge per handshake, answered or refused
@@ -102,21 +136,48 @@ export class RunnerHandshake {
     if (!parsed.ok) return parsed;
     const c = parsed.value;
     for (const member of [...IDENTITY_FIELDS, "credentialId", "credentialKind", "clientNonce"] as const) {
-      if (c[member] !== this.hello[member]) return fail("echo_mismatch", `/payload/${member}`, `${member} is not the value this runner sent`);
+      if (c[member] !== this.hello[member])
+        return fail("echo_mismatch", `/payload/${member}`, `${member} is not the value this runner sent`);
     }
     const range = this.options.range ?? LOCAL_RANGE;
     const version = negotiate(range, { min: c.selectedVersion, max: c.selectedVersion });
     if (!version.ok) return fail("version_mismatch", "/payload/selectedVersion", version.error.message);
-    if (c.credentialExpiresAtUnixMs <= nowMs) return fail("credential_expired", "/payload/credentialExpiresAtUnixMs", "the credential has expired");
+    if (c.credentialExpiresAtUnixMs <= nowMs)
+      return fail("credential_expired", "/payload/credentialExpiresAtUnixMs", "the credential has expired");
     const held = this.options.credential;
     if (held.kind === "bootstrap") {
-      if (c.credentialLeaseId !== null || c.revocationEpoch !== 0) return fail("lease_mismatch", "/payload/credentialLeaseId", "a bootstrap challenge carries no lease id and epoch 0");
+      if (c.credentialLeaseId !== null || c.revocationEpoch !== 0)
+        return fail(
+          "lease_mismatch",
+          "/payload/credentialLeaseId",
+          "a bootstrap challenge carries no lease id and epoch 0",
+        );
     } else {
-      if (c.credentialLeaseId !== held.leaseId) return fail("lease_mismatch", "/payload/credentialLeaseId", "credentialLeaseId is not the lease this runner holds");
+      if (c.credentialLeaseId !== held.leaseId)
+        return fail(
+          "lease_mismatch",
+          "/payload/credentialLeaseId",
+          "credentialLeaseId is not the lease this runner holds",
+        );
       const renewedMeanwhile = held.renewalUnanswered === true && c.credentialExpiresAtUnixMs > held.expiresAtUnixMs;
-      if (c.credentialExpiresAtUnixMs !== held.expiresAtUnixMs && !renewedMeanwhile) return fail("lease_mismatch", "/payload/credentialExpiresAtUnixMs", "the lease expiry is not the one this runner holds");
-      if (c.revocationEpoch !== held.revocationEpoch) return fail("lease_mismatch", "/payload/revocationEpoch", "the revocation epoch is not the one this runner holds");
-      if (c.selectedVersion !== held.protocolVersion) return fail("version_mismatch", "/payload/selectedVersion", `a lease stays on protocol version ${held.protocolVersion}`);
+      if (c.credentialExpiresAtUnixMs !== held.expiresAtUnixMs && !renewedMeanwhile)
+        return fail(
+          "lease_mismatch",
+          "/payload/credentialExpiresAtUnixMs",
+          "the lease expiry is not the one this runner holds",
+        );
+      if (c.revocationEpoch !== held.revocationEpoch)
+        return fail(
+          "lease_mismatch",
+          "/payload/revocationEpoch",
+          "the revocation epoch is not the one this runner holds",
+        );
+      if (c.selectedVersion !== held.protocolVersion)
+        return fail(
+          "version_mismatch",
+          "/payload/selectedVersion",
+          `a lease stays on protocol version ${held.protocolVersion}`,
+        );
     }
     return ok(c);
   }
@@ -126,7 +187,12 @@ export class RunnerHandshake {
     const shaped = checkEnvelopeShape(envelope, "welcome", WELCOME_CODES);
     if (!shaped.ok) return shaped;
     const welcome = shaped.value.payload as unknown as WelcomePayload;
-    const instant = sameInstant(welcome.connectionLeaseExpiresAt, welcome.connectionLeaseExpiresAtUnixMs, "invalid_welcome", "/payload/connectionLeaseExpiresAt");
+    const instant = sameInstant(
+      welcome.connectionLeaseExpiresAt,
+      welcome.connectionLeaseExpiresAtUnixMs,
+      "invalid_welcome",
+      "/payload/connectionLeaseExpiresAt",
+    );
     if (instant) return instant;
     // The connection id and lease come from the welcome itself; everything else is checked against them.
     const binding: EnvelopeBinding = {
@@ -137,19 +203,33 @@ export class RunnerHandshake {
     };
     const checked = checkEnvelopeBinding(shaped.value, binding, nowMs);
     if (!checked.ok) return checked;
-    if (welcome.selectedVersion !== this.selectedVersion) return fail("invalid_welcome", "/payload/selectedVersion", "selectedVersion differs from the challenge");
+    if (welcome.selectedVersion !== this.selectedVersion)
+      return fail("invalid_welcome", "/payload/selectedVersion", "selectedVersion differs from the challenge");
     const held = this.options.credential;
     let token: string;
     if (held.kind === "bootstrap") {
-      if (welcome.connectionLeaseToken === undefined) return fail("invalid_welcome", "/payload/connectionLeaseToken", "a bootstrap welcome must carry a lease token");
+      if (welcome.connectionLeaseToken === undefined)
+        return fail("invalid_welcome", "/payload/connectionLeaseToken", "a bootstrap welcome must carry a lease token");
       token = welcome.connectionLeaseToken;
     } else {
-      if (welcome.connectionLeaseToken !== undefined) return fail("invalid_welcome", "/payload/connectionLeaseToken", "a lease welcome must not carry a lease token");
-      if (welcome.connectionLeaseId !== held.leaseId) return fail("lease_mismatch", "/payload/connectionLeaseId", "connectionLeaseId is not the lease this runner holds");
-      if (welcome.connectionLeaseRevocationEpoch !== held.revocationEpoch) return fail("lease_mismatch", "/payload/connectionLeaseRevocationEpoch", "the revocation epoch is not the one this runner holds");
+      if (welcome.connectionLeaseToken !== undefined)
+        return fail("invalid_welcome", "/payload/connectionLeaseToken", "a lease welcome must not carry a lease token");
+      if (welcome.connectionLeaseId !== held.leaseId)
+        return fail(
+          "lease_mismatch",
+          "/payload/connectionLeaseId",
+          "connectionLeaseId is not the lease this runner holds",
+        );
+      if (welcome.connectionLeaseRevocationEpoch !== held.revocationEpoch)
+        return fail(
+          "lease_mismatch",
+          "/payload/connectionLeaseRevocationEpoch",
+          "the revocation epoch is not the one this runner holds",
+        );
       token = held.token;
     }
-    if (welcome.leaseBinding !== credentialId(token)) return fail("lease_mismatch", "/payload/leaseBinding", "leaseBinding does not locate the lease of this welcome");
+    if (welcome.leaseBinding !== credentialId(token))
+      return fail("lease_mismatch", "/payload/leaseBinding", "leaseBinding does not locate the lease of this welcome");
     const lease: RunnerLease = {
       kind: "lease",
       token,
@@ -219,28 +299,55 @@ export interface LeaseGrant {
  */
 export function checkHelloAgainstRun(hello: AuthHello, expected: RunExpectation): TransportError | null {
   for (const field of IDENTITY_FIELDS) {
-    if (hello[field] !== expected.identity[field]) return { code: "identity_mismatch", path: `/payload/${field}`, message: `${field} is not this run's` };
+    if (hello[field] !== expected.identity[field])
+      return { code: "identity_mismatch", path: `/payload/${field}`, message: `${field} is not this run's` };
   }
   // Before the build checks: "built for another contract" tells a person what to upgrade.
   const contract = expected.contract?.(hello.contractDigest);
   if (contract) return contract;
-  if (hello.runnerVersion !== expected.runnerVersion) return { code: "runner_mismatch", path: "/payload/runnerVersion", message: "runnerVersion is not the expected build" };
-  if (hello.runnerDigest !== expected.runnerDigest) return { code: "runner_mismatch", path: "/payload/runnerDigest", message: "runnerDigest is not the expected build" };
+  if (hello.runnerVersion !== expected.runnerVersion)
+    return {
+      code: "runner_mismatch",
+      path: "/payload/runnerVersion",
+      message: "runnerVersion is not the expected build",
+    };
+  if (hello.runnerDigest !== expected.runnerDigest)
+    return {
+      code: "runner_mismatch",
+      path: "/payload/runnerDigest",
+      message: "runnerDigest is not the expected build",
+    };
   if (hello.protocolMin !== expected.range.min || hello.protocolMax !== expected.range.max) {
-    return { code: "version_mismatch", path: "/payload/protocolMin", message: `the protocol range ${hello.protocolMin}-${hello.protocolMax} is not the expected ${expected.range.min}-${expected.range.max}` };
+    return {
+      code: "version_mismatch",
+      path: "/payload/protocolMin",
+      message: `the protocol range ${hello.protocolMin}-${hello.protocolMax} is not the expected ${expected.range.min}-${expected.range.max}`,
+    };
   }
   return null;
 }
 
 function checkCredential(hello: AuthHello, record: CredentialRecord, nowMs: number): TransportError | null {
   const path = "/payload/credentialId";
-  if (record.credentialId !== hello.credentialId) return { code: "unknown_credential", path, message: "no such credential" };
-  if (record.kind !== hello.credentialKind) return { code: "credential_kind_mismatch", path: "/payload/credentialKind", message: `the credential is a ${record.kind}` };
+  if (record.credentialId !== hello.credentialId)
+    return { code: "unknown_credential", path, message: "no such credential" };
+  if (record.kind !== hello.credentialKind)
+    return {
+      code: "credential_kind_mismatch",
+      path: "/payload/credentialKind",
+      message: `the credential is a ${record.kind}`,
+    };
   if (record.used) return { code: "credential_used", path, message: "the bootstrap ticket was already used" };
   if (record.revoked) return { code: "credential_revoked", path, message: "the credential is revoked" };
-  if (record.expiresAtUnixMs <= nowMs) return { code: "credential_expired", path, message: "the credential has expired" };
+  if (record.expiresAtUnixMs <= nowMs)
+    return { code: "credential_expired", path, message: "the credential has expired" };
   for (const field of IDENTITY_FIELDS) {
-    if (record.identity[field] !== hello[field]) return { code: "identity_mismatch", path: `/payload/${field}`, message: `the credential was issued for another ${field}` };
+    if (record.identity[field] !== hello[field])
+      return {
+        code: "identity_mismatch",
+        path: `/payload/${field}`,
+        message: `the credential was issued for another ${field}`,
+      };
   }
   return null;
 }
@@ -251,7 +358,11 @@ function selectVersion(hello: AuthHello, record: CredentialRecord, expected: Run
   if (record.kind === "bootstrap") return ok(negotiated.version);
   const pinned = record.protocolVersion;
   if (pinned === null || pinned < Math.max(hello.protocolMin, expected.range.min) || pinned > negotiated.version) {
-    return fail("version_mismatch", "/payload/protocolMax", `the lease was issued under protocol version ${pinned}, outside the common range`);
+    return fail(
+      "version_mismatch",
+      "/payload/protocolMax",
+      `the lease was issued under protocol version ${pinned}, outside the common range`,
+    );
   }
   return ok(pinned);
 }
@@ -275,7 +386,13 @@ export class ServerHandshake {
   }
 
   /** Step 2 (the credential) and step 3. `serverNonce` is fixed only by test vectors. */
-  static challenge(hello: AuthHello, record: CredentialRecord | undefined, expected: RunExpectation, nowMs: number, serverNonce: string = randomUUID()): Result<ServerHandshake> {
+  static challenge(
+    hello: AuthHello,
+    record: CredentialRecord | undefined,
+    expected: RunExpectation,
+    nowMs: number,
+    serverNonce: string = randomUUID(),
+  ): Result<ServerHandshake> {
     const runError = checkHelloAgainstRun(hello, expected);
     if (runError) return { ok: false, error: runError };
     if (record === undefined) return fail("unknown_credential", "/payload/credentialId", "no such credential");
@@ -284,7 +401,8 @@ export class ServerHandshake {
     const version = selectVersion(hello, record, expected);
     if (!version.ok) return version;
     const key = authKeyFromDigest(record.authKeyDigest);
-    if (key === null) return fail("unauthorized", "/payload/credentialId", "the credential record has no usable auth key digest");
+    if (key === null)
+      return fail("unauthorized", "/payload/credentialId", "the credential record has no usable auth key digest");
     const fields: ChallengeFields = {
       ...pickIdentity(hello),
       credentialId: hello.credentialId,
@@ -310,14 +428,23 @@ export class ServerHandshake {
       const parsed = parseResponse(payload);
       if (!parsed.ok) return parsed;
       const response = parsed.value;
-      for (const [member, expected] of [["credentialId", this.hello.credentialId], ["clientNonce", this.hello.clientNonce], ["serverNonce", this.challenge.serverNonce]] as const) {
-        if (response[member] !== expected) return fail("echo_mismatch", `/payload/${member}`, `${member} is not the one of this handshake`);
+      for (const [member, expected] of [
+        ["credentialId", this.hello.credentialId],
+        ["clientNonce", this.hello.clientNonce],
+        ["serverNonce", this.challenge.serverNonce],
+      ] as const) {
+        if (response[member] !== expected)
+          return fail("echo_mismatch", `/payload/${member}`, `${member} is not the one of this handshake`);
       }
-      if (nowMs > this.deadlineUnixMs) return fail("challenge_expired", "", "the challenge expired before the response arrived");
+      if (nowMs > this.deadlineUnixMs)
+        return fail("challenge_expired", "", "the challenge expired before the response arrived");
       if (!sameHex(clientProof(this.key, this.canonical, this.challenge.serverProof), response.clientProof)) {
         return fail("proof_mismatch", "/payload/clientProof", "the client proof does not verify");
       }
-      return ok({ response, keys: sessionKeys(this.key, this.canonical, this.challenge.serverProof, response.clientProof) });
+      return ok({
+        response,
+        keys: sessionKeys(this.key, this.canonical, this.challenge.serverProof, response.clientProof),
+      });
     } finally {
       this.destroy();
     }

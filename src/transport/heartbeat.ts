@@ -10,7 +10,8 @@ export interface HeartbeatOptions {
   timers?: Timers;
 }
 
-export const defaultDeadPeerTimeoutMs = (intervalMs: number): number => Math.max(DEAD_PEER_INTERVALS * intervalMs, DEAD_PEER_FLOOR_MS);
+export const defaultDeadPeerTimeoutMs = (intervalMs: number): number =>
+  Math.max(DEAD_PEER_INTERVALS * intervalMs, DEAD_PEER_FLOOR_MS);
 
 /**
  * The heartbeat of one connection (runtime.md §5.3 step 8, §5.5). Every interval it checks how
@@ -68,7 +69,13 @@ export class Heartbeat {
     const wasOverdue = this.overdue;
     this.overdue = !this.holding && silentMs > this.timeoutMs;
     if (this.overdue && wasOverdue) {
-      return this.onSilent(transportError("peer_silent", "", `nothing heard from the peer for ${silentMs} ms (the limit is ${this.timeoutMs} ms)`));
+      return this.onSilent(
+        transportError(
+          "peer_silent",
+          "",
+          `nothing heard from the peer for ${silentMs} ms (the limit is ${this.timeoutMs} ms)`,
+        ),
+      );
     }
     this.beat?.();
     if (!this.stopped) this.schedule(); // a failed beat may have closed the channel

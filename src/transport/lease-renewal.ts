@@ -14,7 +14,11 @@ export interface LeaseRenewedPayload {
   revocationEpoch: number;
 }
 
-export const leaseRenewedPayload = (previousExpiresAtUnixMs: number, expiresAtUnixMs: number, revocationEpoch: number): LeaseRenewedPayload => ({
+export const leaseRenewedPayload = (
+  previousExpiresAtUnixMs: number,
+  expiresAtUnixMs: number,
+  revocationEpoch: number,
+): LeaseRenewedPayload => ({
   previousExpiresAtUnixMs,
   connectionLeaseExpiresAtUnixMs: expiresAtUnixMs,
   connectionLeaseExpiresAt: new Date(expiresAtUnixMs).toISOString(),

@@ -19,11 +19,27 @@ import {
   type Payload,
   type RunnerToCoreKind,
 } from "./envelope.js";
-import { EnvelopeRefusal, fail, ok, transportError, type Result, type TransportError, type TransportErrorCode } from "./errors.js";
+import {
+  EnvelopeRefusal,
+  fail,
+  ok,
+  transportError,
+  type Result,
+  type TransportError,
+  type TransportErrorCode,
+} from "./errors.js";
 import { FrameReader } from "./frame-reader.js";
 import { Heartbeat, type HeartbeatOptions } from "./heartbeat.js";
 import { parseHello, type AuthChallenge, type AuthHello } from "./handshake-payloads.js";
-import { RunnerHandshake, ServerHandshake, type CredentialRecord, type LeaseGrant, type RunExpectation, type RunnerHandshakeOptions, type RunnerWelcome } from "./handshake.js";
+import {
+  RunnerHandshake,
+  ServerHandshake,
+  type CredentialRecord,
+  type LeaseGrant,
+  type RunExpectation,
+  type RunnerHandshakeOptions,
+  type RunnerWelcome,
+} from "./handshake.js";
 import { AUTH_MESSAGE_TIMEOUT_MS, CLOSE_GRACE_MS, HEARTBEAT_INTERVAL_MS } from "./limits.js";
 import { Opener, Sealer, maxSecureFrameBytes } from "./secure-frame.js";
 
@@ -104,7 +120,9 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     heartbeat: HeartbeatPlan<Send>,
   ) {
     const beat = heartbeat.beat;
-    this.heartbeat = new Heartbeat(heartbeat.intervalMs, heartbeat.options, beat && (() => beat(this)), (silent) => this.end(silent));
+    this.heartbeat = new Heartbeat(heartbeat.intervalMs, heartbeat.options, beat && (() => beat(this)), (silent) =>
+      this.end(silent),
+    );
     void this.pump();
   }
 
@@ -132,7 +150,9 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
   sendSerialized(kind: Send, member: string, json: string): Result<void> {
     if (this.closed) return fail("socket_closed", "", "the channel is closed");
     if (!this.sendKinds.includes(kind)) return fail("unknown_kind", "/kind", `this side does not send ${kind}`);
-    const head = JSON.stringify(controlEnvelope(kind, this.binding, {}, randomUUID(), new Date(this.now()).toISOString()));
+    const head = JSON.stringify(
+      controlEnvelope(kind, this.binding, {}, randomUUID(), new Date(this.now()).toISOString()),
+    );
     // controlEnvelope puts payload last: `…"payload":{}}` becomes `…"payload":{"member":json}}`.
     const sealed = this.sealer.seal(`${head.slice(0, -2)}${JSON.stringify(member)}:${json}}}`);
     if (!sealed.ok) return sealed;
@@ -194,7 +214,10 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
       try {
         await this.handlers.onEnvelope(envelope.value);
       } catch (err) {
-        return this.end(transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`), err instanceof EnvelopeRefusal ? err.code : undefined);
+        return this.end(
+          transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`),
+          err instanceof EnvelopeRefusal ? err.code : undefined,
+        );
       }
       this.heartbeat.reading();
     }
@@ -203,7 +226,10 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
 
 function sendText(ws: WebSocket, text: string, timeoutMs: number): Promise<Result<void>> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(fail("auth_timeout", "", `a handshake message was not written within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => resolve(fail("auth_timeout", "", `a handshake message was not written within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     ws.send(text, (err) => {
       clearTimeout(timer);
       resolve(err ? fail("socket_closed", "", err.message) : ok(undefined));
@@ -211,7 +237,12 @@ function sendText(ws: WebSocket, text: string, timeoutMs: number): Promise<Resul
   });
 }
 
-async function readHandshake(reader: FrameReader, kind: HandshakeKind, timeoutMs: number, maxFrameBytes: number): Promise<Result<Payload>> {
+async function readHandshake(
+  reader: FrameReader,
+  kind: HandshakeKind,
+  timeoutMs: number,
+  maxFrameBytes: number,
+): Promise<Result<Payload>> {
   const text = await reader.next(timeoutMs);
   if (!text.ok) return text;
   const value = parseFrameText(text.value, maxFrameBytes);
@@ -235,7 +266,10 @@ export interface RunnerChannelOptions extends RunnerHandshakeOptions, ChannelOpt
  * over what the core sends; a core silent past the heartbeat's limit closes it. On failure the
  * socket is closed and the refusal returned.
  */
-export async function openRunnerChannel(ws: WebSocket, options: RunnerChannelOptions): Promise<Result<{ channel: SecureChannel<RunnerToCoreKind>; welcome: RunnerWelcome }>> {
+export async function openRunnerChannel(
+  ws: WebSocket,
+  options: RunnerChannelOptions,
+): Promise<Result<{ channel: SecureChannel<RunnerToCoreKind>; welcome: RunnerWelcome }>> {
   const now = options.now ?? Date.now;
   const timeoutMs = options.authTimeoutMs ?? AUTH_MESSAGE_TIMEOUT_MS;
   const maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
@@ -243,14 +277,22 @@ export async function openRunnerChannel(ws: WebSocket, options: RunnerChannelOpt
   const handshake = new RunnerHandshake(options);
   let keys: SessionKeys | null = null;
   try {
-    const hello = await sendText(ws, JSON.stringify(handshakeEnvelope("auth_hello", { ...handshake.hello })), timeoutMs);
+    const hello = await sendText(
+      ws,
+      JSON.stringify(handshakeEnvelope("auth_hello", { ...handshake.hello })),
+      timeoutMs,
+    );
     if (!hello.ok) return abort(ws, reader, hello.error, keys);
     const challenge = await readHandshake(reader, "auth_challenge", timeoutMs, maxFrameBytes);
     if (!challenge.ok) return abort(ws, reader, challenge.error, keys);
     const answered = handshake.answer(challenge.value, now());
     if (!answered.ok) return abort(ws, reader, answered.error, keys);
     keys = answered.value.keys;
-    const response = await sendText(ws, JSON.stringify(handshakeEnvelope("auth_response", { ...answered.value.response })), timeoutMs);
+    const response = await sendText(
+      ws,
+      JSON.stringify(handshakeEnvelope("auth_response", { ...answered.value.response })),
+      timeoutMs,
+    );
     if (!response.ok) return abort(ws, reader, response.error, keys);
     const opener = new Opener(keys.coreToClient, keys.sessionId, "core_to_client", maxFrameBytes);
     const sealed = await reader.next(timeoutMs);
@@ -259,9 +301,30 @@ export async function openRunnerChannel(ws: WebSocket, options: RunnerChannelOpt
     const welcome = value.ok ? handshake.acceptWelcome(value.value, now()) : value;
     if (!welcome.ok) return abort(ws, reader, welcome.error, keys);
     // Send no frame larger than either side accepts.
-    const sealer = new Sealer(keys.clientToCore, keys.sessionId, "client_to_core", Math.min(maxFrameBytes, welcome.value.payload.maxFrameBytes));
-    const heartbeat = { intervalMs: welcome.value.payload.heartbeatIntervalMs, beat: null, options: options.heartbeat ?? {} };
-    const channel = new SecureChannel(ws, reader, sealer, opener, keys.sessionId, welcome.value.binding, RUNNER_TO_CORE_KINDS, "core", options.handlers, now, heartbeat);
+    const sealer = new Sealer(
+      keys.clientToCore,
+      keys.sessionId,
+      "client_to_core",
+      Math.min(maxFrameBytes, welcome.value.payload.maxFrameBytes),
+    );
+    const heartbeat = {
+      intervalMs: welcome.value.payload.heartbeatIntervalMs,
+      beat: null,
+      options: options.heartbeat ?? {},
+    };
+    const channel = new SecureChannel(
+      ws,
+      reader,
+      sealer,
+      opener,
+      keys.sessionId,
+      welcome.value.binding,
+      RUNNER_TO_CORE_KINDS,
+      "core",
+      options.handlers,
+      now,
+      heartbeat,
+    );
     return ok({ channel, welcome: welcome.value });
   } finally {
     handshake.destroy();
@@ -308,7 +371,9 @@ async function callHook<T>(hook: () => Promise<T> | T): Promise<Result<T>> {
 export async function acceptCoreChannel(
   ws: WebSocket,
   options: CoreChannelOptions,
-): Promise<Result<{ channel: SecureChannel<Exclude<CoreToRunnerKind, "welcome">>; hello: AuthHello; grant: LeaseGrant }>> {
+): Promise<
+  Result<{ channel: SecureChannel<Exclude<CoreToRunnerKind, "welcome">>; hello: AuthHello; grant: LeaseGrant }>
+> {
   const now = options.now ?? Date.now;
   const timeoutMs = options.authTimeoutMs ?? AUTH_MESSAGE_TIMEOUT_MS;
   const maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
@@ -324,18 +389,29 @@ export async function acceptCoreChannel(
     const challenged = ServerHandshake.challenge(hello.value, record.value, options.expected, now());
     if (!challenged.ok) return abort(ws, reader, challenged.error, keys);
     handshake = challenged.value;
-    const sent = await sendText(ws, JSON.stringify(handshakeEnvelope("auth_challenge", { ...handshake.challenge })), timeoutMs);
+    const sent = await sendText(
+      ws,
+      JSON.stringify(handshakeEnvelope("auth_challenge", { ...handshake.challenge })),
+      timeoutMs,
+    );
     if (!sent.ok) return abort(ws, reader, sent.error, keys);
     const responsePayload = await readHandshake(reader, "auth_response", timeoutMs, maxFrameBytes);
     const verified = responsePayload.ok ? handshake.verify(responsePayload.value, now()) : responsePayload;
     if (!verified.ok) return abort(ws, reader, verified.error, keys);
     keys = verified.value.keys;
     const sessionId = keys.sessionId;
-    const authorized = await callHook(() => options.authorize({ hello: hello.value, record: handshake!.record, challenge: handshake!.challenge, sessionId }));
+    const authorized = await callHook(() =>
+      options.authorize({ hello: hello.value, record: handshake!.record, challenge: handshake!.challenge, sessionId }),
+    );
     const grant = authorized.ok ? authorized.value : authorized;
     if (!grant.ok) return abort(ws, reader, grant.error, keys);
     if ((hello.value.credentialKind === "bootstrap") !== (grant.value.connectionLeaseToken !== null)) {
-      return abort(ws, reader, transportError("unauthorized", "", "the grant must carry a new lease token after a bootstrap, and only then"), keys);
+      return abort(
+        ws,
+        reader,
+        transportError("unauthorized", "", "the grant must carry a new lease token after a bootstrap, and only then"),
+        keys,
+      );
     }
     const binding: EnvelopeBinding = {
       identity: options.expected.identity,
@@ -345,12 +421,34 @@ export async function acceptCoreChannel(
     };
     const sealer = new Sealer(keys.coreToClient, sessionId, "core_to_client", maxFrameBytes);
     const opener = new Opener(keys.clientToCore, sessionId, "client_to_core", maxFrameBytes);
-    const welcome = controlEnvelope("welcome", binding, { ...handshake.welcome(grant.value, maxFrameBytes) }, randomUUID(), new Date(now()).toISOString());
+    const welcome = controlEnvelope(
+      "welcome",
+      binding,
+      { ...handshake.welcome(grant.value, maxFrameBytes) },
+      randomUUID(),
+      new Date(now()).toISOString(),
+    );
     const sealed = sealer.seal(JSON.stringify(welcome));
     const written = sealed.ok ? await sendText(ws, sealed.value, timeoutMs) : sealed;
     if (!written.ok) return abort(ws, reader, written.error, keys);
-    const heartbeat: HeartbeatPlan<Exclude<CoreToRunnerKind, "welcome">> = { intervalMs: HEARTBEAT_INTERVAL_MS, beat: (c) => void c.send("ping", {}), options: options.heartbeat ?? {} };
-    const channel = new SecureChannel(ws, reader, sealer, opener, sessionId, binding, CORE_TO_RUNNER_KINDS.filter((k): k is Exclude<CoreToRunnerKind, "welcome"> => k !== "welcome"), "runner", options.handlers, now, heartbeat);
+    const heartbeat: HeartbeatPlan<Exclude<CoreToRunnerKind, "welcome">> = {
+      intervalMs: HEARTBEAT_INTERVAL_MS,
+      beat: (c) => void c.send("ping", {}),
+      options: options.heartbeat ?? {},
+    };
+    const channel = new SecureChannel(
+      ws,
+      reader,
+      sealer,
+      opener,
+      sessionId,
+      binding,
+      CORE_TO_RUNNER_KINDS.filter((k): k is Exclude<CoreToRunnerKind, "welcome"> => k !== "welcome"),
+      "runner",
+      options.handlers,
+      now,
+      heartbeat,
+    );
     return ok({ channel, hello: hello.value, grant: grant.value });
   } finally {
     handshake?.destroy();

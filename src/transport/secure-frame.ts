@@ -53,10 +53,14 @@ export class Sealer {
   seal(plaintext: string): Result<string> {
     const bytes = Buffer.from(plaintext, "utf8");
     try {
-      if (bytes.length > this.maxFrameBytes) return fail("frame_too_large", "", `the frame is ${bytes.length} bytes; the limit is ${this.maxFrameBytes}`);
+      if (bytes.length > this.maxFrameBytes)
+        return fail("frame_too_large", "", `the frame is ${bytes.length} bytes; the limit is ${this.maxFrameBytes}`);
       // The counter travels as a JSON number: past 2^53 it would no longer round-trip exactly.
-      if (this.counter > Number.MAX_SAFE_INTEGER) return fail("counter_exhausted", "/counter", "the frame counter is exhausted; open a new session");
-      const cipher = createCipheriv("aes-256-gcm", this.key, frameNonce(this.direction, this.counter), { authTagLength: GCM_TAG_BYTES });
+      if (this.counter > Number.MAX_SAFE_INTEGER)
+        return fail("counter_exhausted", "/counter", "the frame counter is exhausted; open a new session");
+      const cipher = createCipheriv("aes-256-gcm", this.key, frameNonce(this.direction, this.counter), {
+        authTagLength: GCM_TAG_BYTES,
+      });
       cipher.setAAD(frameAad(this.sessionId, this.direction, this.counter));
       const sealed = Buffer.concat([cipher.update(bytes), cipher.final(), cipher.getAuthTag()]);
       return ok(secureFrameText(this.counter++, sealed.toString("hex")));
@@ -120,17 +124,25 @@ export class Opener {
     const parsed = parseFrameText(text, maxSecureFrameBytes(this.maxFrameBytes));
     if (!parsed.ok) return parsed;
     const frame = parsed.value;
-    if (!isPlainObject(frame) || frame.schema === undefined) return fail("plaintext_frame", "", "a frame after welcome must be a secure frame");
-    if (frame.schema !== SECURE_FRAME_SCHEMA) return fail("malformed_frame", "/schema", `schema must be "${SECURE_FRAME_SCHEMA}"`);
+    if (!isPlainObject(frame) || frame.schema === undefined)
+      return fail("plaintext_frame", "", "a frame after welcome must be a secure frame");
+    if (frame.schema !== SECURE_FRAME_SCHEMA)
+      return fail("malformed_frame", "/schema", `schema must be "${SECURE_FRAME_SCHEMA}"`);
     const { counter, ciphertext } = frame;
     if (!isCount(counter)) return fail("malformed_frame", "/counter", "counter must be a non-negative integer");
-    const sealed = typeof ciphertext === "string" && ciphertext.length >= 2 * GCM_TAG_BYTES ? lowerHexBytes(ciphertext) : null;
-    if (sealed === null) return fail("malformed_frame", "/ciphertext", "ciphertext must be lower-case hex of at least the 16-byte tag");
-    if (counter < this.expected) return fail("frame_replayed", "/counter", `counter ${counter} was already received; expected ${this.expected}`);
-    if (counter > this.expected) return fail("frame_gap", "/counter", `counter ${counter} skips ahead; expected ${this.expected}`);
+    const sealed =
+      typeof ciphertext === "string" && ciphertext.length >= 2 * GCM_TAG_BYTES ? lowerHexBytes(ciphertext) : null;
+    if (sealed === null)
+      return fail("malformed_frame", "/ciphertext", "ciphertext must be lower-case hex of at least the 16-byte tag");
+    if (counter < this.expected)
+      return fail("frame_replayed", "/counter", `counter ${counter} was already received; expected ${this.expected}`);
+    if (counter > this.expected)
+      return fail("frame_gap", "/counter", `counter ${counter} skips ahead; expected ${this.expected}`);
     let plaintext: Buffer;
     try {
-      const decipher = createDecipheriv("aes-256-gcm", this.key, frameNonce(this.direction, counter), { authTagLength: GCM_TAG_BYTES });
+      const decipher = createDecipheriv("aes-256-gcm", this.key, frameNonce(this.direction, counter), {
+        authTagLength: GCM_TAG_BYTES,
+      });
       decipher.setAAD(frameAad(this.sessionId, this.direction, counter));
       decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
       plaintext = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)), decipher.final()]);
@@ -138,7 +150,12 @@ export class Opener {
       return fail("tag_mismatch", "/ciphertext", "the frame failed authentication");
     }
     try {
-      if (plaintext.length > this.maxFrameBytes) return fail("frame_too_large", "", `the opened frame is ${plaintext.length} bytes; the limit is ${this.maxFrameBytes}`);
+      if (plaintext.length > this.maxFrameBytes)
+        return fail(
+          "frame_too_large",
+          "",
+          `the opened frame is ${plaintext.length} bytes; the limit is ${this.maxFrameBytes}`,
+        );
       const decoded = decodeUtf8(plaintext);
       if (decoded === null) return fail("malformed_frame", "/ciphertext", "the opened frame is not UTF-8");
       this.expected++;

@@ -16,7 +16,13 @@ export type CodesByMember = Readonly<Partial<Record<string, TransportErrorCode>>
  * place it should be, and the schema rule it broke. `base` prefixes the path when `value` sits
  * inside the message, as a payload does.
  */
-export function shapeRefusal(name: ValidatorName, value: unknown, fallback: TransportErrorCode, codes: CodesByMember = {}, base = ""): Result<never> | null {
+export function shapeRefusal(
+  name: ValidatorName,
+  value: unknown,
+  fallback: TransportErrorCode,
+  codes: CodesByMember = {},
+  base = "",
+): Result<never> | null {
   const violation = firstViolation(name, value);
   if (violation === null) return null;
   const missing = violation?.keyword === "required" ? String(violation.params.missingProperty) : null;

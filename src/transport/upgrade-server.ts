@@ -20,12 +20,15 @@ export const RUNNER_CONNECT_PATH_PREFIX = "/api/runner/v1/connect/";
  * path with a run id. ws itself checks the method, `Upgrade`, version 13 and the key.
  */
 export function checkUpgradeRequest(req: IncomingMessage): Result<{ runId: string }> {
-  if (req.headers.origin !== undefined) return fail("origin_refused", "", "an upgrade request with an Origin header is refused");
+  if (req.headers.origin !== undefined)
+    return fail("origin_refused", "", "an upgrade request with an Origin header is refused");
   const target = req.url ?? "";
   if (target.includes("?")) return fail("query_refused", "", "the connect path takes no query");
-  if (req.headers["sec-websocket-extensions"] !== undefined) return fail("extensions_refused", "", "WebSocket extensions are refused");
+  if (req.headers["sec-websocket-extensions"] !== undefined)
+    return fail("extensions_refused", "", "WebSocket extensions are refused");
   const runId = target.startsWith(RUNNER_CONNECT_PATH_PREFIX) ? target.slice(RUNNER_CONNECT_PATH_PREFIX.length) : "";
-  if (!IDENTITY_PATTERN.test(runId)) return fail("path_refused", "", `the path must be ${RUNNER_CONNECT_PATH_PREFIX}<runId>`);
+  if (!IDENTITY_PATTERN.test(runId))
+    return fail("path_refused", "", `the path must be ${RUNNER_CONNECT_PATH_PREFIX}<runId>`);
   return ok({ runId });
 }
 
@@ -99,7 +102,16 @@ export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): 
   };
   const deadlineMs = options.admission?.handshakeDeadlineMs ?? HANDSHAKE_DEADLINE_MS;
   const http: Server = options.tls
-    ? createTlsServer({ ...httpOptions, cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2", handshakeTimeout: deadlineMs }, upgradeOnly)
+    ? createTlsServer(
+        {
+          ...httpOptions,
+          cert: options.tls.cert,
+          key: options.tls.key,
+          minVersion: "TLSv1.2",
+          handshakeTimeout: deadlineMs,
+        },
+        upgradeOnly,
+      )
     : createServer(httpOptions, upgradeOnly);
   const gate = new AdmissionGate(options.admission);
   // Under TLS the gate holds the raw TCP socket and the upgrade sees its TLS socket: found again by their shared key.
@@ -115,7 +127,8 @@ export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): 
       return;
     }
     options.onOverCap?.(refusal, socket.remoteAddress ?? "");
-    if (options.tls) socket.destroy(); // no TLS yet to answer in
+    if (options.tls)
+      socket.destroy(); // no TLS yet to answer in
     else answer(socket, refusal);
   });
   const wss = new WebSocketServer({
@@ -132,7 +145,9 @@ export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): 
       return;
     }
     const gated = options.tls ? raw.get(connectionKey(socket as Socket)) : (socket as Socket);
-    wss.handleUpgrade(req, socket, head, (ws) => options.onRunner(ws, checked.value.runId, () => gated && gate.authenticated(gated)));
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      options.onRunner(ws, checked.value.runId, () => gated && gate.authenticated(gated)),
+    );
   });
   return {
     http,

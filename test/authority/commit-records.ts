@@ -41,27 +41,45 @@ export function once(runId: string, seq: number, kind: "throw" | "lose"): Fault 
  * consulted first: "throw" fails the transaction before anything is written; "lose" is a broken
  * store that answers every item committed and writes nothing (the must-fail case).
  */
-export function recording(store: AuthorityStore, log: Entry[], batches: BatchedEvent[][], fault: Fault = () => null): AuthorityStore {
+export function recording(
+  store: AuthorityStore,
+  log: Entry[],
+  batches: BatchedEvent[][],
+  fault: Fault = () => null,
+): AuthorityStore {
   return withCommitEvents(store, async (items, nowMs) => {
     batches.push([...items]);
     const injected = fault(items);
     if (injected === "throw") throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
     if (injected === "lose") return items.map((item) => ok({ ackedSourceSeq: item.event.sourceSeq }));
     const results = await store.commitEvents(items, nowMs);
-    results.forEach((r, i) => r.ok && log.push({ kind: "commit", runId: items[i]!.runId, seq: items[i]!.event.sourceSeq }));
+    results.forEach(
+      (r, i) => r.ok && log.push({ kind: "commit", runId: items[i]!.runId, seq: items[i]!.event.sourceSeq }),
+    );
     return results;
   });
 }
 
 /** At an ACK, the highest sourceSeq the run log holds, read through its own connection. */
 export function committedThrough(reader: Database.Database, runId: string): number {
-  return (reader.prepare("SELECT COALESCE(MAX(source_seq), 0) AS seq FROM event_log WHERE run_id = ?").get(runId) as { seq: number }).seq;
+  return (
+    reader.prepare("SELECT COALESCE(MAX(source_seq), 0) AS seq FROM event_log WHERE run_id = ?").get(runId) as {
+      seq: number;
+    }
+  ).seq;
 }
 
 /** An authority on 127.0.0.1 over a fresh SQLite store wrapped by `wrap`, and a reader of that store's file. */
-export async function served(tmp: ReturnType<typeof tempRoot>, wrap: (store: AuthorityStore) => AuthorityStore, onCommittedEvent?: OnCommittedEvent) {
+export async function served(
+  tmp: ReturnType<typeof tempRoot>,
+  wrap: (store: AuthorityStore) => AuthorityStore,
+  onCommittedEvent?: OnCommittedEvent,
+) {
   const store = SqliteAuthorityStore.open(tmp.dir(), { serverKey });
-  const authority = await SecureAuthority.start({ store: wrap(store), ...(onCommittedEvent ? { onCommittedEvent } : {}) });
+  const authority = await SecureAuthority.start({
+    store: wrap(store),
+    ...(onCommittedEvent ? { onCommittedEvent } : {}),
+  });
   const reader = new Database(store.path, { readonly: true });
   return {
     authority,

@@ -8,12 +8,24 @@ import { STORE_FILE } from "../../src/authority/limits.js";
 import { credentialId as credentialOf } from "../../src/transport/derive.js";
 import { controlEnvelope, type Payload } from "../../src/transport/envelope.js";
 import type { Result as TransportResult } from "../../src/transport/errors.js";
-import { RunnerHandshake, ServerHandshake, type LeaseGrant, type RunExpectation, type RunnerCredential, type RunnerLease } from "../../src/transport/handshake.js";
+import {
+  RunnerHandshake,
+  ServerHandshake,
+  type LeaseGrant,
+  type RunExpectation,
+  type RunnerCredential,
+  type RunnerLease,
+} from "../../src/transport/handshake.js";
 import { parseHello } from "../../src/transport/handshake-payloads.js";
 import { authority, codeOf, identity, tempRoot, unwrap, withRun, type Authority } from "./support.js";
 
 const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
-const EXPECTED: RunExpectation = { identity: identity(), runnerVersion: "0.1.0", runnerDigest: `sha256:${"ab".repeat(32)}`, range: { min: 1, max: 3 } };
+const EXPECTED: RunExpectation = {
+  identity: identity(),
+  runnerVersion: "0.1.0",
+  runnerDigest: `sha256:${"ab".repeat(32)}`,
+  range: { min: 1, max: 3 },
+};
 const RESUME = { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 };
 
 const tvalue = <T>(r: TransportResult<T>): T => {
@@ -26,9 +38,19 @@ const tvalue = <T>(r: TransportResult<T>): T => {
  * authorize hooks: hello, challenge, response (its proof optionally spoilt), verify, authorize,
  * welcome. Returns the transport's refusal code or the runner's accepted lease.
  */
-async function handshake(a: Authority, credential: RunnerCredential, spoilProof = false): Promise<{ refused: string } | { lease: RunnerLease; grant: LeaseGrant }> {
+async function handshake(
+  a: Authority,
+  credential: RunnerCredential,
+  spoilProof = false,
+): Promise<{ refused: string } | { lease: RunnerLease; grant: LeaseGrant }> {
   const hooks = coreChannelHooks(a.credentials, a.commands);
-  const runner = new RunnerHandshake({ credential, identity: identity(), runnerVersion: EXPECTED.runnerVersion, runnerDigest: EXPECTED.runnerDigest, resume: RESUME });
+  const runner = new RunnerHandshake({
+    credential,
+    identity: identity(),
+    runnerVersion: EXPECTED.runnerVersion,
+    runnerDigest: EXPECTED.runnerDigest,
+    resume: RESUME,
+  });
   const hello = tvalue(parseHello({ ...runner.hello }));
   const record = await hooks.lookupCredential(hello.credentialId);
   const challenged = ServerHandshake.challenge(hello, record, EXPECTED, a.clock.now());
@@ -38,11 +60,27 @@ async function handshake(a: Authority, credential: RunnerCredential, spoilProof 
   const response: Payload = { ...answered.response, ...(spoilProof ? { clientProof: "00".repeat(32) } : {}) };
   const verified = server.verify(response, a.clock.now());
   if (!verified.ok) return { refused: verified.error.code };
-  const granted = await hooks.authorize({ hello, record: server.record, challenge: server.challenge, sessionId: verified.value.keys.sessionId });
+  const granted = await hooks.authorize({
+    hello,
+    record: server.record,
+    challenge: server.challenge,
+    sessionId: verified.value.keys.sessionId,
+  });
   if (!granted.ok) return { refused: granted.error.code };
   const grant = granted.value;
-  const binding = { identity: identity(), connectionId: grant.connectionId, connectionLeaseId: grant.connectionLeaseId, leaseExpiresAtUnixMs: grant.connectionLeaseExpiresAtUnixMs };
-  const welcome = controlEnvelope("welcome", binding, { ...server.welcome(grant) }, "envelope-1", new Date(a.clock.now()).toISOString());
+  const binding = {
+    identity: identity(),
+    connectionId: grant.connectionId,
+    connectionLeaseId: grant.connectionLeaseId,
+    leaseExpiresAtUnixMs: grant.connectionLeaseExpiresAtUnixMs,
+  };
+  const welcome = controlEnvelope(
+    "welcome",
+    binding,
+    { ...server.welcome(grant) },
+    "envelope-1",
+    new Date(a.clock.now()).toISOString(),
+  );
   return { lease: tvalue(runner.acceptWelcome(welcome, a.clock.now())).lease, grant };
 }
 
@@ -59,13 +97,26 @@ describe("authority credentials: bootstrap tickets and leases", () => {
     assert.match(t.token, new RegExp(`^bootstrap_${UUID}$`));
     assert.match(t.credentialId, /^sha256:[0-9a-f]{64}$/);
     assert.equal(t.expiresAtUnixMs, a.clock.now() + 5_000);
-    for (const ttl of [999, 60_001, 0, -1, 1.5, Number.NaN]) assert.equal(codeOf(await a.credentials.issueBootstrapTicket("run_1", ttl)), "ttl_out_of_range", String(ttl));
-    for (const ttl of [1_000, 60_000]) assert.ok((await a.credentials.issueBootstrapTicket("run_1", ttl)).ok, String(ttl));
+    for (const ttl of [999, 60_001, 0, -1, 1.5, Number.NaN])
+      assert.equal(codeOf(await a.credentials.issueBootstrapTicket("run_1", ttl)), "ttl_out_of_range", String(ttl));
+    for (const ttl of [1_000, 60_000])
+      assert.ok((await a.credentials.issueBootstrapTicket("run_1", ttl)).ok, String(ttl));
     assert.equal(codeOf(await a.credentials.issueBootstrapTicket("run_9")), "unknown_run");
-    for (const ttl of [59_999, 24 * 3_600_000 + 1]) assert.equal(codeOf(Credentials.create({ store: a.store, leaseTtlMs: ttl })), "ttl_out_of_range", String(ttl));
+    for (const ttl of [59_999, 24 * 3_600_000 + 1])
+      assert.equal(codeOf(Credentials.create({ store: a.store, leaseTtlMs: ttl })), "ttl_out_of_range", String(ttl));
     assert.ok(Credentials.create({ store: a.store, leaseTtlMs: 24 * 3_600_000 }).ok);
     const record = (await a.credentials.lookupCredential(t.credentialId))!;
-    assert.deepEqual({ kind: record.kind, used: record.used, revoked: record.revoked, leaseId: record.leaseId, epoch: record.revocationEpoch, runId: record.identity.runId }, { kind: "bootstrap", used: false, revoked: false, leaseId: null, epoch: 0, runId: "run_1" });
+    assert.deepEqual(
+      {
+        kind: record.kind,
+        used: record.used,
+        revoked: record.revoked,
+        leaseId: record.leaseId,
+        epoch: record.revocationEpoch,
+        runId: record.identity.runId,
+      },
+      { kind: "bootstrap", used: false, revoked: false, leaseId: null, epoch: 0, runId: "run_1" },
+    );
     await a.store.close();
   });
 
@@ -78,8 +129,20 @@ describe("authority credentials: bootstrap tickets and leases", () => {
     assert.equal(refusedCode(await handshake(a, { kind: "bootstrap", token: t.token })), "credential_used");
     // The same record replayed to step 6 (a second response racing the first) is refused too.
     const record = (await a.credentials.lookupCredential(t.credentialId))!;
-    assert.equal(codeOf(await a.credentials.reauthorize({ record: { ...record, used: false }, selectedVersion: 3, proofVerified: true })), "credential_changed");
-    assert.equal(codeOf(await a.credentials.reauthorize({ record, selectedVersion: 3, proofVerified: true })), "credential_used");
+    assert.equal(
+      codeOf(
+        await a.credentials.reauthorize({
+          record: { ...record, used: false },
+          selectedVersion: 3,
+          proofVerified: true,
+        }),
+      ),
+      "credential_changed",
+    );
+    assert.equal(
+      codeOf(await a.credentials.reauthorize({ record, selectedVersion: 3, proofVerified: true })),
+      "credential_used",
+    );
     assert.equal((await a.store.run("run_1"))!.freshBootstraps, 1);
     await a.store.close();
   });
@@ -91,7 +154,10 @@ describe("authority credentials: bootstrap tickets and leases", () => {
     const record = (await a.credentials.lookupCredential(t.credentialId))!;
     a.clock.advance(1_000);
     assert.equal(refusedCode(await handshake(a, { kind: "bootstrap", token: t.token })), "credential_expired");
-    assert.equal(codeOf(await a.credentials.reauthorize({ record, selectedVersion: 3, proofVerified: true })), "credential_expired");
+    assert.equal(
+      codeOf(await a.credentials.reauthorize({ record, selectedVersion: 3, proofVerified: true })),
+      "credential_expired",
+    );
     await a.store.close();
   });
 
@@ -104,7 +170,11 @@ describe("authority credentials: bootstrap tickets and leases", () => {
     assert.equal(untouched.used, false);
     assert.equal((await a.store.run("run_1"))!.connectionCount, 0);
     // An unverified proof cannot be passed as verified either.
-    const refused = await a.credentials.reauthorize({ record: untouched, selectedVersion: 3, proofVerified: false as unknown as true });
+    const refused = await a.credentials.reauthorize({
+      record: untouched,
+      selectedVersion: 3,
+      proofVerified: false as unknown as true,
+    });
     assert.equal(codeOf(refused), "proof_not_verified");
     assert.equal((await a.credentials.lookupCredential(t.credentialId))!.used, false);
     assert.equal(refusedCode(await handshake(a, { kind: "bootstrap", token: t.token })), "ok");
@@ -126,7 +196,10 @@ describe("authority credentials: bootstrap tickets and leases", () => {
     assert.equal(lease.protocolVersion, 3);
     assert.equal(grant.connectionId, "connection_1");
     const run = (await a.store.run("run_1"))!;
-    assert.deepEqual([run.lastLeaseId, run.lastLeaseExpiresAtUnixMs, run.freshBootstraps, run.connectionCount], [lease.leaseId, lease.expiresAtUnixMs, 1, 1]);
+    assert.deepEqual(
+      [run.lastLeaseId, run.lastLeaseExpiresAtUnixMs, run.freshBootstraps, run.connectionCount],
+      [lease.leaseId, lease.expiresAtUnixMs, 1, 1],
+    );
 
     a.clock.advance(30_000);
     const again = await handshake(a, lease);
@@ -137,7 +210,11 @@ describe("authority credentials: bootstrap tickets and leases", () => {
     assert.equal((await a.store.run("run_1"))!.currentConnectionId, "connection_2", "one live connection: the newest");
 
     const leaseRecord = (await a.credentials.lookupCredential(credentialOf(lease.token)))!;
-    assert.equal(codeOf(await a.credentials.reauthorize({ record: leaseRecord, selectedVersion: 2, proofVerified: true })), "version_mismatch", "a lease keeps its version");
+    assert.equal(
+      codeOf(await a.credentials.reauthorize({ record: leaseRecord, selectedVersion: 2, proofVerified: true })),
+      "version_mismatch",
+      "a lease keeps its version",
+    );
     await a.store.close();
   });
 
@@ -211,7 +288,9 @@ describe("authority credentials: bootstrap tickets and leases", () => {
     }
     tokens.push(unwrap(await a.credentials.issueBootstrapTicket("run_1")).token); // one never used
     const scan = () => {
-      for (const f of [STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`].map((f) => join(d, f)).filter(existsSync)) {
+      for (const f of [STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`]
+        .map((f) => join(d, f))
+        .filter(existsSync)) {
         const bytes = readFileSync(f);
         for (const token of tokens) {
           const uuid = token.slice(token.indexOf("_") + 1);

@@ -37,14 +37,19 @@ function acknowledgingEarly(store: AuthorityStore, log: Entry[], gate: Promise<v
 }
 
 /** Runners on the wire, each sending events 1..count at once and tapping every ACK it receives. */
-async function runnersSend(authority: SecureAuthority, runs: RunIdentity[], count: number, onAck: (runId: string, seq: number) => void): Promise<void> {
+async function runnersSend(
+  authority: SecureAuthority,
+  runs: RunIdentity[],
+  count: number,
+  onAck: (runId: string, seq: number) => void,
+): Promise<void> {
   await Promise.all(
     runs.map(async (run) => {
       const runner = await HandRunner.dial(authority.url(run.runId), run);
       try {
         await runner.authenticate({ kind: "bootstrap", token: await authority.ticket(run.runId) });
         for (let seq = 1; seq <= count; seq++) runner.sendEvent(seq);
-        for (let acked = 0; acked < count; ) {
+        for (let acked = 0; acked < count;) {
           const envelope = await runner.receive();
           if (envelope.kind !== "ack") continue;
           acked = envelope.payload.ackedSourceSeq as number;
@@ -67,16 +72,31 @@ describe("group commit: one transaction per tick for every connection, each ACK 
     const failing: OnCommittedEvent = (_e, ctx) => {
       if (ctx.runId === "run_2") throw new Error("run 2's ledger is locked");
     };
-    const a = authority("", { store: recording(SqliteAuthorityStore.open(tmp.dir(), { serverKey }), [], batches), onCommittedEvent: failing });
+    const a = authority("", {
+      store: recording(SqliteAuthorityStore.open(tmp.dir(), { serverKey }), [], batches),
+      onCommittedEvent: failing,
+    });
     const connections: string[] = [];
     for (const n of [1, 2, 3]) {
       await withRun(a, n);
       connections.push((await connect(a, `run_${n}`)).connectionId);
     }
-    const results = await Promise.all([1, 2, 3].map((n, i) => a.ingest.ingest(`run_${n}`, connections[i]!, event(1, n))));
-    assert.deepEqual(results.map((r) => (r.ok ? r.value.ack.ackedSourceSeq : r.error.code)), [1, "callback_failed", 1]);
-    assert.deepEqual(batches.map((b) => b.map((item) => item.runId)), [["run_1", "run_2", "run_3"]], "one transaction for the three events");
-    assert.deepEqual(await Promise.all([1, 2, 3].map(async (n) => (await a.store.runCursor(`run_${n}`))!.ackedSourceSeq)), [1, 0, 1]);
+    const results = await Promise.all(
+      [1, 2, 3].map((n, i) => a.ingest.ingest(`run_${n}`, connections[i]!, event(1, n))),
+    );
+    assert.deepEqual(
+      results.map((r) => (r.ok ? r.value.ack.ackedSourceSeq : r.error.code)),
+      [1, "callback_failed", 1],
+    );
+    assert.deepEqual(
+      batches.map((b) => b.map((item) => item.runId)),
+      [["run_1", "run_2", "run_3"]],
+      "one transaction for the three events",
+    );
+    assert.deepEqual(
+      await Promise.all([1, 2, 3].map(async (n) => (await a.store.runCursor(`run_${n}`))!.ackedSourceSeq)),
+      [1, 0, 1],
+    );
     await a.store.close();
   });
 

@@ -17,14 +17,23 @@ const semanticInput = (seq: number, correlation: Record<string, string> = {}) =>
         phase: "input",
         operationId: "decide_approval",
         callId: "call_1",
-        correlation: { runId: "run_1", normalizedSessionId: "session_1", turnId: "turn_1", itemId: "item_1", ...correlation },
+        correlation: {
+          runId: "run_1",
+          normalizedSessionId: "session_1",
+          turnId: "turn_1",
+          itemId: "item_1",
+          ...correlation,
+        },
         idempotencyKey: "idem_1",
         content: { digest: `sha256:${"c4".repeat(32)}`, redactionDisposition: "redacted", references: [] },
       },
     },
   });
 
-async function ready(dir: string, options: Parameters<typeof authority>[1] = {}): Promise<{ a: Authority; conn: string }> {
+async function ready(
+  dir: string,
+  options: Parameters<typeof authority>[1] = {},
+): Promise<{ a: Authority; conn: string }> {
   const a = authority(dir, options);
   await withRun(a);
   return { a, conn: (await connect(a)).connectionId };
@@ -40,11 +49,26 @@ describe("authority ingest (runtime.md §5.6)", () => {
     const { a, conn } = await ready(tmp.dir());
     for (const seq of [1, 2, 3]) {
       const r = unwrap(await a.ingest.ingest("run_1", conn, event(seq)));
-      assert.deepEqual(r, { outcome: "committed", sourceSeq: seq, sourceEventId: event(seq).sourceEventId, ack: { ackedSourceSeq: seq } });
+      assert.deepEqual(r, {
+        outcome: "committed",
+        sourceSeq: seq,
+        sourceEventId: event(seq).sourceEventId,
+        ack: { ackedSourceSeq: seq },
+      });
     }
-    assert.deepEqual(a.committed.map((c) => c.sourceEventId), [1, 2, 3].map((s) => event(s).sourceEventId));
+    assert.deepEqual(
+      a.committed.map((c) => c.sourceEventId),
+      [1, 2, 3].map((s) => event(s).sourceEventId),
+    );
     const window = await a.store.committedWindow("run_1");
-    assert.deepEqual(window.map((w) => [w.sourceSeq, w.eventType, w.priority, w.deliveryCount, w.logicalEffectCount]), [[1, "item.delta", 2, 1, 1], [2, "item.delta", 2, 1, 1], [3, "item.delta", 2, 1, 1]]);
+    assert.deepEqual(
+      window.map((w) => [w.sourceSeq, w.eventType, w.priority, w.deliveryCount, w.logicalEffectCount]),
+      [
+        [1, "item.delta", 2, 1, 1],
+        [2, "item.delta", 2, 1, 1],
+        [3, "item.delta", 2, 1, 1],
+      ],
+    );
     assert.deepEqual(JSON.parse(window[0]!.envelope), event(1));
     await a.store.close();
   });
@@ -54,13 +78,30 @@ describe("authority ingest (runtime.md §5.6)", () => {
     await withRun(v1, 1, 1);
     const conn = (await connect(v1, "run_1", 1)).connectionId;
     const goal = { eventType: "session.goal.snapshot", priority: 1, payload: { goal: null } };
-    const refused = await v1.ingest.ingest("run_1", conn, { ...event(1, 1, goal), schema: "paperclip.prp.event.v2", schemaVersion: 2 });
+    const refused = await v1.ingest.ingest("run_1", conn, {
+      ...event(1, 1, goal),
+      schema: "paperclip.prp.event.v2",
+      schemaVersion: 2,
+    });
     assert.deepEqual([codeOf(refused), refused.ok ? "" : refused.error.path], ["invalid_event", "/schema"]);
     assert.equal(await cursor(v1), 0, "nothing committed");
     await v1.store.close();
     const { a, conn: conn3 } = await ready(tmp.dir());
-    assert.equal(unwrap(await a.ingest.ingest("run_1", conn3, event(1))).outcome, "committed", "a v1 envelope on a v3 connection");
-    assert.equal(unwrap(await a.ingest.ingest("run_1", conn3, { ...event(2, 1, goal), schema: "paperclip.prp.event.v3", schemaVersion: 3 })).outcome, "committed");
+    assert.equal(
+      unwrap(await a.ingest.ingest("run_1", conn3, event(1))).outcome,
+      "committed",
+      "a v1 envelope on a v3 connection",
+    );
+    assert.equal(
+      unwrap(
+        await a.ingest.ingest("run_1", conn3, {
+          ...event(2, 1, goal),
+          schema: "paperclip.prp.event.v3",
+          schemaVersion: 3,
+        }),
+      ).outcome,
+      "committed",
+    );
     await a.store.close();
   });
 
@@ -69,7 +110,12 @@ describe("authority ingest (runtime.md §5.6)", () => {
     for (const seq of [1, 2, 3]) unwrap(await a.ingest.ingest("run_1", conn, event(seq)));
     const bytes = JSON.stringify(event(2));
     const dup = unwrap(await a.ingest.ingest("run_1", conn, JSON.parse(bytes)));
-    assert.deepEqual(dup, { outcome: "duplicate", sourceSeq: 2, sourceEventId: event(2).sourceEventId, ack: { ackedSourceSeq: 3 } });
+    assert.deepEqual(dup, {
+      outcome: "duplicate",
+      sourceSeq: 2,
+      sourceEventId: event(2).sourceEventId,
+      ack: { ackedSourceSeq: 3 },
+    });
     // Key order is not content: the canonical form is what is compared.
     const reordered = Object.fromEntries(Object.entries(event(2)).reverse());
     assert.equal(unwrap(await a.ingest.ingest("run_1", conn, reordered)).outcome, "duplicate");
@@ -83,14 +129,31 @@ describe("authority ingest (runtime.md §5.6)", () => {
   it("refuses a changed duplicate, a gap and a stale sequence without moving the cursor", async () => {
     const { a, conn } = await ready(tmp.dir());
     for (const seq of [1, 2, 3]) unwrap(await a.ingest.ingest("run_1", conn, event(seq)));
-    assert.equal(codeOf(await a.ingest.ingest("run_1", conn, event(2, 1, { payload: { text: "changed" } }))), "duplicate_mismatch");
-    assert.equal(codeOf(await a.ingest.ingest("run_1", conn, event(2, 1, { sourceSeq: 4 }))), "duplicate_mismatch", "a known id under another seq");
+    assert.equal(
+      codeOf(await a.ingest.ingest("run_1", conn, event(2, 1, { payload: { text: "changed" } }))),
+      "duplicate_mismatch",
+    );
+    assert.equal(
+      codeOf(await a.ingest.ingest("run_1", conn, event(2, 1, { sourceSeq: 4 }))),
+      "duplicate_mismatch",
+      "a known id under another seq",
+    );
     assert.equal(codeOf(await a.ingest.ingest("run_1", conn, event(5))), "sequence_gap");
-    assert.equal(codeOf(await a.ingest.ingest("run_1", conn, event(2, 1, { sourceEventId: "event_other" }))), "sequence_stale");
+    assert.equal(
+      codeOf(await a.ingest.ingest("run_1", conn, event(2, 1, { sourceEventId: "event_other" }))),
+      "sequence_stale",
+    );
     assert.equal(await cursor(a), 3);
     assert.equal(a.committed.length, 3);
-    assert.deepEqual((await a.store.diagnostics("run_1")).map((d) => d.code), ["duplicate_mismatch", "duplicate_mismatch", "sequence_gap", "sequence_stale"]);
-    assert.equal(unwrap(await a.ingest.ingest("run_1", conn, event(4))).ack.ackedSourceSeq, 4, "the right next event still commits");
+    assert.deepEqual(
+      (await a.store.diagnostics("run_1")).map((d) => d.code),
+      ["duplicate_mismatch", "duplicate_mismatch", "sequence_gap", "sequence_stale"],
+    );
+    assert.equal(
+      unwrap(await a.ingest.ingest("run_1", conn, event(4))).ack.ackedSourceSeq,
+      4,
+      "the right next event still commits",
+    );
     await a.store.close();
   });
 
@@ -102,9 +165,17 @@ describe("authority ingest (runtime.md §5.6)", () => {
       assert.equal(refused.ok ? "" : refused.error.path, `/${field}`);
     }
     const { normalizedSessionId: _, ...sessionless } = event(1);
-    assert.equal(codeOf(await a.ingest.ingest("run_1", conn, sessionless)), "identity_mismatch", "the session is required");
+    assert.equal(
+      codeOf(await a.ingest.ingest("run_1", conn, sessionless)),
+      "identity_mismatch",
+      "the session is required",
+    );
     const { turnId: _t, itemId: _i, ...runLevel } = event(1);
-    assert.equal(unwrap(await a.ingest.ingest("run_1", conn, runLevel)).outcome, "committed", "turn and item are checked when present");
+    assert.equal(
+      unwrap(await a.ingest.ingest("run_1", conn, runLevel)).outcome,
+      "committed",
+      "turn and item are checked when present",
+    );
     assert.equal(a.committed.length, 1);
     await a.store.close();
   });
@@ -123,7 +194,13 @@ describe("authority ingest (runtime.md §5.6)", () => {
 
   it("refuses a schema-invalid event as a malformed frame", async () => {
     const { a, conn } = await ready(tmp.dir());
-    for (const bad of [event(1, 1, { eventType: "no.such.type" }), event(1, 1, { sourceSeq: 0 }), { ...event(1), schema: "paperclip.prp.event.v9" }, "not an object", null]) {
+    for (const bad of [
+      event(1, 1, { eventType: "no.such.type" }),
+      event(1, 1, { sourceSeq: 0 }),
+      { ...event(1), schema: "paperclip.prp.event.v9" },
+      "not an object",
+      null,
+    ]) {
       assert.equal(codeOf(await a.ingest.ingest("run_1", conn, bad)), "invalid_event", JSON.stringify(bad));
     }
     await a.ingest.recordMalformedFrame("run_1", "invalid_json", "frame 3 is not JSON");
@@ -153,7 +230,11 @@ describe("authority ingest (runtime.md §5.6)", () => {
     const retried = unwrap(await a.ingest.ingest("run_1", conn, event(1)));
     assert.equal(retried.outcome, "committed");
     assert.equal(unwrap(await a.ingest.ingest("run_1", conn, event(1))).outcome, "duplicate");
-    assert.deepEqual(seen, [event(1).sourceEventId, event(1).sourceEventId], "twice: the failure, then the commit; never for the duplicate");
+    assert.deepEqual(
+      seen,
+      [event(1).sourceEventId, event(1).sourceEventId],
+      "twice: the failure, then the commit; never for the duplicate",
+    );
     assert.equal((await a.store.committedWindow("run_1"))[0]!.deliveryCount, 2);
     await a.store.close();
   });
@@ -207,7 +288,10 @@ describe("authority ingest (runtime.md §5.6)", () => {
     assert.equal(unwrap(await a.ingest.ingest("run_1", conn, event(1))).outcome, "committed");
     assert.equal(unwrap(await a.ingest.ingest("run_1", conn, event(1))).outcome, "duplicate");
     assert.equal(hostRows(), 1, "the host's row, once");
-    assert.deepEqual((await a.store.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq), [1]);
+    assert.deepEqual(
+      (await a.store.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq),
+      [1],
+    );
     await a.store.close();
   });
 
@@ -225,8 +309,13 @@ describe("authority ingest (runtime.md §5.6)", () => {
     const { a, conn } = await ready(tmp.dir());
     const total = COMMITTED_WINDOW + 6;
     // Sent without waiting for each other: ingest serialises one run's events in call order.
-    const results = await Promise.all(Array.from({ length: total }, (_, i) => a.ingest.ingest("run_1", conn, event(i + 1))));
-    assert.deepEqual(results.map((r) => unwrap(r).ack.ackedSourceSeq), Array.from({ length: total }, (_, i) => i + 1));
+    const results = await Promise.all(
+      Array.from({ length: total }, (_, i) => a.ingest.ingest("run_1", conn, event(i + 1))),
+    );
+    assert.deepEqual(
+      results.map((r) => unwrap(r).ack.ackedSourceSeq),
+      Array.from({ length: total }, (_, i) => i + 1),
+    );
     const window = await a.store.committedWindow("run_1");
     assert.equal(window.length, COMMITTED_WINDOW);
     assert.equal(window[0]!.sourceSeq, total - COMMITTED_WINDOW + 1);

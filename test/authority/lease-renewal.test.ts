@@ -8,20 +8,38 @@ import { StateError } from "../../src/storage/private-sqlite.js";
 import { authority, codeOf, connect, openStore, tempRoot, unwrap, withRun, type Authority } from "./support.js";
 
 /** The lease row and its renewal row as the database file holds them, read apart from the store's code. */
-function persisted(a: Authority, leaseId: string): { expiresAt: number; previousExpiresAt: number | null; renewals: number; lastLeaseExpiresAt: number | null } {
+function persisted(
+  a: Authority,
+  leaseId: string,
+): { expiresAt: number; previousExpiresAt: number | null; renewals: number; lastLeaseExpiresAt: number | null } {
   const raw = new Database(join(a.dir, STORE_FILE), { readonly: true });
   try {
-    const lease = raw.prepare("SELECT credential_id, run_id, expires_at FROM credentials WHERE lease_id = ?").get(leaseId) as { credential_id: string; run_id: string; expires_at: number };
-    const renewal = raw.prepare("SELECT previous_expires_at, renewals FROM lease_renewals WHERE credential_id = ?").get(lease.credential_id) as { previous_expires_at: number; renewals: number } | undefined;
-    const run = raw.prepare("SELECT last_lease_expires_at FROM runs WHERE run_id = ?").get(lease.run_id) as { last_lease_expires_at: number | null };
-    return { expiresAt: lease.expires_at, previousExpiresAt: renewal?.previous_expires_at ?? null, renewals: renewal?.renewals ?? 0, lastLeaseExpiresAt: run.last_lease_expires_at };
+    const lease = raw
+      .prepare("SELECT credential_id, run_id, expires_at FROM credentials WHERE lease_id = ?")
+      .get(leaseId) as { credential_id: string; run_id: string; expires_at: number };
+    const renewal = raw
+      .prepare("SELECT previous_expires_at, renewals FROM lease_renewals WHERE credential_id = ?")
+      .get(lease.credential_id) as { previous_expires_at: number; renewals: number } | undefined;
+    const run = raw.prepare("SELECT last_lease_expires_at FROM runs WHERE run_id = ?").get(lease.run_id) as {
+      last_lease_expires_at: number | null;
+    };
+    return {
+      expiresAt: lease.expires_at,
+      previousExpiresAt: renewal?.previous_expires_at ?? null,
+      renewals: renewal?.renewals ?? 0,
+      lastLeaseExpiresAt: run.last_lease_expires_at,
+    };
   } finally {
     raw.close();
   }
 }
 
 /** The renewal request a runner on connection `c` sends, holding `expiresAt`. */
-const renewal = (c: Authorization, expiresAt = c.connectionLeaseExpiresAtUnixMs, changes: Partial<RenewLeaseInput> = {}): RenewLeaseInput => ({
+const renewal = (
+  c: Authorization,
+  expiresAt = c.connectionLeaseExpiresAtUnixMs,
+  changes: Partial<RenewLeaseInput> = {},
+): RenewLeaseInput => ({
   runId: c.runId,
   connectionId: c.connectionId,
   leaseId: c.connectionLeaseId,
@@ -47,8 +65,18 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
     a.clock.advance(DEFAULT_LEASE_TTL_MS / 2);
     const renewed = unwrap(await a.credentials.renewLease(renewal(c)));
     const extended = a.clock.now() + DEFAULT_LEASE_TTL_MS;
-    assert.deepEqual(renewed, { previousExpiresAtUnixMs: issued, expiresAtUnixMs: extended, revocationEpoch: 0, replayed: false });
-    assert.deepEqual(persisted(a, c.connectionLeaseId), { expiresAt: extended, previousExpiresAt: issued, renewals: 1, lastLeaseExpiresAt: extended });
+    assert.deepEqual(renewed, {
+      previousExpiresAtUnixMs: issued,
+      expiresAtUnixMs: extended,
+      revocationEpoch: 0,
+      replayed: false,
+    });
+    assert.deepEqual(persisted(a, c.connectionLeaseId), {
+      expiresAt: extended,
+      previousExpiresAt: issued,
+      renewals: 1,
+      lastLeaseExpiresAt: extended,
+    });
 
     // A reconnect with the lease is challenged with what the store holds.
     await a.store.close();
@@ -56,7 +84,9 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
     const lease = (await reopened.credentials.lookupCredential(credentialIdOf(reopened, c.connectionLeaseId)))!;
     assert.equal(lease.expiresAtUnixMs, extended);
     a.clock.advance(DEFAULT_LEASE_TTL_MS - 1); // past the issued expiry, before the renewed one
-    const again = unwrap(await reopened.credentials.reauthorize({ record: lease, selectedVersion: 3, proofVerified: true }));
+    const again = unwrap(
+      await reopened.credentials.reauthorize({ record: lease, selectedVersion: 3, proofVerified: true }),
+    );
     assert.equal(again.connectionLeaseExpiresAtUnixMs, extended);
     await reopened.store.close();
   });
@@ -69,17 +99,36 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
     a.clock.advance(5_000);
     const retry = unwrap(await a.credentials.renewLease(renewal(c)));
     assert.deepEqual(retry, { ...first, replayed: true });
-    assert.deepEqual(persisted(a, c.connectionLeaseId), { expiresAt: first.expiresAtUnixMs, previousExpiresAt: issued, renewals: 1, lastLeaseExpiresAt: first.expiresAtUnixMs });
+    assert.deepEqual(persisted(a, c.connectionLeaseId), {
+      expiresAt: first.expiresAtUnixMs,
+      previousExpiresAt: issued,
+      renewals: 1,
+      lastLeaseExpiresAt: first.expiresAtUnixMs,
+    });
 
     // The next renewal names the extended expiry; after it, the first expiry is two renewals old.
     a.clock.advance(25_000);
     const second = unwrap(await a.credentials.renewLease(renewal(c, first.expiresAtUnixMs)));
-    assert.deepEqual(second, { previousExpiresAtUnixMs: first.expiresAtUnixMs, expiresAtUnixMs: a.clock.now() + DEFAULT_LEASE_TTL_MS, revocationEpoch: 0, replayed: false });
+    assert.deepEqual(second, {
+      previousExpiresAtUnixMs: first.expiresAtUnixMs,
+      expiresAtUnixMs: a.clock.now() + DEFAULT_LEASE_TTL_MS,
+      revocationEpoch: 0,
+      replayed: false,
+    });
     const stale = await a.credentials.renewLease(renewal(c, issued));
     assert.equal(codeOf(stale), "lease_renewal_refused");
     assert.equal(stale.ok ? "" : stale.error.path, "/currentExpiresAtUnixMs");
-    assert.equal(codeOf(await a.credentials.renewLease(renewal(c, second.expiresAtUnixMs + 1))), "lease_renewal_refused", "an expiry never granted");
-    assert.deepEqual(persisted(a, c.connectionLeaseId), { expiresAt: second.expiresAtUnixMs, previousExpiresAt: first.expiresAtUnixMs, renewals: 2, lastLeaseExpiresAt: second.expiresAtUnixMs });
+    assert.equal(
+      codeOf(await a.credentials.renewLease(renewal(c, second.expiresAtUnixMs + 1))),
+      "lease_renewal_refused",
+      "an expiry never granted",
+    );
+    assert.deepEqual(persisted(a, c.connectionLeaseId), {
+      expiresAt: second.expiresAtUnixMs,
+      previousExpiresAt: first.expiresAtUnixMs,
+      renewals: 2,
+      lastLeaseExpiresAt: second.expiresAtUnixMs,
+    });
     await a.store.close();
   });
 
@@ -106,7 +155,12 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
       assert.equal(refused.ok ? "" : refused.error.path, "/revocationEpoch");
     }
     assert.equal(unwrap(await a.credentials.revoke("run_1")).revocationEpoch, 1);
-    for (const epoch of [0, 1]) assert.equal(codeOf(await a.credentials.renewLease(renewal(c, undefined, { revocationEpoch: epoch }))), "credential_revoked", String(epoch));
+    for (const epoch of [0, 1])
+      assert.equal(
+        codeOf(await a.credentials.renewLease(renewal(c, undefined, { revocationEpoch: epoch }))),
+        "credential_revoked",
+        String(epoch),
+      );
     assert.deepEqual(persisted(a, c.connectionLeaseId), before);
     await a.store.close();
   });
@@ -118,8 +172,15 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
     const c = await connect(a, "run_1");
     const other = await connect(a, "run_2");
     a.clock.advance(30_000);
-    assert.equal(codeOf(await a.credentials.renewLease(renewal(c, undefined, { leaseId: "connection_lease_unknown" }))), "lease_renewal_refused");
-    assert.equal(codeOf(await a.credentials.renewLease(renewal(c, undefined, { leaseId: other.connectionLeaseId }))), "lease_renewal_refused", "run 2's lease on run 1");
+    assert.equal(
+      codeOf(await a.credentials.renewLease(renewal(c, undefined, { leaseId: "connection_lease_unknown" }))),
+      "lease_renewal_refused",
+    );
+    assert.equal(
+      codeOf(await a.credentials.renewLease(renewal(c, undefined, { leaseId: other.connectionLeaseId }))),
+      "lease_renewal_refused",
+      "run 2's lease on run 1",
+    );
     assert.equal(codeOf(await a.credentials.renewLease(renewal(c, undefined, { runId: "run_9" }))), "unknown_run");
 
     // The runner reconnects with its lease: the first connection is superseded.
@@ -128,9 +189,16 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
     assert.equal(codeOf(await a.credentials.renewLease(renewal(c))), "connection_superseded");
     // A fresh bootstrap replaces the lease itself: the old lease is no longer the current one.
     const fresh = await connect(a, "run_1");
-    assert.equal(codeOf(await a.credentials.renewLease(renewal(reconnected, undefined, { connectionId: fresh.connectionId }))), "lease_renewal_refused");
+    assert.equal(
+      codeOf(await a.credentials.renewLease(renewal(reconnected, undefined, { connectionId: fresh.connectionId }))),
+      "lease_renewal_refused",
+    );
     assert.equal(persisted(a, c.connectionLeaseId).renewals, 0);
-    assert.equal(unwrap(await a.credentials.renewLease(renewal(fresh))).replayed, false, "the current connection's lease renews");
+    assert.equal(
+      unwrap(await a.credentials.renewLease(renewal(fresh))).replayed,
+      false,
+      "the current connection's lease renews",
+    );
     await a.store.close();
   });
 
@@ -143,7 +211,10 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
     const raw = new Database(join(a.dir, STORE_FILE));
     raw.exec("UPDATE lease_renewals SET previous_expires_at = previous_expires_at + 10000000");
     raw.close();
-    assert.throws(() => openStore(a.dir), (err: unknown) => err instanceof StateError && err.code === "state_credential_invalid");
+    assert.throws(
+      () => openStore(a.dir),
+      (err: unknown) => err instanceof StateError && err.code === "state_credential_invalid",
+    );
   });
 });
 
@@ -151,7 +222,9 @@ describe("authority lease renewal (runtime.md §5.9)", () => {
 function credentialIdOf(a: Authority, leaseId: string): string {
   const raw = new Database(join(a.dir, STORE_FILE), { readonly: true });
   try {
-    return (raw.prepare("SELECT credential_id FROM credentials WHERE lease_id = ?").get(leaseId) as { credential_id: string }).credential_id;
+    return (
+      raw.prepare("SELECT credential_id FROM credentials WHERE lease_id = ?").get(leaseId) as { credential_id: string }
+    ).credential_id;
   } finally {
     raw.close();
   }

@@ -32,7 +32,11 @@ describe("the authority over a store that answers slowly", () => {
     const authority = await SecureAuthority.start({ store: slow(store, 30) });
     try {
       const identity = await authority.newRun();
-      const done = await within(completeRun(authority, identity, await authority.ticket(identity.runId, 60_000)), 60_000, "the run");
+      const done = await within(
+        completeRun(authority, identity, await authority.ticket(identity.runId, 60_000)),
+        60_000,
+        "the run",
+      );
       await assertCompleted(authority, identity, done);
       assert.deepEqual(await authority.server.authFailures(identity.runId), {});
     } finally {

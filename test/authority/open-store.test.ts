@@ -23,7 +23,11 @@ describe("--store: where the authority keeps its state", () => {
 
   it("anything else is refused, with a typed reason", () => {
     for (const text of ["", "sqlite:", "mysql://db/prp", "/var/lib/prp", "postgres://[bad"]) {
-      assert.throws(() => parseStoreLocation(text), (err: unknown) => err instanceof StateError && err.code === "store_location_invalid", text);
+      assert.throws(
+        () => parseStoreLocation(text),
+        (err: unknown) => err instanceof StateError && err.code === "store_location_invalid",
+        text,
+      );
     }
   });
 
@@ -32,20 +36,30 @@ describe("--store: where the authority keeps its state", () => {
     const key = ServerKey.generate();
     try {
       const location = parseStoreLocation(`sqlite:${join(dir, "store")}`);
-      await assert.rejects(openAuthorityStore(location, { serverKey: key }), /store_missing: sqlite:.*: no store here/, "only a command that makes a store makes one");
+      await assert.rejects(
+        openAuthorityStore(location, { serverKey: key }),
+        /store_missing: sqlite:.*: no store here/,
+        "only a command that makes a store makes one",
+      );
       assert.equal(existsSync(join(dir, "store")), false, "a refused open leaves nothing behind");
       const store = await openAuthorityStore(location, { serverKey: key, create: true });
       assert.deepEqual(await store.runIds(), []);
       await store.close();
       const again = await openAuthorityStore(location, { serverKey: key });
       await again.close();
-      await assert.rejects(openAuthorityStore(parseStoreLocation("postgres://prp:s3cret@127.0.0.1:1/prp"), { serverKey: key }), (err: unknown) => {
-        assert.ok(err instanceof StateError);
-        assert.equal(err.code, "store_unreachable");
-        assert.match(err.message, /postgres:\/\/prp:\*\*\*@127\.0\.0\.1:1\/prp: the PostgreSQL store cannot be opened/);
-        assert.doesNotMatch(err.message, /s3cret/);
-        return true;
-      });
+      await assert.rejects(
+        openAuthorityStore(parseStoreLocation("postgres://prp:s3cret@127.0.0.1:1/prp"), { serverKey: key }),
+        (err: unknown) => {
+          assert.ok(err instanceof StateError);
+          assert.equal(err.code, "store_unreachable");
+          assert.match(
+            err.message,
+            /postgres:\/\/prp:\*\*\*@127\.0\.0\.1:1\/prp: the PostgreSQL store cannot be opened/,
+          );
+          assert.doesNotMatch(err.message, /s3cret/);
+          return true;
+        },
+      );
     } finally {
       key.destroy();
       rmSync(dir, { recursive: true, force: true });

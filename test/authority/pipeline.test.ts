@@ -58,7 +58,11 @@ function backwardAcks(acks: readonly number[]): number[] {
 }
 
 const runLog = (reader: Database.Database, runId: string): number[] =>
-  (reader.prepare("SELECT source_seq FROM event_log WHERE run_id = ? ORDER BY rowid").all(runId) as Array<{ source_seq: number }>).map((r) => r.source_seq);
+  (
+    reader.prepare("SELECT source_seq FROM event_log WHERE run_id = ? ORDER BY rowid").all(runId) as Array<{
+      source_seq: number;
+    }>
+  ).map((r) => r.source_seq);
 
 interface Connection {
   acks: number[];
@@ -72,7 +76,13 @@ interface Connection {
  * at once, then reads ACKs until `count` or the close. Each ACK is logged and checked against
  * the database at the moment it arrives.
  */
-async function connection(authority: SecureAuthority, run: RunIdentity, count: number, log: Entry[], reader: Database.Database): Promise<Connection> {
+async function connection(
+  authority: SecureAuthority,
+  run: RunIdentity,
+  count: number,
+  log: Entry[],
+  reader: Database.Database,
+): Promise<Connection> {
   const runner = await HandRunner.dial(authority.url(run.runId), run);
   const acks: number[] = [];
   const ahead: string[] = [];
@@ -81,7 +91,11 @@ async function connection(authority: SecureAuthority, run: RunIdentity, count: n
     for (let seq = session.welcome.ackedSourceSeq + 1; seq <= count; seq++) runner.sendEvent(seq);
     let acked = session.welcome.ackedSourceSeq;
     while (acked < count) {
-      const envelope = await within(Promise.race([runner.receive(), runner.closed().then(() => null)]), 20_000, `ACKs of ${run.runId}`);
+      const envelope = await within(
+        Promise.race([runner.receive(), runner.closed().then(() => null)]),
+        20_000,
+        `ACKs of ${run.runId}`,
+      );
       if (envelope === null) break;
       if (envelope.kind !== "ack") continue;
       acked = envelope.payload.ackedSourceSeq as number;
@@ -112,7 +126,11 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
     assert.deepEqual(commitOrderFaults([c(1), c(1)]), [c(1)], "repeated");
     assert.deepEqual(logFaults([1, 2, 3], 3), []);
     assert.deepEqual(logFaults([1, 3], 3), ["row 1 holds sourceSeq 3", "2 rows, not 3"], "lost");
-    assert.deepEqual(logFaults([1, 2, 2, 3], 3), ["row 2 holds sourceSeq 2", "row 3 holds sourceSeq 3", "4 rows, not 3"], "repeated");
+    assert.deepEqual(
+      logFaults([1, 2, 2, 3], 3),
+      ["row 2 holds sourceSeq 2", "row 3 holds sourceSeq 3", "4 rows, not 3"],
+      "repeated",
+    );
     assert.deepEqual(backwardAcks([1, 3, 3, 7]), []);
     assert.deepEqual(backwardAcks([1, 3, 2]), [2]);
   });
@@ -131,9 +149,15 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
       }
       assert.deepEqual(acksBeforeCommit(log), [], "no ACK before its commit (the store's record)");
       assert.deepEqual(commitOrderFaults(log), [], "each run's events commit in order, once");
-      for (const run of runs) assert.deepEqual(logFaults(runLog(s.reader, run.runId), 60), [], `the run log of ${run.runId}`);
-      const widest = Math.max(...batches.map((b) => Math.max(...runs.map((r) => b.filter((i) => i.runId === r.runId).length))));
-      assert.ok(widest > 1, `a connection's next events join a commit while the earlier ones are under way (at most ${widest} of a run per transaction)`);
+      for (const run of runs)
+        assert.deepEqual(logFaults(runLog(s.reader, run.runId), 60), [], `the run log of ${run.runId}`);
+      const widest = Math.max(
+        ...batches.map((b) => Math.max(...runs.map((r) => b.filter((i) => i.runId === r.runId).length))),
+      );
+      assert.ok(
+        widest > 1,
+        `a connection's next events join a commit while the earlier ones are under way (at most ${widest} of a run per transaction)`,
+      );
     } finally {
       await s.close();
     }
@@ -148,7 +172,10 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
       const run = await s.authority.newRun();
       fault = once(run.runId, 9, "throw");
       const first = await connection(s.authority, run, 40, log, s.reader);
-      assert.ok(batches.some((b) => b.some((i) => i.runId === run.runId && i.event.sourceSeq === 9)), "the fault's batch was reached");
+      assert.ok(
+        batches.some((b) => b.some((i) => i.runId === run.runId && i.event.sourceSeq === 9)),
+        "the fault's batch was reached",
+      );
       assert.equal(first.close.reason, "store_unavailable", "the connection closed on the store's failure");
       assert.ok((first.acks.at(-1) ?? 0) < 9, `no ACK at or after the rolled-back event: ${first.acks.join(",")}`);
       assert.deepEqual(first.ahead, [], "no ACK before its commit (the database)");
@@ -184,7 +211,11 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
       assert.deepEqual(commitOrderFaults(log), []);
       assert.deepEqual(logFaults(runLog(s.reader, run.runId), 30), []);
       assert.equal(calls.get(7), 2, "the host saw event 7 fail, then commit");
-      assert.deepEqual((await s.authority.diagnostics(run.runId)).filter((d) => d.code !== "handler_failed").map((d) => d.code), [], "the events behind the failure left no refusal of their own");
+      assert.deepEqual(
+        (await s.authority.diagnostics(run.runId)).filter((d) => d.code !== "handler_failed").map((d) => d.code),
+        [],
+        "the events behind the failure left no refusal of their own",
+      );
     } finally {
       await s.close();
     }
@@ -198,7 +229,10 @@ describe("pipelined ingest: ACK after commit, per-run order, nothing lost or rep
       const run = await s.authority.newRun();
       fault = once(run.runId, 3, "lose");
       const lossy = await connection(s.authority, run, 8, log, s.reader);
-      assert.ok(lossy.acks.some((seq) => seq >= 3), `the broken store's ACK reached the runner: ${lossy.acks.join(",")}`);
+      assert.ok(
+        lossy.acks.some((seq) => seq >= 3),
+        `the broken store's ACK reached the runner: ${lossy.acks.join(",")}`,
+      );
       assert.notDeepEqual(lossy.ahead, [], "the database shows the ACK ahead of it");
       assert.notDeepEqual(acksBeforeCommit(log), [], "the store's record shows it");
       assert.notDeepEqual(logFaults(runLog(s.reader, run.runId), 8), [], "the run log misses the lost events");

@@ -35,24 +35,49 @@ describe("PostgreSQL store faults: unreachable, read-only", () => {
    * A run on an authority whose store reaches its database through `net`, stopped once three
    * events are committed; `fault` breaks the store, `repair` mends it. Judged from the database.
    */
-  async function runThrough(fault: { code: string; inject(url: string): Promise<void>; repair(url: string): Promise<void> }, url: string, storeUrl: string) {
-    const store = await PostgresAuthorityStore.open(storeUrl, { serverKey: ServerKey.generate(), connectTimeoutMs: 1_000 });
+  async function runThrough(
+    fault: { code: string; inject(url: string): Promise<void>; repair(url: string): Promise<void> },
+    url: string,
+    storeUrl: string,
+  ) {
+    const store = await PostgresAuthorityStore.open(storeUrl, {
+      serverKey: ServerKey.generate(),
+      connectTimeoutMs: 1_000,
+    });
     const authority = await SecureAuthority.start({ store });
     try {
       const identity = await authority.newRun();
-      const { runner, log } = await durableRunner(authority, identity, { stateDir: join(root, identity.runId), driver: slowHarness() });
+      const { runner, log } = await durableRunner(authority, identity, {
+        stateDir: join(root, identity.runId),
+        driver: slowHarness(),
+      });
       const outcome = runner.run();
       await until(async () => (await runRecord(url, identity.runId)).log.length >= 3, "three events committed");
       await fault.inject(url);
       const refusals = () => authority.log.filter((line) => line.includes(fault.code)).length;
-      await until(() => refusals() >= 2, () => `the authority to refuse with ${fault.code} twice; its log: ${authority.log.slice(-5).join(" | ")}`, 30_000);
+      await until(
+        () => refusals() >= 2,
+        () => `the authority to refuse with ${fault.code} twice; its log: ${authority.log.slice(-5).join(" | ")}`,
+        30_000,
+      );
       const kept: LoggedRow[] = (await runRecord(url, identity.runId)).log;
       assert.ok(!kept.some((e) => e.event_type === "run.terminal"), "the fault comes mid-run");
       await until(() => refusals() >= 4, `more refusals with ${fault.code}: the runner keeps resending`, 30_000);
-      assert.deepEqual((await runRecord(url, identity.runId)).log, kept, "nothing committed while the store is down, nothing lost");
-      assert.ok(log.some((line) => line.includes("connection closed")), "the runner saw the refusals and redialled");
+      assert.deepEqual(
+        (await runRecord(url, identity.runId)).log,
+        kept,
+        "nothing committed while the store is down, nothing lost",
+      );
+      assert.ok(
+        log.some((line) => line.includes("connection closed")),
+        "the runner saw the refusals and redialled",
+      );
       await fault.repair(url);
-      assert.deepEqual(await within(outcome, 60_000, "the run to be delivered once the store is back"), { code: 0, reason: "run_delivered" }, `${log.join("\n")}\nauthority: ${authority.log.slice(-15).join("\n")}`);
+      assert.deepEqual(
+        await within(outcome, 60_000, "the run to be delivered once the store is back"),
+        { code: 0, reason: "run_delivered" },
+        `${log.join("\n")}\nauthority: ${authority.log.slice(-15).join("\n")}`,
+      );
       const { log: events, commands } = await runRecord(url, identity.runId);
       assertWhole(events, commands, reference);
       assert.deepEqual(events.slice(0, kept.length), kept);
@@ -75,7 +100,11 @@ describe("PostgreSQL store faults: unreachable, read-only", () => {
   it("unreachable (the network to the database cut): refused as store_unavailable, then resumed", async () => {
     const { url, storeUrl, net } = await viaSwitch();
     try {
-      await runThrough({ code: "store_unavailable", inject: async () => net.cut(), repair: async () => net.restore() }, url, storeUrl);
+      await runThrough(
+        { code: "store_unavailable", inject: async () => net.cut(), repair: async () => net.restore() },
+        url,
+        storeUrl,
+      );
     } finally {
       await net.close();
     }
@@ -87,13 +116,23 @@ describe("PostgreSQL store faults: unreachable, read-only", () => {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     const name = new URL(url).pathname.slice(1);
-    const endSessions = () => admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
+    const endSessions = () =>
+      admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        [name],
+      );
     const readOnly = async (on: boolean) => {
-      await admin.query(`ALTER DATABASE ${admin.escapeIdentifier(name)} SET default_transaction_read_only = ${on ? "on" : "off"}`);
+      await admin.query(
+        `ALTER DATABASE ${admin.escapeIdentifier(name)} SET default_transaction_read_only = ${on ? "on" : "off"}`,
+      );
       await endSessions();
     };
     try {
-      await runThrough({ code: "store_read_only", inject: () => readOnly(true), repair: () => readOnly(false) }, url, storeUrl);
+      await runThrough(
+        { code: "store_read_only", inject: () => readOnly(true), repair: () => readOnly(false) },
+        url,
+        storeUrl,
+      );
     } finally {
       await admin.end();
       await net.close();

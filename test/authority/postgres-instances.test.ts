@@ -43,7 +43,8 @@ describe("two authority instances on one PostgreSQL database", () => {
       await storeB.close();
     };
     /** Each committed event reached one instance's host callback, exactly once (inside its commit). */
-    const hostSeen = (runId: string) => [...(a.committed.get(runId) ?? []), ...(b.committed.get(runId) ?? [])].map((e) => e.sourceEventId).sort();
+    const hostSeen = (runId: string) =>
+      [...(a.committed.get(runId) ?? []), ...(b.committed.get(runId) ?? [])].map((e) => e.sourceEventId).sort();
     return { url, a, b, hostSeen, runnerRoot, close };
   }
 
@@ -66,10 +67,18 @@ describe("two authority instances on one PostgreSQL database", () => {
       assert.ok(!before.some((e) => e.event_type === "run.terminal"), "the drop comes mid-run");
       front.pointAt(b.port);
       await a.server.close(); // A goes away; its runner connection with it
-      assert.deepEqual(await within(outcome, 60_000, "the run to be delivered"), { code: 0, reason: "run_delivered" }, log.join("\n"));
+      assert.deepEqual(
+        await within(outcome, 60_000, "the run to be delivered"),
+        { code: 0, reason: "run_delivered" },
+        log.join("\n"),
+      );
       const { log: events, commands } = await runRecord(url, identity.runId);
       assertWhole(events, commands, reference);
-      assert.deepEqual(hostSeen(identity.runId), events.map((e) => e.source_event_id).sort(), "each event reached a host callback once");
+      assert.deepEqual(
+        hostSeen(identity.runId),
+        events.map((e) => e.source_event_id).sort(),
+        "each event reached a host callback once",
+      );
       assert.deepEqual(events.slice(0, before.length), before, "what A committed is kept as it was");
       const run = (await b.server.run(identity.runId))!;
       assert.ok(run.connectionCount >= 2, "the runner was admitted again, by B");
@@ -84,16 +93,35 @@ describe("two authority instances on one PostgreSQL database", () => {
     const { url, a, b, hostSeen, runnerRoot, close } = await twoInstances();
     try {
       const identity = await a.newRun();
-      const { runner, log } = await unqueuedRunner(b, identity, { stateDir: join(runnerRoot, identity.runId), bootstrapToken: await a.ticket(identity.runId), driver: slowHarness() });
+      const { runner, log } = await unqueuedRunner(b, identity, {
+        stateDir: join(runnerRoot, identity.runId),
+        bootstrapToken: await a.ticket(identity.runId),
+        driver: slowHarness(),
+      });
       const outcome = runner.run();
-      await until(() => b.server.activeRunnerConnectionCount(identity.runId) === 1, () => `the runner to connect to B: ${log.join("\n")} / ${b.log.join("\n")}`);
+      await until(
+        () => b.server.activeRunnerConnectionCount(identity.runId) === 1,
+        () => `the runner to connect to B: ${log.join("\n")} / ${b.log.join("\n")}`,
+      );
       assert.equal(a.server.activeRunnerConnectionCount(identity.runId), 0);
       await queueOpeningCommands(a.server, identity); // through A only
-      assert.deepEqual(await within(outcome, 60_000, "the run to be delivered"), { code: 0, reason: "run_delivered" }, log.join("\n"));
-      assert.equal((await b.server.run(identity.runId))!.connectionCount, 1, "on B's first connection: B delivered them when A's NOTIFY came, not at a reconnect");
+      assert.deepEqual(
+        await within(outcome, 60_000, "the run to be delivered"),
+        { code: 0, reason: "run_delivered" },
+        log.join("\n"),
+      );
+      assert.equal(
+        (await b.server.run(identity.runId))!.connectionCount,
+        1,
+        "on B's first connection: B delivered them when A's NOTIFY came, not at a reconnect",
+      );
       const { log: events, commands } = await runRecord(url, identity.runId);
       assertWhole(events, commands, reference);
-      assert.deepEqual(hostSeen(identity.runId), events.map((e) => e.source_event_id).sort(), "each event reached a host callback once");
+      assert.deepEqual(
+        hostSeen(identity.runId),
+        events.map((e) => e.source_event_id).sort(),
+        "each event reached a host callback once",
+      );
     } finally {
       await close();
     }
@@ -103,12 +131,23 @@ describe("two authority instances on one PostgreSQL database", () => {
     const { url, a, b, runnerRoot, close } = await twoInstances();
     try {
       const identity = await a.newRun();
-      const { runner, log } = await unqueuedRunner(b, identity, { stateDir: join(runnerRoot, identity.runId), driver: slowHarness() });
+      const { runner, log } = await unqueuedRunner(b, identity, {
+        stateDir: join(runnerRoot, identity.runId),
+        driver: slowHarness(),
+      });
       await queueOpeningCommands(b.server, identity);
       const outcome = runner.run();
       await until(async () => (await runRecord(url, identity.runId)).log.length >= 3, "B to commit three events");
-      assert.equal(await a.server.revoke(identity.runId), false, "A holds no connection of the run: it only commits the revocation");
-      assert.deepEqual(await within(outcome, 60_000, "the runner to stop"), { code: 3, reason: "revoked" }, log.join("\n"));
+      assert.equal(
+        await a.server.revoke(identity.runId),
+        false,
+        "A holds no connection of the run: it only commits the revocation",
+      );
+      assert.deepEqual(
+        await within(outcome, 60_000, "the runner to stop"),
+        { code: 3, reason: "revoked" },
+        log.join("\n"),
+      );
       assert.equal((await b.server.run(identity.runId))!.revocationEpoch, 1);
     } finally {
       await close();

@@ -7,7 +7,12 @@ import { startTestPostgres, withPgClient, type TestPostgres } from "../support/p
 import { until } from "../support/until.js";
 import { identity, serverKey, unwrap } from "./support.js";
 
-const versions = (url: string) => withPgClient(url, async (c) => (await c.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")).rows.map((r) => r.version));
+const versions = (url: string) =>
+  withPgClient(url, async (c) =>
+    (await c.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")).rows.map(
+      (r) => r.version,
+    ),
+  );
 
 describe("PostgreSQL store: migrations and notices between instances", () => {
   let server: TestPostgres;
@@ -19,27 +24,50 @@ describe("PostgreSQL store: migrations and notices between instances", () => {
   it("instances opening one new database together apply each migration once; a reopen applies none", async () => {
     const url = await server.database();
     const stores = await Promise.all([1, 2, 3].map(() => PostgresAuthorityStore.open(url, { serverKey })));
-    assert.deepEqual(await versions(url), MIGRATIONS.map((m) => m.version));
+    assert.deepEqual(
+      await versions(url),
+      MIGRATIONS.map((m) => m.version),
+    );
     await Promise.all(stores.map((s) => s.close()));
     assert.deepEqual(await withPgClient(url, (c) => migrate(c, url, 0)), [], "nothing pending on a restart");
     const again = await PostgresAuthorityStore.open(url, { serverKey });
-    assert.deepEqual(await versions(url), MIGRATIONS.map((m) => m.version));
+    assert.deepEqual(
+      await versions(url),
+      MIGRATIONS.map((m) => m.version),
+    );
     await again.close();
   });
 
   it("applies a new migration in order on the next open, and refuses a database a newer release migrated", async () => {
     const url = await server.database();
     await (await PostgresAuthorityStore.open(url, { serverKey })).close();
-    const next = { version: MIGRATIONS.length + 1, name: "a test column", sql: "ALTER TABLE runs ADD COLUMN note TEXT" };
+    const next = {
+      version: MIGRATIONS.length + 1,
+      name: "a test column",
+      sql: "ALTER TABLE runs ADD COLUMN note TEXT",
+    };
     assert.deepEqual(await withPgClient(url, (c) => migrate(c, url, 0, [...MIGRATIONS, next])), [next.version]);
-    await assert.rejects(PostgresAuthorityStore.open(url, { serverKey }), (err: Error & { code?: string }) => err.code === "state_unknown_schema" && !err.message.includes("password"));
+    await assert.rejects(
+      PostgresAuthorityStore.open(url, { serverKey }),
+      (err: Error & { code?: string }) => err.code === "state_unknown_schema" && !err.message.includes("password"),
+    );
   });
 
   it("a failing migration leaves nothing applied", async () => {
     const url = await server.database();
-    const broken = [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: "broken", sql: "ALTER TABLE no_such_table ADD COLUMN x INT" }];
-    await assert.rejects(withPgClient(url, (c) => migrate(c, url, 0, broken)), /no_such_table/);
-    assert.equal(await withPgClient(url, async (c) => (await c.query("SELECT to_regclass('runs') AS t")).rows[0].t), null, "the first migration rolled back with it");
+    const broken = [
+      ...MIGRATIONS,
+      { version: MIGRATIONS.length + 1, name: "broken", sql: "ALTER TABLE no_such_table ADD COLUMN x INT" },
+    ];
+    await assert.rejects(
+      withPgClient(url, (c) => migrate(c, url, 0, broken)),
+      /no_such_table/,
+    );
+    assert.equal(
+      await withPgClient(url, async (c) => (await c.query("SELECT to_regclass('runs') AS t")).rows[0].t),
+      null,
+      "the first migration rolled back with it",
+    );
   });
 
   it("a command queued or a revocation through one instance reaches the other's listeners, not its own", async () => {
@@ -51,13 +79,31 @@ describe("PostgreSQL store: migrations and notices between instances", () => {
     a.subscribe((n) => heardA.push(n));
     const stop = b.subscribe((n) => heardB.push(n));
     unwrap(await a.registerRun(identity(1), { protocolVersion: 3, nowMs: 0 }));
-    unwrap(await a.appendCommand("run_1", { commandId: "c1", controllerSeq: 1, type: "turn.start", payload: "{}", envelope: "{}" }, 1));
+    unwrap(
+      await a.appendCommand(
+        "run_1",
+        { commandId: "c1", controllerSeq: 1, type: "turn.start", payload: "{}", envelope: "{}" },
+        1,
+      ),
+    );
     unwrap(await a.revoke("run_1", undefined, 2));
-    await until(() => heardB.length === 2, () => `two notices at B, heard ${JSON.stringify(heardB)}`);
-    assert.deepEqual(heardB, [{ kind: "command_queued", runId: "run_1" }, { kind: "revoked", runId: "run_1", revocationEpoch: 1 }]);
+    await until(
+      () => heardB.length === 2,
+      () => `two notices at B, heard ${JSON.stringify(heardB)}`,
+    );
+    assert.deepEqual(heardB, [
+      { kind: "command_queued", runId: "run_1" },
+      { kind: "revoked", runId: "run_1", revocationEpoch: 1 },
+    ]);
     // A refused change commits no notice.
     assert.equal((await a.revoke("run_1", 1, 3)).ok, false);
-    unwrap(await b.appendCommand("run_1", { commandId: "c2", controllerSeq: 2, type: "turn.start", payload: "{}", envelope: "{}" }, 4));
+    unwrap(
+      await b.appendCommand(
+        "run_1",
+        { commandId: "c2", controllerSeq: 2, type: "turn.start", payload: "{}", envelope: "{}" },
+        4,
+      ),
+    );
     await until(() => heardA.length === 1, "A to hear B's command");
     assert.deepEqual(heardA, [{ kind: "command_queued", runId: "run_1" }]);
     assert.equal(heardB.length, 2, "B did not hear its own command, nor A's refused revocation");

@@ -6,7 +6,8 @@ import { withPgClient } from "../support/postgres.js";
 import { within } from "../support/within.js";
 
 /** The harness of these runs: many items, slow enough that a fault lands mid-run. */
-export const slowHarness = (): FakeHarnessDriver => new FakeHarnessDriver({ scriptPath: resolveScriptPath("many-items"), delayMs: 20 });
+export const slowHarness = (): FakeHarnessDriver =>
+  new FakeHarnessDriver({ scriptPath: resolveScriptPath("many-items"), delayMs: 20 });
 
 /** A run's event types without deltas (which coalesce by timing): what its harness did, in order. */
 export const shape = (types: string[]): string[] => types.filter((t) => t !== "item.delta");
@@ -17,7 +18,11 @@ export async function referenceShape(): Promise<string[]> {
   try {
     const identity = await authority.newRun();
     const { runner, log } = await durableRunner(authority, identity, { driver: slowHarness() });
-    assert.deepEqual(await within(runner.run(), 60_000, "the reference run"), { code: 0, reason: "run_delivered" }, log.join("\n"));
+    assert.deepEqual(
+      await within(runner.run(), 60_000, "the reference run"),
+      { code: 0, reason: "run_delivered" },
+      log.join("\n"),
+    );
     return shape((authority.committed.get(identity.runId) ?? []).map((e) => e.eventType));
   } finally {
     await authority.close();
@@ -39,8 +44,18 @@ export interface CommandRecord {
 /** What the database holds for a run, read apart from the store's code: the judge's record. */
 export async function runRecord(url: string, runId: string): Promise<{ log: LoggedRow[]; commands: CommandRecord[] }> {
   return withPgClient(url, async (c) => {
-    const log = (await c.query<LoggedRow>("SELECT source_seq::int, source_event_id, event_type FROM event_log WHERE run_id = $1 ORDER BY source_seq", [runId])).rows;
-    const commands = (await c.query<CommandRecord>("SELECT command_type, status, delivery_count::int FROM commands WHERE run_id = $1 ORDER BY controller_seq", [runId])).rows;
+    const log = (
+      await c.query<LoggedRow>(
+        "SELECT source_seq::int, source_event_id, event_type FROM event_log WHERE run_id = $1 ORDER BY source_seq",
+        [runId],
+      )
+    ).rows;
+    const commands = (
+      await c.query<CommandRecord>(
+        "SELECT command_type, status, delivery_count::int FROM commands WHERE run_id = $1 ORDER BY controller_seq",
+        [runId],
+      )
+    ).rows;
     return { log, commands };
   });
 }
@@ -52,9 +67,28 @@ export async function runRecord(url: string, runId: string): Promise<{ log: Logg
  */
 export function assertWhole(log: LoggedRow[], commands: CommandRecord[], reference: string[]): void {
   assert.ok(log.length > 3, `a run's worth of events, got ${log.length}`);
-  assert.deepEqual(log.map((e) => e.source_seq), Array.from({ length: log.length }, (_, i) => i + 1), "contiguous from 1");
+  assert.deepEqual(
+    log.map((e) => e.source_seq),
+    Array.from({ length: log.length }, (_, i) => i + 1),
+    "contiguous from 1",
+  );
   assert.equal(new Set(log.map((e) => e.source_event_id)).size, log.length, "no event twice");
-  assert.deepEqual(log.filter((e) => e.event_type === "run.terminal").map((e) => e.source_seq), [log.length], "one terminal, last");
-  assert.deepEqual(shape(log.map((e) => e.event_type)), reference, "the events of an undisturbed run, each once, in order");
-  assert.deepEqual(commands.map((c) => [c.command_type, c.status]), [["run.prepare", "completed"], ["session.open", "completed"], ["turn.start", "completed"]]);
+  assert.deepEqual(
+    log.filter((e) => e.event_type === "run.terminal").map((e) => e.source_seq),
+    [log.length],
+    "one terminal, last",
+  );
+  assert.deepEqual(
+    shape(log.map((e) => e.event_type)),
+    reference,
+    "the events of an undisturbed run, each once, in order",
+  );
+  assert.deepEqual(
+    commands.map((c) => [c.command_type, c.status]),
+    [
+      ["run.prepare", "completed"],
+      ["session.open", "completed"],
+      ["turn.start", "completed"],
+    ],
+  );
 }

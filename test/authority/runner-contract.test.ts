@@ -16,7 +16,10 @@ describe("runnerContractCheck", () => {
     assert.equal(check(OURS), null);
     const other = check(THEIRS);
     assert.equal(other?.code, "contract_mismatch");
-    assert.equal(other?.message, `runner built for contract ${THEIRS}, this control plane speaks ${OURS}: upgrade the runner image`);
+    assert.equal(
+      other?.message,
+      `runner built for contract ${THEIRS}, this control plane speaks ${OURS}: upgrade the runner image`,
+    );
     assert.match(check(undefined)?.message ?? "", /reports no contract digest/);
   });
 
@@ -33,10 +36,17 @@ describe("runnerContractCheck", () => {
     cpSync(trees.copy(), runnerTree, { recursive: true });
     const check = () => runnerContractCheck({ policy: "compatible", digest: OURS, archive, root: authority })(THEIRS);
     assert.equal(check(), null, "identical trees under two digests are compatible");
-    editJson(authority, "protocol/schemas/result.schema.json", (j) => { j.properties.reviewer = { type: "string" }; });
+    editJson(authority, "protocol/schemas/result.schema.json", (j) => {
+      j.properties.reviewer = { type: "string" };
+    });
     assert.equal(check(), null, "an optional member of an open payload is compatible both ways");
-    editJson(authority, "protocol/schemas/terminal.schema.json", (j) => { j.properties.reportedWorkDisposition.enum.push("deferred"); });
-    assert.match(check()?.message ?? "", /1 breaking change, first: enum_value_added at .*terminal\.schema\.json#\/properties\/reportedWorkDisposition\/enum/);
+    editJson(authority, "protocol/schemas/terminal.schema.json", (j) => {
+      j.properties.reportedWorkDisposition.enum.push("deferred");
+    });
+    assert.match(
+      check()?.message ?? "",
+      /1 breaking change, first: enum_value_added at .*terminal\.schema\.json#\/properties\/reportedWorkDisposition\/enum/,
+    );
   });
 
   it("compatible: an event type only the authority knows does not break a runner that never sends it", () => {
@@ -44,10 +54,17 @@ describe("runnerContractCheck", () => {
     const archive = trees.copy();
     const runnerTree = `${archive}/${"b".repeat(64)}`;
     cpSync(trees.copy(), runnerTree, { recursive: true });
-    editJson(authority, "protocol/schemas/event-v3.schema.json", (j) => { j.properties.eventType.enum.push("session.paused"); });
+    editJson(authority, "protocol/schemas/event-v3.schema.json", (j) => {
+      j.properties.eventType.enum.push("session.paused");
+    });
     assert.equal(runnerContractCheck({ policy: "compatible", digest: OURS, archive, root: authority })(THEIRS), null);
     // The same change to the commands the runner must read is refused.
-    editJson(authority, "protocol/schemas/command-v3.schema.json", (j) => { j.properties.type.enum.push("session.pause"); });
-    assert.match(runnerContractCheck({ policy: "compatible", digest: OURS, archive, root: authority })(THEIRS)?.message ?? "", /enum_value_added at .*v3\/command\.schema\.json/);
+    editJson(authority, "protocol/schemas/command-v3.schema.json", (j) => {
+      j.properties.type.enum.push("session.pause");
+    });
+    assert.match(
+      runnerContractCheck({ policy: "compatible", digest: OURS, archive, root: authority })(THEIRS)?.message ?? "",
+      /enum_value_added at .*v3\/command\.schema\.json/,
+    );
   });
 });

@@ -6,16 +6,24 @@ import Database from "better-sqlite3";
 import { STORE_FILE } from "../../src/authority/limits.js";
 import { AuthorityServer } from "../../src/authority/server.js";
 import { ServerKey } from "../../src/authority/server-key.js";
-import { ensureServerKeyFile, readServerKeyFile, SERVER_KEY_ENV, serverKeyFromEnvironment } from "../../src/authority/server-key-source.js";
+import {
+  ensureServerKeyFile,
+  readServerKeyFile,
+  SERVER_KEY_ENV,
+  serverKeyFromEnvironment,
+} from "../../src/authority/server-key-source.js";
 import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
 import { authKey, authKeyDigest } from "../../src/transport/derive.js";
 import { authority, connect, openStore, serverKey, tempRoot, unwrap, withRun } from "./support.js";
 
-const refuses = (fn: () => unknown, code: string) => assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
+const refuses = (fn: () => unknown, code: string) =>
+  assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
 
 /** Run 1 with a live lease and one unused ticket, in a closed store. */
-async function storeWithCredentials(dir: string): Promise<{ ticket: string; ticketId: string; leaseCredentialId: string }> {
+async function storeWithCredentials(
+  dir: string,
+): Promise<{ ticket: string; ticketId: string; leaseCredentialId: string }> {
   const a = authority(dir);
   await withRun(a);
   await connect(a);
@@ -44,12 +52,18 @@ function rawRun(dir: string, sql: string, ...params: unknown[]): void {
 }
 
 const column = (dir: string, credentialId: string): string =>
-  (rawGet(dir, "SELECT auth_key_digest FROM credentials WHERE credential_id = ?", credentialId) as { auth_key_digest: string }).auth_key_digest;
+  (
+    rawGet(dir, "SELECT auth_key_digest FROM credentials WHERE credential_id = ?", credentialId) as {
+      auth_key_digest: string;
+    }
+  ).auth_key_digest;
 
-const credentialCount = (dir: string): number => (rawGet(dir, "SELECT COUNT(*) AS n FROM credentials") as { n: number }).n;
+const credentialCount = (dir: string): number =>
+  (rawGet(dir, "SELECT COUNT(*) AS n FROM credentials") as { n: number }).n;
 
 /** Whether two keys are the same key: what one seals the other opens. */
-const sameKey = (a: ServerKey, b: ServerKey): boolean => b.open(a.seal(Buffer.from("x"), "test", []), "test", []) !== null;
+const sameKey = (a: ServerKey, b: ServerKey): boolean =>
+  b.open(a.seal(Buffer.from("x"), "test", []), "test", []) !== null;
 
 describe("authority store: auth keys sealed under the server key", () => {
   const tmp = tempRoot("prp-authority-server-key-");
@@ -75,7 +89,16 @@ describe("authority store: auth keys sealed under the server key", () => {
     const before = column(dir, ticketId);
     const wrong = ServerKey.generate();
     refuses(() => SqliteAuthorityStore.open(dir, { serverKey: wrong }), "state_server_key_mismatch");
-    refuses(() => AuthorityServer.open({ stateDir: dir, serverKey: wrong, runnerVersion: "0.1.0", runnerDigest: `sha256:${"5e".repeat(32)}` }), "state_server_key_mismatch");
+    refuses(
+      () =>
+        AuthorityServer.open({
+          stateDir: dir,
+          serverKey: wrong,
+          runnerVersion: "0.1.0",
+          runnerDigest: `sha256:${"5e".repeat(32)}`,
+        }),
+      "state_server_key_mismatch",
+    );
     assert.equal(column(dir, ticketId), before);
     await openStore(dir).close(); // the right key still opens it
 
@@ -168,7 +191,12 @@ describe("server key sources: a 600 file or PRP_AUTHORITY_SERVER_KEY, 64 hex dig
     refuses(() => readServerKeyFile(join(dir, "link")), "server_key_symlink");
     refuses(() => readServerKeyFile(dir), "server_key_not_file");
     refuses(() => readServerKeyFile(join(dir, "absent")), "server_key_missing");
-    for (const [name, text] of [["short", "ab".repeat(31)], ["long", "ab".repeat(33)], ["base64", Buffer.alloc(32, 7).toString("base64")], ["empty", ""]]) {
+    for (const [name, text] of [
+      ["short", "ab".repeat(31)],
+      ["long", "ab".repeat(33)],
+      ["base64", Buffer.alloc(32, 7).toString("base64")],
+      ["empty", ""],
+    ]) {
       writeFileSync(join(dir, name!), text!, { mode: 0o600 });
       refuses(() => readServerKeyFile(join(dir, name!)), "server_key_invalid");
     }
@@ -188,7 +216,15 @@ describe("server key sources: a 600 file or PRP_AUTHORITY_SERVER_KEY, 64 hex dig
     const sealed = serverKey.seal(Buffer.alloc(32, 1), "test", ["a"]);
     assert.notEqual(serverKey.seal(Buffer.alloc(32, 1), "test", ["a"]), sealed, "a fresh IV every time");
     assert.equal(serverKey.open(sealed, "test", ["b"]), null, "another context does not open it");
-    assert.equal(serverKey.open(sealed.replace(/.$/, (c) => (c === "0" ? "1" : "0")), "test", ["a"]), null, "an altered tag does not open it");
+    assert.equal(
+      serverKey.open(
+        sealed.replace(/.$/, (c) => (c === "0" ? "1" : "0")),
+        "test",
+        ["a"],
+      ),
+      null,
+      "an altered tag does not open it",
+    );
     assert.deepEqual(serverKey.open(sealed, "test", ["a"]), Buffer.alloc(32, 1));
   });
 });

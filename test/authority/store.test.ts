@@ -8,7 +8,8 @@ import { registerRun } from "../../src/authority/runs.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
 import { authority, codeOf, connect, event, identity, openStore, tempRoot, unwrap, withRun } from "./support.js";
 
-const refuses = (fn: () => unknown, code: string) => assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
+const refuses = (fn: () => unknown, code: string) =>
+  assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
 
 describe("authority store (SQLite)", () => {
   const tmp = tempRoot("prp-authority-store-");
@@ -19,11 +20,15 @@ describe("authority store (SQLite)", () => {
     const store = openStore(d);
     unwrap(await registerRun(store, identity()));
     assert.equal(statSync(d).mode & 0o777, 0o700);
-    for (const f of [STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`]) assert.equal(statSync(join(d, f)).mode & 0o777, 0o600, f);
+    for (const f of [STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`])
+      assert.equal(statSync(join(d, f)).mode & 0o777, 0o600, f);
     await store.close();
     const raw = new Database(join(d, STORE_FILE), { readonly: true });
     assert.equal(raw.pragma("journal_mode", { simple: true }), "wal");
-    assert.equal((raw.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value, STORE_SCHEMA);
+    assert.equal(
+      (raw.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value,
+      STORE_SCHEMA,
+    );
     raw.close();
   });
 
@@ -48,14 +53,28 @@ describe("authority store (SQLite)", () => {
   it("refuses another identity for a stored run and identity values outside the pattern", async () => {
     const store = openStore(tmp.dir());
     unwrap(await registerRun(store, identity()));
-    for (const field of ["runnerInstanceId", "environmentLeaseId", "normalizedSessionId", "turnId", "itemId"] as const) {
+    for (const field of [
+      "runnerInstanceId",
+      "environmentLeaseId",
+      "normalizedSessionId",
+      "turnId",
+      "itemId",
+    ] as const) {
       const changed = await registerRun(store, identity(1, { [field]: `${field}_other` }));
       assert.equal(codeOf(changed), "run_identity_mismatch", field);
       assert.equal(changed.ok ? "" : changed.error.path, `/${field}`);
     }
-    assert.equal(unwrap(await registerRun(store, identity())).identity.runId, "run_1", "the same identity finds the run again");
+    assert.equal(
+      unwrap(await registerRun(store, identity())).identity.runId,
+      "run_1",
+      "the same identity finds the run again",
+    );
     for (const bad of ["_leading", "has/slash", "has space", "", "x".repeat(241), "é"]) {
-      assert.equal(codeOf(await registerRun(store, identity(2, { turnId: bad }))), "invalid_identity", JSON.stringify(bad));
+      assert.equal(
+        codeOf(await registerRun(store, identity(2, { turnId: bad }))),
+        "invalid_identity",
+        JSON.stringify(bad),
+      );
     }
     assert.equal(codeOf(await registerRun(store, identity(2), { protocolVersion: 4 })), "invalid_protocol_version");
     assert.deepEqual(await store.runIds(), ["run_1"]);
@@ -69,7 +88,10 @@ describe("authority store (SQLite)", () => {
       ["UPDATE commands SET status = 'accepted', result = '{}'", "state_commands_invalid"],
       ["UPDATE runs SET acked_source_seq = 100", "state_window_invalid"],
       // An event committed after the run's terminal (a committed terminal is final).
-      ["INSERT INTO committed_events SELECT run_id, 2, 'event_after', event_type, priority, envelope, 1, committed_at FROM committed_events; UPDATE committed_events SET event_type = 'run.terminal' WHERE source_seq = 1; UPDATE runs SET acked_source_seq = 2", "state_window_invalid"],
+      [
+        "INSERT INTO committed_events SELECT run_id, 2, 'event_after', event_type, priority, envelope, 1, committed_at FROM committed_events; UPDATE committed_events SET event_type = 'run.terminal' WHERE source_seq = 1; UPDATE runs SET acked_source_seq = 2",
+        "state_window_invalid",
+      ],
       // The run log ends at the cursor: every committed event is kept in the commit that advanced it.
       ["UPDATE event_log SET source_seq = 7", "state_log_invalid"],
       ["UPDATE credentials SET auth_key_digest = 'plain'", "state_credential_invalid"],
@@ -83,7 +105,8 @@ describe("authority store (SQLite)", () => {
       const c = await connect(a);
       unwrap(await a.ingest.ingest("run_1", c.connectionId, event(1)));
       unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "go" }));
-      for (const n of [1, 2, 3]) await a.store.recordAuthFailure("run_1", { code: "proof_mismatch", message: `attempt ${n}` }, a.clock.now());
+      for (const n of [1, 2, 3])
+        await a.store.recordAuthFailure("run_1", { code: "proof_mismatch", message: `attempt ${n}` }, a.clock.now());
       await a.store.close();
       assert.doesNotThrow(() => openStore(d).close());
       const raw = new Database(join(d, STORE_FILE));
@@ -103,7 +126,11 @@ describe("authority store (SQLite)", () => {
     assert.equal(c2.connectionId, "connection_1", "connection numbers are per run");
     for (const seq of [1, 2, 3]) unwrap(await a.ingest.ingest("run_1", c1.connectionId, event(seq, 1)));
     unwrap(await a.ingest.ingest("run_2", c2.connectionId, event(1, 2)));
-    assert.equal(codeOf(await a.ingest.ingest("run_2", c2.connectionId, event(2, 1))), "identity_mismatch", "run 1's event is not run 2's");
+    assert.equal(
+      codeOf(await a.ingest.ingest("run_2", c2.connectionId, event(2, 1))),
+      "identity_mismatch",
+      "run 1's event is not run 2's",
+    );
     unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "one" }));
     unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "two" }));
     const q2 = unwrap(await a.commands.queueCommand("run_2", "turn.start", { text: "other" }));
@@ -132,7 +159,8 @@ describe("authority store (SQLite)", () => {
     await withRun(a);
     const big = "x".repeat(200 * 1024);
     let last = await a.commands.queueCommand("run_1", "turn.start", { text: big });
-    for (let i = 0; i < 5 && last.ok; i++) last = await a.commands.queueCommand("run_1", "turn.start", { text: `${i}${big}` });
+    for (let i = 0; i < 5 && last.ok; i++)
+      last = await a.commands.queueCommand("run_1", "turn.start", { text: `${i}${big}` });
     assert.equal(codeOf(last), "store_full");
     await store.close();
     refuses(() => openStore(d, { maxStoreBytes: 64 * 1024 }), "state_too_large");
@@ -141,7 +169,8 @@ describe("authority store (SQLite)", () => {
   it("keeps at most 32 diagnostics per run", async () => {
     const a = authority(tmp.dir());
     await withRun(a);
-    for (let i = 0; i < MAX_DIAGNOSTICS + 8; i++) await a.store.recordDiagnostic("run_1", { code: "test", message: `d${i}` }, a.clock.now());
+    for (let i = 0; i < MAX_DIAGNOSTICS + 8; i++)
+      await a.store.recordDiagnostic("run_1", { code: "test", message: `d${i}` }, a.clock.now());
     const kept = await a.store.diagnostics("run_1");
     assert.equal(kept.length, MAX_DIAGNOSTICS);
     assert.equal(kept.at(-1)!.message, `d${MAX_DIAGNOSTICS + 7}`);
@@ -155,7 +184,8 @@ describe("authority store (SQLite)", () => {
     await a.store.recordDiagnostic("run_1", { code: "meaningful", message: "before the flood" }, a.clock.now());
     for (let i = 1; i <= 200; i++) {
       await a.store.recordAuthFailure("run_1", { code: "proof_mismatch", message: `p${i}` }, a.clock.now());
-      if (i % 50 === 0) await a.store.recordAuthFailure("run_1", { code: "auth_timeout", message: `t${i}` }, a.clock.now());
+      if (i % 50 === 0)
+        await a.store.recordAuthFailure("run_1", { code: "auth_timeout", message: `t${i}` }, a.clock.now());
     }
     await a.store.recordAuthFailure("run_404", { code: "proof_mismatch", message: "no such run" }, a.clock.now());
     assert.deepEqual(await a.store.authFailures("run_1"), { auth_timeout: 4, proof_mismatch: 200 });
@@ -164,10 +194,14 @@ describe("authority store (SQLite)", () => {
     assert.deepEqual(kept, ["before the flood", "p1", "t50", "p200", "t200"]);
 
     // The window of 32 fills with other diagnostics; the first and latest refusals stay beside it.
-    for (let i = 0; i < MAX_DIAGNOSTICS + 4; i++) await a.store.recordDiagnostic("run_1", { code: "test", message: `d${i}` }, a.clock.now());
+    for (let i = 0; i < MAX_DIAGNOSTICS + 4; i++)
+      await a.store.recordDiagnostic("run_1", { code: "test", message: `d${i}` }, a.clock.now());
     const after = await a.store.diagnostics("run_1");
     assert.equal(after.filter((d) => d.code === "test").length, MAX_DIAGNOSTICS);
-    assert.deepEqual(after.filter((d) => d.code !== "test").map((d) => d.message), ["p1", "t50", "p200", "t200"]);
+    assert.deepEqual(
+      after.filter((d) => d.code !== "test").map((d) => d.message),
+      ["p1", "t50", "p200", "t200"],
+    );
     await a.store.close();
   });
 });
@@ -176,7 +210,11 @@ describe("authority store (SQLite)", () => {
 async function findLease(a: ReturnType<typeof authority>, runId: string): Promise<string> {
   const raw = new Database(join(a.dir, STORE_FILE), { readonly: true });
   try {
-    return (raw.prepare("SELECT credential_id FROM credentials WHERE run_id = ? AND kind = 'lease'").get(runId) as { credential_id: string }).credential_id;
+    return (
+      raw.prepare("SELECT credential_id FROM credentials WHERE run_id = ? AND kind = 'lease'").get(runId) as {
+        credential_id: string;
+      }
+    ).credential_id;
   } finally {
     raw.close();
   }

@@ -65,10 +65,14 @@ export interface Authority {
 /** This test process's server key: every store a test opens, and opens again, is sealed under it. */
 export const serverKey = ServerKey.generate();
 
-export const openStore = (dir: string, options: Omit<SqliteStoreOptions, "serverKey"> = {}): SqliteAuthorityStore => SqliteAuthorityStore.open(dir, { serverKey, ...options });
+export const openStore = (dir: string, options: Omit<SqliteStoreOptions, "serverKey"> = {}): SqliteAuthorityStore =>
+  SqliteAuthorityStore.open(dir, { serverKey, ...options });
 
 /** The transport-independent parts over one store, as an authority process holds them. */
-export function authority(dir: string, options: { clock?: Clock; onCommittedEvent?: OnCommittedEvent; store?: AuthorityStore } = {}): Authority {
+export function authority(
+  dir: string,
+  options: { clock?: Clock; onCommittedEvent?: OnCommittedEvent; store?: AuthorityStore } = {},
+): Authority {
   const clock = options.clock ?? new Clock();
   const store = options.store ?? openStore(dir);
   const committed: Authority["committed"] = [];
@@ -86,7 +90,9 @@ export function authority(dir: string, options: { clock?: Clock; onCommittedEven
 }
 
 export async function withRun(a: Authority, n = 1, protocolVersion?: number): Promise<void> {
-  unwrap(await registerRun(a.store, identity(n), { now: a.clock.now, ...(protocolVersion ? { protocolVersion } : {}) }));
+  unwrap(
+    await registerRun(a.store, identity(n), { now: a.clock.now, ...(protocolVersion ? { protocolVersion } : {}) }),
+  );
 }
 
 /** A runner authenticating with a fresh ticket, the transport's proof check taken as passed. */

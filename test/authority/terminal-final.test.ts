@@ -4,7 +4,8 @@ import { terminal } from "../contract/samples.js";
 import { authority, codeOf, connect, event, tempRoot, unwrap, withRun } from "./support.js";
 
 /** The run's one terminal, as its runner would send it at `seq`. */
-const terminalEvent = (seq: number, overrides: Record<string, unknown> = {}) => event(seq, 1, { eventType: "run.terminal", priority: 0, payload: terminal(), ...overrides });
+const terminalEvent = (seq: number, overrides: Record<string, unknown> = {}) =>
+  event(seq, 1, { eventType: "run.terminal", priority: 0, payload: terminal(), ...overrides });
 
 describe("a committed run.terminal is final", () => {
   const tmp = tempRoot("prp-authority-terminal-");
@@ -16,17 +17,38 @@ describe("a committed run.terminal is final", () => {
     const conn = (await connect(a)).connectionId;
     unwrap(await a.ingest.ingest("run_1", conn, event(1)));
     unwrap(await a.ingest.ingest("run_1", conn, terminalEvent(2)));
-    for (const after of [event(3), terminalEvent(3, { payload: terminal({ runTerminalState: "failed", turnTerminalState: "failed", reportedWorkDisposition: "yielded" }) })]) {
+    for (const after of [
+      event(3),
+      terminalEvent(3, {
+        payload: terminal({
+          runTerminalState: "failed",
+          turnTerminalState: "failed",
+          reportedWorkDisposition: "yielded",
+        }),
+      }),
+    ]) {
       const refused = await a.ingest.ingest("run_1", conn, after);
       assert.equal(codeOf(refused), "event_after_terminal", JSON.stringify(after.eventType));
       assert.equal(refused.ok ? "" : refused.error.path, "/sourceSeq");
     }
-    assert.equal(codeOf(await a.ingest.ingest("run_1", conn, event(4))), "event_after_terminal", "a gap after the terminal is refused as after the terminal");
-    assert.deepEqual(a.committed.map((c) => c.sourceEventId), [event(1).sourceEventId, terminalEvent(2).sourceEventId], "the host saw one terminal and nothing after it");
+    assert.equal(
+      codeOf(await a.ingest.ingest("run_1", conn, event(4))),
+      "event_after_terminal",
+      "a gap after the terminal is refused as after the terminal",
+    );
+    assert.deepEqual(
+      a.committed.map((c) => c.sourceEventId),
+      [event(1).sourceEventId, terminalEvent(2).sourceEventId],
+      "the host saw one terminal and nothing after it",
+    );
     const run = (await a.store.run("run_1"))!;
     assert.equal(run.ackedSourceSeq, 2);
     assert.equal(run.terminalSourceSeq, 2);
-    assert.deepEqual((await a.store.diagnostics("run_1")).map((d) => d.code), ["event_after_terminal", "event_after_terminal", "event_after_terminal"], "nothing refused silently");
+    assert.deepEqual(
+      (await a.store.diagnostics("run_1")).map((d) => d.code),
+      ["event_after_terminal", "event_after_terminal", "event_after_terminal"],
+      "nothing refused silently",
+    );
     // The terminal itself, redelivered with the same bytes (its ACK was lost), is still acknowledged.
     const again = unwrap(await a.ingest.ingest("run_1", conn, terminalEvent(2)));
     assert.deepEqual([again.outcome, again.ack.ackedSourceSeq], ["duplicate", 2]);
@@ -40,7 +62,13 @@ describe("a committed run.terminal is final", () => {
     const conn = (await connect(a)).connectionId;
     for (let seq = 1; seq <= 70; seq++) unwrap(await a.ingest.ingest("run_1", conn, event(seq)));
     unwrap(await a.ingest.ingest("run_1", conn, terminalEvent(71)));
-    const after = { sourceSeq: 72, sourceEventId: event(72).sourceEventId as string, eventType: "item.delta", priority: 2, envelope: JSON.stringify(event(72)) };
+    const after = {
+      sourceSeq: 72,
+      sourceEventId: event(72).sourceEventId as string,
+      eventType: "item.delta",
+      priority: 2,
+      envelope: JSON.stringify(event(72)),
+    };
     assert.equal(codeOf(await a.store.commitEvent("run_1", conn, after, a.clock.now())), "event_after_terminal");
     await a.store.close();
 

@@ -28,9 +28,15 @@ describe("bench CPU accounting by the kernel's count (bench/cpu.ts)", () => {
     const mark = cpuMark();
     burn(300);
     const spent = cpuSince(mark);
-    assert.ok(spent.threadMicros !== null && spent.threadMicros >= 200_000, `this thread used ${spent.threadMicros} µs of a 300 ms burn`);
+    assert.ok(
+      spent.threadMicros !== null && spent.threadMicros >= 200_000,
+      `this thread used ${spent.threadMicros} µs of a 300 ms burn`,
+    );
     assert.ok(spent.processMicros >= 300_000);
-    assert.ok(spent.machineBusy !== null && spent.machineBusy > 0 && spent.machineBusy <= 1, `machine busy ${spent.machineBusy}`);
+    assert.ok(
+      spent.machineBusy !== null && spent.machineBusy > 0 && spent.machineBusy <= 1,
+      `machine busy ${spent.machineBusy}`,
+    );
   });
 
   it("does not count another thread's work as this thread's, though the process's count has it", async () => {
@@ -38,7 +44,10 @@ describe("bench CPU accounting by the kernel's count (bench/cpu.ts)", () => {
     await burnOnAWorker(300);
     const spent = cpuSince(mark);
     assert.ok(spent.processMicros >= 300_000, `the process used ${spent.processMicros} µs`);
-    assert.ok(spent.threadMicros !== null && spent.threadMicros < 150_000, `this thread, which only waited, used ${spent.threadMicros} µs`);
+    assert.ok(
+      spent.threadMicros !== null && spent.threadMicros < 150_000,
+      `this thread, which only waited, used ${spent.threadMicros} µs`,
+    );
     assert.notEqual(threadCpuMicros(), null);
   });
 });

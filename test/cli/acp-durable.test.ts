@@ -35,49 +35,120 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
   /** Every scenario that ran here: the last test checks that none was left out. */
   const ran = new Set<string>();
   /** `agent`: another agent than the scenario's test agent, and its cwd. */
-  const run = async (scenario: string, policy: PermissionPolicy = "deny", faults: FaultStep[] = [], agentArgs = "", agent: { command?: string; cwd?: string; idleMs?: number } = {}) => {
+  const run = async (
+    scenario: string,
+    policy: PermissionPolicy = "deny",
+    faults: FaultStep[] = [],
+    agentArgs = "",
+    agent: { command?: string; cwd?: string; idleMs?: number } = {},
+  ) => {
     ran.add(scenario);
-    const flags = { agentCommand: agent.command ?? `${testAgentCommand(scenario)}${agentArgs}`, permissionPolicy: policy, agentCwd: agent.cwd ?? dir, ...(agent.idleMs ? { agentIdleMs: agent.idleMs } : {}) };
-    const facts = await runDurable({ agent: { runnerdArgs: agentRunnerdArgs(flags), prompt: "Fix the failing test." }, dir, faults, ticketTtlMs: 60_000 });
+    const flags = {
+      agentCommand: agent.command ?? `${testAgentCommand(scenario)}${agentArgs}`,
+      permissionPolicy: policy,
+      agentCwd: agent.cwd ?? dir,
+      ...(agent.idleMs ? { agentIdleMs: agent.idleMs } : {}),
+    };
+    const facts = await runDurable({
+      agent: { runnerdArgs: agentRunnerdArgs(flags), prompt: "Fix the failing test." },
+      dir,
+      faults,
+      ticketTtlMs: 60_000,
+    });
     const types = facts.events.map((e) => e.eventType);
-    assert.equal(types.filter((t) => t === "run.terminal").length, 1, `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`);
+    assert.equal(
+      types.filter((t) => t === "run.terminal").length,
+      1,
+      `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`,
+    );
     assert.equal(types.at(-1), "run.terminal");
     facts.events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "each event committed once, contiguous"));
     const first = facts.events[0]!;
-    assert.equal(semanticToolBindingError(facts.events, { runId: first.runId, normalizedSessionId: first.normalizedSessionId ?? "" }), null, "the authority's record keeps the receipts' binding rule (wire.md §7.4)");
+    assert.equal(
+      semanticToolBindingError(facts.events, {
+        runId: first.runId,
+        normalizedSessionId: first.normalizedSessionId ?? "",
+      }),
+      null,
+      "the authority's record keeps the receipts' binding rule (wire.md §7.4)",
+    );
     for (const ready of facts.events.filter((e) => e.eventType === "harness.ready")) {
       const pid = (ready.payload as Record<string, number>).pid!;
-      await until(() => liveGroupMembers(pid).length === 0, () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+      await until(
+        () => liveGroupMembers(pid).length === 0,
+        () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
+        5_000,
+      );
     }
     assert.deepEqual(facts.survivors, [], "no process of the run outlives it");
-    return { facts, types, terminal: facts.events.at(-1)!.payload as Record<string, any>, payload: (t: string) => facts.events.find((e) => e.eventType === t)!.payload as Record<string, any>, event: (t: string) => facts.events.find((e) => e.eventType === t)! };
+    return {
+      facts,
+      types,
+      terminal: facts.events.at(-1)!.payload as Record<string, any>,
+      payload: (t: string) => facts.events.find((e) => e.eventType === t)!.payload as Record<string, any>,
+      event: (t: string) => facts.events.find((e) => e.eventType === t)!,
+    };
   };
-  const states = (r: { terminal: Record<string, any> }) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
+  const states = (r: { terminal: Record<string, any> }) => [
+    r.terminal.turnTerminalState,
+    r.terminal.runTerminalState,
+    r.terminal.reconciliation.reason,
+  ];
 
   it("streamed-answer succeeds; the run snapshot says so", async () => {
     const r = await run("streamed-answer");
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     assert.equal(r.payload("item.completed").channel, undefined, "the reasoning item is not on the final channel");
     assert.equal(r.facts.events.filter((e) => e.eventType === "item.completed").at(-1)!.payload.channel, "final");
-    assert.equal((r.facts.run as DurableRunFacts["run"] & { runTerminalState?: string })?.runTerminalState ?? "succeeded", "succeeded");
+    assert.equal(
+      (r.facts.run as DurableRunFacts["run"] & { runTerminalState?: string })?.runTerminalState ?? "succeeded",
+      "succeeded",
+    );
     // The tool call's item id travels on the envelope (providerItemId); its closed payloads are the projection's, untouched.
-    const tools = r.facts.events.filter((e) => e.eventType.startsWith("tool.execution.") || e.eventType === "workspace.change.updated");
-    assert.deepEqual([...new Set(tools.map((e) => (e as { providerItemId?: string }).providerItemId))], ["tool_call_edit_1"], tools.map((e) => e.eventType).join(", "));
+    const tools = r.facts.events.filter(
+      (e) => e.eventType.startsWith("tool.execution.") || e.eventType === "workspace.change.updated",
+    );
+    assert.deepEqual(
+      [...new Set(tools.map((e) => (e as { providerItemId?: string }).providerItemId))],
+      ["tool_call_edit_1"],
+      tools.map((e) => e.eventType).join(", "),
+    );
     assert.equal(tools.length, 4);
   });
 
   it("permission asked and answered by the authority: accept → allow_once", async () => {
-    const r = await run("permission", "ask", [onEvent("runtime_request.created", "request.resolve", (e) => ({ requestId: (e.payload as any).request.requestId, turnId: e.turnId, resolution: { action: "accept" } }))]);
-    assert.deepEqual(r.payload("runtime_request.resolved").resolution, { optionId: "allow", optionKind: "allow_once", allowed: true });
+    const r = await run("permission", "ask", [
+      onEvent("runtime_request.created", "request.resolve", (e) => ({
+        requestId: (e.payload as any).request.requestId,
+        turnId: e.turnId,
+        resolution: { action: "accept" },
+      })),
+    ]);
+    assert.deepEqual(r.payload("runtime_request.resolved").resolution, {
+      optionId: "allow",
+      optionKind: "allow_once",
+      allowed: true,
+    });
     assert.equal(states(r)[1], "succeeded");
   });
 
   it("an allowed permission: the authority commits the input and result receipts, correlated to exactly the run's identity", async () => {
-    const r = await run("permission", "ask", [onEvent("runtime_request.created", "request.resolve", (e) => ({ requestId: (e.payload as any).request.requestId, turnId: e.turnId, resolution: { action: "accept" } }))]);
+    const r = await run("permission", "ask", [
+      onEvent("runtime_request.created", "request.resolve", (e) => ({
+        requestId: (e.payload as any).request.requestId,
+        turnId: e.turnId,
+        resolution: { action: "accept" },
+      })),
+    ]);
     const input = r.event("semantic_tool.input");
     const correlation = (input.payload as any).semantic_tool.correlation;
     // The authority refuses an input whose correlation is not the run's: its being committed is the check; the ids say which.
-    assert.deepEqual(correlation, { runId: input.runId, normalizedSessionId: input.normalizedSessionId, turnId: input.turnId, itemId: input.itemId });
+    assert.deepEqual(correlation, {
+      runId: input.runId,
+      normalizedSessionId: input.normalizedSessionId,
+      turnId: input.turnId,
+      itemId: input.itemId,
+    });
     assert.match(String(correlation.itemId), /^item_/);
     assert.equal((r.payload("semantic_tool.result") as any).semantic_tool.outcome, "succeeded");
     assert.equal(r.payload("semantic_tool.input").providerItemId, undefined, "the receipt sits on the run's own item");
@@ -85,11 +156,30 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
   });
 
   it("a question answered by the authority with request.resolve submit: the agent echoes the content", async () => {
-    const response = { schema: "paperclip.question_response.v1", answers: { [questionId(1, "deploy_target")]: { selectedOptionIds: ["option-2"] }, [questionId(2, "preferred_name")]: { text: "Lin" } } };
-    const r = await run("question", "ask", [onEvent("runtime_request.created", "request.resolve", (e) => ({ requestId: (e.payload as any).request.requestId, turnId: e.turnId, resolution: { action: "submit", response } }))]);
+    const response = {
+      schema: "paperclip.question_response.v1",
+      answers: {
+        [questionId(1, "deploy_target")]: { selectedOptionIds: ["option-2"] },
+        [questionId(2, "preferred_name")]: { text: "Lin" },
+      },
+    };
+    const r = await run("question", "ask", [
+      onEvent("runtime_request.created", "request.resolve", (e) => ({
+        requestId: (e.payload as any).request.requestId,
+        turnId: e.turnId,
+        resolution: { action: "submit", response },
+      })),
+    ]);
     assert.equal(r.payload("runtime_request.created").request.schema, "paperclip.runtime_request.v2");
-    assert.equal(r.payload("runtime_request.created").request.turnId, r.event("runtime_request.created").turnId, "the question names the run's turn");
-    assert.deepEqual(r.payload("runtime_request.resolved").resolution, { action: "accept", content: { deploy_target: "production", preferred_name: "Lin" } });
+    assert.equal(
+      r.payload("runtime_request.created").request.turnId,
+      r.event("runtime_request.created").turnId,
+      "the question names the run's turn",
+    );
+    assert.deepEqual(r.payload("runtime_request.resolved").resolution, {
+      action: "accept",
+      content: { deploy_target: "production", preferred_name: "Lin" },
+    });
     assert.match(r.payload("run.result.proposed").summary, /question answer: accept/);
     assert.equal(states(r)[1], "succeeded");
   });
@@ -101,7 +191,10 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
 
   it("forbid: a permission request fails the run closed with request_forbidden", async () => {
     const r = await run("permission", "forbid");
-    assert.deepEqual([...states(r), r.terminal.stopReason.code], ["failed", "failed", "harness_protocol_violation", "request_forbidden"]);
+    assert.deepEqual(
+      [...states(r), r.terminal.stopReason.code],
+      ["failed", "failed", "harness_protocol_violation", "request_forbidden"],
+    );
   });
 
   it("permission denied by policy", async () => {
@@ -111,7 +204,9 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
 
   for (const scenario of ["cancel", "working"]) {
     it(`${scenario}: turn.interrupt from the authority mid-turn → turn.interrupted`, async () => {
-      const r = await run(scenario, "deny", [onEvent("item.delta", "turn.interrupt", (e) => ({ reason: "operator", turnId: e.turnId }))]);
+      const r = await run(scenario, "deny", [
+        onEvent("item.delta", "turn.interrupt", (e) => ({ reason: "operator", turnId: e.turnId })),
+      ]);
       assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
     });
   }
@@ -119,7 +214,10 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
   it("killed-once: the agent dies by a signal mid-turn; the runner starts another, which loads the session and finishes the turn", async () => {
     const r = await run("killed-once", "deny", [], ` --session-dir ${join(dir, "killed-once-sessions")}`);
     assert.equal(r.types.filter((t) => t === "harness.ready").length, 2, r.types.join(", "));
-    assert.deepEqual(r.facts.events.filter((e) => e.eventType === "session.resumed").map((e) => (e.payload as any).driverSessionId), [r.payload("session.started").driverSessionId]);
+    assert.deepEqual(
+      r.facts.events.filter((e) => e.eventType === "session.resumed").map((e) => (e.payload as any).driverSessionId),
+      [r.payload("session.started").driverSessionId],
+    );
     assert.equal(r.types.includes("turn.failed"), false, "the turn is carried on");
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
   });
@@ -130,7 +228,11 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
   });
 
-  for (const [scenario, code] of [["agent-error", "agent_internal_error"], ["auth-required", "authentication_required"], ["crash", "agent_exited"]] as const) {
+  for (const [scenario, code] of [
+    ["agent-error", "agent_internal_error"],
+    ["auth-required", "authentication_required"],
+    ["crash", "agent_exited"],
+  ] as const) {
     it(`${scenario}: turn.failed ${code}, the run failed`, async () => {
       const r = await run(scenario);
       assert.equal(r.payload("turn.failed").code, code);
@@ -146,7 +248,10 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
 
   it("long-stream: every chunk reaches the authority (deltas may be coalesced, the text is whole)", async () => {
     const r = await run("long-stream");
-    const text = r.facts.events.filter((e) => e.eventType === "item.delta").map((e) => (e.payload as any).text).join("");
+    const text = r.facts.events
+      .filter((e) => e.eventType === "item.delta")
+      .map((e) => (e.payload as any).text)
+      .join("");
     assert.equal(text, "word ".repeat(2000));
     assert.equal(r.payload("item.completed").text, "word ".repeat(2000));
   });
@@ -167,27 +272,59 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
         const created = () => ctx.committed().filter((e) => e.eventType === "runtime_request.created");
         await until(() => created().length === 2, "both agents' permission requests committed", 20_000);
         const first = created()[0]!;
-        await ctx.authority.queueCommand(ctx.runId, "request.resolve", { requestId: (first.payload as any).request.requestId, turnId: first.turnId, resolution: { action: "accept" } });
+        await ctx.authority.queueCommand(ctx.runId, "request.resolve", {
+          requestId: (first.payload as any).request.requestId,
+          turnId: first.turnId,
+          resolution: { action: "accept" },
+        });
         await ctx.authority.queueCommand(ctx.runId, "run.cancel", { reason: "operator" });
       },
     };
     const r = await run("bait-switch", "ask", [baitAndSwitch], "", agent);
-    const created = r.facts.events.filter((e) => e.eventType === "runtime_request.created").map((e) => (e.payload as any).request);
-    assert.deepEqual(created.map((q) => q.prompt), ["Allow Read README.md?", "Allow run rm -rf ~?"]);
+    const created = r.facts.events
+      .filter((e) => e.eventType === "runtime_request.created")
+      .map((e) => (e.payload as any).request);
+    assert.deepEqual(
+      created.map((q) => q.prompt),
+      ["Allow Read README.md?", "Allow run rm -rf ~?"],
+    );
     assert.notEqual(created[0].requestId, created[1].requestId);
     const ended = (type: string) => r.facts.events.filter((e) => e.eventType === type).map((e) => e.payload as any);
-    assert.ok(ended("runtime_request.cancelled").some((c) => c.requestId === created[0].requestId), "the dead agent's request is cancelled");
-    assert.deepEqual(ended("runtime_request.resolved").filter((p) => p.resolution?.allowed === true), [], "nothing was allowed");
-    const answered = new Set([...ended("runtime_request.resolved"), ...ended("runtime_request.cancelled")].map((p) => p.requestId));
-    assert.deepEqual(created.filter((q) => !answered.has(q.requestId)), [], "no request left pending");
-    assert.equal(agentLog(agent.log).filter((l) => l.includes('"optionId":"allow"')).length, 0, "the replacement was never told allow");
+    assert.ok(
+      ended("runtime_request.cancelled").some((c) => c.requestId === created[0].requestId),
+      "the dead agent's request is cancelled",
+    );
+    assert.deepEqual(
+      ended("runtime_request.resolved").filter((p) => p.resolution?.allowed === true),
+      [],
+      "nothing was allowed",
+    );
+    const answered = new Set(
+      [...ended("runtime_request.resolved"), ...ended("runtime_request.cancelled")].map((p) => p.requestId),
+    );
+    assert.deepEqual(
+      created.filter((q) => !answered.has(q.requestId)),
+      [],
+      "no request left pending",
+    );
+    assert.equal(
+      agentLog(agent.log).filter((l) => l.includes('"optionId":"allow"')).length,
+      0,
+      "the replacement was never told allow",
+    );
     assert.equal(agentPids(agent.log).length, 2);
     await noAgentLeft(agent.log);
   });
 
   it("an agent slow to cancel: the interrupted turn stays interrupted; no replacement agent, the prompt sent once", async () => {
     const agent = hostile("slow-cancel");
-    const r = await run("slow-cancel", "deny", [onEvent("item.delta", "turn.interrupt", (e) => ({ reason: "operator", turnId: e.turnId }))], "", agent);
+    const r = await run(
+      "slow-cancel",
+      "deny",
+      [onEvent("item.delta", "turn.interrupt", (e) => ({ reason: "operator", turnId: e.turnId }))],
+      "",
+      agent,
+    );
     assert.equal(agentPids(agent.log).length, 1, agentLog(agent.log).join(", "));
     assert.equal(agentLog(agent.log).filter((l) => l === "session/prompt").length, 1);
     assert.equal(r.types.filter((t) => t === "harness.ready").length, 1);
@@ -195,18 +332,30 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     await noAgentLeft(agent.log);
   });
 
-  for (const [mode, code, idleMs] of [["silent-prompt", "agent_timeout", 500], ["close-stdout", "agent_stdout_closed", undefined], ["endless-line", "agent_line_too_long", undefined]] as const) {
+  for (const [mode, code, idleMs] of [
+    ["silent-prompt", "agent_timeout", 500],
+    ["close-stdout", "agent_stdout_closed", undefined],
+    ["endless-line", "agent_line_too_long", undefined],
+  ] as const) {
     it(`${mode}: the hang ends the durable run with ${code}, and no agent process is left`, async () => {
       const agent = hostile(mode);
       const r = await run(mode, "deny", [], "", { ...agent, ...(idleMs ? { idleMs } : {}) });
-      assert.deepEqual([...states(r), r.terminal.stopReason?.code], ["failed", "failed", "harness_protocol_violation", code]);
+      assert.deepEqual(
+        [...states(r), r.terminal.stopReason?.code],
+        ["failed", "failed", "harness_protocol_violation", code],
+      );
       assert.equal(agentPids(agent.log).length, 1, "no replacement agent");
       await noAgentLeft(agent.log);
     });
   }
 
   it("every test-agent scenario ran in durable mode here", () => {
-    const all = readdirSync(acpScenariosDir()).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -".json".length));
-    assert.deepEqual(all.filter((s) => !ran.has(s)), []);
+    const all = readdirSync(acpScenariosDir())
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => f.slice(0, -".json".length));
+    assert.deepEqual(
+      all.filter((s) => !ran.has(s)),
+      [],
+    );
   });
 });

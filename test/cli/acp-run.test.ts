@@ -27,14 +27,26 @@ interface Ran {
 }
 
 function parse(status: number | null, stdout: string, stderr: string): Ran {
-  const events = stdout.trimEnd().split("\n").filter(Boolean).map((l) => JSON.parse(l) as PrpEvent);
+  const events = stdout
+    .trimEnd()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as PrpEvent);
   assert.equal(events.filter((e) => e.eventType === "run.terminal").length, 1, `exactly one run.terminal\n${stderr}`);
   events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "contiguous sequence"));
   for (const e of events) assert.ok(decode(JSON.stringify(e)).ok, `every event passes the codec: ${e.eventType}`);
   const first = events[0]!;
-  assert.equal(semanticToolBindingError(events, { runId: first.runId, normalizedSessionId: first.normalizedSessionId ?? "" }), null, "every authorised call has one input and one result receipt (wire.md §7.4)");
+  assert.equal(
+    semanticToolBindingError(events, { runId: first.runId, normalizedSessionId: first.normalizedSessionId ?? "" }),
+    null,
+    "every authorised call has one input and one result receipt (wire.md §7.4)",
+  );
   return {
-    status, events, stderr, types: events.map((e) => e.eventType), terminal: events.at(-1)!.payload as Record<string, any>,
+    status,
+    events,
+    stderr,
+    types: events.map((e) => e.eventType),
+    terminal: events.at(-1)!.payload as Record<string, any>,
     payload: (type, i = 0) => events.filter((e) => e.eventType === type)[i]!.payload as Record<string, any>,
   };
 }
@@ -42,10 +54,18 @@ function parse(status: number | null, stdout: string, stderr: string): Ran {
 /** No process of the agent's group is alive once `prp run` has exited (read from /proc). */
 async function noOrphans(r: Ran): Promise<void> {
   const pid = r.payload("harness.ready").pid as number;
-  await until(() => liveGroupMembers(pid).length === 0, () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+  await until(
+    () => liveGroupMembers(pid).length === 0,
+    () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
+    5_000,
+  );
 }
 
-const states = (r: Ran) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
+const states = (r: Ran) => [
+  r.terminal.turnTerminalState,
+  r.terminal.runTerminalState,
+  r.terminal.reconciliation.reason,
+];
 
 describe("prp run --agent: every test-agent scenario end to end in local mode", () => {
   let dir: string;
@@ -58,7 +78,19 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
   const ran = new Set<string>();
   const run = (scenario: string, extra: string[] = [], agent = testAgentCommand(scenario), cwd = dir) => {
     ran.add(scenario);
-    const res = runPrp(["run", "--json", "--agent", agent, "--prompt", "Fix the failing test.", "--agent-cwd", cwd, "--out", dir, ...extra]);
+    const res = runPrp([
+      "run",
+      "--json",
+      "--agent",
+      agent,
+      "--prompt",
+      "Fix the failing test.",
+      "--agent-cwd",
+      cwd,
+      "--out",
+      dir,
+      ...extra,
+    ]);
     return parse(res.status, res.stdout, res.stderr);
   };
 
@@ -68,8 +100,14 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     assert.equal(r.payload("run.result.proposed").summary, "I fixed the greeting: the test passes now.");
     assert.equal(r.payload("session.closed").reason, "turn_ended");
-    const tools = r.events.filter((e) => e.eventType.startsWith("tool.execution.") || e.eventType === "workspace.change.updated");
-    assert.deepEqual([...new Set(tools.map((e) => e.itemId))], ["tool_call_edit_1"], "the tool call's events carry its item id, as in durable mode");
+    const tools = r.events.filter(
+      (e) => e.eventType.startsWith("tool.execution.") || e.eventType === "workspace.change.updated",
+    );
+    assert.deepEqual(
+      [...new Set(tools.map((e) => e.itemId))],
+      ["tool_call_edit_1"],
+      "the tool call's events carry its item id, as in durable mode",
+    );
     await noOrphans(r);
   });
 
@@ -77,7 +115,11 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     const answers = join(dir, "answers.json");
     writeFileSync(answers, JSON.stringify({ acp_permission_0: { action: "accept" } }));
     const r = run("permission", ["--answer", answers]);
-    assert.deepEqual(r.payload("runtime_request.resolved").resolution, { optionId: "allow", optionKind: "allow_once", allowed: true });
+    assert.deepEqual(r.payload("runtime_request.resolved").resolution, {
+      optionId: "allow",
+      optionKind: "allow_once",
+      allowed: true,
+    });
     assert.equal(r.status, 0);
     await noOrphans(r);
   });
@@ -95,13 +137,28 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
 
   it("question, answered from --answer with a question response: the agent gets accept with the content", async () => {
     const answers = join(dir, "question.json");
-    writeFileSync(answers, JSON.stringify({ acp_question_0: { action: "submit", response: { schema: "paperclip.question_response.v1", answers: {
-      [questionId(1, "deploy_target")]: { selectedOptionIds: ["option-1"] }, [questionId(2, "preferred_name")]: { text: "Grace" },
-    } } } }));
+    writeFileSync(
+      answers,
+      JSON.stringify({
+        acp_question_0: {
+          action: "submit",
+          response: {
+            schema: "paperclip.question_response.v1",
+            answers: {
+              [questionId(1, "deploy_target")]: { selectedOptionIds: ["option-1"] },
+              [questionId(2, "preferred_name")]: { text: "Grace" },
+            },
+          },
+        },
+      }),
+    );
     const r = run("question", ["--answer", answers]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.payload("runtime_request.created").request.schema, "paperclip.runtime_request.v2");
-    assert.match(r.payload("run.result.proposed").summary, /question answer: accept \{"deploy_target":"staging","preferred_name":"Grace"\}/);
+    assert.match(
+      r.payload("run.result.proposed").summary,
+      /question answer: accept \{"deploy_target":"staging","preferred_name":"Grace"\}/,
+    );
     await noOrphans(r);
   });
 
@@ -116,7 +173,10 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     it(`--permission-policy forbid: the ${scenario} request fails the run closed (request_forbidden), exit status 1`, async () => {
       const r = run(scenario, ["--permission-policy", "forbid"]);
       assert.equal(r.status, 1);
-      assert.deepEqual([...states(r), r.terminal.stopReason.code], ["failed", "failed", "harness_protocol_violation", "request_forbidden"]);
+      assert.deepEqual(
+        [...states(r), r.terminal.stopReason.code],
+        ["failed", "failed", "harness_protocol_violation", "request_forbidden"],
+      );
       await noOrphans(r);
     });
   }
@@ -126,19 +186,27 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     const log = join(cwd, "agent.log");
     const r = run("silent-prompt", ["--agent-idle-ms", "500"], hostileAgent("silent-prompt", log), cwd);
     assert.equal(r.status, 1, r.stderr);
-    assert.deepEqual([...states(r), r.terminal.stopReason.code], ["failed", "failed", "harness_protocol_violation", "agent_timeout"]);
+    assert.deepEqual(
+      [...states(r), r.terminal.stopReason.code],
+      ["failed", "failed", "harness_protocol_violation", "agent_timeout"],
+    );
     assert.match(r.terminal.stopReason.message, /sent nothing for 500 ms during session\/prompt/);
     assert.equal(agentPids(log).length, 1);
     await noAgentLeft(log);
   });
 
   it("--help of prp run, prp demo and prp-runnerd names --agent-idle-ms", () => {
-    const runnerd = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--help"], { encoding: "utf8" }).stdout;
-    for (const help of [runPrp(["run", "--help"]).stdout, runPrp(["demo", "--help"]).stdout, runnerd]) assert.match(help, /--agent-idle-ms <n>/);
+    const runnerd = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--help"], {
+      encoding: "utf8",
+    }).stdout;
+    for (const help of [runPrp(["run", "--help"]).stdout, runPrp(["demo", "--help"]).stdout, runnerd])
+      assert.match(help, /--agent-idle-ms <n>/);
   });
 
   it("--help of prp run, prp demo and prp-runnerd names every permission policy, forbid included", () => {
-    const runnerd = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--help"], { encoding: "utf8" }).stdout;
+    const runnerd = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--help"], {
+      encoding: "utf8",
+    }).stdout;
     for (const help of [runPrp(["run", "--help"]).stdout, runPrp(["demo", "--help"]).stdout, runnerd]) {
       for (const policy of ["ask", "deny", "allow-reads", "forbid"]) assert.match(help, new RegExp(`"${policy}"`));
       assert.match(help, /forbid\s+\(the\s+agent\s+must\s+never\s+ask/);
@@ -159,7 +227,11 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     await noOrphans(r);
   });
 
-  for (const [scenario, code, reason] of [["agent-error", "agent_internal_error", "semantic_result_missing"], ["auth-required", "authentication_required", "semantic_result_missing"], ["crash", "agent_exited", "harness_process_failed"]] as const) {
+  for (const [scenario, code, reason] of [
+    ["agent-error", "agent_internal_error", "semantic_result_missing"],
+    ["auth-required", "authentication_required", "semantic_result_missing"],
+    ["crash", "agent_exited", "harness_process_failed"],
+  ] as const) {
     it(`${scenario}: turn.failed ${code}, the run failed, exit status 1`, async () => {
       const r = run(scenario);
       assert.equal(r.status, 1);
@@ -193,7 +265,11 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     assert.equal(r.status, 0);
     for (const e of r.events.filter((x) => x.eventType === "harness.ready")) {
       const pid = (e.payload as Record<string, number>).pid!;
-      await until(() => liveGroupMembers(pid).length === 0, () => `no live process in agent group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+      await until(
+        () => liveGroupMembers(pid).length === 0,
+        () => `no live process in agent group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
+        5_000,
+      );
     }
   });
 
@@ -204,30 +280,54 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     await noOrphans(r);
   });
 
-  for (const scenario of ["cancel", "working"]) it(`${scenario}: Ctrl-C mid-turn sends turn.interrupt; the agent is cancelled and its group ends`, async () => {
-    ran.add(scenario);
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--json", "--agent", testAgentCommand(scenario), "--prompt", "x", "--out", dir], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
-    try {
-      await until(() => stdout.includes('"item.delta"'), () => `the agent's first delta\n${stderr}`, 20_000);
-      child.kill("SIGINT");
-      const status = await within(closed, 30_000, "prp run to exit after Ctrl-C");
-      const r = parse(status, stdout, stderr);
-      assert.deepEqual(r.payload("turn.interrupted"), { reason: "operator", stopReason: "cancelled" });
-      assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
-      await noOrphans(r);
-    } finally {
-      child.kill("SIGKILL");
-    }
-  });
+  for (const scenario of ["cancel", "working"])
+    it(`${scenario}: Ctrl-C mid-turn sends turn.interrupt; the agent is cancelled and its group ends`, async () => {
+      ran.add(scenario);
+      const child = spawn(
+        process.execPath,
+        [
+          join(packageRoot(), "bin/prp.js"),
+          "run",
+          "--json",
+          "--agent",
+          testAgentCommand(scenario),
+          "--prompt",
+          "x",
+          "--out",
+          dir,
+        ],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+      const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+      try {
+        await until(
+          () => stdout.includes('"item.delta"'),
+          () => `the agent's first delta\n${stderr}`,
+          20_000,
+        );
+        child.kill("SIGINT");
+        const status = await within(closed, 30_000, "prp run to exit after Ctrl-C");
+        const r = parse(status, stdout, stderr);
+        assert.deepEqual(r.payload("turn.interrupted"), { reason: "operator", stopReason: "cancelled" });
+        assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
+        await noOrphans(r);
+      } finally {
+        child.kill("SIGKILL");
+      }
+    });
 
   it("every test-agent scenario ran in local mode here", () => {
-    const all = readdirSync(acpScenariosDir()).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -".json".length));
-    assert.deepEqual(all.filter((s) => !ran.has(s)), []);
+    const all = readdirSync(acpScenariosDir())
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => f.slice(0, -".json".length));
+    assert.deepEqual(
+      all.filter((s) => !ran.has(s)),
+      [],
+    );
   });
 
   it("usage: --agent needs --prompt, and --script and --agent exclude each other", () => {

@@ -10,7 +10,11 @@ import type { CliRun } from "./run-cli.js";
 
 /** `prp …` bounded in time: a command that hangs fails the test (status null) instead of stalling it. */
 function prp(args: string[], timeoutMs = 30_000): CliRun {
-  const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), ...args], { encoding: "utf8", input: "", timeout: timeoutMs });
+  const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), ...args], {
+    encoding: "utf8",
+    input: "",
+    timeout: timeoutMs,
+  });
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
@@ -49,8 +53,19 @@ describe("the admin commands fail in one clear line: a missing store, a FIFO key
   it("a read command refuses a store that is not there and makes none; run create makes one", () => {
     const missing = join(dir, "nonexistent", "dir", "x.db");
     const flags = ["--store", `sqlite:${missing}`, "--server-key-file", key];
-    for (const args of [["authority", "runs"], ["events", "--run", "run_1"], ["authority", "ticket", "run_1"], ["authority", "command", "run_1", "run.cancel"], ["authority", "revoke", "run_1"], ["console"]]) {
-      saidInOneLine(prp([...args, ...flags]), 2, /^prp: store_missing: sqlite:\S+\/nonexistent\/dir\/x\.db: no store here/);
+    for (const args of [
+      ["authority", "runs"],
+      ["events", "--run", "run_1"],
+      ["authority", "ticket", "run_1"],
+      ["authority", "command", "run_1", "run.cancel"],
+      ["authority", "revoke", "run_1"],
+      ["console"],
+    ]) {
+      saidInOneLine(
+        prp([...args, ...flags]),
+        2,
+        /^prp: store_missing: sqlite:\S+\/nonexistent\/dir\/x\.db: no store here/,
+      );
       assert.equal(existsSync(join(dir, "nonexistent")), false, `prp ${args.join(" ")} made nothing`);
     }
     const created = prp(["authority", "run", "create", ...flags]);
@@ -61,20 +76,48 @@ describe("the admin commands fail in one clear line: a missing store, a FIFO key
   it("a --server-key-file that is a FIFO is refused at once, not waited on", () => {
     const fifo = join(dir, "secrets", "key-fifo");
     execFileSync("mkfifo", ["-m", "600", fifo]);
-    saidInOneLine(prp(["authority", "runs", "--store", `sqlite:${join(dir, "store")}`, "--server-key-file", fifo], 15_000), 2, /server_key_not_file: \S+key-fifo: the server key path is not a regular file/);
+    saidInOneLine(
+      prp(["authority", "runs", "--store", `sqlite:${join(dir, "store")}`, "--server-key-file", fifo], 15_000),
+      2,
+      /server_key_not_file: \S+key-fifo: the server key path is not a regular file/,
+    );
     // The demo's option errors are usage errors: the reason, then where the usage is.
     const demo = prp(["demo", "--server-key-file", fifo, "--out", join(dir, "fifo-demo")], 15_000);
     assert.equal(demo.status, 2, demo.stderr);
-    assert.match(demo.stderr, /^prp: server_key_not_file: \S+key-fifo: the server key path is not a regular file\n\(run with --help for usage\)\n$/);
+    assert.match(
+      demo.stderr,
+      /^prp: server_key_not_file: \S+key-fifo: the server key path is not a regular file\n\(run with --help for usage\)\n$/,
+    );
   });
 
   it("prp authority command on an ended run is refused (run_ended), and nothing is queued", () => {
     const demo = prp(["demo", "--json", "--delay-ms", "0", "--out", dir, ...PATIENT_HARNESS], 120_000);
     const { runId } = JSON.parse(demo.stdout.trim().split("\n").at(-1)!) as { runId: string };
-    const flags = ["--store", `sqlite:${join(dir, "demo", runId, "authority")}`, "--server-key-file", join(dir, "demo", runId, "authority-server-key")];
+    const flags = [
+      "--store",
+      `sqlite:${join(dir, "demo", runId, "authority")}`,
+      "--server-key-file",
+      join(dir, "demo", runId, "authority-server-key"),
+    ];
     const before = prp(["authority", "runs", "--json", ...flags]);
-    assert.equal((JSON.parse(before.stdout) as { terminal: boolean }).terminal, true, `the demo's run ended: ${demo.stdout} ${demo.stderr}`);
-    saidInOneLine(prp(["authority", "command", runId, "turn.interrupt", "--payload", JSON.stringify({ turnId: runId.replace(/^run_/, "turn_") }), ...flags]), 1, new RegExp(`^prp: run_ended at /runId: run ${runId} has ended`));
+    assert.equal(
+      (JSON.parse(before.stdout) as { terminal: boolean }).terminal,
+      true,
+      `the demo's run ended: ${demo.stdout} ${demo.stderr}`,
+    );
+    saidInOneLine(
+      prp([
+        "authority",
+        "command",
+        runId,
+        "turn.interrupt",
+        "--payload",
+        JSON.stringify({ turnId: runId.replace(/^run_/, "turn_") }),
+        ...flags,
+      ]),
+      1,
+      new RegExp(`^prp: run_ended at /runId: run ${runId} has ended`),
+    );
     assert.equal(prp(["authority", "runs", "--json", ...flags]).stdout, before.stdout, "nothing queued");
   });
 
@@ -94,7 +137,11 @@ describe("the admin commands fail in one clear line: a missing store, a FIFO key
     for (let i = 0; i < 2; i++) assert.equal(prp(["authority", "run", "create", ...flags]).status, 0);
     fill(join(mount, "filler"));
 
-    saidInOneLine(prp(["authority", "command", "run_full", "turn.interrupt", "--payload", '{"turnId":"turn_full"}', ...flags]), 1, /^prp: store_full: sqlite:\S+\/store: the disk is full \(SQLITE_FULL: .*\); the command did not complete: SQLite needs free space/);
+    saidInOneLine(
+      prp(["authority", "command", "run_full", "turn.interrupt", "--payload", '{"turnId":"turn_full"}', ...flags]),
+      1,
+      /^prp: store_full: sqlite:\S+\/store: the disk is full \(SQLITE_FULL: .*\); the command did not complete: SQLite needs free space/,
+    );
     const revoked = prp(["authority", "revoke", "run_full", ...flags]);
     assert.equal(revoked.status, 0, revoked.stderr);
     assert.match(revoked.stdout, /revoked run_full: epoch 1/);
@@ -103,7 +150,11 @@ describe("the admin commands fail in one clear line: a missing store, a FIFO key
     assert.equal(await daemon.exited(), 0, daemon.stderr());
     // Without the daemon even a read must make the store's -shm file: on a full disk SQLite says an I/O error, the disk says why.
     fill(join(mount, "filler"));
-    saidInOneLine(prp(["authority", "runs", ...flags]), 1, /^prp: store_full: sqlite:\S+: the disk is full \(SQLITE_IOERR/);
+    saidInOneLine(
+      prp(["authority", "runs", ...flags]),
+      1,
+      /^prp: store_full: sqlite:\S+: the disk is full \(SQLITE_IOERR/,
+    );
     rmSync(join(mount, "filler"));
     const runs = prp(["authority", "runs", "--json", ...flags]);
     assert.equal(runs.status, 0, runs.stderr);

@@ -37,11 +37,16 @@ describe("prp authority serve: what an unauthenticated peer sends cannot grow th
     const before = daemon.stderr().length;
     for (let i = 0; i < 50; i++) await helloThenClose(`${daemon.url}${connectPath}`, frame);
     // The refusal is logged before the close reaches the peer or just after: wait for the first one.
-    await until(() => daemon.stderr().includes("duplicate member name"), () => `the refusal to be logged; stderr: ${daemon.stderr().slice(-2000)}`, 10_000);
+    await until(
+      () => daemon.stderr().includes("duplicate member name"),
+      () => `the refusal to be logged; stderr: ${daemon.stderr().slice(-2000)}`,
+      10_000,
+    );
     const grown = daemon.stderr().slice(before);
     const lines = grown.split("\n").filter((l) => l !== "");
     assert.ok(grown.length < 64 * 1024, `stderr grew by ${grown.length} bytes over 50 refusals`);
-    for (const line of lines) assert.ok(line.length <= 4096, `a log line of ${line.length} bytes: ${line.slice(0, 300)}`);
+    for (const line of lines)
+      assert.ok(line.length <= 4096, `a log line of ${line.length} bytes: ${line.slice(0, 300)}`);
     assert.match(grown, /bytes cut\)/, "a cut says so");
     assert.match(grown, /times so far/, "repeats are counted, not each logged");
   });

@@ -27,12 +27,20 @@ describe("prp authority serve --store postgres://…: the daemon and the admin c
   it("a read command refuses a database without the store's schema and makes none there; run create makes it", async () => {
     const url = await postgres.database();
     const store = ["--store", url, "--server-key-file", key];
-    for (const args of [["authority", "runs"], ["events", "--run", "run_1"], ["authority", "revoke", "run_1"]]) {
+    for (const args of [
+      ["authority", "runs"],
+      ["events", "--run", "run_1"],
+      ["authority", "revoke", "run_1"],
+    ]) {
       const refused = runPrp([...args, ...store]);
       assert.equal(refused.status, 2, `prp ${args.join(" ")}: ${refused.stdout} ${refused.stderr}`);
       assert.match(refused.stderr, /^prp: store_missing: postgres:\/\/\S+: no store in this database/);
     }
-    assert.equal(await withPgClient(url, async (c) => (await c.query("SELECT to_regclass('schema_migrations') AS t")).rows[0].t), null, "no schema was made");
+    assert.equal(
+      await withPgClient(url, async (c) => (await c.query("SELECT to_regclass('schema_migrations') AS t")).rows[0].t),
+      null,
+      "no schema was made",
+    );
     assert.equal(runPrp(["authority", "run", "create", ...store]).status, 0);
     assert.equal(runPrp(["authority", "runs", ...store]).status, 0);
   });
@@ -49,11 +57,33 @@ describe("prp authority serve --store postgres://…: the daemon and the admin c
     };
     const daemon = await startDaemon([...store, "--poll-ms", "50"]);
     try {
-      const created = admin(["authority", "run", "create", "--json", "--script", "permission-input", "--prompt", "Play the permission-input script."]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
+      const created = admin([
+        "authority",
+        "run",
+        "create",
+        "--json",
+        "--script",
+        "permission-input",
+        "--prompt",
+        "Play the permission-input script.",
+      ]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
       const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
-      const runner = spawnRunnerd([...runnerArgs(created, daemon.url, join(dir, "runner")), "--delay-ms", "0", ...PATIENT_HARNESS], ticket.ticket, dir);
+      const runner = spawnRunnerd(
+        [...runnerArgs(created, daemon.url, join(dir, "runner")), "--delay-ms", "0", ...PATIENT_HARNESS],
+        ticket.ticket,
+        dir,
+      );
       const committed = () => eventLines(runPrp(["events", "--run", created.runId, "--json", ...store]).stdout);
-      const resolve = (payload: Record<string, unknown>) => void admin(["authority", "command", created.runId, "request.resolve", "--json", "--payload", JSON.stringify(payload)]);
+      const resolve = (payload: Record<string, unknown>) =>
+        void admin([
+          "authority",
+          "command",
+          created.runId,
+          "request.resolve",
+          "--json",
+          "--payload",
+          JSON.stringify(payload),
+        ]);
       await answerWhenAsked(committed, resolve, created.identity.turnId, () => `runner: ${runner.stderr()}`);
       assert.equal(await runner.exited(), 0, runner.stderr());
       const events = committed();

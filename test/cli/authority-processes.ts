@@ -24,13 +24,19 @@ function track(child: ChildProcess, what: string): Child {
   let code: number | null = null;
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number>((resolve) => child.once("exit", (c, s) => resolve((code = c ?? 128 + (s === "SIGKILL" ? 9 : s === "SIGTERM" ? 15 : 2)))));
+  const exit = new Promise<number>((resolve) =>
+    child.once("exit", (c, s) => resolve((code = c ?? 128 + (s === "SIGKILL" ? 9 : s === "SIGTERM" ? 15 : 2)))),
+  );
   return {
     pid: child.pid!,
     stdout: () => out,
     stderr: () => err,
     exited: async (timeoutMs = 60_000) => {
-      await until(() => code !== null, () => `${what} (pid ${child.pid}) to exit; stderr: ${err.slice(-2000)}`, timeoutMs);
+      await until(
+        () => code !== null,
+        () => `${what} (pid ${child.pid}) to exit; stderr: ${err.slice(-2000)}`,
+        timeoutMs,
+      );
       return exit;
     },
     kill: (signal) => {
@@ -44,17 +50,24 @@ function track(child: ChildProcess, what: string): Child {
  * that starts a runner gets the patient harness deadline unless `args` set one.
  */
 export function spawnPrp(args: string[], env: NodeJS.ProcessEnv = {}): Child {
-  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), ...withPatientHarness(args)], { env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), ...withPatientHarness(args)], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   return track(child, `prp ${args.slice(0, 2).join(" ")}`);
 }
 
 /** `prp-runnerd …` with the ticket in its environment only, and the patient harness deadline unless `args` set one. */
 export function spawnRunnerd(args: string[], ticket: string, cwd: string): Child {
-  const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...withPatientHarness(args, "prp-runnerd")], {
-    cwd,
-    env: { PATH: process.env.PATH, PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(packageRoot(), "bin/prp-runnerd.js"), ...withPatientHarness(args, "prp-runnerd")],
+    {
+      cwd,
+      env: { PATH: process.env.PATH, PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   return track(child, "prp-runnerd");
 }
 
@@ -67,7 +80,11 @@ export interface Daemon extends Child {
 
 export async function startDaemon(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Daemon> {
   const child = spawnPrp(["authority", "serve", ...args], env);
-  await until(() => child.stdout().includes("\n") || child.stderr().includes("prp: "), () => `the daemon to print its URL; stderr: ${child.stderr()}`, 30_000);
+  await until(
+    () => child.stdout().includes("\n") || child.stderr().includes("prp: "),
+    () => `the daemon to print its URL; stderr: ${child.stderr()}`,
+    30_000,
+  );
   const url = child.stdout().split("\n")[0]!;
   if (!/^wss?:\/\//.test(url)) {
     child.kill("SIGKILL");
@@ -83,7 +100,8 @@ export async function startDaemon(args: string[], env: NodeJS.ProcessEnv = {}): 
         .filter((l) => l !== "")
         .map((l) => {
           const parsed = JSON.parse(l) as unknown;
-          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error(`a log line is not a JSON object: ${l}`);
+          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+            throw new Error(`a log line is not a JSON object: ${l}`);
           return parsed as Record<string, unknown>;
         }),
   };

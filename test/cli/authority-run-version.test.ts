@@ -36,16 +36,37 @@ describe("prp authority run create --protocol-version", () => {
     it(`a run created for v${version} and its runner started with the printed flags: ${version === 1 ? "no goal event in its log (the twin)" : "the goal events in its log"}`, async () => {
       const daemon = await startDaemon([...store, "--poll-ms", "50"]);
       daemons.push(daemon);
-      const created = adminJson(store, ["authority", "run", "create", "--json", "--script", "goals", "--prompt", "Go.", "--protocol-version", String(version)]) as { runId: string; protocolVersion: number; runnerArgs: string[] };
+      const created = adminJson(store, [
+        "authority",
+        "run",
+        "create",
+        "--json",
+        "--script",
+        "goals",
+        "--prompt",
+        "Go.",
+        "--protocol-version",
+        String(version),
+      ]) as { runId: string; protocolVersion: number; runnerArgs: string[] };
       assert.equal(created.protocolVersion, version);
       const { ticket } = adminJson(store, ["authority", "ticket", created.runId, "--json"]) as { ticket: string };
-      const runner = spawnRunnerd([...runnerArgs(created, daemon.url, join(dir, `runner-${created.runId}`)), ...PATIENT_HARNESS], ticket, dir);
+      const runner = spawnRunnerd(
+        [...runnerArgs(created, daemon.url, join(dir, `runner-${created.runId}`)), ...PATIENT_HARNESS],
+        ticket,
+        dir,
+      );
       assert.equal(await runner.exited(), 0, runner.stderr());
       const events = eventLines(runPrp(["events", "--run", created.runId, "--json", ...store]).stdout);
       assert.deepEqual(judgeRun(events), { runTerminalState: "succeeded", problems: [] });
       const goals = events.filter((e) => GOAL_EVENTS.has(e.eventType)).map((e) => e.eventType);
       if (version === 1) assert.deepEqual(goals, []);
-      else assert.ok(goals.includes("session.capabilities.updated") && goals.includes("session.goal.updated") && goals.includes("session.goal.cleared"), goals.join(", "));
+      else
+        assert.ok(
+          goals.includes("session.capabilities.updated") &&
+            goals.includes("session.goal.updated") &&
+            goals.includes("session.goal.cleared"),
+          goals.join(", "),
+        );
       daemon.kill("SIGTERM");
       assert.equal(await daemon.exited(), 0, daemon.stderr());
     });

@@ -28,7 +28,8 @@ export function judgeRun(events: PrpEventLine[]): { runTerminalState: string; pr
   });
   const terminals = events.filter((e) => e.eventType === "run.terminal");
   if (terminals.length !== 1) problems.push(`${terminals.length} run.terminal events`);
-  if (events.at(-1)?.eventType !== "run.terminal") problems.push(`the last event is ${events.at(-1)?.eventType ?? "missing"}`);
+  if (events.at(-1)?.eventType !== "run.terminal")
+    problems.push(`the last event is ${events.at(-1)?.eventType ?? "missing"}`);
   return { runTerminalState: String(terminals[0]?.payload.runTerminalState ?? "none"), problems };
 }
 
@@ -43,9 +44,19 @@ export const PERMISSION_INPUT_ANSWERS = [
 ] as const;
 
 /** Waits for each question to be committed, then answers it through `send` (an admin command). */
-export async function answerWhenAsked(committed: () => PrpEventLine[], send: (payload: Record<string, unknown>) => void, turnId: string, describe: () => string): Promise<void> {
+export async function answerWhenAsked(
+  committed: () => PrpEventLine[],
+  send: (payload: Record<string, unknown>) => void,
+  turnId: string,
+  describe: () => string,
+): Promise<void> {
   for (const [requestId, resolution] of PERMISSION_INPUT_ANSWERS) {
-    const asked = () => committed().some((e) => e.eventType === "runtime_request.created" && (e.payload.request as { requestId?: string } | undefined)?.requestId === requestId);
+    const asked = () =>
+      committed().some(
+        (e) =>
+          e.eventType === "runtime_request.created" &&
+          (e.payload.request as { requestId?: string } | undefined)?.requestId === requestId,
+      );
     await until(asked, () => `${requestId} to be asked; ${describe()}`, 60_000);
     send({ requestId, turnId, resolution });
   }

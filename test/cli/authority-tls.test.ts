@@ -16,7 +16,17 @@ describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-b
   before(async () => {
     ({ dir, store } = authorityFolder("prp-authority-tls-"));
     certs = makeTestCertificates(dir);
-    daemon = await startDaemon([...store, "--listen", "127.0.0.1:0", "--poll-ms", "50", "--tls-cert", certs.serverCert, "--tls-key", certs.serverKey]);
+    daemon = await startDaemon([
+      ...store,
+      "--listen",
+      "127.0.0.1:0",
+      "--poll-ms",
+      "50",
+      "--tls-cert",
+      certs.serverCert,
+      "--tls-key",
+      certs.serverKey,
+    ]);
   });
   after(async () => {
     daemon.kill("SIGTERM");
@@ -24,7 +34,12 @@ describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-b
     rmSync(dir, { recursive: true, force: true });
   });
   const admin = (args: string[]) => adminJson(store, args);
-  const runState = (runId: string) => (runPrp(["authority", "runs", "--json", ...store]).stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>)).find((r) => r.runId === runId)!;
+  const runState = (runId: string) =>
+    runPrp(["authority", "runs", "--json", ...store])
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((r) => r.runId === runId)!;
 
   it("the daemon serves wss:// only: a plaintext ws:// upgrade on its port fails", async () => {
     assert.match(daemon.url, /^wss:\/\/127\.0\.0\.1:\d+$/);
@@ -38,14 +53,35 @@ describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-b
   });
 
   it("an untrusted certificate (no bundle, or another CA's): the runner refuses it, exit 6, nothing sent and the ticket unspent; with the right CA the same ticket runs the whole run", async () => {
-    const created = admin(["authority", "run", "create", "--json", "--script", "happy-path", "--prompt", "Play the happy-path script."]) as { runId: string; runnerArgs: string[] };
+    const created = admin([
+      "authority",
+      "run",
+      "create",
+      "--json",
+      "--script",
+      "happy-path",
+      "--prompt",
+      "Play the happy-path script.",
+    ]) as { runId: string; runnerArgs: string[] };
     const ticket = (admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string }).ticket;
-    const args = (name: string) => [...runnerArgs(created, daemon.url, join(dir, `runner-${name}`)), "--delay-ms", "0", ...PATIENT_HARNESS];
+    const args = (name: string) => [
+      ...runnerArgs(created, daemon.url, join(dir, `runner-${name}`)),
+      "--delay-ms",
+      "0",
+      ...PATIENT_HARNESS,
+    ];
 
-    for (const [name, extra] of [["no-bundle", []], ["other-ca", ["--ca-bundle-path", certs.otherCaCert]]] as const) {
+    for (const [name, extra] of [
+      ["no-bundle", []],
+      ["other-ca", ["--ca-bundle-path", certs.otherCaCert]],
+    ] as const) {
       const refused = spawnRunnerd([...args(name), ...extra], ticket, dir);
       assert.equal(await refused.exited(), 6, `${name}: ${refused.stderr()}`);
-      assert.match(refused.stderr(), /authority_untrusted: 127\.0\.0\.1:\d+: the authority's certificate is not trusted/, name);
+      assert.match(
+        refused.stderr(),
+        /authority_untrusted: 127\.0\.0\.1:\d+: the authority's certificate is not trusted/,
+        name,
+      );
     }
     const untouched = runState(created.runId);
     assert.equal(untouched.connectionCount, 0, "no handshake reached the authority");
@@ -53,24 +89,62 @@ describe("prp authority serve --tls-cert/--tls-key and prp-runnerd wss:// --ca-b
 
     const runner = spawnRunnerd([...args("trusted"), "--ca-bundle-path", certs.caCert], ticket, dir);
     assert.equal(await runner.exited(), 0, runner.stderr());
-    const events = runPrp(["events", "--run", created.runId, "--json", ...store]).stdout.trim().split("\n").map((l) => JSON.parse(l) as { sourceSeq: number; eventType: string; payload: { runTerminalState?: string } });
+    const events = runPrp(["events", "--run", created.runId, "--json", ...store])
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { sourceSeq: number; eventType: string; payload: { runTerminalState?: string } });
     // The happy path's 19 events and, on this v3 connection, the session goal capability and snapshot.
-    assert.deepEqual(events.map((e) => e.sourceSeq), Array.from({ length: 21 }, (_, i) => i + 1));
-    assert.deepEqual(events.filter((e) => e.eventType.startsWith("session.goal") || e.eventType === "session.capabilities.updated").map((e) => e.eventType), ["session.capabilities.updated", "session.goal.snapshot"]);
+    assert.deepEqual(
+      events.map((e) => e.sourceSeq),
+      Array.from({ length: 21 }, (_, i) => i + 1),
+    );
+    assert.deepEqual(
+      events
+        .filter((e) => e.eventType.startsWith("session.goal") || e.eventType === "session.capabilities.updated")
+        .map((e) => e.eventType),
+      ["session.capabilities.updated", "session.goal.snapshot"],
+    );
     assert.equal(events.at(-1)?.eventType, "run.terminal");
     assert.equal(events.at(-1)?.payload.runTerminalState, "succeeded");
   });
 
   it("usage: --ca-bundle-path only with wss://, and only a file of certificates; no plaintext listener off loopback", async () => {
-    const identity = ["--run-id", "r", "--session-id", "s", "--runner-id", "w", "--environment-lease-id", "e", "--turn-id", "t", "--item-id", "i", "--state-dir", join(dir, "unused"), "--script", "happy-path"];
+    const identity = [
+      "--run-id",
+      "r",
+      "--session-id",
+      "s",
+      "--runner-id",
+      "w",
+      "--environment-lease-id",
+      "e",
+      "--turn-id",
+      "t",
+      "--item-id",
+      "i",
+      "--state-dir",
+      join(dir, "unused"),
+      "--script",
+      "happy-path",
+    ];
     const runnerd = async (args: string[]) => {
       const child = spawnRunnerd([...args, ...identity], "bootstrap_unused", dir);
       return { status: await child.exited(), stderr: child.stderr() };
     };
-    const plain = await runnerd(["--connect-url", "ws://127.0.0.1:1/api/runner/v1/connect/r", "--ca-bundle-path", certs.caCert]);
+    const plain = await runnerd([
+      "--connect-url",
+      "ws://127.0.0.1:1/api/runner/v1/connect/r",
+      "--ca-bundle-path",
+      certs.caCert,
+    ]);
     assert.equal(plain.status, 2);
     assert.match(plain.stderr, /--ca-bundle-path is allowed only with a wss:\/\/ --connect-url/);
-    const notPem = await runnerd(["--connect-url", "wss://127.0.0.1:1/api/runner/v1/connect/r", "--ca-bundle-path", certs.serverKey]);
+    const notPem = await runnerd([
+      "--connect-url",
+      "wss://127.0.0.1:1/api/runner/v1/connect/r",
+      "--ca-bundle-path",
+      certs.serverKey,
+    ]);
     assert.equal(notPem.status, 2);
     assert.match(notPem.stderr, /ca_bundle_invalid: .*holds no PEM certificate/);
 

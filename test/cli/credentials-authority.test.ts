@@ -22,22 +22,54 @@ describe("credential observation through prp authority serve", () => {
   const admin = (args: string[]) => adminJson(store, args);
 
   for (const observe of [true, false]) {
-    it(observe ? "a run created with --observe-credentials gets revisions 1 and 2 in its log" : "the same run created without it gets none (the twin)", async () => {
-      const daemon = await startDaemon([...store, "--poll-ms", "50"]);
-      daemons.push(daemon);
-      const created = admin(["authority", "run", "create", "--json", "--script", "credentials-refresh", "--prompt", "Refresh.", ...(observe ? ["--observe-credentials"] : [])]) as { runId: string; runnerArgs: string[]; commands: Array<{ type: string; payload?: Record<string, unknown> }> };
-      const { ticket } = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
-      const credentialFile = join(dir, created.runId, "codex-home", "auth.json");
-      const runner = spawnRunnerd([...runnerArgs(created, daemon.url, join(dir, `runner-${created.runId}`)), ...PATIENT_HARNESS, "--credential-file", credentialFile, "--credential-provider", "codex"], ticket, dir);
-      assert.equal(await runner.exited(), 0, runner.stderr());
-      const events = eventLines(runPrp(["events", "--run", created.runId, "--json", ...store]).stdout);
-      assert.deepEqual(judgeRun(events), { runTerminalState: "succeeded", problems: [] });
-      const revisions = events.filter((e) => e.eventType === "auth.credentials.updated").map((e) => (e.payload as { revision: number }).revision);
-      assert.deepEqual(revisions, observe ? [1, 2] : []);
-      const listed = runPrp(["events", "--run", created.runId, ...store]).stdout;
-      assert.equal(listed.includes("acct-fake") || listed.includes("fake-access-token"), false);
-      daemon.kill("SIGTERM");
-      assert.equal(await daemon.exited(), 0, daemon.stderr());
-    });
+    it(
+      observe
+        ? "a run created with --observe-credentials gets revisions 1 and 2 in its log"
+        : "the same run created without it gets none (the twin)",
+      async () => {
+        const daemon = await startDaemon([...store, "--poll-ms", "50"]);
+        daemons.push(daemon);
+        const created = admin([
+          "authority",
+          "run",
+          "create",
+          "--json",
+          "--script",
+          "credentials-refresh",
+          "--prompt",
+          "Refresh.",
+          ...(observe ? ["--observe-credentials"] : []),
+        ]) as {
+          runId: string;
+          runnerArgs: string[];
+          commands: Array<{ type: string; payload?: Record<string, unknown> }>;
+        };
+        const { ticket } = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
+        const credentialFile = join(dir, created.runId, "codex-home", "auth.json");
+        const runner = spawnRunnerd(
+          [
+            ...runnerArgs(created, daemon.url, join(dir, `runner-${created.runId}`)),
+            ...PATIENT_HARNESS,
+            "--credential-file",
+            credentialFile,
+            "--credential-provider",
+            "codex",
+          ],
+          ticket,
+          dir,
+        );
+        assert.equal(await runner.exited(), 0, runner.stderr());
+        const events = eventLines(runPrp(["events", "--run", created.runId, "--json", ...store]).stdout);
+        assert.deepEqual(judgeRun(events), { runTerminalState: "succeeded", problems: [] });
+        const revisions = events
+          .filter((e) => e.eventType === "auth.credentials.updated")
+          .map((e) => (e.payload as { revision: number }).revision);
+        assert.deepEqual(revisions, observe ? [1, 2] : []);
+        const listed = runPrp(["events", "--run", created.runId, ...store]).stdout;
+        assert.equal(listed.includes("acct-fake") || listed.includes("fake-access-token"), false);
+        daemon.kill("SIGTERM");
+        assert.equal(await daemon.exited(), 0, daemon.stderr());
+      },
+    );
   }
 });

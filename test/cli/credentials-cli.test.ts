@@ -7,7 +7,8 @@ import { runPrp } from "./run-cli.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 
 const SECRETS = ["fake-access-token", "acct-fake-a", "acct-fake-b", "auth.json"];
-const line = (revision: number) => `auth.credentials.updated Credentials updated: fake/harness-auth revision ${revision} (credential_store)`;
+const line = (revision: number) =>
+  `auth.credentials.updated Credentials updated: fake/harness-auth revision ${revision} (credential_store)`;
 
 /** What people see of the credential observer: live lines in prp run and prp demo, the session in prp replay. */
 describe("credential revisions shown to people", () => {
@@ -18,7 +19,10 @@ describe("credential revisions shown to people", () => {
     const run = runPrp(["run", "--script", "credentials-refresh", "--out", out, ...PATIENT_HARNESS]);
     assert.equal(run.status, 0, run.stderr);
     assert.ok(run.stdout.includes(line(1)) && run.stdout.includes(line(2)), run.stdout);
-    assert.deepEqual(SECRETS.filter((s) => (run.stdout + run.stderr).includes(s)), []);
+    assert.deepEqual(
+      SECRETS.filter((s) => (run.stdout + run.stderr).includes(s)),
+      [],
+    );
   });
 
   it("prp run of a harness that changes no credential shows none (the twin)", () => {
@@ -40,6 +44,9 @@ describe("credential revisions shown to people", () => {
     const demo = runPrp(["demo", "--script", "credentials-refresh", "--out", out, ...PATIENT_HARNESS]);
     assert.equal(demo.status, 0, demo.stderr);
     assert.ok(demo.stdout.includes(line(1)) && demo.stdout.includes(line(2)), demo.stdout);
-    assert.deepEqual(SECRETS.filter((s) => demo.stdout.includes(s)), []);
+    assert.deepEqual(
+      SECRETS.filter((s) => demo.stdout.includes(s)),
+      [],
+    );
   });
 });

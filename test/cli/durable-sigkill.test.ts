@@ -23,24 +23,44 @@ describe("a durable runner killed with SIGKILL", () => {
         script,
         dir: out,
         delayMs: 0,
-        faults: [{
-          afterEvents: 1,
-          act: async (ctx) => {
-            const waiting = () => ctx.committed().some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt");
-            await until(waiting, "the turn to wait for an interrupt", 10_000);
-            const group = (ctx.committed().find((e) => e.eventType === "harness.ready")!.payload as any).pid as number;
-            harnessGroup = group;
-            assert.ok(liveGroupMembers(group).length >= 2, "harness and its worker are running");
-            process.kill(ctx.runner().pid, "SIGKILL"); // the runner alone, not its group
-            await until(() => liveGroupMembers(group).length === 0, () => `the harness group to end; survivors: ${describeProcesses(liveGroupMembers(group))}`, 2_000);
+        faults: [
+          {
+            afterEvents: 1,
+            act: async (ctx) => {
+              const waiting = () =>
+                ctx
+                  .committed()
+                  .some(
+                    (e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt",
+                  );
+              await until(waiting, "the turn to wait for an interrupt", 10_000);
+              const group = (ctx.committed().find((e) => e.eventType === "harness.ready")!.payload as any)
+                .pid as number;
+              harnessGroup = group;
+              assert.ok(liveGroupMembers(group).length >= 2, "harness and its worker are running");
+              process.kill(ctx.runner().pid, "SIGKILL"); // the runner alone, not its group
+              await until(
+                () => liveGroupMembers(group).length === 0,
+                () => `the harness group to end; survivors: ${describeProcesses(liveGroupMembers(group))}`,
+                2_000,
+              );
+            },
           },
-        }],
+        ],
       });
       assert.notEqual(harnessGroup, undefined, "the fault ran");
-      assert.deepEqual(facts.runnerExits.map((e) => e.signal), ["SIGKILL"]);
-      assert.equal(facts.events.some((e) => e.eventType === "run.terminal"), false, "the run did not end: its runner was killed");
+      assert.deepEqual(
+        facts.runnerExits.map((e) => e.signal),
+        ["SIGKILL"],
+      );
+      assert.equal(
+        facts.events.some((e) => e.eventType === "run.terminal"),
+        false,
+        "the run did not end: its runner was killed",
+      );
     } finally {
-      if (harnessGroup !== undefined && liveGroupMembers(harnessGroup).length > 0) process.kill(-harnessGroup, "SIGKILL");
+      if (harnessGroup !== undefined && liveGroupMembers(harnessGroup).length > 0)
+        process.kill(-harnessGroup, "SIGKILL");
     }
   });
 });

@@ -15,7 +15,6 @@ import { seededRandom } from "../../src/cli/seeded-random.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { runPrp } from "./run-cli.js";
 
-
 describe("durable runs over the encrypted WebSocket", () => {
   let out: string;
   before(() => {
@@ -39,7 +38,9 @@ describe("durable runs over the encrypted WebSocket", () => {
     // The demo's server key is beside the authority's state, and every key in that state is sealed with it.
     assert.equal(statSync(join(runDir, "authority-server-key")).mode & 0o777, 0o600);
     const db = new Database(join(runDir, "authority", STORE_FILE), { readonly: true });
-    const stored = (db.prepare("SELECT auth_key_digest FROM credentials").all() as Array<{ auth_key_digest: string }>).map((r) => r.auth_key_digest);
+    const stored = (
+      db.prepare("SELECT auth_key_digest FROM credentials").all() as Array<{ auth_key_digest: string }>
+    ).map((r) => r.auth_key_digest);
     db.close();
     assert.ok(stored.length > 0 && stored.every((v) => v.startsWith("sealed:v1:")), JSON.stringify(stored));
   });
@@ -48,17 +49,43 @@ describe("durable runs over the encrypted WebSocket", () => {
     const keyFile = join(out, "operator-key");
     writeFileSync(keyFile, `${"5a".repeat(32)}\n`, { mode: 0o644 });
     chmodSync(keyFile, 0o644);
-    const loose = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, "--server-key-file", keyFile, ...PATIENT_HARNESS]);
+    const loose = runPrp([
+      "demo",
+      "--json",
+      "--delay-ms",
+      "0",
+      "--out",
+      out,
+      "--server-key-file",
+      keyFile,
+      ...PATIENT_HARNESS,
+    ]);
     assert.equal(loose.status, 2, loose.stderr);
-    assert.match(loose.stderr, /server_key_wrong_mode: .*operator-key: the server key file has mode 644; it must be 600/);
+    assert.match(
+      loose.stderr,
+      /server_key_wrong_mode: .*operator-key: the server key file has mode 644; it must be 600/,
+    );
 
     chmodSync(keyFile, 0o600);
-    const run = runPrp(["demo", "--json", "--delay-ms", "0", "--out", out, "--server-key-file", keyFile, ...PATIENT_HARNESS]);
+    const run = runPrp([
+      "demo",
+      "--json",
+      "--delay-ms",
+      "0",
+      "--out",
+      out,
+      "--server-key-file",
+      keyFile,
+      ...PATIENT_HARNESS,
+    ]);
     assert.equal(run.status, 0, run.stderr);
     const runDir = dirname(dirname(JSON.parse(run.stdout.trim()).bundle));
     assert.equal(existsSync(join(runDir, "authority-server-key")), false);
     await SqliteAuthorityStore.open(join(runDir, "authority"), { serverKey: readServerKeyFile(keyFile) }).close();
-    assert.throws(() => SqliteAuthorityStore.open(join(runDir, "authority"), { serverKey: ServerKey.generate() }), /state_server_key_mismatch/);
+    assert.throws(
+      () => SqliteAuthorityStore.open(join(runDir, "authority"), { serverKey: ServerKey.generate() }),
+      /state_server_key_mismatch/,
+    );
   });
 
   for (const name of Object.keys(FAULTS)) {
@@ -69,24 +96,60 @@ describe("durable runs over the encrypted WebSocket", () => {
       assert.equal(verdict.passed, true, `seed ${verdict.seed}: ${JSON.stringify(failed)}\n${run.stderr}`);
       assert.equal(verdict.fault, name);
       assert.ok(Number.isInteger(verdict.seed), "the drawn seed is in the JSON line");
-      assert.deepEqual(verdict.checks.map((c: { check: string }) => c.check), ["script", "sequence", "terminal", "once-per-run", "goals", "fault", "outbox", "secrets", "processes"]);
+      assert.deepEqual(
+        verdict.checks.map((c: { check: string }) => c.check),
+        ["script", "sequence", "terminal", "once-per-run", "goals", "fault", "outbox", "secrets", "processes"],
+      );
       assert.equal(verdict.secretsFound, 0);
-      assert.ok(verdict.commandEffects <= 1, "no command has two effects (a crash right after journaling leaves it with none)");
+      assert.ok(
+        verdict.commandEffects <= 1,
+        "no command has two effects (a crash right after journaling leaves it with none)",
+      );
       assert.equal(run.status, 0);
     });
   }
 
   it("prp fault crash-after-commit --at 19: killed right after committing its terminal, the replacement delivers that one terminal and no second", () => {
-    const run = runPrp(["fault", "crash-after-commit", "--json", "--seed", "7", "--at", "19", "--delay-ms", "0", ...PATIENT_HARNESS, "--out", out]);
+    const run = runPrp([
+      "fault",
+      "crash-after-commit",
+      "--json",
+      "--seed",
+      "7",
+      "--at",
+      "19",
+      "--delay-ms",
+      "0",
+      ...PATIENT_HARNESS,
+      "--out",
+      out,
+    ]);
     const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
     assert.equal(verdict.seed, 7);
-    assert.equal(verdict.killPoint, "the runner SIGKILLs itself after committing event 19 to its outbox, before sending it");
-    assert.deepEqual(verdict.checks.filter((c: { passed: boolean }) => !c.passed), []);
+    assert.equal(
+      verdict.killPoint,
+      "the runner SIGKILLs itself after committing event 19 to its outbox, before sending it",
+    );
+    assert.deepEqual(
+      verdict.checks.filter((c: { passed: boolean }) => !c.passed),
+      [],
+    );
     assert.equal(verdict.committedEvents, 19, "the happy path's 19 events, the terminal last");
   });
 
   it("prp fault runner-restart --seed N kills at the point the seed chooses", () => {
-    const run = runPrp(["fault", "runner-restart", "--json", "--seed", "42", "--delay-ms", "0", ...PATIENT_HARNESS, "--out", out]);
+    const run = runPrp([
+      "fault",
+      "runner-restart",
+      "--json",
+      "--seed",
+      "42",
+      "--delay-ms",
+      "0",
+      ...PATIENT_HARNESS,
+      "--out",
+      out,
+    ]);
     const verdict = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
     assert.equal(verdict.killPoint, FAULTS["runner-restart"]!.plan({ random: seededRandom(42) }).chosen);
     assert.equal(verdict.passed, true, JSON.stringify(verdict.checks));

@@ -27,12 +27,39 @@ describe("prp run refuses a runner stream that is not one run's record", () => {
 
   const run = async (forgery: Forgery, script: string) => {
     const entry = join(dir, `forge-${forgery}.mjs`);
-    writeFileSync(entry, `import { forgeRunnerStream } from ${JSON.stringify(join(packageRoot(), "dist/test/support/forging-runnerd.js"))};\nforgeRunnerStream(${JSON.stringify(forgery)});\n`);
+    writeFileSync(
+      entry,
+      `import { forgeRunnerStream } from ${JSON.stringify(join(packageRoot(), "dist/test/support/forging-runnerd.js"))};\nforgeRunnerStream(${JSON.stringify(forgery)});\n`,
+    );
     const runId = `run_forged_${forgery.replace(/-/g, "_")}`;
-    const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--script", script, "--delay-ms", "0", "--run-id", runId, "--out", dir, "--runnerd", entry, ...PATIENT_HARNESS], { encoding: "utf8", timeout: 60_000 });
+    const res = spawnSync(
+      process.execPath,
+      [
+        join(packageRoot(), "bin/prp.js"),
+        "run",
+        "--script",
+        script,
+        "--delay-ms",
+        "0",
+        "--run-id",
+        runId,
+        "--out",
+        dir,
+        "--runnerd",
+        entry,
+        ...PATIENT_HARNESS,
+      ],
+      { encoding: "utf8", timeout: 60_000 },
+    );
     // The controller ends its runner's group; nothing that names the run may outlive it.
     const left = () => liveProcesses().filter((p) => argvOf(p.pid).includes(runId));
-    await until(() => left().length === 0, () => `the run's processes to end: ${left().map((p) => argvOf(p.pid).join(" ")).join("; ")}`);
+    await until(
+      () => left().length === 0,
+      () =>
+        `the run's processes to end: ${left()
+          .map((p) => argvOf(p.pid).join(" "))
+          .join("; ")}`,
+    );
     const runDir = join(dir, "runs", runId);
     return { ...res, files: existsSync(runDir) ? readdirSync(runDir, { recursive: true }).map(String) : [] };
   };
@@ -57,7 +84,11 @@ describe("prp run refuses a runner stream that is not one run's record", () => {
       assert.match(res.stderr, /prp run: the runner's output was not a valid record of run run_forged_\w+: /);
       assert.match(res.stderr, problem);
       assert.doesNotMatch(res.stdout, /^run run_forged_\w+: /m, "no outcome line");
-      assert.deepEqual(res.files.filter((f) => /native-execution|transcript|partial|semantic/.test(f)), [], "no bundle, whole or partial");
+      assert.deepEqual(
+        res.files.filter((f) => /native-execution|transcript|partial|semantic/.test(f)),
+        [],
+        "no bundle, whole or partial",
+      );
     });
   }
 
@@ -72,9 +103,21 @@ describe("prp run refuses a runner stream that is not one run's record", () => {
   it("an agent that writes into its runner's stdout through pidfd_getfd (--sandbox none) is caught: exit 3, no outcome, no bundle", async () => {
     const marker = join(dir, "injection.txt");
     const agent = join(dir, "injecting-agent.mjs");
-    const steal = "import ctypes, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\npidfd = libc.syscall(434, int(sys.argv[1]), 0)\nif pidfd < 0: sys.exit('pidfd_open: ' + os.strerror(ctypes.get_errno()))\nfd = libc.syscall(438, pidfd, 1, 0)\nif fd < 0: sys.exit('pidfd_getfd: ' + os.strerror(ctypes.get_errno()))\nopen(sys.argv[3], 'w').write('injected')\nos.write(fd, sys.argv[2].encode())\n";
-    const template = { schema: "paperclip.prp.event.v1", schemaVersion: 1, sourceSeq: 2, sourceKind: "runner", eventType: "run.terminal", priority: 0, emittedAt: "2026-08-07T21:00:00.002Z", payload: SUCCEEDED_TERMINAL };
-    writeFileSync(agent, `import { execFileSync } from "node:child_process";
+    const steal =
+      "import ctypes, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\npidfd = libc.syscall(434, int(sys.argv[1]), 0)\nif pidfd < 0: sys.exit('pidfd_open: ' + os.strerror(ctypes.get_errno()))\nfd = libc.syscall(438, pidfd, 1, 0)\nif fd < 0: sys.exit('pidfd_getfd: ' + os.strerror(ctypes.get_errno()))\nopen(sys.argv[3], 'w').write('injected')\nos.write(fd, sys.argv[2].encode())\n";
+    const template = {
+      schema: "paperclip.prp.event.v1",
+      schemaVersion: 1,
+      sourceSeq: 2,
+      sourceKind: "runner",
+      eventType: "run.terminal",
+      priority: 0,
+      emittedAt: "2026-08-07T21:00:00.002Z",
+      payload: SUCCEEDED_TERMINAL,
+    };
+    writeFileSync(
+      agent,
+      `import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 const argv = readFileSync(\`/proc/\${process.ppid}/cmdline\`, "utf8").split("\\0");
 const arg = (flag) => argv[argv.indexOf(flag) + 1];
@@ -89,17 +132,44 @@ try {
 }
 process.argv.push("--scenario", "streamed-answer");
 await import(${JSON.stringify(join(packageRoot(), "dist/src/harness/acp/test-agent-process.js"))});
-`);
+`,
+    );
     const runId = "run_injected";
-    const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--agent", `${process.execPath} ${agent}`, "--prompt", "x", "--run-id", runId, "--out", dir, "--sandbox", "none"], { encoding: "utf8", timeout: 60_000 });
+    const res = spawnSync(
+      process.execPath,
+      [
+        join(packageRoot(), "bin/prp.js"),
+        "run",
+        "--agent",
+        `${process.execPath} ${agent}`,
+        "--prompt",
+        "x",
+        "--run-id",
+        runId,
+        "--out",
+        dir,
+        "--sandbox",
+        "none",
+      ],
+      { encoding: "utf8", timeout: 60_000 },
+    );
     const left = () => liveProcesses().filter((p) => argvOf(p.pid).some((a) => a.includes(runId) || a.includes(agent)));
-    await until(() => left().length === 0, () => `the run's processes to end: ${left().map((p) => argvOf(p.pid).join(" ")).join("; ")}`);
+    await until(
+      () => left().length === 0,
+      () =>
+        `the run's processes to end: ${left()
+          .map((p) => argvOf(p.pid).join(" "))
+          .join("; ")}`,
+    );
     const injection = existsSync(marker) ? readFileSync(marker, "utf8") : "the agent never ran";
     assert.equal(injection, "injected", `the agent took the runner's stdout (prp run exited ${res.status})`);
     assert.equal(res.status, 3, `${res.stdout}\n${res.stderr}`);
-    assert.match(res.stderr, /prp run: the runner's output was not a valid record of run run_injected: (sequence_repeat|event_after_terminal|duplicate_event_id) /, "a well-formed record, caught by the record rules");
+    assert.match(
+      res.stderr,
+      /prp run: the runner's output was not a valid record of run run_injected: (sequence_repeat|event_after_terminal|duplicate_event_id) /,
+      "a well-formed record, caught by the record rules",
+    );
     assert.doesNotMatch(res.stdout, /^run run_injected: /m, "no outcome line");
     assert.ok(!existsSync(join(dir, "runs", runId, "native-execution.json")), "no bundle");
   });
 });
-

@@ -18,7 +18,13 @@ describe("harness-restart kills the harness while it waits, whatever the script'
   before(async () => {
     out = mkdtempSync(join(tmpdir(), "prp-harness-restart-"));
     // goals on v1 is a short run: a kill after a fixed count of events landed after its harness had ended.
-    const run = await runFaultOnce({ fault, script: loadedScript("goals"), seed: 1, dir: out, runnerArgs: PATIENT_HARNESS });
+    const run = await runFaultOnce({
+      fault,
+      script: loadedScript("goals"),
+      seed: 1,
+      dir: out,
+      runnerArgs: PATIENT_HARNESS,
+    });
     facts = run.facts;
     assert.deepEqual(failing(run.verdict), {}, "the verdict passes");
   });
@@ -27,15 +33,23 @@ describe("harness-restart kills the harness while it waits, whatever the script'
   it("the kill lands after the first script event, before the script goes on past its first delay", () => {
     const e = facts.events;
     const exited = indexOf(e, "harness.exited");
-    assert.equal((e[exited]!.payload as { signal?: string }).signal, "SIGKILL", "the first harness was alive to be killed");
+    assert.equal(
+      (e[exited]!.payload as { signal?: string }).signal,
+      "SIGKILL",
+      "the first harness was alive to be killed",
+    );
     assert.ok(indexOf(e, "item.started", "item_command_1") < exited, "killed after the event before the delay");
     assert.ok(exited < indexOf(e, "item.completed", "item_command_1"), "killed before the event after the delay");
     assert.equal(e.filter((x) => x.eventType === "harness.ready").length, 2);
   });
 
   it("takes a script with a delay after a reported event, and refuses one without, before any run", () => {
-    for (const name of ["happy-path", "goals", "many-items"]) assert.equal(fault.refusesScript!(loadedScript(name).script), null, name);
-    assert.match(fault.refusesScript!(loadedScript("error").script) ?? "", /needs a script whose harness reports an event and then waits .* "error" has none/);
+    for (const name of ["happy-path", "goals", "many-items"])
+      assert.equal(fault.refusesScript!(loadedScript(name).script), null, name);
+    assert.match(
+      fault.refusesScript!(loadedScript("error").script) ?? "",
+      /needs a script whose harness reports an event and then waits .* "error" has none/,
+    );
     const cli = runPrp(["fault", "harness-restart", "--script", "error", "--out", out]);
     assert.equal(cli.status, 2, cli.stderr);
     assert.match(cli.stderr, /"error" has none/);

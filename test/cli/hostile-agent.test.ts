@@ -50,10 +50,25 @@ setsid sh -c 'sleep 300; : ${token}' </dev/null >/dev/null 2>&1 &
 exec ${agent}
 `;
 
-const carrying = (token: string) => liveProcesses().filter((p) => argvOf(p.pid).some((a) => a.includes(token))).map((p) => p.pid);
-const killAll = (pids: number[]) => pids.forEach((pid) => { try { process.kill(pid, "SIGKILL"); } catch { /* gone */ } });
+const carrying = (token: string) =>
+  liveProcesses()
+    .filter((p) => argvOf(p.pid).some((a) => a.includes(token)))
+    .map((p) => p.pid);
+const killAll = (pids: number[]) =>
+  pids.forEach((pid) => {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  });
 const report = (work: string): Record<string, string> =>
-  Object.fromEntries(readFileSync(join(work, "report"), "utf8").trim().split("\n").map((l) => [l.split(" ")[0]!, l.slice(l.indexOf(" ") + 1)]));
+  Object.fromEntries(
+    readFileSync(join(work, "report"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => [l.split(" ")[0]!, l.slice(l.indexOf(" ") + 1)]),
+  );
 
 describe("a hostile agent, in the sandbox and without it", () => {
   let dir: string;
@@ -76,17 +91,41 @@ describe("a hostile agent, in the sandbox and without it", () => {
       const token = `prp-escapee-${randomBytes(6).toString("hex")}`;
       const { work, out, agent } = workspace(`local-${mode}`, token);
       try {
-        const run = runPrp(["run", "--json", "--agent", agent, "--prompt", "Fix the failing test.", "--permission-policy", "deny", "--out", out, "--sandbox", mode], { cwd: work });
+        const run = runPrp(
+          [
+            "run",
+            "--json",
+            "--agent",
+            agent,
+            "--prompt",
+            "Fix the failing test.",
+            "--permission-policy",
+            "deny",
+            "--out",
+            out,
+            "--sandbox",
+            mode,
+          ],
+          { cwd: work },
+        );
         const found = report(work);
         assert.equal(found.home, process.env.HOME, "HOME reaches the agent");
         assert.equal(found.cwd, work, "the agent works where prp run was started");
         if (mode === "isolated") {
           assert.equal(run.status, 0, run.stderr);
           assert.equal(found.runners, "0 stolen 0", "the agent sees no runner, so it steals nothing");
-          await until(() => carrying(token).length === 0, () => `the setsid child ${token} ended with the run (live: ${carrying(token).join(", ")})`, 5_000);
+          await until(
+            () => carrying(token).length === 0,
+            () => `the setsid child ${token} ended with the run (live: ${carrying(token).join(", ")})`,
+            5_000,
+          );
         } else {
           assert.match(run.stderr, /--sandbox none: the harness runs as this user/, "none says what it gives up");
-          assert.match(found.runners!, /^[1-9]\d* stolen [1-9]/, `without the sandbox the agent takes the runner's stdout (${found.runners})`);
+          assert.match(
+            found.runners!,
+            /^[1-9]\d* stolen [1-9]/,
+            `without the sandbox the agent takes the runner's stdout (${found.runners})`,
+          );
           assert.ok(carrying(token).length > 0, "without the sandbox the setsid child outlives the run");
         }
       } finally {
@@ -98,7 +137,10 @@ describe("a hostile agent, in the sandbox and without it", () => {
       const token = `prp-escapee-${randomBytes(6).toString("hex")}`;
       const { work, out, agent } = workspace(`durable-${mode}`, token);
       try {
-        const run = runPrp(["demo", "--json", "--agent", agent, "--prompt", "Fix the failing test.", "--out", out, "--sandbox", mode], { cwd: work });
+        const run = runPrp(
+          ["demo", "--json", "--agent", agent, "--prompt", "Fix the failing test.", "--out", out, "--sandbox", mode],
+          { cwd: work },
+        );
         const { runId, runTerminalState } = JSON.parse(run.stdout) as { runId: string; runTerminalState: string };
         const found = report(work);
         const key = readFileSync(join(out, "demo", runId, "authority-server-key"), "utf8").trim();
@@ -110,7 +152,11 @@ describe("a hostile agent, in the sandbox and without it", () => {
           assert.equal(found.key, "absent", "the authority's key is not in the agent's view");
           assert.equal(found.state, "absent", "nor is the runner's state");
           assert.equal(found.runners, "0 stolen 0");
-          await until(() => carrying(token).length === 0, () => `the setsid child ${token} ended with the run (live: ${carrying(token).join(", ")})`, 5_000);
+          await until(
+            () => carrying(token).length === 0,
+            () => `the setsid child ${token} ended with the run (live: ${carrying(token).join(", ")})`,
+            5_000,
+          );
         } else {
           assert.equal(found.key, key, "without the sandbox the agent reads the authority's key");
           assert.equal(found.state, "found");
@@ -125,12 +171,40 @@ describe("a hostile agent, in the sandbox and without it", () => {
   it("refuses to run, exit 8, where the kernel forbids the namespaces; --sandbox none runs and says what it gives up", () => {
     const out = join(dir, "refused");
     // A user namespace whose own limit forbids any nested one: the kernel then refuses the sandbox's.
-    const inForbidding = (args: string[]) => spawnSync("unshare", ["--user", "--map-root-user", "sh", "-c", 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh", process.execPath, join(packageRoot(), "bin/prp.js"), ...args], { encoding: "utf8", timeout: 60_000, cwd: dir });
+    const inForbidding = (args: string[]) =>
+      spawnSync(
+        "unshare",
+        [
+          "--user",
+          "--map-root-user",
+          "sh",
+          "-c",
+          'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"',
+          "sh",
+          process.execPath,
+          join(packageRoot(), "bin/prp.js"),
+          ...args,
+        ],
+        { encoding: "utf8", timeout: 60_000, cwd: dir },
+      );
     const refused = inForbidding(["run", "--script", "happy-path", "--delay-ms", "0", "--out", out]);
     assert.equal(refused.status, 8, refused.stderr);
-    assert.match(refused.stderr, /the harness sandbox cannot be set up here: the kernel refused the namespaces.*--sandbox none runs the harness without it/);
+    assert.match(
+      refused.stderr,
+      /the harness sandbox cannot be set up here: the kernel refused the namespaces.*--sandbox none runs the harness without it/,
+    );
     assert.equal(readdirSync(dir).includes("refused"), false, "nothing ran");
-    const unsandboxed = inForbidding(["run", "--script", "happy-path", "--delay-ms", "0", "--out", out, "--sandbox", "none"]);
+    const unsandboxed = inForbidding([
+      "run",
+      "--script",
+      "happy-path",
+      "--delay-ms",
+      "0",
+      "--out",
+      out,
+      "--sandbox",
+      "none",
+    ]);
     assert.equal(unsandboxed.status, 0, unsandboxed.stderr);
     assert.match(unsandboxed.stderr, /--sandbox none: the harness runs as this user/);
   });

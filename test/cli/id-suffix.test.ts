@@ -21,6 +21,7 @@ describe("new run ids", () => {
 
   it("make valid runner ids with every prefix a run uses", () => {
     const suffix = newIdSuffix();
-    for (const prefix of ["run", "session", "runner", "env", "turn", "item"]) assert.match(`${prefix}_${suffix}`, RUNNER_ID_PATTERN);
+    for (const prefix of ["run", "session", "runner", "env", "turn", "item"])
+      assert.match(`${prefix}_${suffix}`, RUNNER_ID_PATTERN);
   });
 });

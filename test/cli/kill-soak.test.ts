@@ -37,7 +37,11 @@ describe(`SIGKILL soak: ${KILLS} runs, one kill each, seed ${SEED} (PRP_SOAK_SEE
   after(() => rmSync(out, { recursive: true, force: true }));
 
   it("no run loses or repeats an event, and each ends with one terminal, last", { timeout: TIMEOUT_MS }, async (t) => {
-    for (const [name, n] of [["PRP_SOAK_KILLS", KILLS], ["PRP_SOAK_CONCURRENCY", CONCURRENCY], ["PRP_SOAK_SEED", SEED]] as const) {
+    for (const [name, n] of [
+      ["PRP_SOAK_KILLS", KILLS],
+      ["PRP_SOAK_CONCURRENCY", CONCURRENCY],
+      ["PRP_SOAK_SEED", SEED],
+    ] as const) {
       assert.ok(Number.isSafeInteger(n) && n >= 0, `${name} must be a whole number, got ${n}`);
     }
     t.diagnostic(`seed ${SEED}`);
@@ -50,25 +54,45 @@ describe(`SIGKILL soak: ${KILLS} runs, one kill each, seed ${SEED} (PRP_SOAK_SEE
       const point = points[i]!;
       const plan = killPlan(point);
       const dir = join(out, String(i));
-      const facts = await runDurable({ script, dir, faults: plan.steps, ...(plan.crashAt ? { crashAt: plan.crashAt } : {}), delayMs: 0, runnerArgs: PATIENT_HARNESS });
+      const facts = await runDurable({
+        script,
+        dir,
+        faults: plan.steps,
+        ...(plan.crashAt ? { crashAt: plan.crashAt } : {}),
+        delayMs: 0,
+        runnerArgs: PATIENT_HARNESS,
+      });
       const where = `run ${i} (seed ${SEED}), ${describeKillPoint(point)}`;
       // The kill point was reached: the first runner died by SIGKILL and a replacement ran.
       if (facts.runnerExits[0]?.signal !== "SIGKILL" || facts.runnerExits.length !== 2) {
-        const diagnostics = facts.events.filter((e) => e.eventType === "harness.diagnostic").map((e) => (e.payload as { message?: string }).message);
-        return void failures.push(`${where}: the kill point was not reached; runner exits ${JSON.stringify(facts.runnerExits)}; the host got ${facts.events.map((e) => e.eventType).join(", ")}; ${JSON.stringify(diagnostics)}`);
+        const diagnostics = facts.events
+          .filter((e) => e.eventType === "harness.diagnostic")
+          .map((e) => (e.payload as { message?: string }).message);
+        return void failures.push(
+          `${where}: the kill point was not reached; runner exits ${JSON.stringify(facts.runnerExits)}; the host got ${facts.events.map((e) => e.eventType).join(", ")}; ${JSON.stringify(diagnostics)}`,
+        );
       }
       killed++;
       const verdict = judgeFault(FAULTS["runner-restart"]!, facts, script.script);
-      if (!verdict.passed) failures.push(`${where}: ${verdict.checks.filter((c) => !c.passed).map((c) => `${c.check}: ${c.reasons.join("; ")}`).join(" | ")}`);
+      if (!verdict.passed)
+        failures.push(
+          `${where}: ${verdict.checks
+            .filter((c) => !c.passed)
+            .map((c) => `${c.check}: ${c.reasons.join("; ")}`)
+            .join(" | ")}`,
+        );
       rmSync(dir, { recursive: true, force: true });
     };
     const started = Date.now();
     let next = 0;
     // Settled, not raced: a failing run never leaves another one's processes behind.
-    const workers = await Promise.allSettled(Array.from({ length: Math.max(1, CONCURRENCY) }, async () => {
-      while (next < KILLS) await soakOne(next++);
-    }));
-    for (const w of workers) if (w.status === "rejected") failures.push(`a run threw: ${(w.reason as Error)?.stack ?? String(w.reason)}`);
+    const workers = await Promise.allSettled(
+      Array.from({ length: Math.max(1, CONCURRENCY) }, async () => {
+        while (next < KILLS) await soakOne(next++);
+      }),
+    );
+    for (const w of workers)
+      if (w.status === "rejected") failures.push(`a run threw: ${(w.reason as Error)?.stack ?? String(w.reason)}`);
     t.diagnostic(`${killed} SIGKILLs judged in ${Date.now() - started} ms, ${CONCURRENCY} at a time`);
     assert.deepEqual(failures, [], `${failures.length} of ${KILLS} killed runs failed`);
     assert.equal(killed, KILLS, "every run was killed at its point");

@@ -24,7 +24,15 @@ describe("prp run's memory does not grow with the run", () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "prp-run-memory-"));
     scenario = join(dir, "long.json");
-    writeFileSync(scenario, JSON.stringify({ schema: "prp_kit.acp_test_agent.scenario.v1", name: "long", description: "a long answer", steps: [{ kind: "chunks", count: CHUNKS, text: "y".repeat(CHUNK_TEXT) }] }));
+    writeFileSync(
+      scenario,
+      JSON.stringify({
+        schema: "prp_kit.acp_test_agent.scenario.v1",
+        name: "long",
+        description: "a long answer",
+        steps: [{ kind: "chunks", count: CHUNKS, text: "y".repeat(CHUNK_TEXT) }],
+      }),
+    );
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -32,19 +40,44 @@ describe("prp run's memory does not grow with the run", () => {
     const eventsFile = join(dir, "events.ndjson");
     const out = openSync(eventsFile, "w");
     const agent = `${process.execPath} ${join(packageRoot(), "dist/src/harness/acp/test-agent-process.js")} --scenario ${scenario}`;
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp.js"), "run", "--json", "--agent", agent, "--prompt", "x", "--run-id", "run_long", "--out", dir, "--agent-cwd", dir], {
-      env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MB}` }, stdio: ["ignore", out, "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(packageRoot(), "bin/prp.js"),
+        "run",
+        "--json",
+        "--agent",
+        agent,
+        "--prompt",
+        "x",
+        "--run-id",
+        "run_long",
+        "--out",
+        dir,
+        "--agent-cwd",
+        dir,
+      ],
+      {
+        env: { ...process.env, NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MB}` },
+        stdio: ["ignore", out, "pipe"],
+      },
+    );
     closeSync(out);
     let stderr = "";
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()).length > 100_000 && (stderr = stderr.slice(-50_000)));
+    child.stderr!.on(
+      "data",
+      (chunk: Buffer) => (stderr += chunk.toString()).length > 100_000 && (stderr = stderr.slice(-50_000)),
+    );
     let exit: number | null | undefined;
     child.on("exit", (code) => (exit = code));
     // The resident high-water mark, sampled from /proc while it runs: reported, for a person to compare.
     let hwmKb = 0;
     const sample = setInterval(() => {
       try {
-        hwmKb = Math.max(hwmKb, Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0));
+        hwmKb = Math.max(
+          hwmKb,
+          Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0),
+        );
       } catch {
         // gone between two samples
       }
@@ -56,17 +89,43 @@ describe("prp run's memory does not grow with the run", () => {
       if (exit === undefined) child.kill("SIGKILL");
     }
     const streamed = statSync(eventsFile).size;
-    t.diagnostic(`events streamed: ${streamed} bytes; controller VmHWM ${hwmKb} kB under --max-old-space-size=${HEAP_CAP_MB}`);
+    t.diagnostic(
+      `events streamed: ${streamed} bytes; controller VmHWM ${hwmKb} kB under --max-old-space-size=${HEAP_CAP_MB}`,
+    );
     assert.equal(exit, 0, stderr.slice(-2_000));
     assert.ok(streamed > 40 * 1024 * 1024, `the run's events (${streamed} bytes) are more than the heap could hold`);
     const bundle = JSON.parse(readFileSync(join(dir, "runs", "run_long", "native-execution.json"), "utf8"));
     assert.ok(bundle.events.length > CHUNKS, `the bundle has every event (${bundle.events.length})`);
     assert.equal(bundle.transcript.eventCount, bundle.events.length);
-    const validate = spawnSync(process.execPath, [join(packageRoot(), "bin/prp.js"), "validate", "--verify-files", "--max-bytes", String(256 * 1024 * 1024), join(dir, "runs", "run_long", "native-execution.json")], { encoding: "utf8", timeout: 120_000 });
+    const validate = spawnSync(
+      process.execPath,
+      [
+        join(packageRoot(), "bin/prp.js"),
+        "validate",
+        "--verify-files",
+        "--max-bytes",
+        String(256 * 1024 * 1024),
+        join(dir, "runs", "run_long", "native-execution.json"),
+      ],
+      { encoding: "utf8", timeout: 120_000 },
+    );
     assert.equal(validate.status, 0, validate.stdout + validate.stderr);
 
     // The bound is one that keeping every event breaks: a reader that does dies under the same cap.
-    const holder = spawnSync(process.execPath, [`--max-old-space-size=${HEAP_CAP_MB}`, "-e", "const kept = []; for (const l of require('fs').readFileSync(process.argv[1], 'latin1').split('\\n')) if (l) kept.push(JSON.parse(l)); console.log(kept.length)", eventsFile], { encoding: "utf8", timeout: 120_000 });
-    assert.notEqual(holder.status, 0, `a reader that keeps every event must not fit in ${HEAP_CAP_MB} MB (it printed ${holder.stdout.trim()})`);
+    const holder = spawnSync(
+      process.execPath,
+      [
+        `--max-old-space-size=${HEAP_CAP_MB}`,
+        "-e",
+        "const kept = []; for (const l of require('fs').readFileSync(process.argv[1], 'latin1').split('\\n')) if (l) kept.push(JSON.parse(l)); console.log(kept.length)",
+        eventsFile,
+      ],
+      { encoding: "utf8", timeout: 120_000 },
+    );
+    assert.notEqual(
+      holder.status,
+      0,
+      `a reader that keeps every event must not fit in ${HEAP_CAP_MB} MB (it printed ${holder.stdout.trim()})`,
+    );
   });
 });

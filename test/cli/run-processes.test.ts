@@ -20,7 +20,11 @@ describe("liveRunProcesses finds what a run left running, through /proc", () => 
   const started: ChildProcess[] = [];
   const sleeper = (options: { cwd?: string; detached?: boolean; argv0?: string[] } = {}) => {
     const child = options.argv0
-      ? spawn("/bin/sh", ["-c", "sleep 60; exit 0", ...options.argv0], { cwd: options.cwd ?? "/", detached: options.detached ?? false, stdio: "ignore" })
+      ? spawn("/bin/sh", ["-c", "sleep 60; exit 0", ...options.argv0], {
+          cwd: options.cwd ?? "/",
+          detached: options.detached ?? false,
+          stdio: "ignore",
+        })
       : spawn("sleep", ["60"], { cwd: options.cwd ?? "/", detached: options.detached ?? false, stdio: "ignore" });
     started.push(child);
     return child.pid!;
@@ -55,7 +59,11 @@ describe("liveRunProcesses finds what a run left running, through /proc", () => 
     const strangersGuard = sleeper({ argv0: [ORPHAN_GUARD_NAME, "12345"] });
     await until(() => [leader, guard, strangersGuard].every(isLive), "the sleepers started");
     const scope = { dir, runnerPids: [owner], groups: [leader] };
-    assert.deepEqual(liveRunProcesses(scope).sort(), [`${leader} sleep 60`, `${guard} /bin/sh -c sleep 60; exit 0 ${ORPHAN_GUARD_NAME} ${owner}`].sort(), `not another owner's guard (${strangersGuard})`);
+    assert.deepEqual(
+      liveRunProcesses(scope).sort(),
+      [`${leader} sleep 60`, `${guard} /bin/sh -c sleep 60; exit 0 ${ORPHAN_GUARD_NAME} ${owner}`].sort(),
+      `not another owner's guard (${strangersGuard})`,
+    );
   });
 
   it("runSurvivors waits, bounded, for the run's processes to end, and reports none once they have", async () => {
@@ -65,6 +73,10 @@ describe("liveRunProcesses finds what a run left running, through /proc", () => 
     assert.deepEqual(await runSurvivors({ dir, runnerPids: [], groups: [] }, 5_000), []);
     const stays = sleeper({ cwd: dir });
     await until(() => isLive(stays), "the sleeper started");
-    assert.deepEqual(await runSurvivors({ dir, runnerPids: [], groups: [] }, 100), [`${stays} sleep 60`], "past the wait, a survivor is reported");
+    assert.deepEqual(
+      await runSurvivors({ dir, runnerPids: [], groups: [] }, 100),
+      [`${stays} sleep 60`],
+      "past the wait, a survivor is reported",
+    );
   });
 });

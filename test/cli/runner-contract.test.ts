@@ -17,11 +17,22 @@ after(() => trees.cleanup());
 
 const OURS = buildContractDigest();
 /** A runner build whose contract adds an optional member to the result's open object: compatible both ways. */
-const additive = installCopy(trees, (root) => editJson(root, "protocol/schemas/result.schema.json", (j) => { j.properties.reviewer = { type: "string" }; }));
+const additive = installCopy(trees, (root) =>
+  editJson(root, "protocol/schemas/result.schema.json", (j) => {
+    j.properties.reviewer = { type: "string" };
+  }),
+);
 /** A runner build whose contract adds a disposition: new authority documents an old runner would refuse. */
-const breaking = installCopy(trees, (root) => editJson(root, "protocol/schemas/terminal.schema.json", (j) => { j.properties.reportedWorkDisposition.enum.push("deferred"); }));
+const breaking = installCopy(trees, (root) =>
+  editJson(root, "protocol/schemas/terminal.schema.json", (j) => {
+    j.properties.reportedWorkDisposition.enum.push("deferred");
+  }),
+);
 const runnerdOf = (root: string) => join(root, "bin/prp-runnerd.js");
-const metadata = (root: string) => JSON.parse(spawnSync(process.execPath, [runnerdOf(root), "--build-metadata"], { encoding: "utf8", timeout: 30_000 }).stdout);
+const metadata = (root: string) =>
+  JSON.parse(
+    spawnSync(process.execPath, [runnerdOf(root), "--build-metadata"], { encoding: "utf8", timeout: 30_000 }).stdout,
+  );
 
 function demo(args: string[]) {
   const out = mkdtempSync(join(tmpdir(), "prp-contract-demo-"));
@@ -55,7 +66,12 @@ describe("runner compatibility at the handshake", () => {
     const { run, out } = demo(["--runnerd", runnerdOf(additive)]);
     assert.equal(run.status, 1, run.stdout);
     const theirs = metadata(additive).contractDigest;
-    assert.ok(run.stderr.includes(`contract_mismatch: runner built for contract ${theirs}, this control plane speaks ${OURS}: upgrade the runner image`), run.stderr);
+    assert.ok(
+      run.stderr.includes(
+        `contract_mismatch: runner built for contract ${theirs}, this control plane speaks ${OURS}: upgrade the runner image`,
+      ),
+      run.stderr,
+    );
     assert.match(run.stderr, /the runner exited \(7\)/);
     assert.match(run.stderr, /prp-runnerd: contract_mismatch: .*the ticket is unspent/);
     const runId = /(run_[0-9a-z_]+)/.exec(run.stderr)![1]!;
@@ -75,11 +91,28 @@ describe("runner compatibility at the handshake", () => {
       const exported = runPrp(["contract", "export", root, "--out", archive]);
       assert.equal(exported.status, 0, exported.stderr);
     }
-    const ok = demo(["--runnerd", runnerdOf(additive), "--runner-contract", "compatible", "--contract-archive", archive]).run;
+    const ok = demo([
+      "--runnerd",
+      runnerdOf(additive),
+      "--runner-contract",
+      "compatible",
+      "--contract-archive",
+      archive,
+    ]).run;
     assert.equal(ok.status, 0, ok.stderr);
-    const refused = demo(["--runnerd", runnerdOf(breaking), "--runner-contract", "compatible", "--contract-archive", archive]).run;
+    const refused = demo([
+      "--runnerd",
+      runnerdOf(breaking),
+      "--runner-contract",
+      "compatible",
+      "--contract-archive",
+      archive,
+    ]).run;
     assert.equal(refused.status, 1);
-    assert.match(refused.stderr, /contract_mismatch: runner built for contract sha256:[0-9a-f]{64}, this control plane speaks .*upgrade the runner image \(1 breaking change, first: enum_value_removed at https:\/\/paperclip.dev\/schemas\/prp\/v1\/terminal.schema.json#\/properties\/reportedWorkDisposition\/enum/);
+    assert.match(
+      refused.stderr,
+      /contract_mismatch: runner built for contract sha256:[0-9a-f]{64}, this control plane speaks .*upgrade the runner image \(1 breaking change, first: enum_value_removed at https:\/\/paperclip.dev\/schemas\/prp\/v1\/terminal.schema.json#\/properties\/reportedWorkDisposition\/enum/,
+    );
   });
 
   it("under compatible, refuses a contract it has no archive for", () => {

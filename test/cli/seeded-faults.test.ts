@@ -10,7 +10,10 @@ describe("seeded fault runs", () => {
     const zero = seededRandom(0);
     assert.equal(zero.int(0, 999), 266);
     const r = seededRandom(42);
-    assert.deepEqual([1, 2, 3, 4, 5, 6].map(() => r.int(0, 999)), [601, 448, 852, 669, 174, 526]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6].map(() => r.int(0, 999)),
+      [601, 448, 852, 669, 174, 526],
+    );
   });
 
   it("int stays within its bounds, both included, and reaches both", () => {
@@ -22,9 +25,14 @@ describe("seeded fault runs", () => {
   it("the same seed chooses the same kill point; runner-restart's seeds reach every kind of point", () => {
     const chosen = (name: string, seed: number) => FAULTS[name]!.plan({ random: seededRandom(seed) }).chosen;
     for (const name of ["runner-restart", "crash-after-commit", "crash-after-journal"]) {
-      for (let seed = 0; seed < 20; seed++) assert.equal(chosen(name, seed), chosen(name, seed), `${name} seed ${seed}`);
+      for (let seed = 0; seed < 20; seed++)
+        assert.equal(chosen(name, seed), chosen(name, seed), `${name} seed ${seed}`);
     }
-    const kinds = new Set(Array.from({ length: 50 }, (_, seed) => FAULTS["runner-restart"]!.plan({ random: seededRandom(seed) })).map((p) => (p.crashAt ?? "external:").split(":")[0]));
+    const kinds = new Set(
+      Array.from({ length: 50 }, (_, seed) => FAULTS["runner-restart"]!.plan({ random: seededRandom(seed) })).map(
+        (p) => (p.crashAt ?? "external:").split(":")[0],
+      ),
+    );
     assert.deepEqual([...kinds].sort(), [...KILL_KINDS].sort());
   });
 

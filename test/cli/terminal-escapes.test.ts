@@ -20,11 +20,20 @@ function writeAttackScenario(dir: string): string {
   const update = (u: Record<string, unknown>) => ({ kind: "update", update: u });
   const toolCall = { toolCallId: "call_1", title: `title ${ATTACK}`, kind: "read" };
   const scenario = {
-    schema: "prp_kit.acp_test_agent.scenario.v1", name: "terminal-escapes", description: "escape sequences in every text the CLI shows",
+    schema: "prp_kit.acp_test_agent.scenario.v1",
+    name: "terminal-escapes",
+    description: "escape sequences in every text the CLI shows",
     steps: [
       update({ sessionUpdate: "plan", entries: [{ content: `plan ${ATTACK}`, priority: "high", status: "pending" }] }),
       update({ sessionUpdate: "tool_call", ...toolCall, status: "pending" }),
-      { kind: "permission", toolCall, options: [{ optionId: "allow", name: `allow ${ATTACK}`, kind: "allow_once" }, { optionId: "reject", name: "Reject", kind: "reject_once" }] },
+      {
+        kind: "permission",
+        toolCall,
+        options: [
+          { optionId: "allow", name: `allow ${ATTACK}`, kind: "allow_once" },
+          { optionId: "reject", name: "Reject", kind: "reject_once" },
+        ],
+      },
       update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `message ${ATTACK}` } }),
     ],
   };
@@ -36,16 +45,29 @@ function writeAttackScenario(dir: string): string {
 /** The output holds no raw control character, shows the attack visibly, and no line of it starts like the CLI's own verdict. */
 function assertNeutral(output: string, what: string) {
   const raw = RAW_CONTROL.exec(output);
-  assert.equal(raw, null, `${what} printed a raw control character U+${raw?.[0].codePointAt(0)!.toString(16).padStart(4, "0")}:\n${JSON.stringify(output)}`);
+  assert.equal(
+    raw,
+    null,
+    `${what} printed a raw control character U+${raw?.[0].codePointAt(0)!.toString(16).padStart(4, "0")}:\n${JSON.stringify(output)}`,
+  );
   assert.match(output, /\\x1b\]0;pwned\\x07/, `${what} shows the escape sequence visibly`);
-  assert.ok(!output.split("\n").some((line) => line.startsWith("Run succeeded")), `${what} let the agent start a line of its own:\n${output}`);
+  assert.ok(
+    !output.split("\n").some((line) => line.startsWith("Run succeeded")),
+    `${what} let the agent start a line of its own:\n${output}`,
+  );
 }
 
 /** JSON lines with no raw control character, whose values still carry the attack unchanged. */
 function assertJsonLines(output: string, what: string) {
   assert.equal(RAW_CONTROL.exec(output), null, `${what} printed a raw control character`);
-  const lines = output.trim().split("\n").map((line) => JSON.parse(line) as unknown);
-  assert.ok(lines.some((value) => JSON.stringify(value).includes(JSON.stringify(ATTACK).slice(1, -1))), `${what}: the attack's text survives as a value`);
+  const lines = output
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as unknown);
+  assert.ok(
+    lines.some((value) => JSON.stringify(value).includes(JSON.stringify(ATTACK).slice(1, -1))),
+    `${what}: the attack's text survives as a value`,
+  );
 }
 
 describe("text an agent controls never reaches a terminal raw", () => {
@@ -59,12 +81,17 @@ describe("text an agent controls never reaches a terminal raw", () => {
 
   it("prp run --agent: the live view, and the record in --json and through prp replay", () => {
     const out = join(dir, "run");
-    const human = runPrp(["run", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out], { cwd: dir });
+    const human = runPrp(["run", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out], {
+      cwd: dir,
+    });
     assert.equal(human.status, 0, human.stderr);
     assert.match(human.stdout, /answer {3}.*message \\x1b/, "the agent's message is shown, escaped");
     assertNeutral(human.stdout + human.stderr, "prp run");
 
-    const json = runPrp(["run", "--json", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out], { cwd: dir });
+    const json = runPrp(
+      ["run", "--json", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out],
+      { cwd: dir },
+    );
     assert.equal(json.status, 0, json.stderr);
     assertJsonLines(json.stdout, "prp run --json");
 
@@ -75,13 +102,18 @@ describe("text an agent controls never reaches a terminal raw", () => {
     assertNeutral(replay.stdout, "prp replay");
     const replayJson = runPrp(["replay", "--json", "--events", events]);
     assert.equal(RAW_CONTROL.exec(replayJson.stdout), null, "prp replay --json printed a raw control character");
-    assert.ok(JSON.stringify(JSON.parse(replayJson.stdout)).includes(JSON.stringify(ATTACK).slice(1, -1)), "prp replay --json keeps the value");
+    assert.ok(
+      JSON.stringify(JSON.parse(replayJson.stdout)).includes(JSON.stringify(ATTACK).slice(1, -1)),
+      "prp replay --json keeps the value",
+    );
   });
 
   it("prp demo --agent, then prp events on its store, in lines and in --json", () => {
     const out = join(dir, "demo");
     mkdirSync(out, { recursive: true });
-    const demo = runPrp(["demo", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out], { cwd: dir });
+    const demo = runPrp(["demo", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out], {
+      cwd: dir,
+    });
     assert.equal(demo.status, 0, demo.stderr);
     assertNeutral(demo.stdout + demo.stderr, "prp demo");
     const command = /prp events (--store \S+ --server-key-file \S+ --run \S+)/.exec(demo.stdout);

@@ -5,14 +5,26 @@ import { describe, it } from "node:test";
 import { packageRoot } from "../../src/contract/package-root.js";
 import { runPrp } from "./run-cli.js";
 
-const runnerd = (args: string[]) => spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...args], { encoding: "utf8", timeout: 60_000 });
+const runnerd = (args: string[]) =>
+  spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...args], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
 
 describe("a command line the CLI cannot use exits 2, with the reason and a pointer to --help", () => {
   const usage: Array<[string, string[], RegExp]> = [
     ["an unknown command", ["nosuch"], /unknown command 'nosuch'/],
     ["an unknown option", ["run", "--bogus"], /unknown option '--bogus'/],
-    ["a refused option value", ["run", "--script", "happy-path", "--harness-ready-ms", "0"], /--harness-ready-ms <n>' argument '0' is invalid/],
-    ["a protocol version out of range, two commands deep", ["authority", "run", "create", "--protocol-version", "4", "--store", "sqlite:unused"], /expected a protocol version in 1-3/],
+    [
+      "a refused option value",
+      ["run", "--script", "happy-path", "--harness-ready-ms", "0"],
+      /--harness-ready-ms <n>' argument '0' is invalid/,
+    ],
+    [
+      "a protocol version out of range, two commands deep",
+      ["authority", "run", "create", "--protocol-version", "4", "--store", "sqlite:unused"],
+      /expected a protocol version in 1-3/,
+    ],
     ["a missing argument", ["authority", "ticket", "--store", "sqlite:unused"], /missing required argument/],
     ["a command group without its subcommand", ["authority"], /Usage: prp authority/],
   ];
@@ -34,7 +46,8 @@ describe("a command line the CLI cannot use exits 2, with the reason and a point
   });
 
   it("help and version still exit 0", () => {
-    for (const args of [["--help"], ["-V"], ["run", "--help"], ["authority", "run", "--help"]]) assert.equal(runPrp(args).status, 0, `prp ${args.join(" ")}`);
+    for (const args of [["--help"], ["-V"], ["run", "--help"], ["authority", "run", "--help"]])
+      assert.equal(runPrp(args).status, 0, `prp ${args.join(" ")}`);
     assert.equal(runnerd(["--help"]).status, 0);
   });
 });

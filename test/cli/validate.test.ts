@@ -31,7 +31,10 @@ describe("prp validate", () => {
     const bad = file("bad.json", json(command(1, { schema: "paperclip.prp.command.v4" })));
     const run = runPrp(["validate", bad]);
     assert.equal(run.status, 1);
-    assert.match(run.stdout, /^rejected {2}unsupported_required_schema at \/schema: schema "paperclip\.prp\.command\.v4" is not a schema this contract implements {2}.*bad\.json {2}\(unexpected\)\n$/);
+    assert.match(
+      run.stdout,
+      /^rejected {2}unsupported_required_schema at \/schema: schema "paperclip\.prp\.command\.v4" is not a schema this contract implements {2}.*bad\.json {2}\(unexpected\)\n$/,
+    );
   });
 
   it("--expect reject inverts the verdict that counts as success", () => {
@@ -45,7 +48,10 @@ describe("prp validate", () => {
     const bad = file("trunc.json", json(command(3)).slice(0, 20));
     const run = runPrp(["validate", "--json", good, bad]);
     assert.equal(run.status, 1);
-    const lines = run.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = run.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     assert.deepEqual(lines[0], { file: good, ok: true, kind: "command", code: null, path: null, message: null });
     assert.equal(lines[1].ok, false);
     assert.equal(lines[1].code, "invalid_json");
@@ -59,8 +65,13 @@ describe("prp validate", () => {
     assert.equal(run.stdout, `ok  native-execution  ${upstream}\n`);
     const bundle = JSON.parse(readFileSync(upstream, "utf8"));
     bundle.events[1].payload.semantic_tool.operationReceiptId = 42;
-    const bad = JSON.parse(runPrp(["validate", "--json", "--verify-files", file("receipt-id-number.json", json(bundle))]).stdout);
-    assert.deepEqual([bad.ok, bad.code, bad.path], [false, "schema_validation", "/events/1/payload/semantic_tool/operationReceiptId"]);
+    const bad = JSON.parse(
+      runPrp(["validate", "--json", "--verify-files", file("receipt-id-number.json", json(bundle))]).stdout,
+    );
+    assert.deepEqual(
+      [bad.ok, bad.code, bad.path],
+      [false, "schema_validation", "/events/1/payload/semantic_tool/operationReceiptId"],
+    );
   });
 
   it("reports an unreadable file as rejected instead of crashing", () => {
@@ -90,7 +101,19 @@ describe("prp validate", () => {
   describe("a bundle's events are one run's record (the binding rules)", () => {
     let good: { path: string; bundle: any };
     before(() => {
-      const run = runPrp(["run", "--json", "--script", "happy-path", "--delay-ms", "0", "--run-id", "run_bound", "--out", dir, ...PATIENT_HARNESS]);
+      const run = runPrp([
+        "run",
+        "--json",
+        "--script",
+        "happy-path",
+        "--delay-ms",
+        "0",
+        "--run-id",
+        "run_bound",
+        "--out",
+        dir,
+        ...PATIENT_HARNESS,
+      ]);
       assert.equal(run.status, 0, run.stderr);
       const path = join(dir, "runs", "run_bound", "native-execution.json");
       good = { path, bundle: JSON.parse(readFileSync(path, "utf8")) };
@@ -106,27 +129,76 @@ describe("prp validate", () => {
       const run = runPrp(["validate", "--verify-files", good.path]);
       assert.equal(run.status, 0, run.stdout);
       assert.ok(good.bundle.events.length > 3, "a run with events to alter");
-      assert.equal(readFileSync(good.path, "utf8"), `${JSON.stringify(good.bundle)}\n`, "written as it grew, the bundle is still the bytes of JSON.stringify of the whole");
+      assert.equal(
+        readFileSync(good.path, "utf8"),
+        `${JSON.stringify(good.bundle)}\n`,
+        "written as it grew, the bundle is still the bytes of JSON.stringify of the whole",
+      );
     });
 
     const cases: Array<[string, (b: any) => void, string, () => string]> = [
       ["an event deleted", (b) => b.events.splice(2, 1), "sequence_gap", () => "/events/2/sourceSeq"],
       ["the first event deleted", (b) => b.events.splice(0, 1), "sequence_gap", () => "/events/0/sourceSeq"],
       ["the terminal deleted", (b) => b.events.pop(), "missing_terminal", () => `/events/${lastIndex()}`],
-      ["an event repeated", (b) => b.events.splice(3, 0, structuredClone(b.events[2])), "duplicate_event_id", () => "/events/3/sourceEventId"],
-      ["an id reused with other content", (b) => {
-        const forged = structuredClone(b.events[2]);
-        forged.sourceSeq = b.events.length; // a new number, so only the id gives it away
-        forged.payload = { ...forged.payload, forged: true };
-        b.events.splice(lastIndex(), 0, forged);
-        b.events.at(-1).sourceSeq = b.events.length;
-      }, "duplicate_event_id", () => `/events/${lastIndex()}/sourceEventId`],
-      ["a second terminal", (b) => b.events.push({ ...structuredClone(b.events.at(-1)), sourceSeq: b.events.length + 1, sourceEventId: "event_run_bound_forged" }), "second_terminal", () => `/events/${lastIndex() + 1}`],
-      ["a terminal that differs from the bundle's", (b) => (b.terminal.runTerminalState = b.terminal.runTerminalState === "succeeded" ? "failed" : "succeeded"), "terminal_mismatch", () => "/terminal"],
-      ["a gap in the sequence", (b) => b.events.slice(4).forEach((e: any) => (e.sourceSeq += 1)), "sequence_gap", () => "/events/4/sourceSeq"],
-      ["an event after the terminal", (b) => b.events.push({ ...structuredClone(b.events[1]), sourceSeq: b.events.length + 1, sourceEventId: "event_run_bound_late" }), "event_after_terminal", () => `/events/${lastIndex() + 1}`],
+      [
+        "an event repeated",
+        (b) => b.events.splice(3, 0, structuredClone(b.events[2])),
+        "duplicate_event_id",
+        () => "/events/3/sourceEventId",
+      ],
+      [
+        "an id reused with other content",
+        (b) => {
+          const forged = structuredClone(b.events[2]);
+          forged.sourceSeq = b.events.length; // a new number, so only the id gives it away
+          forged.payload = { ...forged.payload, forged: true };
+          b.events.splice(lastIndex(), 0, forged);
+          b.events.at(-1).sourceSeq = b.events.length;
+        },
+        "duplicate_event_id",
+        () => `/events/${lastIndex()}/sourceEventId`,
+      ],
+      [
+        "a second terminal",
+        (b) =>
+          b.events.push({
+            ...structuredClone(b.events.at(-1)),
+            sourceSeq: b.events.length + 1,
+            sourceEventId: "event_run_bound_forged",
+          }),
+        "second_terminal",
+        () => `/events/${lastIndex() + 1}`,
+      ],
+      [
+        "a terminal that differs from the bundle's",
+        (b) => (b.terminal.runTerminalState = b.terminal.runTerminalState === "succeeded" ? "failed" : "succeeded"),
+        "terminal_mismatch",
+        () => "/terminal",
+      ],
+      [
+        "a gap in the sequence",
+        (b) => b.events.slice(4).forEach((e: any) => (e.sourceSeq += 1)),
+        "sequence_gap",
+        () => "/events/4/sourceSeq",
+      ],
+      [
+        "an event after the terminal",
+        (b) =>
+          b.events.push({
+            ...structuredClone(b.events[1]),
+            sourceSeq: b.events.length + 1,
+            sourceEventId: "event_run_bound_late",
+          }),
+        "event_after_terminal",
+        () => `/events/${lastIndex() + 1}`,
+      ],
       ["another run's event", (b) => (b.events[1].runId = "run_other"), "run_mismatch", () => "/events/1/runId"],
-      ["another session's event", (b) => (b.events[1].normalizedSessionId = "session_other"), "session_mismatch", () => "/events/1/normalizedSessionId"],
+      [
+        "another session's event",
+        (b) => (b.events[1].normalizedSessionId = "session_other"),
+        "session_mismatch",
+        () => "/events/1/normalizedSessionId",
+      ],
     ];
     for (const [name, alter, code, path] of cases) {
       it(`refuses ${name}: ${code} at the event, with a message`, () => {
@@ -139,9 +211,10 @@ describe("prp validate", () => {
     it("tells an identical repeat from a forged one in its message", () => {
       const same = verdictOf("repeat-same", (b) => b.events.splice(3, 0, structuredClone(b.events[2])));
       assert.match(same.message, /repeats an earlier event exactly/);
-      const other = verdictOf("repeat-other", (b) => b.events.splice(3, 0, { ...structuredClone(b.events[2]), payload: { forged: true } }));
+      const other = verdictOf("repeat-other", (b) =>
+        b.events.splice(3, 0, { ...structuredClone(b.events[2]), payload: { forged: true } }),
+      );
       assert.match(other.message, /different content: a forgery/);
     });
   });
 });
-

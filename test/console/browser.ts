@@ -22,7 +22,14 @@ export const PRP_CHROMIUM = process.env.PRP_CHROMIUM || undefined;
  * persistent contexts while --disable-web-security and the site-isolation switches would void
  * the tests that another origin cannot frame or call the console.
  */
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 export interface Browser {
   context: BrowserContext;
@@ -35,7 +42,13 @@ export async function launchChromium(): Promise<Browser> {
   const { executablePath, env } = await chromiumBinary();
   const profile = mkdtempSync(join(tmpdir(), "prp-chromium-"));
   // A persistent context is how Playwright takes a --user-data-dir of our choosing: a fresh one.
-  const context = await chromium.launchPersistentContext(profile, { executablePath, env, headless: true, args: FLAGS, viewport: { width: 1280, height: 900 } });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    env,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 900 },
+  });
   return {
     context,
     close: async () => {
@@ -58,7 +71,10 @@ interface ChromiumBinary {
  */
 async function chromiumBinary(): Promise<ChromiumBinary> {
   if (PRP_CHROMIUM !== undefined) {
-    if (!existsSync(PRP_CHROMIUM)) throw new Error(`PRP_CHROMIUM is ${PRP_CHROMIUM}, which does not exist: unset it to use the Chromium of @sparticuz/chromium, or point it at a Chromium binary`);
+    if (!existsSync(PRP_CHROMIUM))
+      throw new Error(
+        `PRP_CHROMIUM is ${PRP_CHROMIUM}, which does not exist: unset it to use the Chromium of @sparticuz/chromium, or point it at a Chromium binary`,
+      );
     return { executablePath: PRP_CHROMIUM };
   }
   const dir = await unpackedChromium();
@@ -96,9 +112,12 @@ async function unpackedChromium(): Promise<string> {
     // In a child, so that neither variable reaches this process; AWS_LAMBDA_JS_RUNTIME is how the
     // package is told to unpack its Amazon Linux libraries (al2023/lib) too.
     const script = `const { default: chromium } = await import(${JSON.stringify(entry)}); await chromium.executablePath();`;
-    await execFileAsync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, TMPDIR: staging, AWS_LAMBDA_JS_RUNTIME: "nodejs20.x" } });
+    await execFileAsync(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, TMPDIR: staging, AWS_LAMBDA_JS_RUNTIME: "nodejs20.x" },
+    });
     for (const file of ["chromium", join("al2023", "lib", "libnss3.so"), join("fonts", "fonts.conf")]) {
-      if (!existsSync(join(staging, file))) throw new Error(`@sparticuz/chromium ${version} unpacked no ${file} into ${staging}`);
+      if (!existsSync(join(staging, file)))
+        throw new Error(`@sparticuz/chromium ${version} unpacked no ${file} into ${staging}`);
     }
     // Its fonts.conf names /tmp/fonts; this one names the folder's own, where it will be renamed to.
     writeFileSync(join(staging, "fonts", "fonts.conf"), fontsConf(join(dir, "fonts")));

@@ -23,18 +23,26 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
   const startRun = (script: string) => live.startRun(script);
   it("the API refuses a request without the token in its header (401); the page takes the token from its URL into this tab, and no cookie", async () => {
     for (const path of ["/api/runs", "/api/runs/stream", `/api/runs?token=${live.console.token}`]) {
-      const res = await fetch(`${live.console.base}${path}`, { headers: { cookie: `prp_console_token=${live.console.token}` } });
+      const res = await fetch(`${live.console.base}${path}`, {
+        headers: { cookie: `prp_console_token=${live.console.token}` },
+      });
       assert.equal(res.status, 401, `${path} without the token in Authorization`);
       assert.equal(((await res.json()) as { error: { code: string } }).error.code, "token_missing");
     }
     assert.equal((await fetch(`${live.console.base}/`)).status, 200, "the page's files hold no data: served to anyone");
     const page = await live.watched();
     await page.goto(`${live.console.base}/`);
-    await page.getByTestId("token-missing").getByText(/open the URL that the console printed/).waitFor(WAIT);
+    await page
+      .getByTestId("token-missing")
+      .getByText(/open the URL that the console printed/)
+      .waitFor(WAIT);
     await page.goto(`${live.console.base}/?token=${"f".repeat(64)}`);
     const wrong = await postFromPage(page, "any", {});
     assert.deepEqual([wrong.status, wrong.body.error?.code], [401, "token_wrong"]);
-    await page.getByTestId("runs-refused").getByText(/401 token_wrong/).waitFor(WAIT);
+    await page
+      .getByTestId("runs-refused")
+      .getByText(/401 token_wrong/)
+      .waitFor(WAIT);
     const served = await page.goto(live.console.url);
     assert.equal(served?.status(), 200);
     await page.getByText(/No runs yet|Runs \(/).waitFor(WAIT);
@@ -64,7 +72,10 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
       const page = await live.browser.context.newPage();
       await page.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`);
       await page.waitForFunction("window.probed && window.framed", undefined, WAIT);
-      assert.ok(seen.some((r) => r.url === "/probe") && seen.some((r) => r.url === "/pixel"), JSON.stringify(seen.map((r) => r.url)));
+      assert.ok(
+        seen.some((r) => r.url === "/probe") && seen.some((r) => r.url === "/pixel"),
+        JSON.stringify(seen.map((r) => r.url)),
+      );
       for (const request of seen) {
         assert.equal(request.headers.cookie, undefined, `no cookie on ${request.url}`);
         assert.ok(!JSON.stringify(request).includes(live.console.token), `no token in ${request.url}`);
@@ -72,7 +83,9 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
       // The framed console is refused (frame-ancestors 'none', X-Frame-Options): an error page, not the console.
       const frame = page.frames().find((f) => f !== page.mainFrame());
       assert.ok(frame, "the iframe is there");
-      const shown = await frame.evaluate<string>('document.body?.innerText ?? ""').catch((err: Error) => `inaccessible: ${err.message}`);
+      const shown = await frame
+        .evaluate<string>('document.body?.innerText ?? ""')
+        .catch((err: Error) => `inaccessible: ${err.message}`);
       assert.doesNotMatch(shown, /PRP console|Runs \(|No runs yet/, "the console did not render in the frame");
       await page.close();
     } finally {
@@ -101,19 +114,36 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await permission.waitFor(WAIT);
     const before = committed(runId).length;
     await page.locator(`.timeline li[data-position="${before}"]`).waitFor(WAIT);
-    assert.deepEqual(await shownPositions(page), Array.from({ length: before }, (_, i) => i + 1), "the timeline so far, in order");
+    assert.deepEqual(
+      await shownPositions(page),
+      Array.from({ length: before }, (_, i) => i + 1),
+      "the timeline so far, in order",
+    );
 
     // Reload mid-run: the page resumes from the last position it saw.
     await page.reload();
     await permission.waitFor(WAIT);
     await page.locator(`.timeline li[data-position="${before}"]`).waitFor(WAIT);
-    assert.deepEqual(await shownPositions(page), Array.from({ length: before }, (_, i) => i + 1), "after the reload: the same events, once each");
+    assert.deepEqual(
+      await shownPositions(page),
+      Array.from({ length: before }, (_, i) => i + 1),
+      "after the reload: the same events, once each",
+    );
 
     // A malformed answer and an answer to a request nobody asked: typed refusals, nothing queued.
     const commandsBefore = admin(["authority", "runs", "--json"]) as { commands: number };
-    const malformed = await postFromPage(page, runId, { type: "request.resolve", payload: { requestId: "request_permission_1", resolution: { action: "maybe" } } });
-    assert.deepEqual([malformed.status, malformed.body.error?.code, malformed.body.error?.path], [400, "invalid_answer", "/payload/resolution/action"]);
-    const badChoice = await postFromPage(page, runId, { type: "request.resolve", payload: { requestId: "request_permission_1", resolution: { action: "accept", choice: "always" } } });
+    const malformed = await postFromPage(page, runId, {
+      type: "request.resolve",
+      payload: { requestId: "request_permission_1", resolution: { action: "maybe" } },
+    });
+    assert.deepEqual(
+      [malformed.status, malformed.body.error?.code, malformed.body.error?.path],
+      [400, "invalid_answer", "/payload/resolution/action"],
+    );
+    const badChoice = await postFromPage(page, runId, {
+      type: "request.resolve",
+      payload: { requestId: "request_permission_1", resolution: { action: "accept", choice: "always" } },
+    });
     assert.deepEqual([badChoice.status, badChoice.body.error?.code], [400, "invalid_answer"]);
     const notAllowed = await postFromPage(page, runId, { type: "runner.shutdown", payload: {} });
     assert.deepEqual([notAllowed.status, notAllowed.body.error?.code], [400, "command_not_allowed"]);
@@ -124,10 +154,19 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     assert.equal(await sendPermission.isDisabled(), true, "no choice is pre-selected: the answer waits for one");
     await permission.getByLabel("Allow").check();
     await permission.getByRole("button", { name: "Send answer" }).click();
-    await page.getByTestId("receipt").getByText(/Queued request\.resolve as command_prp_\d+/).waitFor(WAIT);
+    await page
+      .getByTestId("receipt")
+      .getByText(/Queued request\.resolve as command_prp_\d+/)
+      .waitFor(WAIT);
     // A second answer to the same request: refused by the server, whatever the page shows.
-    const second = await postFromPage(page, runId, { type: "request.resolve", payload: { requestId: "request_permission_1", resolution: { action: "accept", choice: "allow" } } });
-    assert.deepEqual([second.status, second.body.error?.code, second.body.error?.path], [409, "request_already_answered", "/payload/requestId"]);
+    const second = await postFromPage(page, runId, {
+      type: "request.resolve",
+      payload: { requestId: "request_permission_1", resolution: { action: "accept", choice: "allow" } },
+    });
+    assert.deepEqual(
+      [second.status, second.body.error?.code, second.body.error?.path],
+      [409, "request_already_answered", "/payload/requestId"],
+    );
 
     // The question, answered with text.
     const question = page.locator('form[data-request-id="request_input_1"]');
@@ -135,16 +174,30 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await question.getByLabel("Your answer").fill("main");
     await question.getByRole("button", { name: "Send answer" }).click();
 
-    await page.getByTestId("terminal").getByText(/completed \/ succeeded/).waitFor(WAIT);
+    await page
+      .getByTestId("terminal")
+      .getByText(/completed \/ succeeded/)
+      .waitFor(WAIT);
     assert.equal(await runner.exited(), 0, runner.stderr());
     const events = committed(runId);
     assert.deepEqual(judgeRun(events), { runTerminalState: "succeeded", problems: [] });
     const resolved = events.filter((e) => e.eventType === "runtime_request.resolved").map((e) => e.payload);
     assert.equal(resolved.length, 2, "both answers reached the harness");
     assert.match(JSON.stringify(resolved), /main/, "the typed answer is the one the harness got");
-    await until(async () => (await shownPositions(page)).length === events.length, `the timeline to show ${events.length} events`, 30_000);
-    assert.deepEqual(await shownPositions(page), events.map((e) => e.sourceSeq), "every committed event once, in order, across the reload");
-    assert.equal(await page.getByTestId("integrity").textContent(), "complete; 0 duplicate(s), 0 gap(s), 0 out of order");
+    await until(
+      async () => (await shownPositions(page)).length === events.length,
+      `the timeline to show ${events.length} events`,
+      30_000,
+    );
+    assert.deepEqual(
+      await shownPositions(page),
+      events.map((e) => e.sourceSeq),
+      "every committed event once, in order, across the reload",
+    );
+    assert.equal(
+      await page.getByTestId("integrity").textContent(),
+      "complete; 0 duplicate(s), 0 gap(s), 0 out of order",
+    );
 
     // The list, still never reloaded, shows the run's end.
     await row.getByText("succeeded").waitFor(WAIT);
@@ -152,16 +205,21 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
 
     // After the run ended: no buttons to press; a command sent anyway is refused typed, nothing queued.
     await page.getByTestId("ended-note").waitFor(WAIT);
-    for (const name of ["Interrupt the turn", "Cancel the run"]) assert.equal(await page.getByRole("button", { name }).count(), 0, `no "${name}" on an ended run`);
+    for (const name of ["Interrupt the turn", "Cancel the run"])
+      assert.equal(await page.getByRole("button", { name }).count(), 0, `no "${name}" on an ended run`);
     const commandsAtEnd = admin(["authority", "runs", "--json"]);
     const late = await postFromPage(page, runId, { type: "run.cancel", payload: {} });
     assert.deepEqual([late.status, late.body.error?.code], [409, "run_ended"]);
     assert.deepEqual(admin(["authority", "runs", "--json"]), commandsAtEnd);
-    if (process.env.PRP_CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.PRP_CONSOLE_SCREENSHOT, fullPage: true });
+    if (process.env.PRP_CONSOLE_SCREENSHOT)
+      await page.screenshot({ path: process.env.PRP_CONSOLE_SCREENSHOT, fullPage: true });
 
     // A run that does not exist: the page says so; the API refuses it typed.
     await page.goto(`${live.console.base}/#/run/run_does_not_exist`);
-    await page.getByTestId("page-error").getByText(/unknown_run/).waitFor(WAIT);
+    await page
+      .getByTestId("page-error")
+      .getByText(/unknown_run/)
+      .waitFor(WAIT);
     const unknown = await postFromPage(page, "run_does_not_exist", { type: "run.cancel", payload: {} });
     assert.deepEqual([unknown.status, unknown.body.error?.code], [404, "unknown_run"]);
     await page.close();
@@ -176,19 +234,34 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await page.goto(`${live.console.url}#/run/${runId}`);
     await page.locator(".items").getByText("compiling…").waitFor(WAIT);
     await page.getByRole("button", { name: "Interrupt the turn" }).click();
-    await page.getByTestId("receipt").getByText(/Queued turn\.interrupt/).waitFor(WAIT);
-    await page.getByTestId("terminal").getByText(/^interrupted \//).waitFor(WAIT);
+    await page
+      .getByTestId("receipt")
+      .getByText(/Queued turn\.interrupt/)
+      .waitFor(WAIT);
+    await page
+      .getByTestId("terminal")
+      .getByText(/^interrupted \//)
+      .waitFor(WAIT);
     await runner.exited();
     const events = committed(runId);
     assert.deepEqual(judgeRun(events).problems, []);
-    assert.ok(events.some((e) => e.eventType === "turn.interrupted"), events.map((e) => e.eventType).join(", "));
+    assert.ok(
+      events.some((e) => e.eventType === "turn.interrupted"),
+      events.map((e) => e.eventType).join(", "),
+    );
 
     // A link sends no header: the page fetches the file with the token and opens or saves it.
-    const [tab] = await Promise.all([live.browser.context.waitForEvent("page", WAIT), page.getByRole("link", { name: "notes.txt", exact: true }).click()]);
+    const [tab] = await Promise.all([
+      live.browser.context.waitForEvent("page", WAIT),
+      page.getByRole("link", { name: "notes.txt", exact: true }).click(),
+    ]);
     await tab.waitForURL(/^blob:/, WAIT);
     assert.equal(await tab.evaluate<string>("document.body.innerText"), "the bundle's own notes\n");
     await tab.close();
-    const [download] = await Promise.all([page.waitForEvent("download", WAIT), page.getByRole("link", { name: "Download notes.txt" }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent("download", WAIT),
+      page.getByRole("link", { name: "Download notes.txt" }).click(),
+    ]);
     assert.equal(download.suggestedFilename(), "notes.txt");
     assert.equal(readFileSync((await download.path())!, "utf8"), "the bundle's own notes\n");
     await page.close();

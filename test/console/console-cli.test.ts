@@ -16,7 +16,10 @@ import { PATIENT_HARNESS } from "../support/scripts.js";
 /** A GET or POST with the console's token, as the page sends it. */
 async function api<T>(c: ConsoleProcess, path: string, body?: unknown): Promise<{ status: number; value: T }> {
   const res = await fetch(`${c.base}${path}`, {
-    headers: { authorization: `Bearer ${c.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${c.token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     ...(body === undefined ? {} : { method: "POST", body: JSON.stringify(body) }),
   });
   return { status: res.status, value: (await res.json()) as T };
@@ -56,18 +59,32 @@ describe("prp console without a browser: replay files, the daemon's --console, t
     assert.equal(runs.value.runs.length, 1);
     const runId = runs.value.runs[0]!.runId;
     const events = await api<{ events: TimelineEvent[] }>(c, `/api/runs/${runId}/events`);
-    assert.deepEqual(events.value.events.map((e) => e.event), expected.events, "the file's events, in delivery order, repeats included");
+    assert.deepEqual(
+      events.value.events.map((e) => e.event),
+      expected.events,
+      "the file's events, in delivery order, repeats included",
+    );
     const last = await api<RunView>(c, `/api/runs/${runId}`);
     // The view carries the snapshot without its per-event lists (the timeline has those), items' text cut to its end.
     const { timeline: _timeline, processedEventIds: _processed, items, ...rest } = expected.snapshot;
     const { items: shownItems, ...shown } = last.value.session;
     assert.deepEqual(shown, rest, "the last step is prp replay's snapshot");
-    assert.deepEqual(shownItems.map(({ textLength: _n, ...item }) => item), items);
+    assert.deepEqual(
+      shownItems.map(({ textLength: _n, ...item }) => item),
+      items,
+    );
     assert.ok(last.value.session.duplicateEventIds.length > 0, "this fixture has a duplicate, and the page is told");
     const step1 = await api<RunView>(c, `/api/runs/${runId}?upto=1`);
     assert.equal(step1.value.position, 1);
-    assert.equal(step1.value.session.sourceCursors[Object.keys(step1.value.session.sourceCursors)[0]!], expected.events[0]!.sourceSeq, "the reduction of the first event only");
-    const refused = await api<{ error: { code: string } }>(c, `/api/runs/${runId}/commands`, { type: "run.cancel", payload: {} });
+    assert.equal(
+      step1.value.session.sourceCursors[Object.keys(step1.value.session.sourceCursors)[0]!],
+      expected.events[0]!.sourceSeq,
+      "the reduction of the first event only",
+    );
+    const refused = await api<{ error: { code: string } }>(c, `/api/runs/${runId}/commands`, {
+      type: "run.cancel",
+      payload: {},
+    });
     assert.deepEqual([refused.status, refused.value.error.code], [409, "replay_read_only"]);
   });
 
@@ -94,21 +111,36 @@ describe("prp console without a browser: replay files, the daemon's --console, t
     const daemon = await startDaemon([...store, "--console"]);
     const urlFile = join(storeDir, "console-url");
     try {
-      await until(() => daemon.stdout().includes("console: "), () => `the daemon to print its console's address: ${daemon.stdout()}`, 30_000);
-      const line = /^console: (http:\/\/127\.0\.0\.1:\d+\/) \(its URL with the access token is in (.+), readable by you only\)$/m.exec(daemon.stdout());
+      await until(
+        () => daemon.stdout().includes("console: "),
+        () => `the daemon to print its console's address: ${daemon.stdout()}`,
+        30_000,
+      );
+      const line =
+        /^console: (http:\/\/127\.0\.0\.1:\d+\/) \(its URL with the access token is in (.+), readable by you only\)$/m.exec(
+          daemon.stdout(),
+        );
       assert.ok(line, `the daemon printed its console's address and where its URL is: ${daemon.stdout()}`);
       assert.equal(line[2], urlFile);
       assert.equal(statSync(urlFile).mode & 0o777, 0o600);
       const url = readFileSync(urlFile, "utf8").trim();
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/);
       const token = new URL(url).searchParams.get("token")!;
-      const created = JSON.parse(runPrp(["authority", "run", "create", "--json", ...store]).stdout) as { runId: string };
+      const created = JSON.parse(runPrp(["authority", "run", "create", "--json", ...store]).stdout) as {
+        runId: string;
+      };
       const res = await fetch(`${new URL(url).origin}/api/runs`, { headers: { authorization: `Bearer ${token}` } });
-      assert.deepEqual(((await res.json()) as { runs: RunRow[] }).runs.map((r) => r.runId), [created.runId]);
+      assert.deepEqual(
+        ((await res.json()) as { runs: RunRow[] }).runs.map((r) => r.runId),
+        [created.runId],
+      );
       assert.equal((await fetch(`${new URL(url).origin}/api/runs`)).status, 401);
       daemon.kill("SIGTERM");
       assert.equal(await daemon.exited(), 0, daemon.stderr());
-      assert.ok(!daemon.stdout().includes(token) && !daemon.stderr().includes(token), "the token is in neither stdout nor stderr");
+      assert.ok(
+        !daemon.stdout().includes(token) && !daemon.stderr().includes(token),
+        "the token is in neither stdout nor stderr",
+      );
       assert.equal(existsSync(urlFile), false, "the URL file is removed when the daemon stops");
     } finally {
       daemon.kill("SIGKILL");
@@ -125,15 +157,27 @@ describe("prp console without a browser: replay files, the daemon's --console, t
     const c = await start(["demo", "--console", "--delay-ms", "0", "--out", join(dir, "watched"), ...PATIENT_HARNESS]);
     const runId = /#\/run\/(run_\w+)/.exec(c.stdout())?.[1];
     assert.ok(runId, c.stdout());
-    await until(() => c.stdout().includes("open until Ctrl-C"), () => `the demo to end its run: ${c.stdout()}`, 60_000);
+    await until(
+      () => c.stdout().includes("open until Ctrl-C"),
+      () => `the demo to end its run: ${c.stdout()}`,
+      60_000,
+    );
     const view = await api<RunView>(c, `/api/runs/${runId}`);
     // Whatever the run's end (a loaded machine can fail a fake harness's start), the page shows it as the store has it.
     assert.equal(view.value.run.state, view.value.session.terminal?.runTerminalState, JSON.stringify(view.value.run));
-    assert.ok(view.value.artifacts.some((a) => a.name === "native-execution.json"), JSON.stringify(view.value.artifacts));
-    const file = await fetch(`${c.base}/api/runs/${runId}/artifacts/transcript.ndjson`, { headers: { authorization: `Bearer ${c.token}` } });
+    assert.ok(
+      view.value.artifacts.some((a) => a.name === "native-execution.json"),
+      JSON.stringify(view.value.artifacts),
+    );
+    const file = await fetch(`${c.base}/api/runs/${runId}/artifacts/transcript.ndjson`, {
+      headers: { authorization: `Bearer ${c.token}` },
+    });
     assert.equal(file.status, 200);
     assert.equal((await file.text()).split("\n").filter((l) => l !== "").length, view.value.run.eventCount);
-    const outside = await api<{ error: { code: string } }>(c, `/api/runs/${runId}/artifacts/..%2F..%2Fauthority-server-key`);
+    const outside = await api<{ error: { code: string } }>(
+      c,
+      `/api/runs/${runId}/artifacts/..%2F..%2Fauthority-server-key`,
+    );
     assert.deepEqual([outside.status, outside.value.error.code], [404, "not_found"], "only the bundle's own files");
     c.kill("SIGINT");
     assert.equal(await c.exited(), 0, c.stderr());

@@ -35,7 +35,17 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
       const items = [];
       for (let seq = start; seq <= Math.min(to, start + 999); seq++) {
         const e = event(seq);
-        items.push({ runId: RUN, connectionId: connection, event: { sourceSeq: seq, sourceEventId: e.sourceEventId as string, eventType: e.eventType as string, priority: e.priority as number, envelope: JSON.stringify(e) } });
+        items.push({
+          runId: RUN,
+          connectionId: connection,
+          event: {
+            sourceSeq: seq,
+            sourceEventId: e.sourceEventId as string,
+            eventType: e.eventType as string,
+            priority: e.priority as number,
+            envelope: JSON.stringify(e),
+          },
+        });
       }
       for (const result of await a.store.commitEvents(items, Date.now())) unwrap(result);
     }
@@ -47,7 +57,12 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
     await withRun(a);
     connection = (await connect(a)).connectionId;
     await commit(1, TOTAL - 1);
-    server = await ConsoleServer.start({ source: new StoreSource(a.store, async () => {}), host: "127.0.0.1", port: 0, pollMs: 50 });
+    server = await ConsoleServer.start({
+      source: new StoreSource(a.store, async () => {}),
+      host: "127.0.0.1",
+      port: 0,
+      pollMs: 50,
+    });
     browser = await launchChromium();
   });
   after(async () => {
@@ -68,7 +83,8 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
     assert.ok((await rows()) <= MAX_SHOWN_ROWS, `the page holds a window of rows, not ${await rows()}`);
     const list = page.locator(".timeline ol");
     const fromBottom = () => list.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
-    const atBottom = () => until(async () => (await fromBottom()) <= 8, "the timeline to be scrolled to its newest row", WAIT.timeout);
+    const atBottom = () =>
+      until(async () => (await fromBottom()) <= 8, "the timeline to be scrolled to its newest row", WAIT.timeout);
     await atBottom();
 
     const committedAt = Date.now();
@@ -79,11 +95,18 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
     assert.ok(delay < MAX_FOLLOW_MS, `the newest event reached the page in ${delay} ms (bound ${MAX_FOLLOW_MS} ms)`);
     assert.ok((await fromBottom()) <= 8, "following: the newest row is in view");
     assert.ok((await rows()) <= MAX_SHOWN_ROWS, `still a window of rows: ${await rows()}`);
-    assert.deepEqual(await page.evaluate("Object.keys(sessionStorage)"), ["prp-console-token"], "no timeline in sessionStorage: the token alone");
+    assert.deepEqual(
+      await page.evaluate("Object.keys(sessionStorage)"),
+      ["prp-console-token"],
+      "no timeline in sessionStorage: the token alone",
+    );
 
     // The reader scrolls up: the page stops following, and new rows do not move what they read.
     await list.evaluate((el) => (el.scrollTop = 0));
-    await page.getByTestId("follow-state").getByText(/Paused/).waitFor(WAIT);
+    await page
+      .getByTestId("follow-state")
+      .getByText(/Paused/)
+      .waitFor(WAIT);
     await commit(TOTAL + 1, TOTAL + 10);
     await page.locator(`.timeline li[data-position="${TOTAL + 10}"]`).waitFor(WAIT);
     assert.equal(await list.evaluate((el) => el.scrollTop), 0, "not scrolled away from what the reader reads");
@@ -93,7 +116,11 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
     await page.getByRole("button", { name: "Show earlier events" }).click();
     await page.locator(`.timeline li[data-position="${firstShown - 200}"]`).waitFor(WAIT);
     const shown = await shownPositions(page);
-    assert.deepEqual(shown, Array.from({ length: shown.length }, (_, i) => firstShown - 200 + i), "contiguous, in order, once each");
+    assert.deepEqual(
+      shown,
+      Array.from({ length: shown.length }, (_, i) => firstShown - 200 + i),
+      "contiguous, in order, once each",
+    );
 
     // Following again: the newest row comes into view.
     await page.getByRole("button", { name: "Follow the newest" }).click();
@@ -112,10 +139,19 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
     const view = await book.view(RUN);
     assert.equal(view.position, TOTAL + 10);
     assert.equal(view.run.eventCount, TOTAL + 10);
-    assert.ok(book.heldEvents() <= TAIL_EVENTS && book.heldEvents() < TOTAL, `the book holds ${book.heldEvents()} events`);
-    assert.deepEqual((await book.eventsAfter(RUN, 100, 5)).map((e) => [e.position, e.event.sourceSeq]), [101, 102, 103, 104, 105].map((n) => [n, n]));
+    assert.ok(
+      book.heldEvents() <= TAIL_EVENTS && book.heldEvents() < TOTAL,
+      `the book holds ${book.heldEvents()} events`,
+    );
+    assert.deepEqual(
+      (await book.eventsAfter(RUN, 100, 5)).map((e) => [e.position, e.event.sourceSeq]),
+      [101, 102, 103, 104, 105].map((n) => [n, n]),
+    );
     // The item's text is the sum of 20,010 deltas; the view carries its end.
     const item = view.session.items[0]!;
-    assert.ok(item.textLength > item.text.length && item.text.endsWith(`delta ${TOTAL + 10}`), `${item.textLength} characters, ${item.text.length} shown`);
+    assert.ok(
+      item.textLength > item.text.length && item.text.endsWith(`delta ${TOTAL + 10}`),
+      `${item.textLength} characters, ${item.text.length} shown`,
+    );
   });
 });

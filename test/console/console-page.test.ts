@@ -36,7 +36,12 @@ const ALWAYS_SCRIPT = {
         schema: "paperclip.run_result.v1",
         reportedWorkDisposition: "done",
         summary: "Edited the files.",
-        completionClaim: { contractRevision: "local-runner-v1", objectiveSatisfied: true, criteria: [], remainingWork: [] },
+        completionClaim: {
+          contractRevision: "local-runner-v1",
+          objectiveSatisfied: true,
+          criteria: [],
+          remainingWork: [],
+        },
         evidence: [],
         verification: [],
         attentionRequests: [],
@@ -44,7 +49,15 @@ const ALWAYS_SCRIPT = {
       },
     },
     { kind: "event", event_type: "turn.completed", payload: {} },
-    { kind: "terminal", payload: { schema: "paperclip.prp.terminal.v1", turnTerminalState: "completed", runTerminalState: "succeeded", reportedWorkDisposition: "done" } },
+    {
+      kind: "terminal",
+      payload: {
+        schema: "paperclip.prp.terminal.v1",
+        turnTerminalState: "completed",
+        runTerminalState: "succeeded",
+        reportedWorkDisposition: "done",
+      },
+    },
     { kind: "exit", code: 0 },
   ],
 };
@@ -57,7 +70,11 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
   after(() => live?.close());
 
   const openRun = (runId: string) => live.openRun(runId);
-  const resolutions = (runId: string) => live.committed(runId).filter((e) => e.eventType === "runtime_request.resolved").map((e) => (e.payload as { resolution?: unknown }).resolution);
+  const resolutions = (runId: string) =>
+    live
+      .committed(runId)
+      .filter((e) => e.eventType === "runtime_request.resolved")
+      .map((e) => (e.payload as { resolution?: unknown }).resolution);
 
   it("a structured question set is a form: answered with a question response the runner accepts; the command's status follows; the ended session is not shown running", async () => {
     const { runId, runner } = live.startRun("interactive-question");
@@ -72,11 +89,20 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     await send.click();
     // The receipt, then the runner's result: not "Queued" forever.
     await page.getByTestId("command-state").getByText("applied by the runner").waitFor(WAIT);
-    await page.getByTestId("terminal").getByText(/completed \/ succeeded/).waitFor(WAIT);
+    await page
+      .getByTestId("terminal")
+      .getByText(/completed \/ succeeded/)
+      .waitFor(WAIT);
     assert.equal(await runner.exited(), 0, runner.stderr());
     assert.deepEqual(judgeRun(live.committed(runId)), { runTerminalState: "succeeded", problems: [] });
     assert.deepEqual(resolutions(runId), [
-      { action: "submit", response: { schema: "paperclip.question_response.v1", answers: { strategy: { selectedOptionIds: ["offline"] }, notes: { text: "Tell the on-call first." } } } },
+      {
+        action: "submit",
+        response: {
+          schema: "paperclip.question_response.v1",
+          answers: { strategy: { selectedOptionIds: ["offline"] }, notes: { text: "Tell the on-call first." } },
+        },
+      },
     ]);
     // The script never closes its session: once the run has ended, it is not shown as running.
     await page.getByTestId("run-state").getByText("succeeded").waitFor(WAIT);
@@ -90,17 +116,29 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     const page = await openRun(runId);
     const form = page.locator("form[data-request-id]");
     await form.waitFor(WAIT);
-    await form.locator('fieldset[data-question-id^="field-1-deploy_target-"]').getByLabel(/production/).check();
-    await form.locator('fieldset[data-question-id^="field-2-preferred_name-"]').getByLabel("Your answer").fill("winter-release");
+    await form
+      .locator('fieldset[data-question-id^="field-1-deploy_target-"]')
+      .getByLabel(/production/)
+      .check();
+    await form
+      .locator('fieldset[data-question-id^="field-2-preferred_name-"]')
+      .getByLabel("Your answer")
+      .fill("winter-release");
     await form.getByRole("button", { name: "Send answers" }).click();
     await page.getByTestId("command-state").getByText("applied by the runner").waitFor(WAIT);
-    await page.getByTestId("terminal").getByText(/completed \/ succeeded/).waitFor(WAIT);
+    await page
+      .getByTestId("terminal")
+      .getByText(/completed \/ succeeded/)
+      .waitFor(WAIT);
     assert.equal(await runner.exited(), 0, runner.stderr());
     const events = live.committed(runId);
     const resolvedAt = events.findIndex((e) => e.eventType === "runtime_request.resolved");
     assert.ok(resolvedAt >= 0, events.map((e) => e.eventType).join(", "));
     const after = JSON.stringify(events.slice(resolvedAt + 1));
-    assert.ok(after.includes("production") && after.includes("winter-release"), `the agent echoes the answer it got: ${after.slice(0, 2000)}`);
+    assert.ok(
+      after.includes("production") && after.includes("winter-release"),
+      `the agent echoes the answer it got: ${after.slice(0, 2000)}`,
+    );
     await page.close();
   });
 
@@ -109,10 +147,20 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     const page = await openRun(runId);
     await page.locator('form[data-request-id="request_question_1"]').waitFor(WAIT);
     const before = live.commandCount(runId);
-    const post = (resolution: unknown) => postFromPage(page, runId, { type: "request.resolve", payload: { requestId: "request_question_1", resolution } });
+    const post = (resolution: unknown) =>
+      postFromPage(page, runId, { type: "request.resolve", payload: { requestId: "request_question_1", resolution } });
     const asText = await post({ action: "submit", text: "online" });
-    assert.deepEqual([asText.status, asText.body.error?.code, asText.body.error?.path], [400, "invalid_answer", "/payload/resolution/response"]);
-    const unknownOption = await post({ action: "submit", response: { schema: "paperclip.question_response.v1", answers: { strategy: { selectedOptionIds: ["sideways"] } } } });
+    assert.deepEqual(
+      [asText.status, asText.body.error?.code, asText.body.error?.path],
+      [400, "invalid_answer", "/payload/resolution/response"],
+    );
+    const unknownOption = await post({
+      action: "submit",
+      response: {
+        schema: "paperclip.question_response.v1",
+        answers: { strategy: { selectedOptionIds: ["sideways"] } },
+      },
+    });
     assert.deepEqual([unknownOption.status, unknownOption.body.error?.code], [400, "invalid_answer"]);
     assert.equal(live.commandCount(runId), before, "nothing was queued");
     await page.getByRole("button", { name: "Cancel the run" }).click();
@@ -122,7 +170,7 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     await page.close();
   });
 
-  it("\"Allow always\" is sent as accept_for_session, chosen by the person: nothing is pre-selected", async () => {
+  it('"Allow always" is sent as accept_for_session, chosen by the person: nothing is pre-selected', async () => {
     const script = join(live.dir, "permission-always.json");
     writeFileSync(script, JSON.stringify(ALWAYS_SCRIPT));
     const { runId, runner } = live.startRun(script);
@@ -133,7 +181,10 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     assert.equal(await form.getByRole("button", { name: "Send answer" }).isDisabled(), true);
     await form.getByLabel("Allow always").check();
     await form.getByRole("button", { name: "Send answer" }).click();
-    await page.getByTestId("terminal").getByText(/completed \/ succeeded/).waitFor(WAIT);
+    await page
+      .getByTestId("terminal")
+      .getByText(/completed \/ succeeded/)
+      .waitFor(WAIT);
     assert.equal(await runner.exited(), 0, runner.stderr());
     assert.deepEqual(resolutions(runId), [{ action: "accept_for_session", choice: "allow_always" }]);
     await page.close();
@@ -146,10 +197,21 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     await card.waitFor(WAIT);
     await runner.exited();
     await card.getByTestId("harness-exit").getByText("Exit code 7.").waitFor(WAIT);
-    assert.match((await card.getByTestId("failure-reason").textContent()) ?? "", /^The run ended failed \(turn failed\)/);
+    assert.match(
+      (await card.getByTestId("failure-reason").textContent()) ?? "",
+      /^The run ended failed \(turn failed\)/,
+    );
     const messages = (await card.getByTestId("failure-messages").textContent()) ?? "";
-    for (const said of ["turn.failed: registry unreachable", "session.failed: registry unreachable", "item.failed: cannot reach the package registry"]) assert.ok(messages.includes(said), `${said} in ${messages}`);
-    assert.match((await card.getByTestId("stderr-tail").textContent()) ?? "", /fatal: cannot reach the package registry/);
+    for (const said of [
+      "turn.failed: registry unreachable",
+      "session.failed: registry unreachable",
+      "item.failed: cannot reach the package registry",
+    ])
+      assert.ok(messages.includes(said), `${said} in ${messages}`);
+    assert.match(
+      (await card.getByTestId("stderr-tail").textContent()) ?? "",
+      /fatal: cannot reach the package registry/,
+    );
     await page.close();
   });
 
@@ -159,7 +221,11 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     await page.locator(".items").getByText("compiling…").waitFor(WAIT);
     // The harness is silent now (it waits for an interrupt), yet the shown duration moves on.
     const first = await page.getByTestId("duration").textContent();
-    await until(async () => (await page.getByTestId("duration").textContent()) !== first, `the duration to move on from ${first} while the run is live`, 10_000);
+    await until(
+      async () => (await page.getByTestId("duration").textContent()) !== first,
+      `the duration to move on from ${first} while the run is live`,
+      10_000,
+    );
 
     const commandsBefore = live.commandCount(runId);
     await page.getByRole("button", { name: "Cancel the run" }).click();
@@ -174,7 +240,8 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     await page.getByTestId("run-state").getByText("cancelled").waitFor(WAIT);
     await runner.exited();
     await page.getByTestId("ended-note").waitFor(WAIT);
-    for (const name of ["Interrupt the turn", "Cancel the run", "Confirm cancel"]) assert.equal(await page.getByRole("button", { name }).count(), 0, `no "${name}" once run.terminal is in`);
+    for (const name of ["Interrupt the turn", "Cancel the run", "Confirm cancel"])
+      assert.equal(await page.getByRole("button", { name }).count(), 0, `no "${name}" once run.terminal is in`);
     const ended = await page.getByTestId("duration").textContent();
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(await page.getByTestId("duration").textContent(), ended, "an ended run's duration stands still");

@@ -12,7 +12,11 @@ export interface ConsoleProcess extends Child {
 export async function startConsole(args: string[]): Promise<ConsoleProcess> {
   const child = spawnPrp(args);
   const url = () => /(http:\/\/\S+\?token=[0-9a-f]{64})/.exec(child.stdout())?.[1];
-  await until(() => url() !== undefined || child.stderr().includes("prp: "), () => `the console to print its URL; stderr: ${child.stderr()}`, 30_000);
+  await until(
+    () => url() !== undefined || child.stderr().includes("prp: "),
+    () => `the console to print its URL; stderr: ${child.stderr()}`,
+    30_000,
+  );
   const found = url();
   if (found === undefined) {
     child.kill("SIGKILL");

@@ -22,16 +22,24 @@ interface Answer {
 }
 
 /** A raw GET (or POST) with exactly these headers: fetch() would not let a test set Host. */
-function send(server: ConsoleServer, path: string, headers: Record<string, string> = {}, method = "GET"): Promise<Answer> {
+function send(
+  server: ConsoleServer,
+  path: string,
+  headers: Record<string, string> = {},
+  method = "GET",
+): Promise<Answer> {
   const { port } = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, method, headers: { host: `127.0.0.1:${port}`, ...headers } }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (body += chunk));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-      res.on("error", reject);
-    });
+    const req = request(
+      { host: "127.0.0.1", port, path, method, headers: { host: `127.0.0.1:${port}`, ...headers } },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end();
   });
@@ -54,9 +62,12 @@ function churningLiveSource(inner: ReplaySource): RunSource {
   return {
     live: true,
     runIds: () => inner.runIds(),
-    eventsAfter: async (runId: string, after: number, limit: number) => (await inner.eventsAfter(runId, after, limit))?.filter((e) => e.eventType !== "run.terminal"),
+    eventsAfter: async (runId: string, after: number, limit: number) =>
+      (await inner.eventsAfter(runId, after, limit))?.filter((e) => e.eventType !== "run.terminal"),
     origin: () => inner.origin(),
-    commands: async (): Promise<CommandReceipt[]> => [{ commandId: `command_${n++}`, controllerSeq: n, type: "run.cancel", status: null }],
+    commands: async (): Promise<CommandReceipt[]> => [
+      { commandId: `command_${n++}`, controllerSeq: n, type: "run.cancel", status: null },
+    ],
     queue: () => inner.queue(),
     close: async () => {},
   };
@@ -78,7 +89,14 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     rmSync(dir, { recursive: true, force: true });
   });
   const start = async (options: Partial<ConsoleOptions> = {}) => {
-    const server = await ConsoleServer.start({ source: replay(), host: "127.0.0.1", port: 0, token: TOKEN, onError: (err) => errors.push(err), ...options });
+    const server = await ConsoleServer.start({
+      source: replay(),
+      host: "127.0.0.1",
+      port: 0,
+      token: TOKEN,
+      onError: (err) => errors.push(err),
+      ...options,
+    });
     servers.push(server);
     return server;
   };
@@ -86,48 +104,90 @@ describe("the console's server: its token, headers, limits and bundle files, bla
   it("the API needs Authorization: Bearer TOKEN (a cookie or ?token= is not it); the page's files need nothing; nothing redirects", async () => {
     const server = await start();
     const port = new URL(server.url).port;
-    for (const headers of [{}, { cookie: `prp_console_token=${TOKEN}` }, { authorization: `Bearer ${"b".repeat(64)}` }, { authorization: TOKEN }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { cookie: `prp_console_token=${TOKEN}` },
+      { authorization: `Bearer ${"b".repeat(64)}` },
+      { authorization: TOKEN },
+    ] as Record<string, string>[]) {
       const refused = await send(server, "/api/runs", headers);
       assert.equal(refused.status, 401, JSON.stringify(headers));
       const { error } = JSON.parse(refused.body) as { error: { code: string; message: string } };
       assert.match(error.code, /^token_(missing|wrong)$/);
       assert.match(error.message, /access token/);
     }
-    assert.equal((await send(server, `/api/runs?token=${TOKEN}`)).status, 401, "a token in the URL is not accepted by the API");
+    assert.equal(
+      (await send(server, `/api/runs?token=${TOKEN}`)).status,
+      401,
+      "a token in the URL is not accepted by the API",
+    );
     assert.equal((await send(server, "/api/runs", bearer)).status, 200);
     const page = await send(server, "/");
     assert.equal(page.status, 200);
     assert.match(page.body, /<div id="app">/);
-    for (const path of [`/?token=${TOKEN}`, `//evil.example?token=${TOKEN}`, `//evil.example/?token=${TOKEN}`, "/\\evil.example", `/%2F%2Fevil.example?token=${TOKEN}`]) {
+    for (const path of [
+      `/?token=${TOKEN}`,
+      `//evil.example?token=${TOKEN}`,
+      `//evil.example/?token=${TOKEN}`,
+      "/\\evil.example",
+      `/%2F%2Fevil.example?token=${TOKEN}`,
+    ]) {
       const answer = await send(server, path);
       assert.equal(answer.headers.location, undefined, `${path} redirects nowhere`);
       assert.ok(answer.status < 300 || answer.status >= 400, `${path}: ${answer.status}`);
       assert.equal(answer.headers["set-cookie"], undefined, `${path} sets no cookie`);
     }
-    assert.equal((await send(server, "/api/runs", { ...bearer, host: `localhost:${port}` })).status, 200, "localhost is this host too");
+    assert.equal(
+      (await send(server, "/api/runs", { ...bearer, host: `localhost:${port}` })).status,
+      200,
+      "localhost is this host too",
+    );
   });
 
   it("every answer carries the CSP, frame and referrer headers; another Host (DNS rebinding) or another Origin is refused", async () => {
     const server = await start();
     const port = new URL(server.url).port;
-    const answers = [await send(server, "/"), await send(server, "/api/runs"), await send(server, "/api/runs", bearer), await send(server, "/nope"), await send(server, "/", { host: "evil.example" })];
+    const answers = [
+      await send(server, "/"),
+      await send(server, "/api/runs"),
+      await send(server, "/api/runs", bearer),
+      await send(server, "/nope"),
+      await send(server, "/", { host: "evil.example" }),
+    ];
     for (const answer of answers) {
-      assert.match(String(answer.headers["content-security-policy"]), /default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'.*frame-ancestors 'none'/);
+      assert.match(
+        String(answer.headers["content-security-policy"]),
+        /default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'.*frame-ancestors 'none'/,
+      );
       assert.equal(answer.headers["x-frame-options"], "DENY");
       assert.equal(answer.headers["referrer-policy"], "no-referrer");
       assert.equal(answer.headers["x-content-type-options"], "nosniff");
     }
-    for (const host of ["evil.example", `evil.example:${port}`, `127.0.0.1:${Number(port) + 1}`, `localhost.evil.example:${port}`]) {
+    for (const host of [
+      "evil.example",
+      `evil.example:${port}`,
+      `127.0.0.1:${Number(port) + 1}`,
+      `localhost.evil.example:${port}`,
+    ]) {
       const refused = await send(server, "/api/runs", { ...bearer, host });
       assert.equal(refused.status, 421, host);
       assert.equal((JSON.parse(refused.body) as { error: { code: string } }).error.code, "host_refused");
     }
     for (const origin of [`http://127.0.0.1:${Number(port) + 1}`, "http://evil.example", "null"]) {
-      const refused = await send(server, `/api/runs/${runId}/commands`, { ...bearer, origin, "content-type": "application/json" }, "POST");
+      const refused = await send(
+        server,
+        `/api/runs/${runId}/commands`,
+        { ...bearer, origin, "content-type": "application/json" },
+        "POST",
+      );
       assert.equal(refused.status, 403, origin);
       assert.equal((JSON.parse(refused.body) as { error: { code: string } }).error.code, "origin_refused");
     }
-    assert.equal((await send(server, "/api/runs", { ...bearer, origin: `http://127.0.0.1:${port}` })).status, 200, "its own origin");
+    assert.equal(
+      (await send(server, "/api/runs", { ...bearer, origin: `http://127.0.0.1:${port}` })).status,
+      200,
+      "its own origin",
+    );
   });
 
   it("a symlinked run folder, bundle folder or file is neither listed nor served", async () => {
@@ -198,7 +258,10 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     churn.kill("SIGKILL");
     await stream.body?.cancel();
     assert.equal((await send(server, "/api/runs", bearer)).status, 200, "still answering");
-    assert.ok([...statuses].every((s) => [0, 200, 404].includes(s)), `statuses: ${[...statuses].join(", ")}`);
+    assert.ok(
+      [...statuses].every((s) => [0, 200, 404].includes(s)),
+      `statuses: ${[...statuses].join(", ")}`,
+    );
   });
 
   it("caps its connections and closes silent ones soon; an event stream outlives the request timeout", async () => {
@@ -215,12 +278,20 @@ describe("the console's server: its token, headers, limits and bundle files, bla
       sockets.push(socket);
     }
     try {
-      await until(() => closedAfter.length === 12, () => `the 12 silent sockets to be closed (${closedAfter.length} closed, after ${closedAfter.join(", ")} ms)`, 5_000);
+      await until(
+        () => closedAfter.length === 12,
+        () => `the 12 silent sockets to be closed (${closedAfter.length} closed, after ${closedAfter.join(", ")} ms)`,
+        5_000,
+      );
     } finally {
       for (const socket of sockets) socket.destroy();
     }
     // A socket the server accepted cannot be closed before the request timeout: those closed sooner were over the cap.
-    assert.equal(closedAfter.filter((ms) => ms < limits.requestTimeoutMs).length, 12 - limits.maxConnections, `closed after ${closedAfter.join(", ")} ms`);
+    assert.equal(
+      closedAfter.filter((ms) => ms < limits.requestTimeoutMs).length,
+      12 - limits.maxConnections,
+      `closed after ${closedAfter.join(", ")} ms`,
+    );
     assert.equal((await send(server, "/api/runs", bearer)).status, 200, "answering again");
 
     const stream = await fetch(`http://127.0.0.1:${port}/api/runs/stream`, { headers: bearer });
@@ -228,7 +299,13 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     let text = "";
     while (!text.includes("event: runs")) text += (await reader.read()).value ?? "";
     const quiet = Symbol("still open");
-    const next = await Promise.race([reader.read().then((r) => (r.done ? "ended" : "more"), (err: Error) => `cut: ${err.message}`), new Promise((r) => setTimeout(() => r(quiet), limits.requestTimeoutMs * 2))]);
+    const next = await Promise.race([
+      reader.read().then(
+        (r) => (r.done ? "ended" : "more"),
+        (err: Error) => `cut: ${err.message}`,
+      ),
+      new Promise((r) => setTimeout(() => r(quiet), limits.requestTimeoutMs * 2)),
+    ]);
     assert.equal(next, quiet, "the stream is not cut by the request timeout");
     await reader.cancel();
   });

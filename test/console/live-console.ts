@@ -1,7 +1,15 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { authorityFolder, killAll, runnerArgs, spawnRunnerd, startDaemon, type Child, type Daemon } from "../cli/authority-processes.js";
+import {
+  authorityFolder,
+  killAll,
+  runnerArgs,
+  spawnRunnerd,
+  startDaemon,
+  type Child,
+  type Daemon,
+} from "../cli/authority-processes.js";
 import { eventLines } from "../cli/authority-run.js";
 import { adminJson, runPrp } from "../cli/run-cli.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
@@ -29,7 +37,14 @@ export async function liveConsole(prefix: string) {
   };
   try {
     daemon = await startDaemon([...store, "--poll-ms", "50"]);
-    consoleProcess = await startConsole(["console", ...store, "--poll-ms", "50", "--bundles-dir", join(dir, "bundles")]);
+    consoleProcess = await startConsole([
+      "console",
+      ...store,
+      "--poll-ms",
+      "50",
+      "--bundles-dir",
+      join(dir, "bundles"),
+    ]);
     browser = await launchChromium();
   } catch (err) {
     await close();
@@ -66,7 +81,9 @@ export async function liveConsole(prefix: string) {
     },
     /** How many commands the store holds for the run (`prp authority runs --json`: a line a run). */
     commandCount(runId: string): number {
-      const lines = runPrp(["authority", "runs", "--json", ...store]).stdout.split("\n").filter((l) => l !== "");
+      const lines = runPrp(["authority", "runs", "--json", ...store])
+        .stdout.split("\n")
+        .filter((l) => l !== "");
       const rows = lines.map((l) => JSON.parse(l) as { runId: string; commands: number });
       const row = rows.find((r) => r.runId === runId);
       if (!row) throw new Error(`prp authority runs lists no run ${runId}`);
@@ -87,9 +104,23 @@ export async function liveConsole(prefix: string) {
   };
 
   function start(harness: string[], runnerExtra: string[]) {
-    const created = admin(["authority", "run", "create", "--json", ...harness, "--prompt", "Play the scenario."]) as { runId: string; identity: { turnId: string }; runnerArgs: string[] };
+    const created = admin(["authority", "run", "create", "--json", ...harness, "--prompt", "Play the scenario."]) as {
+      runId: string;
+      identity: { turnId: string };
+      runnerArgs: string[];
+    };
     const ticket = admin(["authority", "ticket", created.runId, "--json"]) as { ticket: string };
-    const runner = spawnRunnerd([...runnerArgs(created, d.url, join(dir, `runner-${created.runId}`)), "--delay-ms", "0", ...PATIENT_HARNESS, ...runnerExtra], ticket.ticket, dir);
+    const runner = spawnRunnerd(
+      [
+        ...runnerArgs(created, d.url, join(dir, `runner-${created.runId}`)),
+        "--delay-ms",
+        "0",
+        ...PATIENT_HARNESS,
+        ...runnerExtra,
+      ],
+      ticket.ticket,
+      dir,
+    );
     started.push(runner);
     return { runId: created.runId, runner };
   }
@@ -98,7 +129,8 @@ export async function liveConsole(prefix: string) {
 export type LiveConsole = Awaited<ReturnType<typeof liveConsole>>;
 
 /** The positions the run page's timeline shows, in page order. */
-export const shownPositions = (page: Page) => page.locator(".timeline li").evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-position"))));
+export const shownPositions = (page: Page) =>
+  page.locator(".timeline li").evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-position"))));
 
 /** A POST of a command from the page itself (its token, its origin): what a tampered page could send. */
 export const postFromPage = (page: Page, runId: string, body: unknown) =>
@@ -106,8 +138,15 @@ export const postFromPage = (page: Page, runId: string, body: unknown) =>
     async ([id, text]) => {
       const { sessionStorage } = globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } };
       const authorization = `Bearer ${sessionStorage.getItem("prp-console-token")}`;
-      const res = await fetch(`api/runs/${encodeURIComponent(id!)}/commands`, { method: "POST", headers: { "content-type": "application/json", authorization }, body: text! });
-      return { status: res.status, body: (await res.json()) as { error?: { code: string; path: string; message: string } } };
+      const res = await fetch(`api/runs/${encodeURIComponent(id!)}/commands`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization },
+        body: text!,
+      });
+      return {
+        status: res.status,
+        body: (await res.json()) as { error?: { code: string; path: string; message: string } },
+      };
     },
     [runId, JSON.stringify(body)],
   );

@@ -25,16 +25,24 @@ interface LiveStream {
 async function loadPageStream(dir: string, pageUrl: string): Promise<(url: string) => LiveStream> {
   for (const name of ["stream", "token"]) {
     const source = readFileSync(join(packageRoot(), "console", "web", "src", `${name}.ts`), "utf8");
-    const compiled = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    const compiled = ts.transpileModule(source, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
     // The page's one dependency, which Vite bundles, resolved from this package for a file outside it.
-    writeFileSync(join(dir, `${name}.js`), compiled.replace('from "eventsource-parser"', `from "${import.meta.resolve("eventsource-parser")}"`));
+    writeFileSync(
+      join(dir, `${name}.js`),
+      compiled.replace('from "eventsource-parser"', `from "${import.meta.resolve("eventsource-parser")}"`),
+    );
   }
   writeFileSync(join(dir, "package.json"), '{"type":"module"}');
   const storage = new Map<string, string>();
   const replaced: string[] = [];
   Object.assign(globalThis, {
     location: new URL(pageUrl),
-    sessionStorage: { getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => void storage.set(k, v) },
+    sessionStorage: {
+      getItem: (k: string) => storage.get(k) ?? null,
+      setItem: (k: string, v: string) => void storage.set(k, v),
+    },
     history: { state: null, replaceState: (_: unknown, __: string, url: string) => void replaced.push(url) },
   });
   const module = (await import(join(dir, "stream.js"))) as { openStream: (url: string) => LiveStream };
@@ -54,7 +62,8 @@ describe("the page's event-stream reader (fetch, not EventSource)", () => {
       requests.push(req.headers);
       res.writeHead(200, { "content-type": "text/event-stream" });
       if (requests.length === 1) {
-        const text = 'retry: 20\n\n: a comment\nid: 1\nevent: prp\ndata: {"n":1}\n\nid: 2\nevent: prp\ndata: {"n":\ndata: 2}\n\n';
+        const text =
+          'retry: 20\n\n: a comment\nid: 1\nevent: prp\ndata: {"n":1}\n\nid: 2\nevent: prp\ndata: {"n":\ndata: 2}\n\n';
         let i = 0;
         const next = () => (i < text.length ? res.write(text[i++], next) : res.end());
         next();
@@ -80,7 +89,11 @@ describe("the page's event-stream reader (fetch, not EventSource)", () => {
     stream.addEventListener("view", (e) => seen.push(JSON.parse(e.data)));
     stream.onerror = () => errors++;
     try {
-      await until(() => seen.length === 4, () => `four events (got ${JSON.stringify(seen)})`, 10_000);
+      await until(
+        () => seen.length === 4,
+        () => `four events (got ${JSON.stringify(seen)})`,
+        10_000,
+      );
     } finally {
       stream.close();
     }

@@ -41,7 +41,15 @@ describe("the console's run stream: every event as it comes, the view coalesced"
   let server: Server;
   let base: string;
   before(async () => {
-    server = createServer((req, res) => void handleApi({ book, hub, bundles: undefined, onError: (err) => assert.fail(err) }, req, res, new URL(req.url!, "http://console.invalid")));
+    server = createServer(
+      (req, res) =>
+        void handleApi(
+          { book, hub, bundles: undefined, onError: (err) => assert.fail(err) },
+          req,
+          res,
+          new URL(req.url!, "http://console.invalid"),
+        ),
+    );
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -77,12 +85,20 @@ describe("the console's run stream: every event as it comes, the view coalesced"
     }
     const elapsed = Date.now() - started;
     const total = source.events.length;
-    await until(() => messages.filter((m) => m.event === "view").some((m) => (m.data as RunView).position === total), `a view at position ${total}`, 10_000);
+    await until(
+      () => messages.filter((m) => m.event === "view").some((m) => (m.data as RunView).position === total),
+      `a view at position ${total}`,
+      10_000,
+    );
     abort.abort();
     await reading;
 
     const positions = messages.filter((m) => m.event === "prp").map((m) => (m.data as { position: number }).position);
-    assert.deepEqual(positions, Array.from({ length: total }, (_, i) => i + 1), "every event once, in order");
+    assert.deepEqual(
+      positions,
+      Array.from({ length: total }, (_, i) => i + 1),
+      "every event once, in order",
+    );
     const views = messages.filter((m) => m.event === "view").length - 1;
     // At most one view per 250 ms, plus the one that was waiting when the batches began.
     const bound = 2 + Math.floor(elapsed / 250);

@@ -25,17 +25,41 @@ describe("the console's store source: a command's receipt follows it to the runn
     };
     const interrupt = await queued("turn.interrupt");
     const cancel = await queued("run.cancel");
-    const state = async () => (await source.commands("run_1")).map(({ status, delivered, reason }) => ({ status, delivered, reason }));
+    const state = async () =>
+      (await source.commands("run_1")).map(({ status, delivered, reason }) => ({ status, delivered, reason }));
     assert.deepEqual(await state(), [
       { status: null, delivered: false, reason: undefined },
       { status: null, delivered: false, reason: undefined },
     ]);
     unwrap(await a.store.deliverNextCommand("run_1", conn, false, 1));
     assert.deepEqual((await state())[0], { status: null, delivered: true, reason: undefined });
-    const result = (status: string, body: Record<string, unknown>) => JSON.stringify({ commandId: interrupt.commandId, status, result: body });
-    unwrap(await a.store.recordCommandResult("run_1", conn, { commandId: interrupt.commandId, status: "rejected", result: result("rejected", { code: "no_active_turn", message: "there is no active turn to interrupt" }) }, 2));
+    const result = (status: string, body: Record<string, unknown>) =>
+      JSON.stringify({ commandId: interrupt.commandId, status, result: body });
+    unwrap(
+      await a.store.recordCommandResult(
+        "run_1",
+        conn,
+        {
+          commandId: interrupt.commandId,
+          status: "rejected",
+          result: result("rejected", { code: "no_active_turn", message: "there is no active turn to interrupt" }),
+        },
+        2,
+      ),
+    );
     unwrap(await a.store.deliverNextCommand("run_1", conn, false, 3));
-    unwrap(await a.store.recordCommandResult("run_1", conn, { commandId: cancel.commandId, status: "completed", result: JSON.stringify({ commandId: cancel.commandId, status: "completed", result: {} }) }, 4));
+    unwrap(
+      await a.store.recordCommandResult(
+        "run_1",
+        conn,
+        {
+          commandId: cancel.commandId,
+          status: "completed",
+          result: JSON.stringify({ commandId: cancel.commandId, status: "completed", result: {} }),
+        },
+        4,
+      ),
+    );
     assert.deepEqual(await state(), [
       { status: "rejected", delivered: true, reason: "no_active_turn: there is no active turn to interrupt" },
       { status: "completed", delivered: true, reason: undefined },

@@ -34,7 +34,13 @@ describe("reading an input within its limit", () => {
     writeFileSync(over, Buffer.alloc(1001, 0x61));
     assert.deepEqual(readFileBounded(over, { maxBytes: 1000 }), {
       ok: false,
-      error: { code: "frame_too_large", path: "", message: "input is larger than the 1000-byte limit (reading stopped at byte 1001)", source: over, limitBytes: 1000 },
+      error: {
+        code: "frame_too_large",
+        path: "",
+        message: "input is larger than the 1000-byte limit (reading stopped at byte 1001)",
+        source: over,
+        limitBytes: 1000,
+      },
     });
   });
 
@@ -57,10 +63,23 @@ describe("reading an input within its limit", () => {
   });
 
   it("refuses the first line over the line limit, saying which line, before reading the rest", async () => {
-    const stream = Readable.from([Buffer.from("{}\n{}\r\n"), Buffer.alloc(600, 0x20), Buffer.alloc(600, 0x20), Buffer.from("\n{}\n")]);
+    const stream = Readable.from([
+      Buffer.from("{}\n{}\r\n"),
+      Buffer.alloc(600, 0x20),
+      Buffer.alloc(600, 0x20),
+      Buffer.from("\n{}\n"),
+    ]);
     const read = await readStreamBounded(stream, "events.ndjson", { maxBytes: 10_000, maxLineBytes: 1000 });
-    assert.deepEqual(!read.ok && [read.error.code, read.error.line, read.error.limitBytes], ["frame_too_large", 3, 1000]);
-    const fine = await readStreamBounded(Readable.from([Buffer.from("{}\n"), Buffer.alloc(1000, 0x20), Buffer.from("\n")]), "s", { maxBytes: 10_000, maxLineBytes: 1000 });
+    assert.deepEqual(!read.ok && [read.error.code, read.error.line, read.error.limitBytes], [
+      "frame_too_large",
+      3,
+      1000,
+    ]);
+    const fine = await readStreamBounded(
+      Readable.from([Buffer.from("{}\n"), Buffer.alloc(1000, 0x20), Buffer.from("\n")]),
+      "s",
+      { maxBytes: 10_000, maxLineBytes: 1000 },
+    );
     assert.ok(fine.ok && fine.bytes.length === 1004, "a line of exactly the limit is read");
   });
 

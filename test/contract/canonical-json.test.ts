@@ -13,11 +13,16 @@ describe("canonical JSON (RFC 8785)", () => {
     const input = JSON.parse(
       '{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001], "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/", "literals": [null, true, false]}',
     );
-    assert.equal(canonicalJson(input), '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
+    assert.equal(
+      canonicalJson(input),
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+    );
   });
 
   it("sorts keys by UTF-16 code units as in the RFC's §3.2.3 example", () => {
-    const input = JSON.parse('{"\\u20ac":"Euro Sign","\\r":"Carriage Return","\\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\\ud83d\\ude00":"Emoji: Grinning Face","\\u0080":"Control","\\u00f6":"Latin Small Letter O With Diaeresis"}');
+    const input = JSON.parse(
+      '{"\\u20ac":"Euro Sign","\\r":"Carriage Return","\\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\\ud83d\\ude00":"Emoji: Grinning Face","\\u0080":"Control","\\u00f6":"Latin Small Letter O With Diaeresis"}',
+    );
     // Read the keys from the text: an object would list the integer-like key "1" first.
     const keys = [...canonicalJson(input).matchAll(/"((?:[^"\\]|\\.)*)":/g)].map((m) => JSON.parse(`"${m[1]}"`));
     assert.deepEqual(keys, ["\r", "1", "\u0080", "\u00f6", "\u20ac", "\ud83d\ude00", "\ufb33"]);
@@ -25,14 +30,30 @@ describe("canonical JSON (RFC 8785)", () => {
 
   it("serialises the numbers of the RFC's Appendix B", () => {
     const cases: Array<[string, string]> = [
-      ["0000000000000000", "0"], ["8000000000000000", "0"], ["0000000000000001", "5e-324"], ["8000000000000001", "-5e-324"],
-      ["7fefffffffffffff", "1.7976931348623157e+308"], ["ffefffffffffffff", "-1.7976931348623157e+308"],
-      ["4340000000000000", "9007199254740992"], ["c340000000000000", "-9007199254740992"], ["4430000000000000", "295147905179352830000"],
-      ["44b52d02c7e14af5", "9.999999999999997e+22"], ["44b52d02c7e14af6", "1e+23"], ["44b52d02c7e14af7", "1.0000000000000001e+23"],
-      ["444b1ae4d6e2ef4e", "999999999999999700000"], ["444b1ae4d6e2ef4f", "999999999999999900000"], ["444b1ae4d6e2ef50", "1e+21"],
-      ["3eb0c6f7a0b5ed8c", "9.999999999999997e-7"], ["3eb0c6f7a0b5ed8d", "0.000001"], ["41b3de4355555553", "333333333.3333332"],
-      ["41b3de4355555554", "333333333.33333325"], ["41b3de4355555555", "333333333.3333333"], ["41b3de4355555556", "333333333.3333334"],
-      ["41b3de4355555557", "333333333.33333343"], ["becbf647612f3696", "-0.0000033333333333333333"], ["43143ff3c1cb0959", "1424953923781206.2"],
+      ["0000000000000000", "0"],
+      ["8000000000000000", "0"],
+      ["0000000000000001", "5e-324"],
+      ["8000000000000001", "-5e-324"],
+      ["7fefffffffffffff", "1.7976931348623157e+308"],
+      ["ffefffffffffffff", "-1.7976931348623157e+308"],
+      ["4340000000000000", "9007199254740992"],
+      ["c340000000000000", "-9007199254740992"],
+      ["4430000000000000", "295147905179352830000"],
+      ["44b52d02c7e14af5", "9.999999999999997e+22"],
+      ["44b52d02c7e14af6", "1e+23"],
+      ["44b52d02c7e14af7", "1.0000000000000001e+23"],
+      ["444b1ae4d6e2ef4e", "999999999999999700000"],
+      ["444b1ae4d6e2ef4f", "999999999999999900000"],
+      ["444b1ae4d6e2ef50", "1e+21"],
+      ["3eb0c6f7a0b5ed8c", "9.999999999999997e-7"],
+      ["3eb0c6f7a0b5ed8d", "0.000001"],
+      ["41b3de4355555553", "333333333.3333332"],
+      ["41b3de4355555554", "333333333.33333325"],
+      ["41b3de4355555555", "333333333.3333333"],
+      ["41b3de4355555556", "333333333.3333334"],
+      ["41b3de4355555557", "333333333.33333343"],
+      ["becbf647612f3696", "-0.0000033333333333333333"],
+      ["43143ff3c1cb0959", "1424953923781206.2"],
     ];
     for (const [bits, expected] of cases) assert.equal(canonicalJson(fromBits(bits)), expected, bits);
   });
@@ -42,7 +63,10 @@ describe("canonical JSON (RFC 8785)", () => {
   });
 
   const refuses = (value: unknown, fragment: RegExp) =>
-    assert.throws(() => canonicalJson(value), (err: unknown) => err instanceof ContractViolation && fragment.test(err.message));
+    assert.throws(
+      () => canonicalJson(value),
+      (err: unknown) => err instanceof ContractViolation && fragment.test(err.message),
+    );
 
   it("refuses non-finite numbers, cycles, sparse arrays, non-plain objects and lone surrogates", () => {
     refuses(Number.NaN, /not finite/);

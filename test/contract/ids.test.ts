@@ -19,7 +19,8 @@ describe("id patterns", () => {
     for (const pattern of [RUNNER_ID_PATTERN, AUTHORITY_ID_PATTERN]) {
       assert.equal(pattern.test("a"), true);
       assert.equal(pattern.test("0run_1.a:b-c"), true);
-      for (const bad of ["", "_run", "-run", ".run", "run 1", "run/1", "rün", "run\n"]) assert.equal(pattern.test(bad), false, JSON.stringify(bad));
+      for (const bad of ["", "_run", "-run", ".run", "run 1", "run/1", "rün", "run\n"])
+        assert.equal(pattern.test(bad), false, JSON.stringify(bad));
     }
   });
 
@@ -28,7 +29,13 @@ describe("id patterns", () => {
   });
 
   it("let a runner put its longest ids into the envelope of every event version", () => {
-    const ids = { runId: id(160), normalizedSessionId: id(160), sourceInstanceId: id(160), turnId: id(160), itemId: id(160) };
+    const ids = {
+      runId: id(160),
+      normalizedSessionId: id(160),
+      sourceInstanceId: id(160),
+      turnId: id(160),
+      itemId: id(160),
+    };
     for (const version of [1, 2, 3] as const) {
       const decoded = decodeValue(event(version, ids), { kind: "event" });
       assert.ok(decoded.ok, decoded.ok ? "" : decoded.error.message);

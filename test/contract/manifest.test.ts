@@ -8,7 +8,10 @@ import { buildManifest, serialiseManifest } from "../../src/contract/manifest.js
 import { packageRoot, protocolDir } from "../../src/contract/package-root.js";
 
 const checkManifest = (protocol: string) =>
-  spawnSync(process.execPath, [join(packageRoot(), "dist/scripts/manifest.js"), "--check", "--protocol", protocol], { encoding: "utf8", timeout: 120_000 });
+  spawnSync(process.execPath, [join(packageRoot(), "dist/scripts/manifest.js"), "--check", "--protocol", protocol], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
 
 describe("protocol manifest", () => {
   let copy: string;
@@ -60,7 +63,11 @@ describe("protocol manifest", () => {
   it("fails when a fixture no longer gets its catalog verdict", () => {
     const dir = fresh();
     const catalog = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8"));
-    catalog.fixtures["replay/happy-path.json"] = { expectation: "reject", compatibilityCase: "invalid-required-payload", code: "schema_validation" };
+    catalog.fixtures["replay/happy-path.json"] = {
+      expectation: "reject",
+      compatibilityCase: "invalid-required-payload",
+      code: "schema_validation",
+    };
     writeFileSync(join(dir, "catalog.json"), JSON.stringify(catalog));
     const run = checkManifest(dir);
     assert.equal(run.status, 1);

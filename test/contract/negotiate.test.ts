@@ -19,7 +19,12 @@ describe("negotiate", () => {
   });
 
   it("refuses a malformed range", () => {
-    for (const peer of [{ min: 3, max: 2 }, { min: 0, max: 2 }, { min: 1.5, max: 2 }, { min: Number.NaN, max: 2 }]) {
+    for (const peer of [
+      { min: 3, max: 2 },
+      { min: 0, max: 2 },
+      { min: 1.5, max: 2 },
+      { min: Number.NaN, max: 2 },
+    ]) {
       const r = negotiate(LOCAL_RANGE, peer);
       assert.equal(r.ok, false, JSON.stringify(peer));
     }

@@ -4,7 +4,10 @@ import { responseMismatch, type PRPQuestionResponse, type PRPQuestionSet } from 
 import { questionSet } from "./samples.js";
 
 const set = questionSet() as unknown as PRPQuestionSet;
-const response = (answers: PRPQuestionResponse["answers"]): PRPQuestionResponse => ({ schema: "paperclip.question_response.v1", answers });
+const response = (answers: PRPQuestionResponse["answers"]): PRPQuestionResponse => ({
+  schema: "paperclip.question_response.v1",
+  answers,
+});
 const mismatch = (answers: PRPQuestionResponse["answers"]) => responseMismatch(set, response(answers), "");
 
 describe("a question response against its set", () => {
@@ -33,9 +36,11 @@ describe("a question response against its set", () => {
 });
 
 describe("a text answer against its question's textValidation", () => {
-  const textSet = (textValidation: Record<string, unknown>) => ({
-    schema: "paperclip.question_set.v1", questions: [{ id: "q", prompt: "How many?", required: true, answerMode: "text", textValidation }],
-  }) as unknown as PRPQuestionSet;
+  const textSet = (textValidation: Record<string, unknown>) =>
+    ({
+      schema: "paperclip.question_set.v1",
+      questions: [{ id: "q", prompt: "How many?", required: true, answerMode: "text", textValidation }],
+    }) as unknown as PRPQuestionSet;
   const ROWS: Array<[string, Record<string, unknown>, string, RegExp | null]> = [
     ["an integer", { inputType: "integer" }, "3", null],
     ["not an integer", { inputType: "integer" }, "3.5", /is not an integer/],

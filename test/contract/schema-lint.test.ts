@@ -20,12 +20,18 @@ describe("schema lint", () => {
   it("refuses keywords outside the allowed set", () => {
     for (const keyword of ["$dynamicRef", "unevaluatedProperties", "unevaluatedItems"]) {
       const problems = lintSchemas([schema(`${ID}a.json`, { type: "object", properties: { x: { [keyword]: "#" } } })]);
-      assert.ok(problems.some((p) => p.message.includes(`"${keyword}"`)), keyword);
+      assert.ok(
+        problems.some((p) => p.message.includes(`"${keyword}"`)),
+        keyword,
+      );
     }
   });
 
   it("refuses a $ref that resolves to nothing", () => {
-    const problems = lintSchemas([schema(`${ID}a.json`, { $ref: `${ID}b.json` }), schema(`${ID}c.json`, { $ref: "#/$defs/missing" })]);
+    const problems = lintSchemas([
+      schema(`${ID}a.json`, { $ref: `${ID}b.json` }),
+      schema(`${ID}c.json`, { $ref: "#/$defs/missing" }),
+    ]);
     assert.equal(problems.length, 2);
     assert.ok(problems.every((p) => p.message.includes("$ref")));
   });
@@ -34,6 +40,10 @@ describe("schema lint", () => {
     const a = schema(`${ID}a.json`, { type: "object" });
     assert.ok(lintSchemas([a, { ...a, path: "copy.json" }]).some((p) => p.message.includes("also the $id")));
     assert.ok(lintSchemas([{ ...a, title: "" }]).some((p) => p.message.includes("no title")));
-    assert.ok(lintSchemas([schema(`${ID}s.json`, { properties: { x: { minLength: 1 } } })]).some((p) => p.path === "(ajv)" && /strict mode/.test(p.message)));
+    assert.ok(
+      lintSchemas([schema(`${ID}s.json`, { properties: { x: { minLength: 1 } } })]).some(
+        (p) => p.path === "(ajv)" && /strict mode/.test(p.message),
+      ),
+    );
   });
 });

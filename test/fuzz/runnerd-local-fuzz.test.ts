@@ -28,13 +28,15 @@ export interface LocalRunRecord {
  */
 export function judgeLocalRun(run: LocalRunRecord): string[] {
   const problems: string[] = [];
-  if (run.badLines.length > 0) problems.push(`${run.badLines.length} line(s) that are not stream records: ${run.badLines[0]!.slice(0, 120)}`);
+  if (run.badLines.length > 0)
+    problems.push(`${run.badLines.length} line(s) that are not stream records: ${run.badLines[0]!.slice(0, 120)}`);
   run.events.forEach((e, i) => {
     if (e.sourceSeq !== i + 1) problems.push(`event ${i + 1} has sourceSeq ${e.sourceSeq}`);
   });
   const terminals = run.events.filter((e) => e.eventType === "run.terminal").length;
   if (terminals !== 1) problems.push(`${terminals} run.terminal events`);
-  else if (run.events.at(-1)!.eventType !== "run.terminal") problems.push(`the last event is ${run.events.at(-1)!.eventType}, after the terminal`);
+  else if (run.events.at(-1)!.eventType !== "run.terminal")
+    problems.push(`the last event is ${run.events.at(-1)!.eventType}, after the terminal`);
   if (run.exitCode !== 0 || run.signal !== null) problems.push(`exit ${run.exitCode ?? run.signal}`);
   const trace = run.stderr.find((line) => /^\s+at .+:\d+:\d+\)?$/.test(line) || /Uncaught|unhandled/i.test(line));
   if (trace !== undefined) problems.push(`a stack trace on stderr: ${trace.trim()}`);
@@ -42,16 +44,35 @@ export function judgeLocalRun(run: LocalRunRecord): string[] {
   return problems;
 }
 
-const TYPES = ["run.prepare", "session.open", "turn.start", "turn.interrupt", "turn.steer", "request.resolve", "run.cancel", "runner.drain"] as const;
+const TYPES = [
+  "run.prepare",
+  "session.open",
+  "turn.start",
+  "turn.interrupt",
+  "turn.steer",
+  "request.resolve",
+  "run.cancel",
+  "runner.drain",
+] as const;
 const commandOf = (seq: number, type: string): Record<string, Json> => ({
-  schema: "paperclip.prp.command.v1", commandId: `command_fuzz_${seq}`, controllerSeq: seq, type, issuedAt: AT,
+  schema: "paperclip.prp.command.v1",
+  commandId: `command_fuzz_${seq}`,
+  controllerSeq: seq,
+  type,
+  issuedAt: AT,
   payload: type === "turn.start" ? { text: "go" } : {},
 });
 
-type Step = { kind: "valid"; type: string } | { kind: "mutated"; type: string; pick: number } | { kind: "garbage"; text: string };
+type Step =
+  { kind: "valid"; type: string } | { kind: "mutated"; type: string; pick: number } | { kind: "garbage"; text: string };
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...TYPES).map((type) => ({ kind: "valid", type }) as Step) },
-  { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...TYPES), fc.nat()).map(([type, pick]) => ({ kind: "mutated", type, pick }) as Step) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...TYPES), fc.nat())
+      .map(([type, pick]) => ({ kind: "mutated", type, pick }) as Step),
+  },
   { weight: 1, arbitrary: fc.oneof(hostileString, fc.json()).map((text) => ({ kind: "garbage", text }) as Step) },
 );
 
@@ -73,7 +94,11 @@ async function runLocal(lines: string[], script: string): Promise<LocalRunRecord
   const events: PrpEvent[] = [];
   const badLines: string[] = [];
   const client = new LocalRunnerClient({
-    runId: `run_fuzz_${++runs}`, sessionId: "session_fuzz", runnerId: "runner_fuzz", scriptPath: join(scenariosDir(), `${script}.json`), delayMs: 0,
+    runId: `run_fuzz_${++runs}`,
+    sessionId: "session_fuzz",
+    runnerId: "runner_fuzz",
+    scriptPath: join(scenariosDir(), `${script}.json`),
+    delayMs: 0,
     extraArgs: PATIENT_HARNESS,
     onEvent: (e) => events.push(e),
     onReceipt: () => {},
@@ -83,7 +108,12 @@ async function runLocal(lines: string[], script: string): Promise<LocalRunRecord
   client.close();
   let exit;
   try {
-    exit = await Promise.race([client.exited(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the runner did not exit within 60 s")), 60_000).unref())]);
+    exit = await Promise.race([
+      client.exited(),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error("the runner did not exit within 60 s")), 60_000).unref(),
+      ),
+    ]);
   } catch (err) {
     await client.terminate();
     throw err;
@@ -92,29 +122,63 @@ async function runLocal(lines: string[], script: string): Promise<LocalRunRecord
   const groups = [client.pid, ...(harness?.pid ? [harness.pid] : [])];
   const alive = () => groups.flatMap((g) => liveGroupMembers(g));
   // The harness group is ended by the runner before it exits; allow its last members to be reaped.
-  await until(() => alive().length === 0, () => `the run's processes to end: ${describeProcesses(alive())}`, 5_000).catch(() => {});
-  return { events, badLines, exitCode: exit.exitCode, signal: exit.signal, stderr: client.stderrTail(), survivors: alive() };
+  await until(
+    () => alive().length === 0,
+    () => `the run's processes to end: ${describeProcesses(alive())}`,
+    5_000,
+  ).catch(() => {});
+  return {
+    events,
+    badLines,
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    stderr: client.stderrTail(),
+    survivors: alive(),
+  };
 }
 
 describe(`prp-runnerd --local fuzz (seed ${FUZZ_SEED})`, () => {
   it("random, mutated and valid command lines: no exception, exactly one terminal, nothing left running", async () => {
-    const cases = fc.tuple(fc.array(step, { minLength: 0, maxLength: 8 }), fc.constantFrom("happy-path", "linger", "interactive-question"));
-    await fuzz("runnerd --local", fc.asyncProperty(cases, async ([steps, script]) => {
-      const lines = linesOf(steps);
-      const problems = judgeLocalRun(await runLocal(lines, script));
-      assert.deepEqual(problems, [], `script ${script}, lines:\n${lines.map((l) => l.slice(0, 300)).join("\n")}`);
-    }), 30, 120_000);
+    const cases = fc.tuple(
+      fc.array(step, { minLength: 0, maxLength: 8 }),
+      fc.constantFrom("happy-path", "linger", "interactive-question"),
+    );
+    await fuzz(
+      "runnerd --local",
+      fc.asyncProperty(cases, async ([steps, script]) => {
+        const lines = linesOf(steps);
+        const problems = judgeLocalRun(await runLocal(lines, script));
+        assert.deepEqual(problems, [], `script ${script}, lines:\n${lines.map((l) => l.slice(0, 300)).join("\n")}`);
+      }),
+      30,
+      120_000,
+    );
   });
 
   it("the judge fails a run with two terminals, a gap, an event after the terminal, a stack trace, a non-zero exit or a survivor", async () => {
-    const good = await runLocal([JSON.stringify(commandOf(1, "run.prepare")), JSON.stringify(commandOf(2, "session.open")), JSON.stringify(commandOf(3, "turn.start"))], "happy-path");
+    const good = await runLocal(
+      [
+        JSON.stringify(commandOf(1, "run.prepare")),
+        JSON.stringify(commandOf(2, "session.open")),
+        JSON.stringify(commandOf(3, "turn.start")),
+      ],
+      "happy-path",
+    );
     assert.deepEqual(judgeLocalRun(good), []);
     const terminal = good.events.at(-1)!;
     assert.equal(terminal.eventType, "run.terminal");
     const mutants: [string, LocalRunRecord, RegExp][] = [
-      ["a second terminal", { ...good, events: [...good.events, { ...terminal, sourceSeq: terminal.sourceSeq + 1 }] }, /2 run.terminal/],
+      [
+        "a second terminal",
+        { ...good, events: [...good.events, { ...terminal, sourceSeq: terminal.sourceSeq + 1 }] },
+        /2 run.terminal/,
+      ],
       ["a deleted event", { ...good, events: good.events.filter((_, i) => i !== 2) }, /has sourceSeq/],
-      ["an event after the terminal", { ...good, events: [...good.events, { ...good.events[0]!, sourceSeq: terminal.sourceSeq + 1 }] }, /after the terminal/],
+      [
+        "an event after the terminal",
+        { ...good, events: [...good.events, { ...good.events[0]!, sourceSeq: terminal.sourceSeq + 1 }] },
+        /after the terminal/,
+      ],
       ["no terminal", { ...good, events: good.events.slice(0, -1) }, /0 run.terminal/],
       ["a stack trace", { ...good, stderr: ["TypeError: x", "    at handleLine (file:///a.js:1:2)"] }, /stack trace/],
       ["exit 1", { ...good, exitCode: 1 }, /exit 1/],

@@ -12,13 +12,25 @@ const SCALE = Number(process.env.PRP_FUZZ_SCALE ?? 1);
 
 /** fast-check parameters: seeded, `runs` cases times the scale, and never longer than `budgetMs`. */
 export function fuzzParameters(runs: number, budgetMs: number): fc.Parameters<unknown> {
-  return { seed: FUZZ_SEED, numRuns: Math.max(1, Math.round(runs * SCALE)), interruptAfterTimeLimit: budgetMs * SCALE, markInterruptAsFailure: false };
+  return {
+    seed: FUZZ_SEED,
+    numRuns: Math.max(1, Math.round(runs * SCALE)),
+    interruptAfterTimeLimit: budgetMs * SCALE,
+    markInterruptAsFailure: false,
+  };
 }
 
 /** Runs a property, prints the seed and the count, and fails with fast-check's own report. */
-export async function fuzz(label: string, property: Parameters<typeof fc.check>[0], runs: number, budgetMs: number): Promise<void> {
+export async function fuzz(
+  label: string,
+  property: Parameters<typeof fc.check>[0],
+  runs: number,
+  budgetMs: number,
+): Promise<void> {
   const details = await fc.check(property, fuzzParameters(runs, budgetMs));
-  console.log(`# fuzz ${label}: seed ${FUZZ_SEED}, ${details.numRuns} cases${details.interrupted ? " (time budget reached)" : ""}`);
+  console.log(
+    `# fuzz ${label}: seed ${FUZZ_SEED}, ${details.numRuns} cases${details.interrupted ? " (time budget reached)" : ""}`,
+  );
   if (!details.failed) return;
   const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
   throw new Error(`${fc.defaultReportMessage(details) ?? `fuzz ${label} failed (seed ${FUZZ_SEED})`}\nCause: ${cause}`);
@@ -29,7 +41,10 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** Valid documents to mutate: every command and event of the replay fixtures the catalog accepts. */
 export function validDocuments(): { commands: Record<string, Json>[]; events: Record<string, Json>[] } {
   const root = join(packageRoot(), "protocol");
-  const catalog = JSON.parse(readFileSync(join(root, "catalog.json"), "utf8")).fixtures as Record<string, { expectation: string }>;
+  const catalog = JSON.parse(readFileSync(join(root, "catalog.json"), "utf8")).fixtures as Record<
+    string,
+    { expectation: string }
+  >;
   const commands: Record<string, Json>[] = [];
   const events: Record<string, Json>[] = [];
   for (const name of readdirSync(join(root, "fixtures/replay"))) {
@@ -61,11 +76,16 @@ export const hostileValue: fc.Arbitrary<Json> = fc.oneof(
 function pathsOf(value: Json, prefix: (string | number)[] = []): (string | number)[][] {
   const paths = [prefix];
   if (Array.isArray(value)) value.forEach((v, i) => paths.push(...pathsOf(v, [...prefix, i])));
-  else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) paths.push(...pathsOf(v, [...prefix, k]));
+  else if (value !== null && typeof value === "object")
+    for (const [k, v] of Object.entries(value)) paths.push(...pathsOf(v, [...prefix, k]));
   return paths;
 }
 
-function edit(value: Json, path: (string | number)[], change: (parent: Json[] | Record<string, Json>, key: string | number) => void): Json {
+function edit(
+  value: Json,
+  path: (string | number)[],
+  change: (parent: Json[] | Record<string, Json>, key: string | number) => void,
+): Json {
   const copy = structuredClone(value);
   let parent: any = copy;
   for (const key of path.slice(0, -1)) parent = parent[key];
@@ -76,14 +96,16 @@ function edit(value: Json, path: (string | number)[], change: (parent: Json[] | 
 /** A valid document with one value replaced, removed, or a key added where it sits. */
 export function mutatedValue(doc: Record<string, Json>): fc.Arbitrary<Json> {
   const paths = pathsOf(doc).filter((p) => p.length > 0);
-  return fc.tuple(fc.constantFrom(...paths), fc.constantFrom("replace", "remove", "add"), hostileValue, hostileString).map(([path, op, value, key]) =>
-    edit(doc, path, (parent, last) => {
-      if (op === "replace") (parent as any)[last] = value;
-      else if (Array.isArray(parent)) parent.splice(Number(last), 1);
-      else if (op === "remove") delete parent[last as string];
-      else Object.defineProperty(parent, key, { value, enumerable: true, writable: true, configurable: true });
-    }),
-  );
+  return fc
+    .tuple(fc.constantFrom(...paths), fc.constantFrom("replace", "remove", "add"), hostileValue, hostileString)
+    .map(([path, op, value, key]) =>
+      edit(doc, path, (parent, last) => {
+        if (op === "replace") (parent as any)[last] = value;
+        else if (Array.isArray(parent)) parent.splice(Number(last), 1);
+        else if (op === "remove") delete parent[last as string];
+        else Object.defineProperty(parent, key, { value, enumerable: true, writable: true, configurable: true });
+      }),
+    );
 }
 
 /** A valid document's text cut, with a byte flipped, a key repeated, or `__proto__` slipped in. */
@@ -92,8 +114,12 @@ export function mutatedText(doc: Record<string, Json>): fc.Arbitrary<string> {
   const keys = Object.keys(doc);
   return fc.oneof(
     fc.nat(text.length).map((at) => text.slice(0, at)),
-    fc.tuple(fc.nat(text.length - 1), fc.integer({ min: 0, max: 0xff })).map(([at, code]) => text.slice(0, at) + String.fromCharCode(code) + text.slice(at + 1)),
-    fc.tuple(fc.constantFrom(...keys), hostileValue).map(([key, value]) => `{${JSON.stringify(key)}:${JSON.stringify(value)},${text.slice(1)}`),
+    fc
+      .tuple(fc.nat(text.length - 1), fc.integer({ min: 0, max: 0xff }))
+      .map(([at, code]) => text.slice(0, at) + String.fromCharCode(code) + text.slice(at + 1)),
+    fc
+      .tuple(fc.constantFrom(...keys), hostileValue)
+      .map(([key, value]) => `{${JSON.stringify(key)}:${JSON.stringify(value)},${text.slice(1)}`),
     fc.constantFrom(`{"__proto__":{"admin":true},${text.slice(1)}`, `${text.slice(0, -1)},"__proto__":null}`),
   );
 }

@@ -11,14 +11,21 @@ const read = (limit: number, chunks: Array<string | Buffer>): LineEvent[] => {
 
 describe("bounded line reader", () => {
   it("splits lines, strips one trailing CR and yields a last line without newline", () => {
-    assert.deepEqual(read(100, ["a\r\nb\nc"]), [{ kind: "line", text: "a" }, { kind: "line", text: "b" }, { kind: "line", text: "c" }]);
+    assert.deepEqual(read(100, ["a\r\nb\nc"]), [
+      { kind: "line", text: "a" },
+      { kind: "line", text: "b" },
+      { kind: "line", text: "c" },
+    ]);
     assert.deepEqual(read(100, ["\n"]), [{ kind: "line", text: "" }]);
   });
 
   it("accepts a line of exactly the limit and refuses one byte more, then keeps reading", () => {
     assert.deepEqual(read(4, ["abcd\n"]), [{ kind: "line", text: "abcd" }]);
     assert.deepEqual(read(4, ["abcd\r\n"]), [{ kind: "line", text: "abcd" }]);
-    assert.deepEqual(read(4, ["abcde\nok\n"]), [{ kind: "oversize", bytes: 5 }, { kind: "line", text: "ok" }]);
+    assert.deepEqual(read(4, ["abcde\nok\n"]), [
+      { kind: "oversize", bytes: 5 },
+      { kind: "line", text: "ok" },
+    ]);
   });
 
   it("counts bytes, not characters", () => {
@@ -30,23 +37,34 @@ describe("bounded line reader", () => {
     const r = new BoundedLineReader(10);
     const big = Buffer.alloc(1_000_000, 0x78);
     assert.deepEqual(r.push(Buffer.from("0123456789")), []);
-    assert.deepEqual(r.push(big), [{ kind: "overlong" }], "a line that never ends is noticed at the limit, not at its newline");
+    assert.deepEqual(
+      r.push(big),
+      [{ kind: "overlong" }],
+      "a line that never ends is noticed at the limit, not at its newline",
+    );
     assert.deepEqual(r.push(big), []);
-    assert.deepEqual(r.push(Buffer.from("\nnext\n")), [{ kind: "oversize", bytes: 2_000_010 }, { kind: "line", text: "next" }]);
+    assert.deepEqual(r.push(Buffer.from("\nnext\n")), [
+      { kind: "oversize", bytes: 2_000_010 },
+      { kind: "line", text: "next" },
+    ]);
   });
 
   it("gives the same lines however the bytes are chunked", () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ maxLength: 12 }), { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 20 }), (lines, cuts) => {
-        const bytes = Buffer.from(lines.map((l) => `${l.replace(/[\r\n]/g, "")}\n`).join(""));
-        const chunks: Buffer[] = [];
-        for (let at = 0, i = 0; at < bytes.length; i++) {
-          const next = Math.min(bytes.length, at + cuts[i % cuts.length]!);
-          chunks.push(bytes.subarray(at, next));
-          at = next;
-        }
-        assert.deepEqual(read(10, chunks), read(10, [bytes]));
-      }),
+      fc.property(
+        fc.array(fc.string({ maxLength: 12 }), { maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 20 }),
+        (lines, cuts) => {
+          const bytes = Buffer.from(lines.map((l) => `${l.replace(/[\r\n]/g, "")}\n`).join(""));
+          const chunks: Buffer[] = [];
+          for (let at = 0, i = 0; at < bytes.length; i++) {
+            const next = Math.min(bytes.length, at + cuts[i % cuts.length]!);
+            chunks.push(bytes.subarray(at, next));
+            at = next;
+          }
+          assert.deepEqual(read(10, chunks), read(10, [bytes]));
+        },
+      ),
       seeded("gives the same lines however the bytes are chunked"),
     );
   });

@@ -10,7 +10,10 @@ describe("bounded log tail", () => {
     assert.equal(snap.lines.length, 32);
     assert.equal(snap.lines[0], "line 8");
     assert.equal(snap.droppedLines, 8);
-    assert.equal(snap.retainedBytes, snap.lines.reduce((n, l) => n + Buffer.byteLength(l), 0));
+    assert.equal(
+      snap.retainedBytes,
+      snap.lines.reduce((n, l) => n + Buffer.byteLength(l), 0),
+    );
   });
 
   it("keeps at most 16 KiB, dropping the oldest lines first", () => {

@@ -12,10 +12,15 @@ import { until } from "../support/until.js";
 const HARNESS = { command: "/bin/sh", args: ["-c", "sleep 60 & sleep 60"], onLine: () => {}, onOversize: () => {} };
 
 /** Guards started by `owner` since `before` (a list of guard pids taken earlier). */
-const newGuards = (owner: number, before: number[] = []) => liveChildrenNamed(owner, ORPHAN_GUARD_NAME).filter((g) => !before.includes(g.pid));
+const newGuards = (owner: number, before: number[] = []) =>
+  liveChildrenNamed(owner, ORPHAN_GUARD_NAME).filter((g) => !before.includes(g.pid));
 
 const groupGone = (pgid: number, timeoutMs: number) =>
-  until(() => liveGroupMembers(pgid).length === 0, () => `group ${pgid} to end; survivors: ${describeProcesses(liveGroupMembers(pgid))}`, timeoutMs);
+  until(
+    () => liveGroupMembers(pgid).length === 0,
+    () => `group ${pgid} to end; survivors: ${describeProcesses(liveGroupMembers(pgid))}`,
+    timeoutMs,
+  );
 
 /** Ends what a failed test may have left; by pid and group id, each only if still there. */
 function cleanUp(pgid: number | undefined, pids: number[]): void {
@@ -41,19 +46,28 @@ describe("orphan guard", () => {
       const h = new SupervisedProcess({ command: "/bin/sh", args: ${JSON.stringify(args)}, onLine() {}, onOversize() {} });
       console.log(h.pid);
       setInterval(() => {}, 60_000);`;
-    const owner = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    const owner = spawn(process.execPath, ["--input-type=module", "-e", code], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const ownerExit = once(owner, "exit");
     let pgid: number | undefined;
     let guards: { pid: number; pgrp: number }[] = [];
     try {
       const printed = once(createInterface({ input: owner.stdout }), "line") as Promise<[string]>;
-      const [first] = await Promise.race([printed, ownerExit.then(() => Promise.reject(new Error("the owner exited before it printed the harness group")))]);
+      const [first] = await Promise.race([
+        printed,
+        ownerExit.then(() => Promise.reject(new Error("the owner exited before it printed the harness group"))),
+      ]);
       pgid = Number(first);
       const group = pgid;
       await until(() => ready(group), what, 5_000);
       guards = newGuards(owner.pid!);
       assert.equal(guards.length, 1, "the owner started one guard");
-      assert.equal(guards[0]!.pgrp, guards[0]!.pid, "the guard leads a group of its own, neither the harness's nor the owner's");
+      assert.equal(
+        guards[0]!.pgrp,
+        guards[0]!.pid,
+        "the guard leads a group of its own, neither the harness's nor the owner's",
+      );
 
       owner.kill("SIGKILL");
       await groupGone(group, 2_000);
@@ -66,12 +80,23 @@ describe("orphan guard", () => {
   }
 
   it("ends the harness group within 2 s when its owner is SIGKILLed", async () => {
-    await ownerKilled(HARNESS.args, (group) => liveGroupMembers(group).length >= 2, "the harness shell and its background sleep");
+    await ownerKilled(
+      HARNESS.args,
+      (group) => liveGroupMembers(group).length >= 2,
+      "the harness shell and its background sleep",
+    );
   });
 
   it("ends a worker the harness left behind, re-parented after the harness exited, when the owner is SIGKILLed", async () => {
     // The leader (the group's id) has exited; its worker lives on in the group, no longer its child.
-    await ownerKilled(LEFT_WORKER, (group) => !isLive(group) && liveGroupMembers(group).length > 0 && liveGroupMembers(group).every((pid) => parentOf(pid) !== group), "the harness to exit, its worker re-parented and alive in its group");
+    await ownerKilled(
+      LEFT_WORKER,
+      (group) =>
+        !isLive(group) &&
+        liveGroupMembers(group).length > 0 &&
+        liveGroupMembers(group).every((pid) => parentOf(pid) !== group),
+      "the harness to exit, its worker re-parented and alive in its group",
+    );
   });
 
   it("is released by terminate(): the guard exits and none is left", async () => {
@@ -86,7 +111,10 @@ describe("orphan guard", () => {
       assert.deepEqual(liveGroupMembers(proc.pid), []);
       await until(() => !isLive(guards[0]!.pid), "the released guard to exit", 2_000);
     } finally {
-      cleanUp(proc.pid, guards.map((g) => g.pid));
+      cleanUp(
+        proc.pid,
+        guards.map((g) => g.pid),
+      );
     }
   });
 
@@ -100,7 +128,10 @@ describe("orphan guard", () => {
       await proc.exited;
       await until(() => !isLive(guards[0]!.pid), "the guard to be released at the leader's exit", 2_000);
     } finally {
-      cleanUp(proc.pid, guards.map((g) => g.pid));
+      cleanUp(
+        proc.pid,
+        guards.map((g) => g.pid),
+      );
     }
   });
 
@@ -117,7 +148,10 @@ describe("orphan guard", () => {
       assert.deepEqual(liveGroupMembers(sleeper.pid!), [sleeper.pid], "the group is untouched");
     } finally {
       sleeper.kill("SIGKILL");
-      cleanUp(undefined, guards.map((g) => g.pid));
+      cleanUp(
+        undefined,
+        guards.map((g) => g.pid),
+      );
     }
   });
 });

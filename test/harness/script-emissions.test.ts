@@ -8,11 +8,14 @@ import { scriptEmissions } from "../../src/harness/script-emissions.js";
 import { loadScript, scenariosDir } from "../../src/harness/script-file.js";
 
 /** Plays a script in this process, answering every request and interrupt; returns what a runner would report. */
-async function play(harness: (io: ConstructorParameters<typeof FakeHarness>[1]) => FakeHarness): Promise<Array<{ eventType: string; itemId?: string; payload: Record<string, unknown> }>> {
+async function play(
+  harness: (io: ConstructorParameters<typeof FakeHarness>[1]) => FakeHarness,
+): Promise<Array<{ eventType: string; itemId?: string; payload: Record<string, unknown> }>> {
   const reported: Array<{ eventType: string; itemId?: string; payload: Record<string, unknown> }> = [];
   let seq = 0;
   let resultSeen = false;
-  const command = (type: HarnessCommand["type"], payload: Record<string, unknown>) => ({ schema: COMMAND_SCHEMA, commandSeq: ++seq, type, payload }) as unknown as HarnessCommand;
+  const command = (type: HarnessCommand["type"], payload: Record<string, unknown>) =>
+    ({ schema: COMMAND_SCHEMA, commandSeq: ++seq, type, payload }) as unknown as HarnessCommand;
   const h: FakeHarness = harness({
     writeStdout: (line) => {
       const m = JSON.parse(line) as HarnessMessage;
@@ -23,10 +26,14 @@ async function play(harness: (io: ConstructorParameters<typeof FakeHarness>[1]) 
           const requestId = (e.payload.request as { requestId: string }).requestId;
           queueMicrotask(() => h.receive(command("request.resolve", { requestId, resolution: { action: "submit" } })));
         }
-        if (e.eventType === "runtime.phase.changed" && e.payload.phase === "awaiting_interrupt") queueMicrotask(() => h.receive(command("turn.interrupt", { reason: "operator" })));
+        if (e.eventType === "runtime.phase.changed" && e.payload.phase === "awaiting_interrupt")
+          queueMicrotask(() => h.receive(command("turn.interrupt", { reason: "operator" })));
       } else if (m.type === "result" && !resultSeen) {
         resultSeen = true; // the runner reports the first result and diagnoses any later one
-        reported.push({ eventType: "run.result.proposed", payload: (m.payload as HarnessMessage<"result">["payload"]).payload });
+        reported.push({
+          eventType: "run.result.proposed",
+          payload: (m.payload as HarnessMessage<"result">["payload"]).payload,
+        });
       }
     },
     writeStderr: () => {},
@@ -39,7 +46,9 @@ async function play(harness: (io: ConstructorParameters<typeof FakeHarness>[1]) 
 }
 
 describe("scriptEmissions: the judge's oracle agrees with the fake harness", () => {
-  const scenarios = readdirSync(scenariosDir()).filter((f) => f.endsWith(".json")).sort();
+  const scenarios = readdirSync(scenariosDir())
+    .filter((f) => f.endsWith(".json"))
+    .sort();
   it("there are scenarios to compare", () => assert.ok(scenarios.length >= 9, scenarios.join(", ")));
 
   for (const file of scenarios) {
@@ -48,16 +57,24 @@ describe("scriptEmissions: the judge's oracle agrees with the fake harness", () 
     const script = loaded.value.script;
     // A spawn_worker step starts a real 60 s worker this in-process player could not stop, and
     // reports nothing: the harness plays the script without it, the walk sees the whole script.
-    const played = { ...script, steps: (script.steps as Step[]).filter((s) => s.kind !== "spawn_worker") } as typeof script;
+    const played = {
+      ...script,
+      steps: (script.steps as Step[]).filter((s) => s.kind !== "spawn_worker"),
+    } as typeof script;
     it(`${script.name}: the walk lists exactly what the harness reports, in order`, async () => {
-      const reported = await play((io) => new FakeHarness(played, io, { delayMs: 0, commandWaitMs: 1_000, resolutionWaitMs: 1_000 }));
+      const reported = await play(
+        (io) => new FakeHarness(played, io, { delayMs: 0, commandWaitMs: 1_000, resolutionWaitMs: 1_000 }),
+      );
       const expected = scriptEmissions(script);
       assert.ok(expected.length > 3, "more than the opening events");
       const withoutCommandFields = reported.map((r, i) => {
         const drop = expected[i]?.fromCommand ?? [];
         return { ...r, payload: Object.fromEntries(Object.entries(r.payload).filter(([k]) => !drop.includes(k))) };
       });
-      assert.deepEqual(withoutCommandFields, expected.map(({ fromCommand: _, ...e }) => e));
+      assert.deepEqual(
+        withoutCommandFields,
+        expected.map(({ fromCommand: _, ...e }) => e),
+      );
     });
   }
 });

@@ -6,14 +6,22 @@ import { liveGroupMembers } from "../support/processes.js";
 const node = (code: string, extra: Partial<ConstructorParameters<typeof SupervisedProcess>[0]> = {}) => {
   const lines: string[] = [];
   const oversize: number[] = [];
-  const proc = new SupervisedProcess({ command: process.execPath, args: ["-e", code], onLine: (l) => lines.push(l), onOversize: (b) => oversize.push(b), ...extra });
+  const proc = new SupervisedProcess({
+    command: process.execPath,
+    args: ["-e", code],
+    onLine: (l) => lines.push(l),
+    onOversize: (b) => oversize.push(b),
+    ...extra,
+  });
   return { proc, lines, oversize };
 };
 
 describe("process supervisor", () => {
   it("clears the environment to PATH plus what the caller passes", async () => {
     process.env.PRP_TEST_SECRET = "must-not-leak";
-    const { proc, lines } = node("console.log(JSON.stringify(Object.keys(process.env).sort()))", { env: { GIVEN: "1" } });
+    const { proc, lines } = node("console.log(JSON.stringify(Object.keys(process.env).sort()))", {
+      env: { GIVEN: "1" },
+    });
     await proc.exited;
     await proc.stdoutEnded;
     await proc.terminate();
@@ -61,7 +69,9 @@ describe("process supervisor", () => {
   });
 
   it("reports an oversized stdout line and turns an oversized stderr line into a short marker", async () => {
-    const { proc, lines, oversize } = node("process.stdout.write('x'.repeat(70000)+'\\nok\\n');process.stderr.write('y'.repeat(70000)+'\\nwarn\\n')");
+    const { proc, lines, oversize } = node(
+      "process.stdout.write('x'.repeat(70000)+'\\nok\\n');process.stderr.write('y'.repeat(70000)+'\\nwarn\\n')",
+    );
     await proc.exited;
     await proc.stdoutEnded;
     await proc.terminate();

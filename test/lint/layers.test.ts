@@ -19,14 +19,20 @@ const rules = (messages: Linter.LintMessage[]) => messages.map((m) => `${m.ruleI
 
 describe("the layer rule of docs/architecture.md, enforced by the linter", () => {
   it("refuses an import from a higher layer, naming the rule", async () => {
-    const messages = await lint("src/contract/upward.ts", 'import { STOP_SIGNALS } from "../runner/stop-signals.js";\nexport const signals = STOP_SIGNALS;\n');
+    const messages = await lint(
+      "src/contract/upward.ts",
+      'import { STOP_SIGNALS } from "../runner/stop-signals.js";\nexport const signals = STOP_SIGNALS;\n',
+    );
     const refusal = messages.find((m) => m.ruleId === "import-x/no-restricted-paths");
     assert.ok(refusal, `no layer refusal; the linter said: ${JSON.stringify(rules(messages))}`);
     assert.match(refusal.message, /the contract layer may import only the layers below it/);
   });
 
   it("lets a layer import a lower one", async () => {
-    const messages = await lint("src/runner/downward.ts", 'import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";\nexport const max = MAX_PROTOCOL_VERSION;\n');
+    const messages = await lint(
+      "src/runner/downward.ts",
+      'import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";\nexport const max = MAX_PROTOCOL_VERSION;\n',
+    );
     assert.deepEqual(rules(messages), []);
   });
 
@@ -36,6 +42,9 @@ describe("the layer rule of docs/architecture.md, enforced by the linter", () =>
     const text = readFileSync(join(root, file), "utf8");
     assert.deepEqual(rules(await lint(file, text)), [], "the file as committed lints clean");
     const cyclic = await lint(file, `import "./demo.js";\n${text}`);
-    assert.ok(cyclic.some((m) => m.ruleId === "import-x/no-cycle"), `no cycle reported; the linter said: ${JSON.stringify(rules(cyclic))}`);
+    assert.ok(
+      cyclic.some((m) => m.ruleId === "import-x/no-cycle"),
+      `no cycle reported; the linter said: ${JSON.stringify(rules(cyclic))}`,
+    );
   });
 });

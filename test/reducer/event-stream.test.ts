@@ -4,13 +4,17 @@ import { readEventStream } from "../../src/reducer/index.js";
 import { event, json } from "../contract/samples.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
-const line = (seq: number, overrides: Record<string, unknown> = {}) => json(event(1, { sourceEventId: `event_${seq}`, sourceSeq: seq, ...overrides }));
+const line = (seq: number, overrides: Record<string, unknown> = {}) =>
+  json(event(1, { sourceEventId: `event_${seq}`, sourceSeq: seq, ...overrides }));
 
 describe("NDJSON event streams", () => {
   it("reads one event per line, LF or CRLF, skipping blank lines", () => {
     const read = readEventStream(bytes(`${line(1)}\r\n\n  \n${line(2)}\n${line(1)}`));
     assert.ok(read.ok);
-    assert.deepEqual(read.events.map((e) => e.sourceEventId), ["event_1", "event_2", "event_1"]);
+    assert.deepEqual(
+      read.events.map((e) => e.sourceEventId),
+      ["event_1", "event_2", "event_1"],
+    );
     assert.deepEqual(readEventStream(bytes("")), { ok: true, events: [] });
   });
 
@@ -21,7 +25,10 @@ describe("NDJSON event streams", () => {
     });
     const invalid = readEventStream(bytes(`${line(1)}\n${line(2, { sourceSeq: 0 })}`));
     assert.ok(!invalid.ok);
-    assert.deepEqual([invalid.error.code, invalid.error.path, invalid.error.line], ["schema_validation", "/sourceSeq", 2]);
+    assert.deepEqual(
+      [invalid.error.code, invalid.error.path, invalid.error.line],
+      ["schema_validation", "/sourceSeq", 2],
+    );
     const command = readEventStream(bytes(json({ schema: "paperclip.prp.command.v1" })));
     assert.ok(!command.ok);
     assert.equal(command.error.code, "unsupported_required_schema");
@@ -33,7 +40,11 @@ describe("NDJSON event streams", () => {
   it("holds a stream to one run and one session, and a repeated id to the same canonical bytes", () => {
     const cases: Array<[string, string, string]> = [
       [`${line(1)}\n${line(2, { runId: "run_other" })}`, "/runId", "is not the stream's run"],
-      [`${line(1)}\n${line(2, { normalizedSessionId: "session_other" })}`, "/normalizedSessionId", "is not the stream's session"],
+      [
+        `${line(1)}\n${line(2, { normalizedSessionId: "session_other" })}`,
+        "/normalizedSessionId",
+        "is not the stream's session",
+      ],
       [`${line(1)}\n${line(1, { payload: { text: "changed" } })}`, "", "repeated with different content"],
     ];
     for (const [text, path, message] of cases) {
@@ -42,7 +53,9 @@ describe("NDJSON event streams", () => {
       assert.deepEqual([read.error.code, read.error.path, read.error.line], ["binding_mismatch", path, 2]);
       assert.match(read.error.message, new RegExp(message));
     }
-    const reordered = JSON.stringify(Object.fromEntries(Object.entries(event(1, { sourceEventId: "event_1" })).reverse()));
+    const reordered = JSON.stringify(
+      Object.fromEntries(Object.entries(event(1, { sourceEventId: "event_1" })).reverse()),
+    );
     assert.ok(readEventStream(bytes(`${line(1)}\n${reordered}`)).ok, "key order is not content");
   });
 });

@@ -19,19 +19,50 @@ const fixture = (name: string): PRPReplayFixture => {
 const golden = (name: string): SessionSnapshot => JSON.parse(read(snapshotGolden(root, name)));
 
 const V1_KEYS = [
-  "schema", "fixtureName", "identity", "capabilities", "runPhase", "sessionState", "turnState", "activeTurnId", "items", "requests",
-  "proposedResult", "terminal", "timeline", "sourceCursors", "processedEventIds", "duplicateEventIds", "outOfOrderEventIds", "gaps", "integrity",
+  "schema",
+  "fixtureName",
+  "identity",
+  "capabilities",
+  "runPhase",
+  "sessionState",
+  "turnState",
+  "activeTurnId",
+  "items",
+  "requests",
+  "proposedResult",
+  "terminal",
+  "timeline",
+  "sourceCursors",
+  "processedEventIds",
+  "duplicateEventIds",
+  "outOfOrderEventIds",
+  "gaps",
+  "integrity",
 ];
 
 describe("replay goldens", () => {
   it("cover exactly the accepted replay fixtures: every one has both files, no rejected fixture has any", () => {
     const expected = accepted.flatMap(({ name }) => [`${name}.snapshot.json`, `${name}.summary.json`]).sort();
     assert.deepEqual(readdirSync(goldenDir(root)).sort(), expected);
-    const rejected = [...loadCatalog(root).entries].filter(([path, e]) => path.startsWith("replay/") && e.expectation === "reject");
+    const rejected = [...loadCatalog(root).entries].filter(
+      ([path, e]) => path.startsWith("replay/") && e.expectation === "reject",
+    );
     assert.ok(rejected.length > 0);
-    for (const [path] of rejected) assert.equal(existsSync(snapshotGolden(root, path.slice("replay/".length, -".json".length))), false, path);
-    for (const name of ["happy-path", "failed-run", "interrupted-run", "duplicate-event", "source-gap", "unknown-optional-fields", "budget-cost-stop-reason"]) {
-      assert.ok(accepted.some((f) => f.name === name), name);
+    for (const [path] of rejected)
+      assert.equal(existsSync(snapshotGolden(root, path.slice("replay/".length, -".json".length))), false, path);
+    for (const name of [
+      "happy-path",
+      "failed-run",
+      "interrupted-run",
+      "duplicate-event",
+      "source-gap",
+      "unknown-optional-fields",
+      "budget-cost-stop-reason",
+    ]) {
+      assert.ok(
+        accepted.some((f) => f.name === name),
+        name,
+      );
     }
   });
 
@@ -50,7 +81,14 @@ describe("replay goldens", () => {
     assert.equal(s.terminal?.runTerminalState, "succeeded");
     assert.equal(s.runPhase, "terminal");
     assert.equal(s.sessionState, "running", "no session.closed arrived, and the terminal is not read for it");
-    assert.deepEqual(s.items, [{ itemId: "item_replay_happy_01", kind: "assistant_message", status: "completed", text: "Added a usage section to the README. The test suite passes." }]);
+    assert.deepEqual(s.items, [
+      {
+        itemId: "item_replay_happy_01",
+        kind: "assistant_message",
+        status: "completed",
+        text: "Added a usage section to the README. The test suite passes.",
+      },
+    ]);
     assert.deepEqual(s.timeline[0]!.summary, "Phase changed to workspace preparing");
   });
 
@@ -79,7 +117,15 @@ describe("replay goldens", () => {
 
   it("interrupted-run keeps the pending request", () => {
     const s = golden("interrupted-run");
-    assert.deepEqual(s.requests, [{ requestId: "request_replay_interrupted_01", requestKind: "runtime", type: "permission", status: "pending", prompt: "Allow the agent to delete the build/ directory?" }]);
+    assert.deepEqual(s.requests, [
+      {
+        requestId: "request_replay_interrupted_01",
+        requestKind: "runtime",
+        type: "permission",
+        status: "pending",
+        prompt: "Allow the agent to delete the build/ directory?",
+      },
+    ]);
     assert.equal(s.turnState, "interrupted");
   });
 
@@ -97,7 +143,8 @@ describe("replay goldens", () => {
     assert.equal((s.capabilities!.driver as Record<string, unknown>).futureDriverField, "driver-hint");
     assert.equal(s.terminal!.futureTerminalReason, "clean_exit");
     const text = read(snapshotGolden(root, "unknown-optional-fields"));
-    for (const extra of ["futureEnvelopeField", "futureFixtureHint", "futureCommandField", "futurePayloadField"]) assert.ok(!text.includes(extra), extra);
+    for (const extra of ["futureEnvelopeField", "futureFixtureHint", "futureCommandField", "futurePayloadField"])
+      assert.ok(!text.includes(extra), extra);
     assert.deepEqual(s.proposedResult!.futureResultField, fixture("unknown-optional-fields").result.futureResultField);
     assert.notEqual(s.proposedResult!.futureResultField, undefined);
   });
@@ -106,7 +153,17 @@ describe("replay goldens", () => {
     assert.deepEqual(Object.keys(golden("happy-path")), V1_KEYS);
     assert.deepEqual(Object.keys(golden("session-goal-v2")), [...V1_KEYS, "sessionCapabilities", "sessionGoal"]);
     assert.deepEqual(golden("session-goal-v2").sessionGoal, { goal: null, lastEventType: "session.goal.cleared" });
-    assert.deepEqual(golden("auth-credentials-updated").credentials, [{ provider: "codex", bindingId: "harness-auth", revision: 1, detection: "credential_store", sourceEventId: "event_auth_03" }]);
-    assert.deepEqual(golden("runtime-activity-recorded").runtimeActivity, [{ sourceEventId: "event_activity_03", namespace: "paperclip.review", activityKey: "diff.opened" }]);
+    assert.deepEqual(golden("auth-credentials-updated").credentials, [
+      {
+        provider: "codex",
+        bindingId: "harness-auth",
+        revision: 1,
+        detection: "credential_store",
+        sourceEventId: "event_auth_03",
+      },
+    ]);
+    assert.deepEqual(golden("runtime-activity-recorded").runtimeActivity, [
+      { sourceEventId: "event_activity_03", namespace: "paperclip.review", activityKey: "diff.opened" },
+    ]);
   });
 });

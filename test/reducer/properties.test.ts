@@ -2,8 +2,22 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { decodeValue, type PrpEvent } from "../../src/contract/index.js";
-import { applyEvent, applyEvents, prettyJson, reduceEvents, sourceKey, type SessionSnapshot } from "../../src/reducer/index.js";
-import { anyEvent, contiguousStream, envelope, interleavings, projectingBody, sourceDeliveries } from "./arbitraries.js";
+import {
+  applyEvent,
+  applyEvents,
+  prettyJson,
+  reduceEvents,
+  sourceKey,
+  type SessionSnapshot,
+} from "../../src/reducer/index.js";
+import {
+  anyEvent,
+  contiguousStream,
+  envelope,
+  interleavings,
+  projectingBody,
+  sourceDeliveries,
+} from "./arbitraries.js";
 import { seeded } from "../support/seed.js";
 
 const reduce = (events: PrpEvent[]) => reduceEvents(null, null, events);
@@ -55,17 +69,25 @@ describe("reducer properties", () => {
 
   it("a byte-identical duplicate never changes the snapshot", () => {
     fc.assert(
-      fc.property(sourceDeliveries("runner_a").filter((e) => e.length > 0), fc.nat(), fc.nat(), (events, pick, offset) => {
-        const before = reduce(events);
-        const i = pick % events.length;
-        const copy = structuredClone(events[i]!);
-        assert.equal(applyEvent(before, copy), before, "applying a delivered event again returns the same snapshot");
-        // Delivered again later in the same batch: only duplicateEventIds notes it.
-        const at = i + 1 + (offset % (events.length - i));
-        const after = reduce([...events.slice(0, at), copy, ...events.slice(at)]);
-        assert.deepEqual(without(after, "duplicateEventIds"), without(before, "duplicateEventIds"));
-        assert.deepEqual(after.duplicateEventIds, [...new Set([...before.duplicateEventIds, copy.sourceEventId])].sort());
-      }),
+      fc.property(
+        sourceDeliveries("runner_a").filter((e) => e.length > 0),
+        fc.nat(),
+        fc.nat(),
+        (events, pick, offset) => {
+          const before = reduce(events);
+          const i = pick % events.length;
+          const copy = structuredClone(events[i]!);
+          assert.equal(applyEvent(before, copy), before, "applying a delivered event again returns the same snapshot");
+          // Delivered again later in the same batch: only duplicateEventIds notes it.
+          const at = i + 1 + (offset % (events.length - i));
+          const after = reduce([...events.slice(0, at), copy, ...events.slice(at)]);
+          assert.deepEqual(without(after, "duplicateEventIds"), without(before, "duplicateEventIds"));
+          assert.deepEqual(
+            after.duplicateEventIds,
+            [...new Set([...before.duplicateEventIds, copy.sourceEventId])].sort(),
+          );
+        },
+      ),
       seeded("a byte-identical duplicate never changes the snapshot"),
     );
   });
@@ -76,7 +98,9 @@ describe("reducer properties", () => {
         const removed = pick % (events.length - 1); // not the last: a stream may simply end early
         const snapshot = reduce(events.filter((_, i) => i !== removed));
         const seq = removed + 1;
-        assert.deepEqual(snapshot.gaps, [{ sourceKey: "runner:runner_a", expected: seq, received: seq + 1, missing: [seq] }]);
+        assert.deepEqual(snapshot.gaps, [
+          { sourceKey: "runner:runner_a", expected: seq, received: seq + 1, missing: [seq] },
+        ]);
         assert.equal(snapshot.integrity, "gap_detected");
         assert.equal(reduce(events).integrity, "complete");
       }),
@@ -92,7 +116,10 @@ describe("reducer properties", () => {
         for (const after of [applyEvent(before, late), reduce([...events, late])]) {
           assert.deepEqual(after.outOfOrderEventIds, ["event_late"]);
           assert.equal(after.integrity, "gap_detected");
-          assert.deepEqual(without(after, "outOfOrderEventIds", "integrity"), without(before, "outOfOrderEventIds", "integrity"));
+          assert.deepEqual(
+            without(after, "outOfOrderEventIds", "integrity"),
+            without(before, "outOfOrderEventIds", "integrity"),
+          );
         }
       }),
       seeded("an event at or behind its source's cursor is recorded out…"),
@@ -102,15 +129,18 @@ describe("reducer properties", () => {
   it("two sources interleaved in any order give each source the same per-source result", () => {
     const streams = fc.tuple(sourceDeliveries("runner_a", "a_"), sourceDeliveries("runner_b", "b_"));
     fc.assert(
-      fc.property(streams.chain(([a, b]) => fc.tuple(fc.constant(a), fc.constant(b), interleavings(a, b))), ([a, b, mixed]) => {
-        const together = reduce(mixed);
-        for (const alone of [a, b]) {
-          if (alone.length === 0) continue;
-          const key = sourceKey(alone[0]!);
-          const ids = new Set(alone.map((e) => e.sourceEventId));
-          assert.deepEqual(perSource(together, key, ids), perSource(reduce(alone), key, ids));
-        }
-      }),
+      fc.property(
+        streams.chain(([a, b]) => fc.tuple(fc.constant(a), fc.constant(b), interleavings(a, b))),
+        ([a, b, mixed]) => {
+          const together = reduce(mixed);
+          for (const alone of [a, b]) {
+            if (alone.length === 0) continue;
+            const key = sourceKey(alone[0]!);
+            const ids = new Set(alone.map((e) => e.sourceEventId));
+            assert.deepEqual(perSource(together, key, ids), perSource(reduce(alone), key, ids));
+          }
+        },
+      ),
       seeded("two sources interleaved in any order give each source the…"),
     );
   });
@@ -119,8 +149,14 @@ describe("reducer properties", () => {
     fc.assert(
       fc.property(fc.array(anyEvent, { maxLength: 30 }), (events) => {
         const snapshot = reduce(events);
-        assert.deepEqual(snapshot.timeline.map((t) => t.position), snapshot.timeline.map((_, i) => i + 1));
-        assert.equal(snapshot.integrity, snapshot.gaps.length > 0 || snapshot.outOfOrderEventIds.length > 0 ? "gap_detected" : "complete");
+        assert.deepEqual(
+          snapshot.timeline.map((t) => t.position),
+          snapshot.timeline.map((_, i) => i + 1),
+        );
+        assert.equal(
+          snapshot.integrity,
+          snapshot.gaps.length > 0 || snapshot.outOfOrderEventIds.length > 0 ? "gap_detected" : "complete",
+        );
         assert.doesNotThrow(() => prettyJson(snapshot));
         for (const event of events) applyEvent(snapshot, event);
       }),

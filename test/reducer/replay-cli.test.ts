@@ -12,7 +12,8 @@ const root = protocolDir();
 const fixture = (name: string) => join(root, "fixtures/replay", `${name}.json`);
 const read = (path: string) => readFileSync(path, "utf8").replace(/\r\n/g, "\n");
 /** A fixture's events as an NDJSON stream, the way a run's output would be piped in. */
-const ndjson = (name: string) => (JSON.parse(read(fixture(name))).events as unknown[]).map((e) => JSON.stringify(e)).join("\n") + "\n";
+const ndjson = (name: string) =>
+  (JSON.parse(read(fixture(name))).events as unknown[]).map((e) => JSON.stringify(e)).join("\n") + "\n";
 
 describe("prp replay", () => {
   for (const { name, path } of acceptedReplayFixtures(root)) {
@@ -40,10 +41,19 @@ describe("prp replay", () => {
     assert.match(lines[header + 1]!, /^ {2}1 +runner:runner_replay:1 +session\.started +session started$/);
     assert.match(lines[header + 3]!, /! gap in runner:runner_replay: expected seq 3, received 4; missing 3$/);
     assert.match(lines[header + 4]!, /^ {2}3 +runner:runner_replay:4 +run\.result\.proposed +Bumped the lockfile\.$/);
-    for (const expected of [/^ {2}session +running$/m, /^ {2}turn +completed$/m, /^Integrity: gap_detected$/m, /^ {2}gaps +runner:runner_replay expected 3, received 4, missing 3$/m, /^ {2}terminal +turn completed, run succeeded, work done$/m]) {
+    for (const expected of [
+      /^ {2}session +running$/m,
+      /^ {2}turn +completed$/m,
+      /^Integrity: gap_detected$/m,
+      /^ {2}gaps +runner:runner_replay expected 3, received 4, missing 3$/m,
+      /^ {2}terminal +turn completed, run succeeded, work done$/m,
+    ]) {
       assert.match(run.stdout, expected);
     }
-    assert.ok(run.stdout.indexOf("Timeline") < run.stdout.indexOf("State") && run.stdout.indexOf("Integrity") < run.stdout.indexOf("Result"));
+    assert.ok(
+      run.stdout.indexOf("Timeline") < run.stdout.indexOf("State") &&
+        run.stdout.indexOf("Integrity") < run.stdout.indexOf("Result"),
+    );
   });
 
   it("calls out duplicates, out-of-order events and pending requests", () => {
@@ -51,13 +61,21 @@ describe("prp replay", () => {
     assert.match(dup.stdout, /Completed assistant_message {2}\[delivered 2 times, applied once\]$/m);
     assert.match(dup.stdout, /^ {2}duplicates +event_duplicate_03 \(delivered 2 times, applied once\)$/m);
     const late = json(event(1, { sourceEventId: "event_late", sourceSeq: 1, eventType: "turn.failed", payload: {} }));
-    const run = runPrp(["replay", "--events", "-"], { input: `${json(event(1))}\n${json(event(1, { sourceEventId: "event_02", sourceSeq: 2 }))}\n${late}\n` });
+    const run = runPrp(["replay", "--events", "-"], {
+      input: `${json(event(1))}\n${json(event(1, { sourceEventId: "event_02", sourceSeq: 2 }))}\n${late}\n`,
+    });
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /^Replay of an event stream, run run_test$/m);
-    assert.match(run.stdout, /^ {2}out of order +event_late \(runner:runner_test:1, at or behind the cursor; not applied\)$/m);
+    assert.match(
+      run.stdout,
+      /^ {2}out of order +event_late \(runner:runner_test:1, at or behind the cursor; not applied\)$/m,
+    );
     assert.match(run.stdout, /^Integrity: gap_detected$/m);
     const pending = runPrp(["replay", fixture("interrupted-run")]);
-    assert.match(pending.stdout, /^ {4}request_replay_interrupted_01 +permission +pending +"Allow the agent to delete the build\/ directory\?"$/m);
+    assert.match(
+      pending.stdout,
+      /^ {4}request_replay_interrupted_01 +permission +pending +"Allow the agent to delete the build\/ directory\?"$/m,
+    );
   });
 
   it("--events reads an NDJSON stream from a file or stdin; it has no identity, so the summary's runId is null", () => {
@@ -81,7 +99,10 @@ describe("prp replay", () => {
     const rejected = runPrp(["replay", fixture("unsupported-required-version")]);
     assert.equal(rejected.status, 1);
     assert.equal(rejected.stdout, "");
-    assert.match(rejected.stderr, /unsupported-required-version\.json: unsupported_required_version at \/protocolVersion: /);
+    assert.match(
+      rejected.stderr,
+      /unsupported-required-version\.json: unsupported_required_version at \/protocolVersion: /,
+    );
     const stream = runPrp(["replay", "--events", "-"], { input: `${json(event(1))}\n{"oops"\n` });
     assert.equal(stream.status, 1);
     assert.match(stream.stderr, /^stdin: line 2: invalid_json at \/: input is not JSON/);
@@ -91,8 +112,13 @@ describe("prp replay", () => {
     const lone = json(event(1, { payload: { text: "split \ud83d" } }));
     const surrogate = runPrp(["replay", "--events", "-"], { input: `${lone}\n${lone}\n` });
     assert.equal(surrogate.status, 1, surrogate.stderr);
-    assert.match(surrogate.stderr, /^stdin: line 1: schema_validation at \/payload\/text: string contains a lone surrogate/);
-    const duplicateName = runPrp(["replay", "--events", "-"], { input: `${json(event(1)).replace(/}$/, ',"sourceSeq":9}')}\n` });
+    assert.match(
+      surrogate.stderr,
+      /^stdin: line 1: schema_validation at \/payload\/text: string contains a lone surrogate/,
+    );
+    const duplicateName = runPrp(["replay", "--events", "-"], {
+      input: `${json(event(1)).replace(/}$/, ',"sourceSeq":9}')}\n`,
+    });
     assert.match(duplicateName.stderr, /^stdin: line 1: invalid_json at \/: duplicate member name "sourceSeq"/);
     const missing = runPrp(["replay", join(root, "no-such-fixture.json")]);
     assert.equal(missing.status, 1);
@@ -105,7 +131,8 @@ describe("prp replay", () => {
     assert.equal(runPrp(["replay", "--json", "--summary", fixture("happy-path")]).status, 2);
     const help = runPrp(["replay", "--help"]);
     assert.equal(help.status, 0);
-    for (const text of ["--events <file>", "--summary", "--json", "Examples:", "prp replay --events -"]) assert.ok(help.stdout.includes(text), text);
+    for (const text of ["--events <file>", "--summary", "--json", "Examples:", "prp replay --events -"])
+      assert.ok(help.stdout.includes(text), text);
     assert.match(runPrp(["--help"]).stdout, /replay/);
   });
 });

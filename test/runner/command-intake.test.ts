@@ -4,7 +4,8 @@ import { CommandIntake } from "../../src/runner/command-intake.js";
 import { command, json } from "../contract/samples.js";
 
 const intake = (limit?: number) => new CommandIntake(new Set(["run.prepare", "turn.start"]), limit);
-const cmd = (seq: number, overrides: Record<string, unknown> = {}) => json(command(1, { commandId: `c${seq}`, controllerSeq: seq, ...overrides }));
+const cmd = (seq: number, overrides: Record<string, unknown> = {}) =>
+  json(command(1, { commandId: `c${seq}`, controllerSeq: seq, ...overrides }));
 
 describe("command rules (runtime.md §4.2)", () => {
   it("accepts contiguous sequence numbers from 1", () => {
@@ -47,7 +48,10 @@ describe("command rules (runtime.md §4.2)", () => {
   it("refuses a line with a repeated member name as invalid_json, echoing neither reading of it", () => {
     const i = intake();
     const { receipt } = i.admit(cmd(1).replace('"commandId":"c1"', '"commandId":"c1","commandId":"c2"'));
-    assert.deepEqual({ ...receipt, reason: undefined }, { commandId: null, controllerSeq: null, type: null, status: "rejected", code: "invalid_json", reason: undefined });
+    assert.deepEqual(
+      { ...receipt, reason: undefined },
+      { commandId: null, controllerSeq: null, type: null, status: "rejected", code: "invalid_json", reason: undefined },
+    );
     assert.match(receipt.reason!, /duplicate member name "commandId"/);
   });
 
@@ -64,7 +68,10 @@ describe("command rules (runtime.md §4.2)", () => {
     assert.equal(i.admit(cmd(2)).receipt.code, "controller_seq_out_of_order");
     assert.equal(i.nextSeq, 1);
     i.admit(cmd(1));
-    assert.equal(i.admit(json(command(1, { commandId: "other", controllerSeq: 1 }))).receipt.code, "controller_seq_out_of_order");
+    assert.equal(
+      i.admit(json(command(1, { commandId: "other", controllerSeq: 1 }))).receipt.code,
+      "controller_seq_out_of_order",
+    );
   });
 
   it("rejects an unsupported type after consuming its sequence number", () => {
@@ -78,7 +85,23 @@ describe("command rules (runtime.md §4.2)", () => {
 
   it("rejects malformed and contract-breaking lines with the codec's code, naming what it can", () => {
     const i = intake();
-    assert.deepEqual(i.admit("{nope").receipt, { commandId: null, controllerSeq: null, type: null, status: "rejected", code: "invalid_json", reason: "/: input is not JSON: " + (() => { try { JSON.parse("{nope"); } catch (e) { return (e as Error).message; } return ""; })() });
+    assert.deepEqual(i.admit("{nope").receipt, {
+      commandId: null,
+      controllerSeq: null,
+      type: null,
+      status: "rejected",
+      code: "invalid_json",
+      reason:
+        "/: input is not JSON: " +
+        (() => {
+          try {
+            JSON.parse("{nope");
+          } catch (e) {
+            return (e as Error).message;
+          }
+          return "";
+        })(),
+    });
     const wrong = i.admit(json(command(1, { commandId: "c1", schema: "paperclip.prp.command.v9" })));
     assert.equal(wrong.receipt.code, "unsupported_required_schema");
     assert.equal(wrong.receipt.commandId, "c1");

@@ -63,16 +63,26 @@ describe("commands run apart from the envelope pump (a command's effect never ho
     await until(() => driver.heldReady, "the harness said ready (held back by the test)");
     // run.prepare is under way: its three events are committed and their ACKs applied by the
     // runner, as its state file shows, although the command has not finished.
-    await until(() => ackedOnDisk(stateDir) === 3, () => `the runner applied the ACK of its 3 events (on disk: ${ackedOnDisk(stateDir)})`);
+    await until(
+      () => ackedOnDisk(stateDir) === 3,
+      () => `the runner applied the ACK of its 3 events (on disk: ${ackedOnDisk(stateDir)})`,
+    );
     const prepare = (await authority.server.commands.commands(identity.runId))[0]!;
     assert.equal(prepare.status, null, "run.prepare has no result yet");
 
     authority.server.disconnectRunner(identity.runId);
-    await until(async () => (await authority.snapshot(identity.runId)).commandDeliveryCounts[prepare.commandId] === 2, "run.prepare redelivered on the new connection");
+    await until(
+      async () => (await authority.snapshot(identity.runId)).commandDeliveryCounts[prepare.commandId] === 2,
+      "run.prepare redelivered on the new connection",
+    );
     // A runner that answered the redelivery with its journal's `pending` would be refused and
     // redial every 10 ms; give such a loop room to show before the command finishes.
     await until(async () => (await authority.snapshot(identity.runId)).connectionCount > 2, "", 300).catch(() => {});
-    assert.equal((await authority.snapshot(identity.runId)).connectionCount, 2, "no reconnect loop while the command runs");
+    assert.equal(
+      (await authority.snapshot(identity.runId)).connectionCount,
+      2,
+      "no reconnect loop while the command runs",
+    );
     driver.release();
 
     assert.deepEqual(await outcome, { code: 0, reason: "run_delivered" });
@@ -81,7 +91,10 @@ describe("commands run apart from the envelope pump (a command's effect never ho
     assert.equal(events.filter((e) => e.eventType === "harness.starting").length, 1);
     assert.equal(events.at(-1)?.eventType, "run.terminal");
     const commands = await authority.server.commands.commands(identity.runId);
-    assert.deepEqual(commands.map((c) => c.status), ["completed", "completed", "completed"]);
+    assert.deepEqual(
+      commands.map((c) => c.status),
+      ["completed", "completed", "completed"],
+    );
     assert.equal((await authority.snapshot(identity.runId)).connectionCount, 2);
   });
 });

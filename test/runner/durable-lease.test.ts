@@ -17,8 +17,21 @@ import { ManualTimers } from "../support/manual-timers.js";
 import { within } from "../support/within.js";
 import { STILL_HEARTBEAT } from "../transport/support.js";
 
-const IDENTITY: RunIdentity = { runnerInstanceId: "runner_long", environmentLeaseId: "env_long", runId: "run_long", normalizedSessionId: "session_long", turnId: "turn_long", itemId: "item_long" };
-const ANSWER = { requestId: "request_question_1", resolution: { action: "submit", response: { schema: "paperclip.question_response.v1", answers: { strategy: { selectedOptionIds: ["online"] } } } } };
+const IDENTITY: RunIdentity = {
+  runnerInstanceId: "runner_long",
+  environmentLeaseId: "env_long",
+  runId: "run_long",
+  normalizedSessionId: "session_long",
+  turnId: "turn_long",
+  itemId: "item_long",
+};
+const ANSWER = {
+  requestId: "request_question_1",
+  resolution: {
+    action: "submit",
+    response: { schema: "paperclip.question_response.v1", answers: { strategy: { selectedOptionIds: ["online"] } } },
+  },
+};
 
 /**
  * An authority and a durable runner in this process, both on one lease clock the test moves,
@@ -50,7 +63,11 @@ class LongRun {
   async start(runnerHeartbeat?: HeartbeatOptions): Promise<void> {
     await this.server.listen(0);
     assert.ok((await this.server.registerRun(IDENTITY)).ok);
-    for (const [type, payload] of [["run.prepare", { workspace: "lease" }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "Ask, and wait.", turnId: IDENTITY.turnId }]] as const) {
+    for (const [type, payload] of [
+      ["run.prepare", { workspace: "lease" }],
+      ["session.open", { reuse: "new_per_run" }],
+      ["turn.start", { text: "Ask, and wait.", turnId: IDENTITY.turnId }],
+    ] as const) {
       assert.ok((await this.server.queueCommand(IDENTITY.runId, type, payload)).ok);
     }
     const ticket = await this.server.issueBootstrapTicket(IDENTITY.runId);
@@ -80,7 +97,9 @@ class LongRun {
     const raw = new Database(join(this.root, "authority", STORE_FILE), { readonly: true });
     try {
       const row = raw
-        .prepare("SELECT c.expires_at, coalesce(r.renewals, 0) AS renewals FROM runs JOIN credentials c ON c.lease_id = runs.last_lease_id LEFT JOIN lease_renewals r USING (credential_id) WHERE runs.run_id = ?")
+        .prepare(
+          "SELECT c.expires_at, coalesce(r.renewals, 0) AS renewals FROM runs JOIN credentials c ON c.lease_id = runs.last_lease_id LEFT JOIN lease_renewals r USING (credential_id) WHERE runs.run_id = ?",
+        )
         .get(IDENTITY.runId) as { expires_at: number; renewals: number };
       return { expiresAt: row.expires_at, renewals: row.renewals };
     } finally {
@@ -133,23 +152,41 @@ describe("a durable run on a renewed lease (runtime.md §5.9)", () => {
     // is due earlier).
     for (let step = 1; step <= 40; step++) {
       run.clock.advance(5_000);
-      await until(() => run.clock.waiting === 1 && run.clock.nextDueAt === run.storedLease().expiresAt - DEFAULT_LEASE_TTL_MS / 2, `the runner to hold a renewed lease after step ${step}`, 10_000);
-      assert.ok(run.storedLease().expiresAt - run.clock.now() > DEFAULT_LEASE_TTL_MS / 2, `more than half the lease is left after step ${step}`);
+      await until(
+        () => run.clock.waiting === 1 && run.clock.nextDueAt === run.storedLease().expiresAt - DEFAULT_LEASE_TTL_MS / 2,
+        `the runner to hold a renewed lease after step ${step}`,
+        10_000,
+      );
+      assert.ok(
+        run.storedLease().expiresAt - run.clock.now() > DEFAULT_LEASE_TTL_MS / 2,
+        `more than half the lease is left after step ${step}`,
+      );
     }
     const outcome = await run.answerAndFinish();
     assert.deepEqual(outcome, { code: 0, reason: "run_delivered" }, run.log.join("\n"));
 
     const turnStarted = run.committedAt("turn.submitted")!;
     const turnEnded = run.committedAt("turn.completed")!;
-    assert.ok(turnEnded - turnStarted > 3 * DEFAULT_LEASE_TTL_MS, `the turn lasted ${turnEnded - turnStarted} ms on the authority's clock`);
+    assert.ok(
+      turnEnded - turnStarted > 3 * DEFAULT_LEASE_TTL_MS,
+      `the turn lasted ${turnEnded - turnStarted} ms on the authority's clock`,
+    );
     const terminal = run.committed.at(-1)!.event;
     assert.equal(terminal.eventType, "run.terminal");
     assert.equal((terminal.payload as { runTerminalState?: string }).runTerminalState, "succeeded");
     const seqs = run.committed.map((c) => c.event.sourceSeq);
-    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), "every event committed once, in order");
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => i + 1),
+      "every event committed once, in order",
+    );
 
     const snapshot = await run.server.run(IDENTITY.runId);
-    assert.deepEqual([snapshot?.connectionCount, snapshot?.freshBootstraps], [1, 1], "never reconnected, never bootstrapped again");
+    assert.deepEqual(
+      [snapshot?.connectionCount, snapshot?.freshBootstraps],
+      [1, 1],
+      "never reconnected, never bootstrapped again",
+    );
     const lease = run.storedLease();
     assert.equal(lease.renewals, 6, "renewed every 30 s over 200 s");
     assert.ok(lease.expiresAt > run.clock.now(), "the lease outlived the run");
@@ -163,11 +200,18 @@ describe("a durable run on a renewed lease (runtime.md §5.9)", () => {
     await until(async () => ((await run.server.run(IDENTITY.runId))?.connectionCount ?? 0) >= 3, "two redials", 20_000);
     const outcome = await run.answerAndFinish();
     assert.deepEqual(outcome, { code: 0, reason: "run_delivered" }, run.log.join("\n"));
-    assert.ok(run.log.some((line) => /closed: peer_silent/.test(line)), run.log.join("\n"));
+    assert.ok(
+      run.log.some((line) => /closed: peer_silent/.test(line)),
+      run.log.join("\n"),
+    );
     const snapshot = await run.server.run(IDENTITY.runId);
     assert.equal(snapshot?.freshBootstraps, 1, "every redial used the lease, not a new bootstrap");
     const seqs = run.committed.map((c) => c.event.sourceSeq);
-    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), "nothing lost or committed twice across the redials");
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => i + 1),
+      "nothing lost or committed twice across the redials",
+    );
     assert.equal(run.committed.at(-1)!.event.eventType, "run.terminal");
   });
 });

@@ -7,16 +7,43 @@ import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { packageRoot } from "../../src/contract/package-root.js";
 import { NO_RECOVERY, recoveryChange } from "../../src/runner/durable/provider-recovery.js";
-import { RunnerState, STATE_FILE, type JournalCommand, type StateBinding } from "../../src/runner/durable/runner-state.js";
+import {
+  RunnerState,
+  STATE_FILE,
+  type JournalCommand,
+  type StateBinding,
+} from "../../src/runner/durable/runner-state.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
 
 const binding = (overrides: Partial<StateBinding> = {}): StateBinding => ({
-  runnerInstanceId: "runner_1", environmentLeaseId: "env_1", runId: "run_1", normalizedSessionId: "session_1", turnId: "turn_1", itemId: "item_1",
-  maxOutboxBytes: 16 * 1024 * 1024, p0ReserveBytes: 1024 * 1024, ...overrides,
+  runnerInstanceId: "runner_1",
+  environmentLeaseId: "env_1",
+  runId: "run_1",
+  normalizedSessionId: "session_1",
+  turnId: "turn_1",
+  itemId: "item_1",
+  maxOutboxBytes: 16 * 1024 * 1024,
+  p0ReserveBytes: 1024 * 1024,
+  ...overrides,
 });
-const envelope = (payloadBytes = 10) => (seq: number) => JSON.stringify({ sourceEventId: `event_runner_1_${String(seq).padStart(16, "0")}`, sourceSeq: seq, payload: { text: "x".repeat(payloadBytes) } });
-const command = (seq: number, overrides: Partial<JournalCommand> = {}): JournalCommand => ({ commandId: `c${seq}`, controllerSeq: seq, type: "turn.start", issuedAt: "2026-08-07T12:00:00.000Z", payload: { text: "go" }, ...overrides });
-const refuses = (fn: () => unknown, code: string) => assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
+const envelope =
+  (payloadBytes = 10) =>
+  (seq: number) =>
+    JSON.stringify({
+      sourceEventId: `event_runner_1_${String(seq).padStart(16, "0")}`,
+      sourceSeq: seq,
+      payload: { text: "x".repeat(payloadBytes) },
+    });
+const command = (seq: number, overrides: Partial<JournalCommand> = {}): JournalCommand => ({
+  commandId: `c${seq}`,
+  controllerSeq: seq,
+  type: "turn.start",
+  issuedAt: "2026-08-07T12:00:00.000Z",
+  payload: { text: "go" },
+  ...overrides,
+});
+const refuses = (fn: () => unknown, code: string) =>
+  assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
 
 describe("runner durable state (SQLite)", () => {
   let root: string;
@@ -32,7 +59,8 @@ describe("runner durable state (SQLite)", () => {
     const s = RunnerState.open(d, binding());
     s.admit(1, "item.started", envelope());
     assert.equal(statSync(d).mode & 0o777, 0o700);
-    for (const f of [STATE_FILE, `${STATE_FILE}-wal`, `${STATE_FILE}-shm`]) assert.equal(statSync(join(d, f)).mode & 0o777, 0o600, f);
+    for (const f of [STATE_FILE, `${STATE_FILE}-wal`, `${STATE_FILE}-shm`])
+      assert.equal(statSync(join(d, f)).mode & 0o777, 0o600, f);
     s.close();
     const raw = new Database(join(d, STATE_FILE), { readonly: true });
     assert.equal(raw.pragma("journal_mode", { simple: true }), "wal");
@@ -59,10 +87,16 @@ describe("runner durable state (SQLite)", () => {
     const d = dir();
     const s = RunnerState.open(d, binding());
     const sent = [1, 2, 3].map(() => s.admit(1, "item.started", envelope()));
-    assert.deepEqual(sent.map((a) => a.ok && a.sourceSeq), [1, 2, 3]);
+    assert.deepEqual(
+      sent.map((a) => a.ok && a.sourceSeq),
+      [1, 2, 3],
+    );
     s.close();
     const again = RunnerState.open(d, binding());
-    assert.deepEqual(again.pending().map((p) => p.envelope), sent.map((a) => (a.ok ? a.envelope : "")));
+    assert.deepEqual(
+      again.pending().map((p) => p.envelope),
+      sent.map((a) => (a.ok ? a.envelope : "")),
+    );
     assert.equal(again.counters().nextSourceSeq, 4);
     again.close();
   });
@@ -70,27 +104,46 @@ describe("runner durable state (SQLite)", () => {
   it("keeps the provider recovery record (§8.3) with the events it is read off, in their transactions, across a restart", () => {
     const d = dir();
     const s = RunnerState.open(d, binding({ maxOutboxBytes: 4000, p0ReserveBytes: 1000 }));
-    const admit = (eventType: string, payload: Record<string, unknown>, turnId?: string) => s.admit(1, eventType, envelope(), recoveryChange({ eventType, payload, turnId }));
+    const admit = (eventType: string, payload: Record<string, unknown>, turnId?: string) =>
+      s.admit(1, eventType, envelope(), recoveryChange({ eventType, payload, turnId }));
     assert.deepEqual(s.recovery(), NO_RECOVERY);
     admit("harness.ready", { pid: 1, agent: { capabilities: { loadSession: true } } });
     admit("session.started", { driverSessionId: "acp_session_7" });
     admit("turn.submitted", {}, "turn_1");
     s.close();
     const again = RunnerState.open(d, binding({ maxOutboxBytes: 4000, p0ReserveBytes: 1000 }));
-    assert.deepEqual(again.recovery(), { driverSessionId: "acp_session_7", loadSession: true, turnId: "turn_1", turnEnded: false });
+    assert.deepEqual(again.recovery(), {
+      driverSessionId: "acp_session_7",
+      loadSession: true,
+      turnId: "turn_1",
+      turnEnded: false,
+    });
     // An event the outbox refuses changes nothing: the record never says more than was committed.
     while (again.admit(2, "item.delta", envelope(200)).ok);
-    assert.equal(again.admit(2, "turn.completed", envelope(200), recoveryChange({ eventType: "turn.completed", payload: {} })).ok, false);
+    assert.equal(
+      again.admit(2, "turn.completed", envelope(200), recoveryChange({ eventType: "turn.completed", payload: {} })).ok,
+      false,
+    );
     assert.equal(again.recovery().turnEnded, false);
-    assert.ok(again.admit(0, "turn.completed", envelope(), recoveryChange({ eventType: "turn.completed", payload: {} })).ok);
+    assert.ok(
+      again.admit(0, "turn.completed", envelope(), recoveryChange({ eventType: "turn.completed", payload: {} })).ok,
+    );
     assert.equal(again.recovery().turnEnded, true);
     again.close();
   });
 
   it("reads the recovery record off events: an ACP agent's loadSession, the fake harness's silence, sessions and turns", () => {
-    assert.deepEqual(recoveryChange({ eventType: "harness.ready", payload: { pid: 1, agent: { capabilities: {} } } }), { loadSession: false });
-    assert.deepEqual(recoveryChange({ eventType: "harness.ready", payload: { pid: 1 } }), { loadSession: null }, "a harness that says nothing of an agent");
-    assert.deepEqual(recoveryChange({ eventType: "session.resumed", payload: { driverSessionId: "s" } }), { driverSessionId: "s" });
+    assert.deepEqual(recoveryChange({ eventType: "harness.ready", payload: { pid: 1, agent: { capabilities: {} } } }), {
+      loadSession: false,
+    });
+    assert.deepEqual(
+      recoveryChange({ eventType: "harness.ready", payload: { pid: 1 } }),
+      { loadSession: null },
+      "a harness that says nothing of an agent",
+    );
+    assert.deepEqual(recoveryChange({ eventType: "session.resumed", payload: { driverSessionId: "s" } }), {
+      driverSessionId: "s",
+    });
     assert.equal(recoveryChange({ eventType: "session.started", payload: {} }), null);
     assert.deepEqual(recoveryChange({ eventType: "turn.failed", payload: {} }), { turnEnded: true });
     assert.equal(recoveryChange({ eventType: "item.delta", payload: { text: "x" } }), null);
@@ -100,12 +153,18 @@ describe("runner durable state (SQLite)", () => {
     const s = RunnerState.open(dir(), binding());
     for (let i = 0; i < 5; i++) s.admit(2, "item.delta", envelope());
     assert.deepEqual(s.applyAck(3), { ok: true, trimmed: 3 });
-    assert.deepEqual(s.pending().map((p) => p.sourceSeq), [4, 5]);
+    assert.deepEqual(
+      s.pending().map((p) => p.sourceSeq),
+      [4, 5],
+    );
     assert.equal(s.applyAck(2).ok, false);
     assert.equal((s.applyAck(2) as { code: string }).code, "ack_backward");
     assert.equal((s.applyAck(6) as { code: string }).code, "ack_beyond_produced");
     assert.deepEqual(s.applyAck(3), { ok: true, trimmed: 0 }, "a repeated ACK is harmless");
-    assert.equal(s.counters().outboxBytes, s.pending().reduce((b, p) => b + Buffer.byteLength(p.envelope), 0));
+    assert.equal(
+      s.counters().outboxBytes,
+      s.pending().reduce((b, p) => b + Buffer.byteLength(p.envelope), 0),
+    );
     s.close();
   });
 
@@ -159,7 +218,10 @@ describe("runner durable state (SQLite)", () => {
     const p1 = s.admit(1, "item.completed", envelope(3100));
     assert.equal(!p1.ok && p1.code, "event_too_large");
     assert.equal(s.counters().backpressure, false);
-    assert.ok(s.admit(0, "run.terminal", envelope(3100)).ok, "the same size fits as P0, which may use the whole outbox");
+    assert.ok(
+      s.admit(0, "run.terminal", envelope(3100)).ok,
+      "the same size fits as P0, which may use the whole outbox",
+    );
     const p0 = s.admit(0, "run.terminal", envelope(4100));
     assert.equal(!p0.ok && p0.code, "event_too_large");
     assert.equal(s.counters().lifecycle !== "unrecoverable", true);
@@ -172,10 +234,19 @@ describe("runner durable state (SQLite)", () => {
     assert.deepEqual(s.beginCommand(command(1)), { kind: "replay", status: "pending", result: null });
     s.finishCommand("c1", "completed", { accepted: true });
     assert.deepEqual(s.beginCommand(command(1)), { kind: "replay", status: "completed", result: { accepted: true } });
-    assert.equal((s.beginCommand(command(1, { payload: { text: "other" } })) as { code: string }).code, "command_fingerprint_mismatch");
+    assert.equal(
+      (s.beginCommand(command(1, { payload: { text: "other" } })) as { code: string }).code,
+      "command_fingerprint_mismatch",
+    );
     assert.equal((s.beginCommand(command(3)) as { code: string }).code, "controller_seq_out_of_order");
-    assert.equal((s.beginCommand(command(2, { commandId: "bad\u0007id" })) as { code: string }).code, "invalid_command");
-    assert.equal((s.beginCommand(command(2, { issuedAt: "x".repeat(65) })) as { code: string }).code, "invalid_command");
+    assert.equal(
+      (s.beginCommand(command(2, { commandId: "bad\u0007id" })) as { code: string }).code,
+      "invalid_command",
+    );
+    assert.equal(
+      (s.beginCommand(command(2, { issuedAt: "x".repeat(65) })) as { code: string }).code,
+      "invalid_command",
+    );
     s.close();
   });
 
@@ -241,7 +312,10 @@ describe("runner durable state (SQLite)", () => {
       const s = RunnerState.open(d, binding()); // checks every invariant, or throws
       const c = s.counters();
       const pending = s.pending();
-      assert.deepEqual(pending.map((p) => p.sourceSeq), Array.from({ length: c.nextSourceSeq - 1 - c.ackedSourceSeq }, (_, i) => c.ackedSourceSeq + 1 + i));
+      assert.deepEqual(
+        pending.map((p) => p.sourceSeq),
+        Array.from({ length: c.nextSourceSeq - 1 - c.ackedSourceSeq }, (_, i) => c.ackedSourceSeq + 1 + i),
+      );
       assert.ok(readFileSync(join(d, STATE_FILE)).length > 0);
       s.close();
     }

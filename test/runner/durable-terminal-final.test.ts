@@ -7,7 +7,13 @@ import { resolveScriptPath } from "../../src/harness/script-file.js";
 import { DurableRunner, type DurableOutcome } from "../../src/runner/durable/durable-runner.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState, STATE_FILE, type StateBinding } from "../../src/runner/durable/runner-state.js";
+import {
+  DEFAULT_MAX_OUTBOX_BYTES,
+  DEFAULT_P0_RESERVE_BYTES,
+  RunnerState,
+  STATE_FILE,
+  type StateBinding,
+} from "../../src/runner/durable/runner-state.js";
 import { StateError } from "../../src/storage/private-sqlite.js";
 import { BUILD, completeRun, prpEvent, SecureAuthority, until } from "../security/support.js";
 import { within } from "../support/within.js";
@@ -57,17 +63,35 @@ describe("a replacement runner finds the committed terminal and reconciles to it
       };
       const log: string[] = [];
       const replacement = new DurableRunner({
-        identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
-        runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 50, driver, log: (text) => log.push(text),
+        identity,
+        connectUrl: authority.url(identity.runId),
+        stateDir,
+        bootstrapToken: await authority.ticket(identity.runId),
+        runnerVersion: BUILD.version,
+        runnerDigest: BUILD.digest,
+        reconnectDelayMs: 50,
+        driver,
+        log: (text) => log.push(text),
       });
       replacement.cancel(); // a SIGTERM to the replacement: the run it would cancel is already over
       let outcome: DurableOutcome | undefined;
       void replacement.run().then((o) => (outcome = o));
-      await until(() => outcome !== undefined, () => `the replacement ended (${log.length} log lines, the last: ${log.slice(-2).join(" | ")})`);
+      await until(
+        () => outcome !== undefined,
+        () => `the replacement ended (${log.length} log lines, the last: ${log.slice(-2).join(" | ")})`,
+      );
 
       assert.deepEqual(outcome, { code: 0, reason: "run_delivered" });
-      assert.deepEqual(authority.committed.get(identity.runId), committed, "the host's record is the first runner's: one terminal, last");
-      assert.deepEqual((await authority.diagnostics(identity.runId)).filter((d) => d.code === "event_after_terminal"), [], "nothing was sent after the terminal");
+      assert.deepEqual(
+        authority.committed.get(identity.runId),
+        committed,
+        "the host's record is the first runner's: one terminal, last",
+      );
+      assert.deepEqual(
+        (await authority.diagnostics(identity.runId)).filter((d) => d.code === "event_after_terminal"),
+        [],
+        "nothing was sent after the terminal",
+      );
       assert.equal((await authority.snapshot(identity.runId)).ackedSourceSeq, committed.length);
       assert.equal(started, 0, "no harness was started");
     });
@@ -86,16 +110,34 @@ describe("an outbox holding an event after the committed terminal (written by an
     const first = await completeRun(authority, identity, await authority.ticket(identity.runId));
     assert.deepEqual(first.outcome, { code: 0, reason: "run_delivered" }, first.log.join("\n"));
     const stateDir = join(authority.root, "runners", identity.runId);
-    const state = RunnerState.open(stateDir, { ...identity, maxOutboxBytes: DEFAULT_MAX_OUTBOX_BYTES, p0ReserveBytes: DEFAULT_P0_RESERVE_BYTES });
-    const after = state.admit(0, "runner.reconciled", (seq) => JSON.stringify(prpEvent(identity, seq, { eventType: "runner.reconciled", priority: 0, payload: { outcome: "same_durable_session_resumed", harness: "lost" } })));
+    const state = RunnerState.open(stateDir, {
+      ...identity,
+      maxOutboxBytes: DEFAULT_MAX_OUTBOX_BYTES,
+      p0ReserveBytes: DEFAULT_P0_RESERVE_BYTES,
+    });
+    const after = state.admit(0, "runner.reconciled", (seq) =>
+      JSON.stringify(
+        prpEvent(identity, seq, {
+          eventType: "runner.reconciled",
+          priority: 0,
+          payload: { outcome: "same_durable_session_resumed", harness: "lost" },
+        }),
+      ),
+    );
     assert.ok(after.ok);
     state.close();
     const connectionsBefore = (await authority.snapshot(identity.runId)).connectionCount;
     const log: string[] = [];
     const replacement = new DurableRunner({
-      identity, connectUrl: authority.url(identity.runId), stateDir, bootstrapToken: await authority.ticket(identity.runId),
-      runnerVersion: BUILD.version, runnerDigest: BUILD.digest, reconnectDelayMs: 10,
-      driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 }), log: (text) => log.push(text),
+      identity,
+      connectUrl: authority.url(identity.runId),
+      stateDir,
+      bootstrapToken: await authority.ticket(identity.runId),
+      runnerVersion: BUILD.version,
+      runnerDigest: BUILD.digest,
+      reconnectDelayMs: 10,
+      driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 }),
+      log: (text) => log.push(text),
     });
     const outcome = await within(replacement.run(), 30_000, "the runner stops instead of redialling");
     assert.equal(outcome.code, 5, log.join("\n"));
@@ -109,8 +151,14 @@ describe("an outbox holding an event after the committed terminal (written by an
 
 describe("the runner's state remembers its committed terminal apart from the outbox", () => {
   const binding: StateBinding = {
-    runnerInstanceId: "runner_1", environmentLeaseId: "env_1", runId: "run_1", normalizedSessionId: "session_1", turnId: "turn_1", itemId: "item_1",
-    maxOutboxBytes: 16 * 1024 * 1024, p0ReserveBytes: 1024 * 1024,
+    runnerInstanceId: "runner_1",
+    environmentLeaseId: "env_1",
+    runId: "run_1",
+    normalizedSessionId: "session_1",
+    turnId: "turn_1",
+    itemId: "item_1",
+    maxOutboxBytes: 16 * 1024 * 1024,
+    p0ReserveBytes: 1024 * 1024,
   };
   const envelope = (seq: number) => JSON.stringify({ sourceSeq: seq, payload: {} });
   let root: string;
@@ -135,6 +183,9 @@ describe("the runner's state remembers its committed terminal apart from the out
     const db = new Database(join(dir, STATE_FILE));
     db.prepare("UPDATE meta SET value = '3' WHERE key = 'terminal_source_seq'").run();
     db.close();
-    assert.throws(() => RunnerState.open(dir, binding), (err: unknown) => err instanceof StateError && err.code === "state_terminal_invalid");
+    assert.throws(
+      () => RunnerState.open(dir, binding),
+      (err: unknown) => err instanceof StateError && err.code === "state_terminal_invalid",
+    );
   });
 });

@@ -34,7 +34,10 @@ describe("the runner process's last guard (no error ends a run without a termina
     });
     throwing.source.emit("unhandledRejection", "not even an Error");
     assert.deepEqual(throwing.exits, [70]);
-    assert.match(throwing.log.join("\n"), /a thrown string: not even an Error[\s\S]*could not be failed cleanly: Error: the sink is broken/);
+    assert.match(
+      throwing.log.join("\n"),
+      /a thrown string: not even an Error[\s\S]*could not be failed cleanly: Error: the sink is broken/,
+    );
     const twice = guarded(() => {});
     twice.source.emit("uncaughtException", new Error("first"));
     twice.source.emit("uncaughtException", new Error("second"));
@@ -44,25 +47,57 @@ describe("the runner process's last guard (no error ends a run without a termina
   it("a local run given an internal error ends failed: a P0 runner_internal_error diagnostic, the harness ended, one terminal with that stopReason", async () => {
     const lines: string[] = [];
     const runner = new LocalRunner(
-      { driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("interrupted"), delayMs: 0 }), readyTimeoutMs: 30_000, runId: "run_guard", sessionId: "session_guard", runnerId: "runner_guard" },
+      {
+        driver: new FakeHarnessDriver({ scriptPath: resolveScriptPath("interrupted"), delayMs: 0 }),
+        readyTimeoutMs: 30_000,
+        runId: "run_guard",
+        sessionId: "session_guard",
+        runnerId: "runner_guard",
+      },
       { write: (line) => (lines.push(line), true), onDrain: () => {} },
     );
     const { source } = guarded((m) => runner.failInternal(m));
     ["run.prepare", "session.open", "turn.start"].forEach((type, i) =>
-      runner.acceptLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `c${i + 1}`, controllerSeq: i + 1, type, issuedAt: AT, payload: {} })));
-    const events = () => lines.map((l) => decodeLine(l, "runner-stream-record")).flatMap((d) => (d.ok && d.value.kind === "event" ? [d.value.event] : []));
-    await within(new Promise<void>((resolve) => {
-      const poll = setInterval(() => events().some((e) => e.eventType === "turn.submitted") && (clearInterval(poll), resolve()), 10);
-    }), 30_000, "the turn to start");
+      runner.acceptLine(
+        JSON.stringify({
+          schema: "paperclip.prp.command.v1",
+          commandId: `c${i + 1}`,
+          controllerSeq: i + 1,
+          type,
+          issuedAt: AT,
+          payload: {},
+        }),
+      ),
+    );
+    const events = () =>
+      lines
+        .map((l) => decodeLine(l, "runner-stream-record"))
+        .flatMap((d) => (d.ok && d.value.kind === "event" ? [d.value.event] : []));
+    await within(
+      new Promise<void>((resolve) => {
+        const poll = setInterval(
+          () => events().some((e) => e.eventType === "turn.submitted") && (clearInterval(poll), resolve()),
+          10,
+        );
+      }),
+      30_000,
+      "the turn to start",
+    );
     source.emit("uncaughtException", new RangeError("an index out of range"));
     const terminal = await within(runner.done, 30_000, "the failed terminal");
     assert.equal(terminal.runTerminalState, "failed");
     assert.equal(terminal.stopReason?.code, "runner_internal_error");
     const all = events();
     const diagnostic = all.find((e) => e.eventType === "runner.diagnostic");
-    assert.deepEqual(diagnostic?.payload, { code: "runner_internal_error", message: "RangeError: an index out of range" });
+    assert.deepEqual(diagnostic?.payload, {
+      code: "runner_internal_error",
+      message: "RangeError: an index out of range",
+    });
     assert.equal(diagnostic?.priority, 0);
-    assert.ok(all.some((e) => e.eventType === "harness.exited"), "the harness group was ended before the terminal");
+    assert.ok(
+      all.some((e) => e.eventType === "harness.exited"),
+      "the harness group was ended before the terminal",
+    );
     assert.equal(all.filter((e) => e.eventType === "run.terminal").length, 1);
     assert.equal(all.at(-1)!.eventType, "run.terminal");
   });

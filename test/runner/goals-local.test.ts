@@ -19,19 +19,42 @@ function start(scriptPath: string, protocolMax: number) {
   const events: PrpEvent[] = [];
   const receipts: CommandReceipt[] = [];
   const client = new LocalRunnerClient({
-    runId: "run_goals", sessionId: "session_goals", runnerId: "runner_goals", scriptPath, delayMs: 0,
+    runId: "run_goals",
+    sessionId: "session_goals",
+    runnerId: "runner_goals",
+    scriptPath,
+    delayMs: 0,
     extraArgs: [...PATIENT_HARNESS, "--protocol-max", String(protocolMax)],
     onEvent: (e) => events.push(e),
     onReceipt: (r) => receipts.push(r),
     onBadLine: (l) => assert.fail(`a line that is not a stream record: ${l.slice(0, 200)}`),
   });
   const line = (seq: number, type: string, payload: Record<string, unknown> = {}, version = 1) =>
-    client.sendRaw(JSON.stringify({ schema: `paperclip.prp.command.v${version}`, commandId: `c${seq}_${type}_${Object.keys(payload).join("_")}`, controllerSeq: seq, type, issuedAt: AT, payload }));
+    client.sendRaw(
+      JSON.stringify({
+        schema: `paperclip.prp.command.v${version}`,
+        commandId: `c${seq}_${type}_${Object.keys(payload).join("_")}`,
+        controllerSeq: seq,
+        type,
+        issuedAt: AT,
+        payload,
+      }),
+    );
   const receiptOf = async (type: string, n = 1): Promise<CommandReceipt> => {
-    await until(() => receipts.filter((r) => r.type === type).length >= n, () => `receipt ${n} of ${type}; got ${JSON.stringify(receipts)}`, 20_000);
+    await until(
+      () => receipts.filter((r) => r.type === type).length >= n,
+      () => `receipt ${n} of ${type}; got ${JSON.stringify(receipts)}`,
+      20_000,
+    );
     return receipts.filter((r) => r.type === type)[n - 1]!;
   };
-  const waitFor = (type: string, n = 1) => until(() => events.filter((e) => e.eventType === type).length >= n, () => `${n} × ${type}; the runner wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`, 20_000);
+  const waitFor = (type: string, n = 1) =>
+    until(
+      () => events.filter((e) => e.eventType === type).length >= n,
+      () =>
+        `${n} × ${type}; the runner wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`,
+      20_000,
+    );
   const opening = () => {
     line(1, "run.prepare");
     line(2, "session.open");
@@ -72,14 +95,17 @@ describe("session goals through prp-runnerd --local", () => {
     const goal = { objective: "Make the build green", status: "active", workingNow: false, tokenBudget: 5000 };
     assert.deepEqual(goalTrail(r.events), [
       `session.capabilities.updated ${JSON.stringify({ sessionGoals: { availability: "available", actions: ["get", "set", "pause", "resume", "clear"] } })}`,
-      "session.goal.snapshot {\"goal\":null}",
+      'session.goal.snapshot {"goal":null}',
       `session.goal.updated ${JSON.stringify({ goal })}`,
       `session.goal.snapshot ${JSON.stringify({ goal })}`,
       `session.goal.updated ${JSON.stringify({ goal: { ...goal, status: "paused" } })}`,
       "session.goal.cleared {}",
     ]);
     assert.deepEqual(goalEventProblems(r.events, 3), []);
-    assert.ok(r.events.filter((e) => e.eventType === "turn.started").every((e) => e.schemaVersion === 1), "types every version has stay v1");
+    assert.ok(
+      r.events.filter((e) => e.eventType === "turn.started").every((e) => e.schemaVersion === 1),
+      "types every version has stay v1",
+    );
     assert.equal((r.events.at(-1)!.payload as { runTerminalState: string }).runTerminalState, "succeeded");
   });
 
@@ -92,13 +118,24 @@ describe("session goals through prp-runnerd --local", () => {
     assert.deepEqual([tooNew.status, tooNew.code], ["rejected", "envelope_version_too_new"]);
     r.line(5, "session.goal.get", {}, 1);
     const noSuchType = await r.receiptOf("session.goal.get");
-    assert.deepEqual([noSuchType.status, noSuchType.code], ["rejected", "schema_validation"], "command.v1 has no goal types at all");
+    assert.deepEqual(
+      [noSuchType.status, noSuchType.code],
+      ["rejected", "schema_validation"],
+      "command.v1 has no goal types at all",
+    );
     // The harness waits on its one goal command: had either reached it, it would have gone on to item.started.
     r.line(5, "run.cancel");
     await r.waitFor("run.terminal");
-    assert.equal(r.events.some((e) => e.eventType === "item.started"), false, "no goal command reached the harness");
+    assert.equal(
+      r.events.some((e) => e.eventType === "item.started"),
+      false,
+      "no goal command reached the harness",
+    );
     assert.equal((r.events.at(-1)!.payload as { runTerminalState: string }).runTerminalState, "cancelled");
     assert.deepEqual(goalEventProblems(r.events, 1), []);
-    assert.ok(r.events.every((e) => e.schemaVersion === 1 && e.schema === "paperclip.prp.event.v1"), "only v1 envelopes");
+    assert.ok(
+      r.events.every((e) => e.schemaVersion === 1 && e.schema === "paperclip.prp.event.v1"),
+      "only v1 envelopes",
+    );
   });
 });

@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { LeaseKeeper } from "../../src/runner/durable/lease-keeper.js";
-import { fail, leaseRenewedPayload, ok, type ControlEnvelope, type Payload, type Result, type RunnerLease, type TransportError } from "../../src/transport/index.js";
+import {
+  fail,
+  leaseRenewedPayload,
+  ok,
+  type ControlEnvelope,
+  type Payload,
+  type Result,
+  type RunnerLease,
+  type TransportError,
+} from "../../src/transport/index.js";
 import { ManualTimers } from "../support/manual-timers.js";
 
 const TTL = 60_000;
@@ -32,9 +41,22 @@ class FakeChannel {
 function keeper(renewalVersion: { version: number | undefined } = { version: 1 }) {
   const timers = new ManualTimers();
   const channel = new FakeChannel();
-  const lease: RunnerLease = { kind: "lease", token: "lease_token", leaseId: "connection_lease_1", expiresAtUnixMs: timers.now() + TTL, revocationEpoch: 2, protocolVersion: 3 };
+  const lease: RunnerLease = {
+    kind: "lease",
+    token: "lease_token",
+    leaseId: "connection_lease_1",
+    expiresAtUnixMs: timers.now() + TTL,
+    revocationEpoch: 2,
+    protocolVersion: 3,
+  };
   const leases: RunnerLease[] = [];
-  const k = new LeaseKeeper({ channel: channel as never, lease, renewalVersion: renewalVersion.version, timers, onLease: (l) => leases.push(l) });
+  const k = new LeaseKeeper({
+    channel: channel as never,
+    lease,
+    renewalVersion: renewalVersion.version,
+    timers,
+    onLease: (l) => leases.push(l),
+  });
   return { k, timers, channel, lease, leases };
 }
 
@@ -44,8 +66,14 @@ describe("runner lease keeper (runtime.md §5.9)", () => {
     timers.advance(TTL / 2 - 1);
     assert.deepEqual(channel.sent, [], "not before halfway");
     timers.advance(1);
-    assert.deepEqual(channel.sent, [["lease_renew", { currentExpiresAtUnixMs: lease.expiresAtUnixMs, revocationEpoch: 2 }]]);
-    assert.deepEqual(leases, [{ ...lease, renewalUnanswered: true }], "until answered, a reconnect may find the lease renewed");
+    assert.deepEqual(channel.sent, [
+      ["lease_renew", { currentExpiresAtUnixMs: lease.expiresAtUnixMs, revocationEpoch: 2 }],
+    ]);
+    assert.deepEqual(
+      leases,
+      [{ ...lease, renewalUnanswered: true }],
+      "until answered, a reconnect may find the lease renewed",
+    );
   });
 
   it("asks again, with the same observed expiry, for a renewal left unanswered, and stops once the lease has run out", () => {
@@ -59,7 +87,11 @@ describe("runner lease keeper (runtime.md §5.9)", () => {
     timers.advance(10 * TTL);
     const request = ["lease_renew", { currentExpiresAtUnixMs: lease.expiresAtUnixMs, revocationEpoch: 2 }];
     assert.ok(channel.sent.length < 10, `a bounded number of retries (${channel.sent.length})`);
-    assert.deepEqual(channel.sent, channel.sent.map(() => request), "every retry names the same expiry: the authority replays its extension");
+    assert.deepEqual(
+      channel.sent,
+      channel.sent.map(() => request),
+      "every retry names the same expiry: the authority replays its extension",
+    );
   });
 
   it("adopts an answer that echoes what it sent, then renews halfway through the new remaining lease", () => {
@@ -68,7 +100,11 @@ describe("runner lease keeper (runtime.md §5.9)", () => {
     const extended = timers.now() + TTL;
     k.renewed({ ...leaseRenewedPayload(lease.expiresAtUnixMs, extended, 2) });
     assert.deepEqual(channel.renewedTo, [extended], "the channel's envelope checks use the new expiry");
-    assert.deepEqual(leases.at(-1), { ...lease, expiresAtUnixMs: extended }, "the lease to redial with carries the new expiry, answered");
+    assert.deepEqual(
+      leases.at(-1),
+      { ...lease, expiresAtUnixMs: extended },
+      "the lease to redial with carries the new expiry, answered",
+    );
     timers.advance(TTL / 2 - 1);
     assert.equal(channel.sent.length, 1);
     timers.advance(1);
@@ -77,9 +113,17 @@ describe("runner lease keeper (runtime.md §5.9)", () => {
   });
 
   const wrongAnswers: Array<[string, (expires: number, now: number) => Payload, string]> = [
-    ["another previous expiry", (e, now) => ({ ...leaseRenewedPayload(e - 1, now + TTL, 2) }), "/payload/previousExpiresAtUnixMs"],
+    [
+      "another previous expiry",
+      (e, now) => ({ ...leaseRenewedPayload(e - 1, now + TTL, 2) }),
+      "/payload/previousExpiresAtUnixMs",
+    ],
     ["another epoch", (e, now) => ({ ...leaseRenewedPayload(e, now + TTL, 3) }), "/payload/revocationEpoch"],
-    ["an expiry before the renewed one", (e) => ({ ...leaseRenewedPayload(e, e - 1, 2) }), "/payload/connectionLeaseExpiresAtUnixMs"],
+    [
+      "an expiry before the renewed one",
+      (e) => ({ ...leaseRenewedPayload(e, e - 1, 2) }),
+      "/payload/connectionLeaseExpiresAtUnixMs",
+    ],
   ];
   for (const [what, answer, path] of wrongAnswers) {
     it(`closes the connection on an answer with ${what}, and keeps the lease it held`, () => {

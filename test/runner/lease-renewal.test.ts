@@ -8,14 +8,27 @@ import { STORE_FILE } from "../../src/authority/limits.js";
 import { AuthorityServer } from "../../src/authority/server.js";
 import { ServerKey } from "../../src/authority/server-key.js";
 import { LeaseKeeper } from "../../src/runner/durable/lease-keeper.js";
-import { credentialId, type ControlEnvelope, type RunIdentity, type RunnerCredential, type RunnerLease } from "../../src/transport/index.js";
+import {
+  credentialId,
+  type ControlEnvelope,
+  type RunIdentity,
+  type RunnerCredential,
+  type RunnerLease,
+} from "../../src/transport/index.js";
 import { BUILD, prpEvent } from "../security/support.js";
 import { ManualTimers } from "../support/manual-timers.js";
 import { within } from "../support/within.js";
 import { Inbox, STILL_HEARTBEAT, connectRunner } from "../transport/support.js";
 
 const HOUR = 3_600_000;
-const IDENTITY: RunIdentity = { runnerInstanceId: "runner_renew", environmentLeaseId: "env_renew", runId: "run_renew", normalizedSessionId: "session_renew", turnId: "turn_renew", itemId: "item_renew" };
+const IDENTITY: RunIdentity = {
+  runnerInstanceId: "runner_renew",
+  environmentLeaseId: "env_renew",
+  runId: "run_renew",
+  normalizedSessionId: "session_renew",
+  turnId: "turn_renew",
+  itemId: "item_renew",
+};
 
 /**
  * A real authority (SQLite store, WebSocket on 127.0.0.1) on a clock the test moves, with one
@@ -48,7 +61,12 @@ class Rig {
   }
 
   async connect(credential: RunnerCredential, inbox = new Inbox()) {
-    const opened = await connectRunner(this.server.connectUrl(IDENTITY.runId), credential, inbox, { identity: IDENTITY, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, now: this.clock.now });
+    const opened = await connectRunner(this.server.connectUrl(IDENTITY.runId), credential, inbox, {
+      identity: IDENTITY,
+      runnerVersion: BUILD.version,
+      runnerDigest: BUILD.digest,
+      now: this.clock.now,
+    });
     return { opened, inbox };
   }
 
@@ -56,10 +74,18 @@ class Rig {
   storedLease(token: string): { expiresAtUnixMs: number; renewals: number; lastRenewedAtUnixMs: number | null } {
     const raw = new Database(join(this.root, "authority", STORE_FILE), { readonly: true });
     try {
-      const lease = raw.prepare("SELECT expires_at FROM credentials WHERE credential_id = ?").get(credentialId(token)) as { expires_at: number } | undefined;
+      const lease = raw
+        .prepare("SELECT expires_at FROM credentials WHERE credential_id = ?")
+        .get(credentialId(token)) as { expires_at: number } | undefined;
       assert.ok(lease, "the lease is stored");
-      const renewal = raw.prepare("SELECT renewals, renewed_at FROM lease_renewals WHERE credential_id = ?").get(credentialId(token)) as { renewals: number; renewed_at: number } | undefined;
-      return { expiresAtUnixMs: lease.expires_at, renewals: renewal?.renewals ?? 0, lastRenewedAtUnixMs: renewal?.renewed_at ?? null };
+      const renewal = raw
+        .prepare("SELECT renewals, renewed_at FROM lease_renewals WHERE credential_id = ?")
+        .get(credentialId(token)) as { renewals: number; renewed_at: number } | undefined;
+      return {
+        expiresAtUnixMs: lease.expires_at,
+        renewals: renewal?.renewals ?? 0,
+        lastRenewedAtUnixMs: renewal?.renewed_at ?? null,
+      };
     } finally {
       raw.close();
     }
@@ -140,21 +166,43 @@ describe("lease renewal between the authority and the runner's lease keeper (run
       rig.clock.advance(step);
       // Halfway through the remaining hour is every fourth step of 7.5 minutes.
       assert.equal(sent, Math.floor(n / 4), `renewals sent after step ${n}`);
-      if (sent > adopted) await within(watch.until(() => adopted === sent), 10_000, `the answer to renewal ${sent}`);
+      if (sent > adopted)
+        await within(
+          watch.until(() => adopted === sent),
+          10_000,
+          `the answer to renewal ${sent}`,
+        );
       assert.ok(channel.binding.leaseExpiresAtUnixMs > rig.clock.now(), `the runner's lease is alive after step ${n}`);
       assert.equal(held.expiresAtUnixMs, channel.binding.leaseExpiresAtUnixMs);
-      if (n % 4 === 0) assert.equal(rig.storedLease(token).expiresAtUnixMs, rig.clock.now() + HOUR, `the renewal at step ${n} persisted now + TTL`);
+      if (n % 4 === 0)
+        assert.equal(
+          rig.storedLease(token).expiresAtUnixMs,
+          rig.clock.now() + HOUR,
+          `the renewal at step ${n} persisted now + TTL`,
+        );
     }
 
     const expectedRenewals = threeWeeks / (HOUR / 2);
     assert.equal(expectedRenewals, 1008);
-    assert.deepEqual(rig.storedLease(token), { expiresAtUnixMs: started + threeWeeks + HOUR, renewals: expectedRenewals, lastRenewedAtUnixMs: started + threeWeeks });
+    assert.deepEqual(rig.storedLease(token), {
+      expiresAtUnixMs: started + threeWeeks + HOUR,
+      renewals: expectedRenewals,
+      lastRenewedAtUnixMs: started + threeWeeks,
+    });
     const run = await rig.server.run(IDENTITY.runId);
-    assert.deepEqual([run?.connectionCount, run?.freshBootstraps, run?.lastLeaseExpiresAtUnixMs], [1, 1, started + threeWeeks + HOUR], "one connection all along");
+    assert.deepEqual(
+      [run?.connectionCount, run?.freshBootstraps, run?.lastLeaseExpiresAtUnixMs],
+      [1, 1, started + threeWeeks + HOUR],
+      "one connection all along",
+    );
     assert.equal(inbox.closed, undefined);
     // The connection still carries work: both sides accept envelopes under the renewed lease.
     assert.ok(channel.send("event", { event: prpEvent(IDENTITY, 1) }).ok);
-    await within(inbox.until(() => inbox.envelopes.some((e) => e.kind === "ack")), 10_000, "the ack three weeks in");
+    await within(
+      inbox.until(() => inbox.envelopes.some((e) => e.kind === "ack")),
+      10_000,
+      "the ack three weeks in",
+    );
     assert.equal((await rig.server.run(IDENTITY.runId))?.ackedSourceSeq, 1);
     assert.deepEqual(await rig.server.diagnostics(IDENTITY.runId), []);
   });
@@ -178,31 +226,61 @@ describe("lease renewal between the authority and the runner's lease keeper (run
       renewals = inbox.envelopes;
     });
 
-    const renew = (changes: Record<string, unknown> = {}) => channel.send("lease_renew", { currentExpiresAtUnixMs: lease.expiresAtUnixMs, revocationEpoch: lease.revocationEpoch, ...changes });
+    const renew = (changes: Record<string, unknown> = {}) =>
+      channel.send("lease_renew", {
+        currentExpiresAtUnixMs: lease.expiresAtUnixMs,
+        revocationEpoch: lease.revocationEpoch,
+        ...changes,
+      });
 
     it("a retry of the same lease_renew is answered with the same persisted extension", async () => {
       rig.clock.advance(30_000);
       assert.ok(renew().ok);
-      await within(inbox.until(() => renewals.length === 1), 10_000, "the answer");
+      await within(
+        inbox.until(() => renewals.length === 1),
+        10_000,
+        "the answer",
+      );
       rig.clock.advance(1_000);
       assert.ok(renew().ok);
-      await within(inbox.until(() => renewals.length === 2), 10_000, "the answer to the retry");
+      await within(
+        inbox.until(() => renewals.length === 2),
+        10_000,
+        "the answer to the retry",
+      );
       const extended = lease.expiresAtUnixMs + 30_000;
       for (const answer of renewals) {
         assert.equal(answer.kind, "lease_renewed");
-        assert.deepEqual(answer.payload, { previousExpiresAtUnixMs: lease.expiresAtUnixMs, connectionLeaseExpiresAtUnixMs: extended, connectionLeaseExpiresAt: new Date(extended).toISOString(), revocationEpoch: 0 });
+        assert.deepEqual(answer.payload, {
+          previousExpiresAtUnixMs: lease.expiresAtUnixMs,
+          connectionLeaseExpiresAtUnixMs: extended,
+          connectionLeaseExpiresAt: new Date(extended).toISOString(),
+          revocationEpoch: 0,
+        });
       }
-      assert.deepEqual(rig.storedLease(token), { expiresAtUnixMs: extended, renewals: 1, lastRenewedAtUnixMs: rig.clock.now() - 1_000 });
+      assert.deepEqual(rig.storedLease(token), {
+        expiresAtUnixMs: extended,
+        renewals: 1,
+        lastRenewedAtUnixMs: rig.clock.now() - 1_000,
+      });
     });
 
     const refusals: Array<[string, () => Promise<void> | void, string]> = [
       ["another epoch", () => void renew({ revocationEpoch: 1 }), "lease_renewal_refused"],
-      ["an expiry it never held", () => void renew({ currentExpiresAtUnixMs: lease.expiresAtUnixMs - 1 }), "lease_renewal_refused"],
+      [
+        "an expiry it never held",
+        () => void renew({ currentExpiresAtUnixMs: lease.expiresAtUnixMs - 1 }),
+        "lease_renewal_refused",
+      ],
       [
         "a revoked lease",
         async () => {
           assert.equal(await rig.server.revoke(IDENTITY.runId), true);
-          await within(inbox.until(() => inbox.envelopes.some((e) => e.kind === "revoke")), 10_000, "the revoke frame");
+          await within(
+            inbox.until(() => inbox.envelopes.some((e) => e.kind === "revoke")),
+            10_000,
+            "the revoke frame",
+          );
           renew({ revocationEpoch: 1 });
         },
         "credential_revoked",
@@ -221,13 +299,24 @@ describe("lease renewal between the authority and the runner's lease keeper (run
         rig.clock.advance(30_000);
         const before = rig.storedLease(token);
         await act();
-        await within(inbox.until(() => inbox.closed !== undefined), 10_000, "the close");
+        await within(
+          inbox.until(() => inbox.closed !== undefined),
+          10_000,
+          "the close",
+        );
         assert.match(inbox.closed?.message ?? "", new RegExp(`1008 ${code}`));
         assert.ok(!inbox.envelopes.some((e) => e.kind === "lease_renewed"));
         assert.deepEqual(rig.storedLease(token), before);
         const diagnostics = await rig.server.diagnostics(IDENTITY.runId);
-        assert.ok(diagnostics.some((d) => d.code === code), JSON.stringify(diagnostics));
-        assert.equal((await rig.server.run(IDENTITY.runId))?.malformedFrames, 0, "a refused renewal is not a malformed frame");
+        assert.ok(
+          diagnostics.some((d) => d.code === code),
+          JSON.stringify(diagnostics),
+        );
+        assert.equal(
+          (await rig.server.run(IDENTITY.runId))?.malformedFrames,
+          0,
+          "a refused renewal is not a malformed frame",
+        );
       });
     }
 
@@ -235,11 +324,19 @@ describe("lease renewal between the authority and the runner's lease keeper (run
       rig.clock.advance(30_000);
       assert.ok(renew().ok);
       const extended = lease.expiresAtUnixMs + 30_000;
-      await within(inbox.until(() => renewals.length === 1), 10_000, "the renewal to be persisted and answered");
+      await within(
+        inbox.until(() => renewals.length === 1),
+        10_000,
+        "the renewal to be persisted and answered",
+      );
       channel.close(); // as if the answer never arrived: the runner still holds the old expiry
 
       const unaware = await rig.connect(lease);
-      assert.equal(unaware.opened.ok ? "" : unaware.opened.error.code, "lease_mismatch", "a lease with no renewal outstanding must match exactly");
+      assert.equal(
+        unaware.opened.ok ? "" : unaware.opened.error.code,
+        "lease_mismatch",
+        "a lease with no renewal outstanding must match exactly",
+      );
       const resumed = await rig.connect({ ...lease, renewalUnanswered: true });
       assert.ok(resumed.opened.ok, resumed.opened.ok ? "" : resumed.opened.error.message);
       channels.push(resumed.opened.value.channel);
@@ -249,7 +346,11 @@ describe("lease renewal between the authority and the runner's lease keeper (run
       // Past the old expiry, the new connection lives on.
       rig.clock.advance(45_000);
       assert.ok(resumed.opened.value.channel.send("event", { event: prpEvent(IDENTITY, 1) }).ok);
-      await within(resumed.inbox.until(() => resumed.inbox.envelopes.some((e) => e.kind === "ack")), 10_000, "the ack past the old expiry");
+      await within(
+        resumed.inbox.until(() => resumed.inbox.envelopes.some((e) => e.kind === "ack")),
+        10_000,
+        "the ack past the old expiry",
+      );
     });
   });
 });

@@ -5,7 +5,14 @@ import { AT } from "../contract/samples.js";
 let seq = 0;
 /** A command envelope of `version` with the next controllerSeq. */
 export const command = (type: string, payload: Record<string, unknown> = {}, version = 1): PrpCommand =>
-  ({ schema: `paperclip.prp.command.v${version}`, commandId: `c${++seq}`, controllerSeq: seq, type, issuedAt: AT, payload }) as PrpCommand;
+  ({
+    schema: `paperclip.prp.command.v${version}`,
+    commandId: `c${++seq}`,
+    controllerSeq: seq,
+    type,
+    issuedAt: AT,
+    payload,
+  }) as PrpCommand;
 
 /** Drives a machine through run.prepare and session.open with a harness that answers at once; the effects, in order. */
 export function throughSessionOpen(m: RunMachine): RunEffect[] {

@@ -9,8 +9,13 @@ import { command, throughSessionOpen } from "./machine-steps.js";
 const machine = () => new RunMachine({ runId: "run_1", sessionId: "session_1", harnessCommand: "fake" });
 const emitted = (effects: RunEffect[]) => effects.flatMap((e) => (e.kind === "emit" ? [e.eventType] : []));
 const kinds = (effects: RunEffect[]) => effects.map((e) => (e.kind === "emit" ? `emit:${e.eventType}` : e.kind));
-const gone = (exitCode: number | null, signal: string | null = null): HarnessGone => ({ exit: { exitCode, signal, success: exitCode === 0 }, log: { lines: [], retainedBytes: 0, droppedLines: 0 } });
-const terminalOf = (effects: RunEffect[]) => (effects.find((e) => e.kind === "emit" && e.eventType === "run.terminal") as Extract<RunEffect, { kind: "emit" }>).payload as any;
+const gone = (exitCode: number | null, signal: string | null = null): HarnessGone => ({
+  exit: { exitCode, signal, success: exitCode === 0 },
+  log: { lines: [], retainedBytes: 0, droppedLines: 0 },
+});
+const terminalOf = (effects: RunEffect[]) =>
+  (effects.find((e) => e.kind === "emit" && e.eventType === "run.terminal") as Extract<RunEffect, { kind: "emit" }>)
+    .payload as any;
 
 /** Drives a machine through prepare, open and turn with a harness that answers at once. */
 function started(m = machine()): { m: RunMachine; log: RunEffect[] } {
@@ -23,22 +28,44 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
   it("turns the happy path into the runner's events and the driver's calls, in order", () => {
     const { m, log } = started();
     assert.deepEqual(kinds(log), [
-      "emit:runtime.phase.changed", "emit:workspace.ready", "emit:harness.starting", "start_harness", "arm_timer",
-      "disarm_timer", "emit:harness.ready", "command_done",
-      "emit:session.starting", "open_session", "arm_timer",
-      "emit:session.started", "emit:runtime.phase.changed", "emit:session.capabilities.updated", "emit:session.goal.snapshot", "disarm_timer", "command_done",
-      "emit:turn.submitted", "start_turn", "command_done",
+      "emit:runtime.phase.changed",
+      "emit:workspace.ready",
+      "emit:harness.starting",
+      "start_harness",
+      "arm_timer",
+      "disarm_timer",
+      "emit:harness.ready",
+      "command_done",
+      "emit:session.starting",
+      "open_session",
+      "arm_timer",
+      "emit:session.started",
+      "emit:runtime.phase.changed",
+      "emit:session.capabilities.updated",
+      "emit:session.goal.snapshot",
+      "disarm_timer",
+      "command_done",
+      "emit:turn.submitted",
+      "start_turn",
+      "command_done",
     ]);
     const end = [...m.onFact({ kind: "result", payload: result() }), ...m.onGone(gone(0))];
     assert.deepEqual(emitted(end), ["run.result.proposed", "harness.exited", "run.terminal"]);
     assert.equal(terminalOf(end).runTerminalState, "succeeded");
     assert.ok(m.terminated);
-    assert.deepEqual(m.onFact({ kind: "event", eventType: "item.started", payload: {} }), [], "nothing follows the terminal");
+    assert.deepEqual(
+      m.onFact({ kind: "event", eventType: "item.started", payload: {} }),
+      [],
+      "nothing follows the terminal",
+    );
   });
 
   describe("warm resume after a durable runner restart (recover)", () => {
     const turn = { turnId: "turn_1" };
-    const emits = (effects: RunEffect[], type: string) => effects.filter((e): e is Extract<RunEffect, { kind: "emit" }> => e.kind === "emit" && e.eventType === type).map((e) => e.payload);
+    const emits = (effects: RunEffect[], type: string) =>
+      effects
+        .filter((e): e is Extract<RunEffect, { kind: "emit" }> => e.kind === "emit" && e.eventType === type)
+        .map((e) => e.payload);
     const resumedSession = (m: RunMachine) => [
       ...m.onFact({ kind: "ready", pid: 43, resumePoint: {} }),
       ...m.onFact({ kind: "event", eventType: "session.resumed", payload: { driverSessionId: "acp_1" } }),
@@ -48,21 +75,40 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     it("an agent that cannot load sessions: the run fails closed at once, no harness started", () => {
       const m = machine();
       const out = m.recover({ driverSessionId: "acp_1", loadSession: false, turn });
-      assert.equal(out.some((e) => e.kind === "start_harness"), false);
+      assert.equal(
+        out.some((e) => e.kind === "start_harness"),
+        false,
+      );
       assert.equal(terminalOf(out).stopReason.code, "session_not_resumable");
       assert.ok(m.terminated);
     });
 
     it("a turn in flight: the new harness loads the session, then the turn is failed as indeterminate and never sent again", () => {
       const m = machine();
-      assert.deepEqual(kinds(m.recover({ driverSessionId: "acp_1", loadSession: true, turn })), ["start_harness", "arm_timer"]);
+      assert.deepEqual(kinds(m.recover({ driverSessionId: "acp_1", loadSession: true, turn })), [
+        "start_harness",
+        "arm_timer",
+      ]);
       const out = resumedSession(m);
-      assert.deepEqual(out.filter((e) => e.kind === "open_session"), [{ kind: "open_session", resume: true, resumeSessionId: "acp_1" }]);
-      assert.equal(out.some((e) => e.kind === "start_turn"), false, "the prompt is not sent again");
-      assert.deepEqual(emits(out, "turn.failed").map((p) => p.code), ["turn_indeterminate"]);
+      assert.deepEqual(
+        out.filter((e) => e.kind === "open_session"),
+        [{ kind: "open_session", resume: true, resumeSessionId: "acp_1" }],
+      );
+      assert.equal(
+        out.some((e) => e.kind === "start_turn"),
+        false,
+        "the prompt is not sent again",
+      );
+      assert.deepEqual(
+        emits(out, "turn.failed").map((p) => p.code),
+        ["turn_indeterminate"],
+      );
       assert.ok(kinds(out).includes("stop_harness"));
       const terminal = terminalOf(m.onGone(gone(null, "SIGTERM")));
-      assert.deepEqual([terminal.runTerminalState, terminal.reconciliation.reason, terminal.stopReason.code], ["failed", "harness_process_failed", "turn_indeterminate"]);
+      assert.deepEqual(
+        [terminal.runTerminalState, terminal.reconciliation.reason, terminal.stopReason.code],
+        ["failed", "harness_process_failed", "turn_indeterminate"],
+      );
     });
 
     it("no turn yet: a turn.start that arrives while the session loads waits for it, then runs; a second turn is still refused", () => {
@@ -72,7 +118,10 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
       const early = m.apply(command("turn.start", { turnId: "turn_1", text: "go" }));
       assert.deepEqual(kinds(early), ["emit:turn.submitted", "command_done"], "held until the session is loaded");
       const out = resumedSession(m);
-      assert.deepEqual(out.filter((e) => e.kind === "start_turn"), [{ kind: "start_turn", turnId: "turn_1", text: "go" }]);
+      assert.deepEqual(
+        out.filter((e) => e.kind === "start_turn"),
+        [{ kind: "start_turn", turnId: "turn_1", text: "go" }],
+      );
       assert.equal(m.refusal(command("turn.start"))?.code, "turn_already_started");
       assert.equal(m.terminated, false);
     });
@@ -81,13 +130,23 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
       const failed = machine();
       failed.recover({ driverSessionId: "acp_1", loadSession: true, turn: null });
       failed.onFact({ kind: "ready", pid: 43, resumePoint: {} });
-      const out = failed.onFact({ kind: "event", eventType: "session.failed", payload: { code: "resource_not_found", message: "the agent does not know this resource" } });
-      assert.match(String(emits(out, "runner.diagnostic")[0]?.message), /could not resume session acp_1: the agent does not know this resource/);
+      const out = failed.onFact({
+        kind: "event",
+        eventType: "session.failed",
+        payload: { code: "resource_not_found", message: "the agent does not know this resource" },
+      });
+      assert.match(
+        String(emits(out, "runner.diagnostic")[0]?.message),
+        /could not resume session acp_1: the agent does not know this resource/,
+      );
       assert.equal(terminalOf(failed.onGone(gone(null, "SIGTERM"))).stopReason.code, "session_resume_failed");
       const silent = machine();
       silent.recover({ driverSessionId: "acp_1", loadSession: true, turn: null });
       silent.onFact({ kind: "ready", pid: 43, resumePoint: {} });
-      assert.match(String(emits(silent.onTimer("session_started"), "runner.diagnostic")[0]?.message), /no answer to the session load/);
+      assert.match(
+        String(emits(silent.onTimer("session_started"), "runner.diagnostic")[0]?.message),
+        /no answer to the session load/,
+      );
     });
   });
 
@@ -95,7 +154,10 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     const { m } = started();
     const out = m.onInternalError("TypeError: boom");
     assert.deepEqual(kinds(out), ["emit:runner.diagnostic", "stop_harness"]);
-    assert.deepEqual((out[0] as Extract<RunEffect, { kind: "emit" }>).payload, { code: "runner_internal_error", message: "TypeError: boom" });
+    assert.deepEqual((out[0] as Extract<RunEffect, { kind: "emit" }>).payload, {
+      code: "runner_internal_error",
+      message: "TypeError: boom",
+    });
     assert.deepEqual(m.onInternalError("a second one"), [], "one cause, one diagnostic");
     const terminal = terminalOf(m.onGone(gone(null, "SIGTERM")));
     assert.equal(terminal.runTerminalState, "failed");
@@ -123,7 +185,11 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     const { m } = started();
     const out = m.onFact({ kind: "event", eventType: "run.terminal", payload: {} });
     assert.deepEqual(kinds(out), ["emit:harness.diagnostic", "stop_harness"]);
-    assert.deepEqual(m.onFact({ kind: "event", eventType: "item.started", payload: {} }), [], "an untrusted harness is not read any further");
+    assert.deepEqual(
+      m.onFact({ kind: "event", eventType: "item.started", payload: {} }),
+      [],
+      "an untrusted harness is not read any further",
+    );
     assert.equal(terminalOf(m.onGone(gone(0))).reconciliation.reason, "harness_protocol_violation");
   });
 
@@ -131,7 +197,10 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     const typed = started().m;
     typed.onFact({ kind: "violation", message: "the agent asked under forbid", code: "request_forbidden" });
     const terminal = terminalOf(typed.onGone(gone(0)));
-    assert.deepEqual([terminal.reconciliation.reason, terminal.stopReason?.code, terminal.stopReason?.message], ["harness_protocol_violation", "request_forbidden", "the agent asked under forbid"]);
+    assert.deepEqual(
+      [terminal.reconciliation.reason, terminal.stopReason?.code, terminal.stopReason?.message],
+      ["harness_protocol_violation", "request_forbidden", "the agent asked under forbid"],
+    );
     const untyped = started().m;
     untyped.onFact({ kind: "violation", message: "broken" });
     assert.equal(terminalOf(untyped.onGone(gone(0))).stopReason, undefined);
@@ -139,11 +208,22 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
 
   it("a request the harness cancelled is no longer pending: a late request.resolve is refused", () => {
     const { m } = started();
-    const request = { schema: "paperclip.runtime_request.v1", requestKind: "runtime", requestId: "request_1", type: "permission", status: "pending", prompt: "Allow?" };
+    const request = {
+      schema: "paperclip.runtime_request.v1",
+      requestKind: "runtime",
+      requestId: "request_1",
+      type: "permission",
+      status: "pending",
+      prompt: "Allow?",
+    };
     m.onFact({ kind: "event", eventType: "runtime_request.created", payload: { request } });
     const resolve = command("request.resolve", { requestId: "request_1", resolution: { action: "accept" } });
     assert.equal(m.refusal(resolve), null);
-    m.onFact({ kind: "event", eventType: "runtime_request.cancelled", payload: { requestId: "request_1", reason: "cancelled" } });
+    m.onFact({
+      kind: "event",
+      eventType: "runtime_request.cancelled",
+      payload: { requestId: "request_1", reason: "cancelled" },
+    });
     assert.equal(m.refusal(resolve)?.code, "unknown_request");
   });
 
@@ -153,31 +233,68 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     assert.deepEqual(kinds(crash), ["disarm_timer", "emit:harness.exited", "start_harness", "arm_timer"]);
     const ready = m.onFact({ kind: "ready", pid: 43, resumePoint: { resumedAfterMessageSeq: 7 } });
     // The resumed session's goal capability and snapshot come again (runtime.md §9: after every resume).
-    assert.deepEqual(kinds(ready), ["disarm_timer", "emit:harness.ready", "open_session", "emit:session.reconciled", "emit:session.capabilities.updated", "emit:session.goal.snapshot", "start_turn"]);
+    assert.deepEqual(kinds(ready), [
+      "disarm_timer",
+      "emit:harness.ready",
+      "open_session",
+      "emit:session.reconciled",
+      "emit:session.capabilities.updated",
+      "emit:session.goal.snapshot",
+      "start_turn",
+    ]);
     assert.deepEqual((ready[3] as any).payload, { resumedAfterMessageSeq: 7, restart: 1 });
     const second = m.onGone(gone(null, "SIGKILL"));
     assert.equal(terminalOf(second).reconciliation.reason, "harness_process_failed", "the second crash ends the run");
   });
 
   it("never restarts a harness that exits while its turn is being interrupted, nor one its driver ended: the prompt is not sent again", () => {
-    for (const [why, exit, endedByDriver] of [["interrupt", "SIGKILL", false], ["driver", "SIGTERM", true]] as const) {
+    for (const [why, exit, endedByDriver] of [
+      ["interrupt", "SIGKILL", false],
+      ["driver", "SIGTERM", true],
+    ] as const) {
       const { m } = started();
       if (why === "interrupt") m.apply(command("turn.interrupt", { reason: "operator" }));
       const effects = m.onGone({ ...gone(null, exit), endedByDriver });
-      assert.equal(effects.some((e) => e.kind === "start_harness" || e.kind === "start_turn"), false, `${why}: ${kinds(effects).join(", ")}`);
+      assert.equal(
+        effects.some((e) => e.kind === "start_harness" || e.kind === "start_turn"),
+        false,
+        `${why}: ${kinds(effects).join(", ")}`,
+      );
       assert.ok(terminalOf(effects), `${why}: the run ends`);
     }
   });
 
   it("a request still pending when its harness is gone, or when the run ends, is cancelled as an event; a late resolve is refused", () => {
-    const request = (id: string) => ({ kind: "event" as const, eventType: "runtime_request.created", payload: { request: { schema: "paperclip.runtime_request.v1", requestKind: "runtime", requestId: id, type: "permission", status: "pending", prompt: "Allow?" } } });
-    const cancelled = (effects: RunEffect[]) => effects.flatMap((e) => (e.kind === "emit" && e.eventType === "runtime_request.cancelled" ? [(e.payload as any).requestId] : []));
+    const request = (id: string) => ({
+      kind: "event" as const,
+      eventType: "runtime_request.created",
+      payload: {
+        request: {
+          schema: "paperclip.runtime_request.v1",
+          requestKind: "runtime",
+          requestId: id,
+          type: "permission",
+          status: "pending",
+          prompt: "Allow?",
+        },
+      },
+    });
+    const cancelled = (effects: RunEffect[]) =>
+      effects.flatMap((e) =>
+        e.kind === "emit" && e.eventType === "runtime_request.cancelled" ? [(e.payload as any).requestId] : [],
+      );
     const crashed = started().m;
     crashed.onFact(request("request_1"));
     const restart = crashed.onGone(gone(null, "SIGKILL"));
     assert.deepEqual(cancelled(restart), ["request_1"]);
-    assert.ok(kinds(restart).indexOf("emit:runtime_request.cancelled") < kinds(restart).indexOf("emit:harness.exited"), kinds(restart).join(", "));
-    assert.equal(crashed.refusal(command("request.resolve", { requestId: "request_1", resolution: { action: "accept" } }))?.code, "unknown_request");
+    assert.ok(
+      kinds(restart).indexOf("emit:runtime_request.cancelled") < kinds(restart).indexOf("emit:harness.exited"),
+      kinds(restart).join(", "),
+    );
+    assert.equal(
+      crashed.refusal(command("request.resolve", { requestId: "request_1", resolution: { action: "accept" } }))?.code,
+      "unknown_request",
+    );
     const ended = started().m;
     ended.onFact(request("request_2"));
     ended.onFact({ kind: "violation", message: "broken" }); // an untrusted harness's own cancellations are not believed
@@ -196,7 +313,10 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
 
   it("fails closed on an event that can never be carried: a P0 diagnostic, then a failed terminal that says why", () => {
     const { m } = started();
-    const out = [...m.onEventRefused("item.completed", "event_too_large", "a 20000-byte P1 item.completed can never fit"), ...m.onGone(gone(null, "SIGKILL"))];
+    const out = [
+      ...m.onEventRefused("item.completed", "event_too_large", "a 20000-byte P1 item.completed can never fit"),
+      ...m.onGone(gone(null, "SIGKILL")),
+    ];
     const diagnostic = out.find((e) => e.kind === "emit" && e.eventType === "runner.diagnostic") as any;
     assert.equal(diagnostic.payload.code, "event_refused");
     const terminal = terminalOf(out);
@@ -216,7 +336,11 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
   });
 
   it("keeps the harness's own outcome once its leader has exited: a later controller close, signal or cancel does not turn it into cancelled", () => {
-    for (const stop of [(m: RunMachine) => m.stop("controller_closed"), (m: RunMachine) => m.stop("cancelled"), (m: RunMachine) => m.apply(command("run.cancel"))]) {
+    for (const stop of [
+      (m: RunMachine) => m.stop("controller_closed"),
+      (m: RunMachine) => m.stop("cancelled"),
+      (m: RunMachine) => m.apply(command("run.cancel")),
+    ]) {
       const { m } = started();
       m.onFact({ kind: "result", payload: result() });
       m.onFact({ kind: "exited", exit: { exitCode: 0, signal: null, success: true } });
@@ -229,7 +353,11 @@ describe("the run machine, replayed from its inputs (no process, clock or socket
     const failed = started().m;
     failed.onFact({ kind: "exited", exit: { exitCode: 7, signal: null, success: false } });
     failed.stop("controller_closed");
-    assert.equal(terminalOf(failed.onGone(gone(7))).reconciliation.reason, "harness_process_failed", "a failed exit is the harness's outcome too");
+    assert.equal(
+      terminalOf(failed.onGone(gone(7))).reconciliation.reason,
+      "harness_process_failed",
+      "a failed exit is the harness's outcome too",
+    );
   });
 
   it("still cancels a harness that was killed by a signal it did not send (no outcome of its own)", () => {

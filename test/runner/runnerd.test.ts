@@ -25,7 +25,12 @@ function start(script: string, extraArgs: string[] = []) {
   const receipts: CommandReceipt[] = [];
   const bad: string[] = [];
   const client = new LocalRunnerClient({
-    runId: "run_test", sessionId: "session_test", runnerId: "runner_test", scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`), delayMs: 0, extraArgs: [...PATIENT_HARNESS, ...extraArgs],
+    runId: "run_test",
+    sessionId: "session_test",
+    runnerId: "runner_test",
+    scriptPath: script.includes("/") ? script : join(scenariosDir(), `${script}.json`),
+    delayMs: 0,
+    extraArgs: [...PATIENT_HARNESS, ...extraArgs],
     onEvent: (e) => events.push(e),
     onReceipt: (r) => receipts.push(r),
     onBadLine: (l) => bad.push(l),
@@ -34,9 +39,17 @@ function start(script: string, extraArgs: string[] = []) {
   const waitFor = async (predicate: (e: PrpEvent) => boolean): Promise<PrpEvent> => {
     let exited = false;
     void client.exited().then(() => (exited = true));
-    await until(() => exited || events.some(predicate), () => `an event the test waits for; the runner wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`, 20_000);
+    await until(
+      () => exited || events.some(predicate),
+      () =>
+        `an event the test waits for; the runner wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`,
+      20_000,
+    );
     const hit = events.find(predicate);
-    assert.ok(hit, `the runner exited without the event the test waits for; it wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`);
+    assert.ok(
+      hit,
+      `the runner exited without the event the test waits for; it wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`,
+    );
     return hit;
   };
   return { client, events, receipts, bad, waitFor };
@@ -49,12 +62,21 @@ async function startWaiting(script: string) {
   run.client.sendRaw(line(2, "session.open"));
   run.client.sendRaw(line(3, "turn.start"));
   const ready = await run.waitFor((e) => e.eventType === "harness.ready");
-  await run.waitFor((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt");
+  await run.waitFor(
+    (e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt",
+  );
   return { ...run, harnessGroup: (ready.payload as any).pid as number };
 }
 
 const line = (seq: number, type: string, payload: Record<string, unknown> = {}, id = `c${seq}`) =>
-  JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: id, controllerSeq: seq, type, issuedAt: AT, payload });
+  JSON.stringify({
+    schema: "paperclip.prp.command.v1",
+    commandId: id,
+    controllerSeq: seq,
+    type,
+    issuedAt: AT,
+    payload,
+  });
 
 describe("prp-runnerd --local", () => {
   it("answers duplicate, out-of-sequence and malformed command lines with receipts and goes on", async () => {
@@ -70,16 +92,19 @@ describe("prp-runnerd --local", () => {
     await waitFor((e) => e.eventType === "run.terminal");
     client.close();
     await client.exited();
-    assert.deepEqual(receipts.map((r) => [r.controllerSeq, r.status, r.code ?? null]), [
-      [1, "accepted", null],
-      [1, "duplicate", null],
-      [3, "rejected", "controller_seq_out_of_order"],
-      [null, "rejected", "invalid_json"],
-      [2, "rejected", "schema_validation"],
-      [2, "rejected", "unsupported_command"],
-      [3, "accepted", null],
-      [4, "accepted", null],
-    ]);
+    assert.deepEqual(
+      receipts.map((r) => [r.controllerSeq, r.status, r.code ?? null]),
+      [
+        [1, "accepted", null],
+        [1, "duplicate", null],
+        [3, "rejected", "controller_seq_out_of_order"],
+        [null, "rejected", "invalid_json"],
+        [2, "rejected", "schema_validation"],
+        [2, "rejected", "unsupported_command"],
+        [3, "accepted", null],
+        [4, "accepted", null],
+      ],
+    );
     assert.equal(events.filter((e) => e.eventType === "harness.starting").length, 1);
     assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
   });
@@ -97,15 +122,18 @@ describe("prp-runnerd --local", () => {
     client.close();
     const exit = await client.exited();
     assert.equal(exit.exitCode, 0, client.stderrTail().join("\n"));
-    assert.deepEqual(receipts.map((r) => [r.controllerSeq, r.status, r.code ?? null]), [
-      [1, "rejected", "schema_validation"],
-      [1, "rejected", "schema_validation"],
-      [1, "rejected", "schema_validation"],
-      [null, "rejected", "invalid_json"],
-      [1, "accepted", null],
-      [2, "accepted", null],
-      [3, "accepted", null],
-    ]);
+    assert.deepEqual(
+      receipts.map((r) => [r.controllerSeq, r.status, r.code ?? null]),
+      [
+        [1, "rejected", "schema_validation"],
+        [1, "rejected", "schema_validation"],
+        [1, "rejected", "schema_validation"],
+        [null, "rejected", "invalid_json"],
+        [1, "accepted", null],
+        [2, "accepted", null],
+        [3, "accepted", null],
+      ],
+    );
     assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
   });
 
@@ -119,7 +147,12 @@ describe("prp-runnerd --local", () => {
     assert.deepEqual(liveGroupMembers(harnessGroup), []);
   });
 
-  for (const [signal, status] of [["SIGHUP", 129], ["SIGINT", 130], ["SIGQUIT", 131], ["SIGTERM", 143]] as const) {
+  for (const [signal, status] of [
+    ["SIGHUP", 129],
+    ["SIGINT", 130],
+    ["SIGQUIT", 131],
+    ["SIGTERM", 143],
+  ] as const) {
     it(`sent ${signal} mid-run, cancels the run with one terminal, leaves no process of the harness group and exits ${status}`, async () => {
       const { client, events, waitFor, harnessGroup } = await startWaiting("linger");
       assert.ok(liveGroupMembers(harnessGroup).length >= 2, "harness and its worker are running");
@@ -130,7 +163,11 @@ describe("prp-runnerd --local", () => {
       assert.equal((terminal.payload as any).reconciliation.reason, "run_cancelled");
       assert.equal(events.filter((e) => e.eventType === "run.terminal").length, 1);
       assert.equal(events.at(-1)!.eventType, "run.terminal");
-      assert.deepEqual(liveGroupMembers(harnessGroup), [], `survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`);
+      assert.deepEqual(
+        liveGroupMembers(harnessGroup),
+        [],
+        `survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`,
+      );
       assert.deepEqual(liveGroupMembers(client.pid), []);
     });
   }
@@ -141,9 +178,23 @@ describe("prp-runnerd --local", () => {
     const dir = mkdtempSync(join(tmpdir(), "prp-exited-"));
     try {
       const harness = join(dir, "harness.sh");
-      writeFileSync(harness, `#!/bin/sh\nsleep 30 &\nexec "${process.execPath}" "${join(packageRoot(), "dist/src/harness/fake-harness-process.js")}" "$@"\n`, { mode: 0o755 });
+      writeFileSync(
+        harness,
+        `#!/bin/sh\nsleep 30 &\nexec "${process.execPath}" "${join(packageRoot(), "dist/src/harness/fake-harness-process.js")}" "$@"\n`,
+        { mode: 0o755 },
+      );
       const script = join(dir, "result-then-exit.json");
-      writeFileSync(script, JSON.stringify({ schema: "paperclip.fake_harness.script.v1", name: "result-then-exit", steps: [{ kind: "result", payload: result() }, { kind: "exit", code: 0 }] }));
+      writeFileSync(
+        script,
+        JSON.stringify({
+          schema: "paperclip.fake_harness.script.v1",
+          name: "result-then-exit",
+          steps: [
+            { kind: "result", payload: result() },
+            { kind: "exit", code: 0 },
+          ],
+        }),
+      );
       const run = start(script, ["--fake-harness", harness, "--shutdown-grace-ms", "3000"]);
       run.client.sendRaw(line(1, "run.prepare"));
       run.client.sendRaw(line(2, "session.open"));
@@ -151,8 +202,15 @@ describe("prp-runnerd --local", () => {
       const leader = ((await run.waitFor((e) => e.eventType === "harness.ready")).payload as any).pid as number;
       await run.waitFor((e) => e.eventType === "run.result.proposed");
       // Gone from /proc, not only a zombie: the runner has reaped it, so it has seen the exit.
-      await until(() => !existsSync(`/proc/${leader}`), () => `the harness leader ${leader} to exit and be reaped`, 10_000);
-      assert.ok(!run.events.some((e) => e.eventType === "harness.exited"), "the controller closes before the harness is reaped (inside the drain window)");
+      await until(
+        () => !existsSync(`/proc/${leader}`),
+        () => `the harness leader ${leader} to exit and be reaped`,
+        10_000,
+      );
+      assert.ok(
+        !run.events.some((e) => e.eventType === "harness.exited"),
+        "the controller closes before the harness is reaped (inside the drain window)",
+      );
       run.client.close();
       const terminal = (await run.waitFor((e) => e.eventType === "run.terminal")).payload as any;
       await run.client.exited();
@@ -165,29 +223,61 @@ describe("prp-runnerd --local", () => {
   });
 
   it("treats a closed stdout (EPIPE) as the controller closing: no exception, the harness group ended, exit 0", async () => {
-    const child = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "run_epipe", "--session-id", "session_epipe", "--runner-id", "runner_epipe", "--script", "linger", "--delay-ms", "0", ...PATIENT_HARNESS], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        join(packageRoot(), "bin/prp-runnerd.js"),
+        "--local",
+        "--run-id",
+        "run_epipe",
+        "--session-id",
+        "session_epipe",
+        "--runner-id",
+        "runner_epipe",
+        "--script",
+        "linger",
+        "--delay-ms",
+        "0",
+        ...PATIENT_HARNESS,
+      ],
+      { stdio: ["pipe", "pipe", "pipe"] },
+    );
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (code, signal) => resolve([code, signal])));
+    const exited = new Promise<[number | null, string | null]>((resolve) =>
+      child.on("exit", (code, signal) => resolve([code, signal])),
+    );
     let harnessGroup = 0;
     try {
       let out = "";
-      const waiting = new Promise<void>((resolve) => child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        const pid = /"eventType":"harness\.ready".*?"pid":(\d+)/.exec(out);
-        if (pid) harnessGroup = Number(pid[1]);
-        if (out.includes('"phase":"awaiting_interrupt"')) resolve();
-      }));
+      const waiting = new Promise<void>((resolve) =>
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const pid = /"eventType":"harness\.ready".*?"pid":(\d+)/.exec(out);
+          if (pid) harnessGroup = Number(pid[1]);
+          if (out.includes('"phase":"awaiting_interrupt"')) resolve();
+        }),
+      );
       ["run.prepare", "session.open", "turn.start"].forEach((type, i) => child.stdin.write(`${line(i + 1, type)}\n`));
-      await Promise.race([waiting, exited.then((e) => assert.fail(`the runner exited ${e} before its harness waited: ${stderr}`))]);
+      await Promise.race([
+        waiting,
+        exited.then((e) => assert.fail(`the runner exited ${e} before its harness waited: ${stderr}`)),
+      ]);
       assert.ok(harnessGroup > 0 && liveGroupMembers(harnessGroup).length >= 2, "harness and its worker are running");
       child.stdout.destroy(); // the controller stops reading
       child.stdin.write(`${line(1, "run.prepare")}\n`); // its receipt is the next write: EPIPE
-      const [code, signal] = await Promise.race([exited, sleep(20_000).then(() => assert.fail(`the runner did not exit after EPIPE: ${stderr}`))]);
+      const [code, signal] = await Promise.race([
+        exited,
+        sleep(20_000).then(() => assert.fail(`the runner did not exit after EPIPE: ${stderr}`)),
+      ]);
       assert.deepEqual([code, signal], [0, null], stderr);
       assert.doesNotMatch(stderr, /Error|at .*\.js:\d+/, "no exception");
       assert.match(stderr, /stdout closed \(EPIPE\).*closing the run/);
-      assert.deepEqual(liveGroupMembers(harnessGroup), [], `survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`);
+      assert.deepEqual(
+        liveGroupMembers(harnessGroup),
+        [],
+        `survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`,
+      );
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       if (harnessGroup > 0 && liveGroupMembers(harnessGroup).length > 0) process.kill(-harnessGroup, "SIGKILL");
@@ -199,7 +289,11 @@ describe("prp-runnerd --local", () => {
     try {
       assert.ok(liveGroupMembers(harnessGroup).length >= 2, "harness and its worker are running");
       process.kill(client.pid, "SIGKILL");
-      await until(() => liveGroupMembers(harnessGroup).length === 0, () => `the harness group to end; survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`, 2_000);
+      await until(
+        () => liveGroupMembers(harnessGroup).length === 0,
+        () => `the harness group to end; survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`,
+        2_000,
+      );
       assert.equal((await client.exited()).signal, "SIGKILL");
     } finally {
       if (liveGroupMembers(harnessGroup).length > 0) process.kill(-harnessGroup, "SIGKILL");
@@ -211,15 +305,26 @@ describe("prp-runnerd --local", () => {
     const events: PrpEvent[] = [];
     const bad: string[] = [];
     const client = new LocalRunnerClient({
-      runId: `run_${"r".repeat(156)}`, sessionId: `session_${"s".repeat(152)}`, runnerId: `runner_${"n".repeat(153)}`,
-      scriptPath: join(scenariosDir(), "happy-path.json"), delayMs: 0, extraArgs: PATIENT_HARNESS,
-      onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: (l) => bad.push(l),
+      runId: `run_${"r".repeat(156)}`,
+      sessionId: `session_${"s".repeat(152)}`,
+      runnerId: `runner_${"n".repeat(153)}`,
+      scriptPath: join(scenariosDir(), "happy-path.json"),
+      delayMs: 0,
+      extraArgs: PATIENT_HARNESS,
+      onEvent: (e) => events.push(e),
+      onReceipt: () => {},
+      onBadLine: (l) => bad.push(l),
     });
     try {
       client.send("run.prepare");
       client.send("session.open");
       client.send("turn.start", { text: "go" });
-      await until(() => events.some((e) => e.eventType === "run.terminal"), () => `run.terminal; events ${events.map((e) => e.eventType).join(",")}; bad lines ${bad.length}; stderr: ${client.stderrTail().join(" | ")}`, 60_000);
+      await until(
+        () => events.some((e) => e.eventType === "run.terminal"),
+        () =>
+          `run.terminal; events ${events.map((e) => e.eventType).join(",")}; bad lines ${bad.length}; stderr: ${client.stderrTail().join(" | ")}`,
+        60_000,
+      );
       client.close();
       await client.exited();
     } finally {
@@ -232,10 +337,14 @@ describe("prp-runnerd --local", () => {
   });
 
   it("refuses to start without its required flags, saying which", () => {
-    const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "r"], { encoding: "utf8" });
+    const res = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--local", "--run-id", "r"], {
+      encoding: "utf8",
+    });
     assert.equal(res.status, 2);
     assert.match(res.stderr, /--session-id is required/);
-    const meta = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--build-metadata"], { encoding: "utf8" });
+    const meta = spawnSync(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), "--build-metadata"], {
+      encoding: "utf8",
+    });
     assert.deepEqual(JSON.parse(meta.stdout).prp, { min: 1, max: 3 });
   });
 });

@@ -29,16 +29,45 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
   let serial = 0; // unique run ids and answer files in one directory, the same every time
   const run = (script: string, extra: string[] = []): Ran => {
     const runId = `run_${script.replace(/[^A-Za-z0-9]/g, "_")}_${++serial}`;
-    const res = runPrp(["run", "--json", "--script", script, "--delay-ms", "0", "--run-id", runId, "--out", dir, ...PATIENT_HARNESS, ...extra]);
-    const events = res.stdout.trimEnd().split("\n").filter(Boolean).map((l) => JSON.parse(l) as PrpEvent);
+    const res = runPrp([
+      "run",
+      "--json",
+      "--script",
+      script,
+      "--delay-ms",
+      "0",
+      "--run-id",
+      runId,
+      "--out",
+      dir,
+      ...PATIENT_HARNESS,
+      ...extra,
+    ]);
+    const events = res.stdout
+      .trimEnd()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as PrpEvent);
     const terminals = events.filter((e) => e.eventType === "run.terminal");
     assert.equal(terminals.length, 1, `exactly one run.terminal\n${res.stderr}`);
     assert.equal(events.at(-1)!.eventType, "run.terminal", "nothing follows run.terminal");
     events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "contiguous sequence"));
     for (const e of events) assert.ok(decode(JSON.stringify(e)).ok, `every event passes the codec: ${e.eventType}`);
-    return { status: res.status, events, stderr: res.stderr, types: events.map((e) => e.eventType), terminal: terminals[0]!.payload as Record<string, any>, bundlePath: join(dir, "runs", runId, "native-execution.json") };
+    return {
+      status: res.status,
+      events,
+      stderr: res.stderr,
+      types: events.map((e) => e.eventType),
+      terminal: terminals[0]!.payload as Record<string, any>,
+      bundlePath: join(dir, "runs", runId, "native-execution.json"),
+    };
   };
-  const states = (r: Ran) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reportedWorkDisposition, r.terminal.reconciliation.reason];
+  const states = (r: Ran) => [
+    r.terminal.turnTerminalState,
+    r.terminal.runTerminalState,
+    r.terminal.reportedWorkDisposition,
+    r.terminal.reconciliation.reason,
+  ];
   const exitOf = (r: Ran) => r.events.find((e) => e.eventType === "harness.exited")!.payload as Record<string, any>;
   const answers = (value: unknown) => {
     const path = join(dir, `answers-${++serial}.json`);
@@ -50,9 +79,25 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
     const r = run("happy-path");
     assert.equal(r.status, 0);
     assert.deepEqual(r.types, [
-      "runtime.phase.changed", "workspace.ready", "harness.starting", "harness.ready", "session.starting", "session.started",
-      "runtime.phase.changed", "turn.submitted", "turn.started", "item.started", "item.delta", "item.completed",
-      "item.started", "item.completed", "run.result.proposed", "turn.completed", "session.closed", "harness.exited", "run.terminal",
+      "runtime.phase.changed",
+      "workspace.ready",
+      "harness.starting",
+      "harness.ready",
+      "session.starting",
+      "session.started",
+      "runtime.phase.changed",
+      "turn.submitted",
+      "turn.started",
+      "item.started",
+      "item.delta",
+      "item.completed",
+      "item.started",
+      "item.completed",
+      "run.result.proposed",
+      "turn.completed",
+      "session.closed",
+      "harness.exited",
+      "run.terminal",
     ]);
     assert.deepEqual(states(r), ["completed", "succeeded", "done", "successful_process_and_result"]);
     assert.equal(exitOf(r).exitCode, 0);
@@ -67,11 +112,22 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
   });
 
   it("permission-input: two request.resolve commands, then success", () => {
-    const r = run("permission-input", ["--answer", answers({ request_permission_1: { action: "accept", choice: "allow" }, request_input_1: { action: "submit", text: "main" } })]);
+    const r = run("permission-input", [
+      "--answer",
+      answers({
+        request_permission_1: { action: "accept", choice: "allow" },
+        request_input_1: { action: "submit", text: "main" },
+      }),
+    ]);
     assert.equal(r.status, 0);
     assert.equal(r.types.filter((t) => t === "runtime_request.created").length, 2);
-    const resolved = r.events.filter((e) => e.eventType === "runtime_request.resolved").map((e) => (e.payload as any).resolution);
-    assert.deepEqual(resolved, [{ action: "accept", choice: "allow" }, { action: "submit", text: "main" }]);
+    const resolved = r.events
+      .filter((e) => e.eventType === "runtime_request.resolved")
+      .map((e) => (e.payload as any).resolution);
+    assert.deepEqual(resolved, [
+      { action: "accept", choice: "allow" },
+      { action: "submit", text: "main" },
+    ]);
     assert.deepEqual(states(r), ["completed", "succeeded", "done", "successful_process_and_result"]);
   });
 
@@ -84,17 +140,35 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
   });
 
   it("interactive-question: answered with a question response through request.resolve", () => {
-    const response = { schema: "paperclip.question_response.v1", answers: { strategy: { selectedOptionIds: ["online"] }, notes: { text: "after 6pm" } } };
-    const r = run("interactive-question", ["--answer", answers({ request_question_1: { action: "submit", response } })]);
+    const response = {
+      schema: "paperclip.question_response.v1",
+      answers: { strategy: { selectedOptionIds: ["online"] }, notes: { text: "after 6pm" } },
+    };
+    const r = run("interactive-question", [
+      "--answer",
+      answers({ request_question_1: { action: "submit", response } }),
+    ]);
     assert.equal(r.status, 0);
-    assert.deepEqual((r.events.find((e) => e.eventType === "runtime_request.resolved")!.payload as any).resolution.response, response);
+    assert.deepEqual(
+      (r.events.find((e) => e.eventType === "runtime_request.resolved")!.payload as any).resolution.response,
+      response,
+    );
   });
 
   it("interactive-question: a response naming an unknown option is refused and the run cancelled", () => {
-    const response = { schema: "paperclip.question_response.v1", answers: { strategy: { selectedOptionIds: ["sideways"] } } };
-    const r = run("interactive-question", ["--answer", answers({ request_question_1: { action: "submit", response } })]);
+    const response = {
+      schema: "paperclip.question_response.v1",
+      answers: { strategy: { selectedOptionIds: ["sideways"] } },
+    };
+    const r = run("interactive-question", [
+      "--answer",
+      answers({ request_question_1: { action: "submit", response } }),
+    ]);
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /request\.resolve .* rejected: binding_mismatch: .*option "sideways" does not belong to question "strategy"/);
+    assert.match(
+      r.stderr,
+      /request\.resolve .* rejected: binding_mismatch: .*option "sideways" does not belong to question "strategy"/,
+    );
     assert.equal(r.terminal.reconciliation.reason, "run_cancelled");
     assert.ok(!r.types.includes("runtime_request.resolved"));
   });
@@ -118,7 +192,9 @@ describe("local runner scenarios (runtime.md §4.6, wire.md §16.3)", () => {
   it("duplicate-terminal: the second proposal becomes a diagnostic; one run.terminal", () => {
     const r = run("duplicate-terminal");
     assert.equal(r.status, 0);
-    const diagnostics = r.events.filter((e) => e.eventType === "harness.diagnostic").map((e) => (e.payload as any).code);
+    const diagnostics = r.events
+      .filter((e) => e.eventType === "harness.diagnostic")
+      .map((e) => (e.payload as any).code);
     assert.deepEqual(diagnostics, ["duplicate_terminal_ignored"]);
     assert.equal(r.terminal.harnessTerminalProposal.runTerminalState, "succeeded", "the first proposal stands");
     assert.deepEqual(states(r), ["completed", "succeeded", "done", "successful_process_and_result"]);

@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { AuthorityServer, ServerKey, SqliteAuthorityStore, type RunIdentity } from "../../src/authority/index.js";
-import { runnerBuild, startRunner, StartRunnerError, type DurableRunnerStartOptions, type StartedRunner } from "../../src/runner/index.js";
+import {
+  runnerBuild,
+  startRunner,
+  StartRunnerError,
+  type DurableRunnerStartOptions,
+  type StartedRunner,
+} from "../../src/runner/index.js";
 import { until } from "../support/until.js";
 import { within } from "../support/within.js";
 
@@ -51,8 +57,12 @@ describe("startRunner: a durable runner in this process", () => {
   const newRun = async (script: string): Promise<{ identity: RunIdentity; options: DurableRunnerStartOptions }> => {
     const n = ++runs;
     const identity: RunIdentity = {
-      runnerInstanceId: `runner_${n}`, environmentLeaseId: `env_${n}`, runId: `run_${n}`,
-      normalizedSessionId: `session_${n}`, turnId: `turn_${n}`, itemId: `item_${n}`,
+      runnerInstanceId: `runner_${n}`,
+      environmentLeaseId: `env_${n}`,
+      runId: `run_${n}`,
+      normalizedSessionId: `session_${n}`,
+      turnId: `turn_${n}`,
+      itemId: `item_${n}`,
     };
     const registered = await authority.registerRun(identity);
     assert.ok(registered.ok, registered.ok ? "" : registered.error.message);
@@ -64,8 +74,12 @@ describe("startRunner: a durable runner in this process", () => {
     return {
       identity,
       options: {
-        mode: "durable", connectUrl: authority.connectUrl(identity.runId), ticket: ticket.value.token,
-        stateDir: join(root, `runner-state-${n}`), identity, harness: { kind: "fake", script },
+        mode: "durable",
+        connectUrl: authority.connectUrl(identity.runId),
+        ticket: ticket.value.token,
+        stateDir: join(root, `runner-state-${n}`),
+        identity,
+        harness: { kind: "fake", script },
         // The authority's store is no business of the harness.
         sandbox: { mode: "isolated", hidden: [join(root, "authority")] },
         // The protocol gives the harness 2 s to say ready; a loaded machine may need longer.
@@ -91,8 +105,15 @@ describe("startRunner: a durable runner in this process", () => {
     const types = events.map((row) => row.eventType);
     assert.equal(types.at(-1), "run.terminal", `the last committed event: ${types.join(", ")}`);
     assert.equal(types.filter((t) => t === "run.terminal").length, 1);
-    assert.deepEqual(events.map((row) => row.sourceSeq), events.map((_, i) => i + 1), "every event once, in order");
-    const terminal = JSON.parse(events.at(-1)!.envelope) as { sourceInstanceId: string; payload: { runTerminalState: string } };
+    assert.deepEqual(
+      events.map((row) => row.sourceSeq),
+      events.map((_, i) => i + 1),
+      "every event once, in order",
+    );
+    const terminal = JSON.parse(events.at(-1)!.envelope) as {
+      sourceInstanceId: string;
+      payload: { runTerminalState: string };
+    };
     assert.equal(terminal.sourceInstanceId, identity.runnerInstanceId);
     assert.equal(terminal.payload.runTerminalState, "succeeded");
   });
@@ -100,7 +121,11 @@ describe("startRunner: a durable runner in this process", () => {
   it("stop() mid-run cancels it: a committed cancelled terminal, and the SIGTERM status", async () => {
     const { identity, options } = await newRun(join(root, "long-turn.json"));
     const runner = start(options);
-    await until(async () => (await committed(identity.runId)).some((row) => row.eventType === "item.started"), "the harness's item.started to be committed", 30_000);
+    await until(
+      async () => (await committed(identity.runId)).some((row) => row.eventType === "item.started"),
+      "the harness's item.started to be committed",
+      30_000,
+    );
     runner.stop();
     runner.stop(); // a second stop changes nothing
     const outcome = await within(runner.outcome, 40_000, "the stopped run's outcome");
@@ -110,18 +135,24 @@ describe("startRunner: a durable runner in this process", () => {
     const terminals = events.filter((row) => row.eventType === "run.terminal");
     assert.equal(terminals.length, 1, `committed: ${events.map((row) => row.eventType).join(", ")}`);
     assert.equal(events.at(-1)!.eventType, "run.terminal");
-    assert.equal((JSON.parse(terminals[0]!.envelope) as { payload: { runTerminalState: string } }).payload.runTerminalState, "cancelled");
+    assert.equal(
+      (JSON.parse(terminals[0]!.envelope) as { payload: { runTerminalState: string } }).payload.runTerminalState,
+      "cancelled",
+    );
   });
 
   it("refuses options that can never run, naming the option, and starts nothing", async () => {
     const { options } = await newRun("happy-path");
     const refused = (bad: unknown, option: string) => {
-      assert.throws(() => startRunner(bad as DurableRunnerStartOptions), (err: unknown) => {
-        assert.ok(err instanceof StartRunnerError, `a StartRunnerError, not ${String(err)}`);
-        assert.equal(err.option, option);
-        assert.match(err.message, new RegExp(`^startRunner: ${option.replace(".", "\\.")}: `));
-        return true;
-      });
+      assert.throws(
+        () => startRunner(bad as DurableRunnerStartOptions),
+        (err: unknown) => {
+          assert.ok(err instanceof StartRunnerError, `a StartRunnerError, not ${String(err)}`);
+          assert.equal(err.option, option);
+          assert.match(err.message, new RegExp(`^startRunner: ${option.replace(".", "\\.")}: `));
+          return true;
+        },
+      );
     };
     refused({ ...options, connectUrl: "http://127.0.0.1:1/runs/x" }, "connectUrl");
     refused({ ...options, ticket: undefined }, "ticket");
@@ -135,7 +166,16 @@ describe("startRunner: a durable runner in this process", () => {
     refused({ ...options, protocolMax: 9 }, "protocolMax");
     refused({ ...options, limits: { harnessReadyMs: 0 } }, "limits.harnessReadyMs");
     refused({ ...options, mode: "remote" }, "mode");
-    refused({ mode: "local", runId: "run_x", sessionId: "session_x", runnerId: "runner_x", harness: { kind: "fake", script: "happy-path" } }, "input");
+    refused(
+      {
+        mode: "local",
+        runId: "run_x",
+        sessionId: "session_x",
+        runnerId: "runner_x",
+        harness: { kind: "fake", script: "happy-path" },
+      },
+      "input",
+    );
     // The run's ticket was never spent: a runner with good options still runs it.
     const runner = start(options);
     assert.equal((await within(runner.outcome, 60_000, "the run after the refusals")).code, 0, log.join("\n"));
@@ -156,15 +196,27 @@ describe("startRunner: a local runner on caller-supplied streams", () => {
       lines.push(...parts);
     });
     const runner = startRunner({
-      mode: "local", runId: "run_local", sessionId: "session_local", runnerId: "runner_local",
-      harness: { kind: "fake", script: "happy-path" }, input, output,
+      mode: "local",
+      runId: "run_local",
+      sessionId: "session_local",
+      runnerId: "runner_local",
+      harness: { kind: "fake", script: "happy-path" },
+      input,
+      output,
       limits: { harnessReadyMs: 10_000 },
     });
     input.write('{"not":"a command"}\n');
     input.end();
     const outcome = await within(runner.outcome, 30_000, "the local run's outcome");
     assert.deepEqual(outcome, { code: 0, reason: "run_ended", stoppedBy: null });
-    const records = lines.map((line) => JSON.parse(line) as { kind: string; receipt?: { status: string }; event?: { eventType: string; payload: { reconciliation?: { reason: string } } } });
+    const records = lines.map(
+      (line) =>
+        JSON.parse(line) as {
+          kind: string;
+          receipt?: { status: string };
+          event?: { eventType: string; payload: { reconciliation?: { reason: string } } };
+        },
+    );
     assert.equal(records[0]!.kind, "receipt");
     assert.equal(records[0]!.receipt!.status, "rejected");
     const terminal = records.at(-1)!.event!;

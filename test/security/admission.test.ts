@@ -42,7 +42,11 @@ describe("admission: idle and unauthenticated connections", () => {
     const chunks: Buffer[] = [];
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("error", () => {});
-    return within(new Promise((resolve) => socket.once("close", () => resolve(Buffer.concat(chunks).toString("latin1")))), 10_000, what);
+    return within(
+      new Promise((resolve) => socket.once("close", () => resolve(Buffer.concat(chunks).toString("latin1")))),
+      10_000,
+      what,
+    );
   }
 
   const connectPath = (runId: string) => `${RUNNER_CONNECT_PATH_PREFIX}${runId}`;
@@ -50,10 +54,13 @@ describe("admission: idle and unauthenticated connections", () => {
   /** Established IPv4 TCP connections whose local port is `port`, as the kernel lists them. */
   function establishedOn(port: number): number {
     const local = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-    return readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1).filter((line) => {
-      const [, localAddress, , state] = line.trim().split(/\s+/);
-      return localAddress?.endsWith(local) && state === "01";
-    }).length;
+    return readFileSync("/proc/net/tcp", "utf8")
+      .split("\n")
+      .slice(1)
+      .filter((line) => {
+        const [, localAddress, , state] = line.trim().split(/\s+/);
+        return localAddress?.endsWith(local) && state === "01";
+      }).length;
   }
 
   it("a socket that sends nothing is answered 408 and closed at the headers timeout, not Node's 90 s; an upgraded runner is not", async () => {
@@ -84,7 +91,10 @@ describe("admission: idle and unauthenticated connections", () => {
 
   it("the handshake deadline runs from the TCP accept: a socket not authenticated by then is destroyed; an authenticated one is not", async () => {
     const timers = new ManualTimers();
-    const authority = await start({ connections: { headersTimeoutMs: 60_000, handshakeDeadlineMs: 3_000, timers }, heartbeat: STILL_HEARTBEAT });
+    const authority = await start({
+      connections: { headersTimeoutMs: 60_000, handshakeDeadlineMs: 3_000, timers },
+      heartbeat: STILL_HEARTBEAT,
+    });
     const run = await authority.newRun();
     const idle = await tcp(authority);
     const idleClosed = reply(idle, "the deadline to destroy a socket that never sent a byte");
@@ -129,7 +139,10 @@ describe("admission: idle and unauthenticated connections", () => {
       // ws alone would hold the socket 30 s for the close frame's answer.
       await until(() => establishedOn(authority.port) === 0, "the server to end the stalled runner's socket", 10_000);
       (runner.ws as unknown as { _socket: Socket })._socket.resume();
-      assert.deepEqual(await within(closed, 5_000, "the runner to read the close"), { code: 1008, reason: "peer_silent" });
+      assert.deepEqual(await within(closed, 5_000, "the runner to read the close"), {
+        code: 1008,
+        reason: "peer_silent",
+      });
     } finally {
       runner.close();
     }
@@ -137,7 +150,10 @@ describe("admission: idle and unauthenticated connections", () => {
 
   it("unauthenticated sockets are capped per address (429) and in total (503); a closed one makes room", async () => {
     // Held sockets send nothing: under a long headers timeout they stay unauthenticated throughout.
-    const authority = await start({ connections: { headersTimeoutMs: 60_000, maxUnauthenticatedPerAddress: 2, maxUnauthenticated: 3 }, heartbeat: STILL_HEARTBEAT });
+    const authority = await start({
+      connections: { headersTimeoutMs: 60_000, maxUnauthenticatedPerAddress: 2, maxUnauthenticated: 3 },
+      heartbeat: STILL_HEARTBEAT,
+    });
     const run = await authority.newRun();
     const path = connectPath(run.runId);
     const refusal = async (from: string) => {
@@ -152,7 +168,10 @@ describe("admission: idle and unauthenticated connections", () => {
     await tcp(authority, "127.0.0.2");
     assert.equal(await refusal("127.0.0.3"), "HTTP/1.1 503 Service Unavailable", "three in total");
     assert.deepEqual(authority.server.admission(), { unauthenticated: 3, refused: 2, timedOut: 0 });
-    assert.ok(authority.log.some((line) => /refused 1 connection\(s\) at the admission caps/.test(line)), authority.log.join("\n"));
+    assert.ok(
+      authority.log.some((line) => /refused 1 connection\(s\) at the admission caps/.test(line)),
+      authority.log.join("\n"),
+    );
 
     a1.destroy();
     await until(() => authority.server.admission().unauthenticated === 2, "the closed socket no longer counted");
@@ -183,17 +202,25 @@ describe("admission: idle and unauthenticated connections", () => {
       const otherKey = authKey(`bootstrap_${randomUUID()}`);
       const spare = await authority.ticket(run.runId, 60_000); // a ticket of the run, proven with the wrong key
       for (let i = 0; i < 200; i++) {
-        const closed = await answerWithProof(authority, run, spare, (c, canonical) => clientProof(otherKey, canonical, c.serverProof));
+        const closed = await answerWithProof(authority, run, spare, (c, canonical) =>
+          clientProof(otherKey, canonical, c.serverProof),
+        );
         assert.deepEqual(closed, { code: 1008, reason: "proof_mismatch" }, `attempt ${i + 1}`);
       }
       otherKey.fill(0);
-      await until(async () => (await authority.server.authFailures(run.runId)).proof_mismatch === 200, "200 refusals recorded");
+      await until(
+        async () => (await authority.server.authFailures(run.runId)).proof_mismatch === 200,
+        "200 refusals recorded",
+      );
       // Logged the 1st, 2nd, 4th… 128th time, with the count: a peer repeating a failure cannot grow the log with each try.
       const logged = authority.log.filter((line) => /handshake refused: proof_mismatch/.test(line));
       assert.equal(logged.length, 8, logged.join("\n"));
       assert.match(logged.at(-1)!, /\(128 times so far/);
       const kept = await authority.diagnostics(run.runId);
-      assert.ok(kept.some((d) => d.code === "invalid_json"), `the meaningful diagnostic is still there: ${JSON.stringify(kept.map((d) => d.code))}`);
+      assert.ok(
+        kept.some((d) => d.code === "invalid_json"),
+        `the meaningful diagnostic is still there: ${JSON.stringify(kept.map((d) => d.code))}`,
+      );
       assert.equal(kept.filter((d) => d.code === "proof_mismatch").length, 2, "the first and the latest");
       assert.deepEqual(await authority.server.authFailures(run.runId), { proof_mismatch: 200 });
     } finally {

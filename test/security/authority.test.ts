@@ -53,7 +53,9 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
 
     // 1. The ticket's credential id, but the proof keyed by a token that is not the ticket.
     const otherKey = authKey(`bootstrap_${randomUUID()}`);
-    const foreign = await answerWithProof(authority, run, ticket, (c, canonical) => clientProof(otherKey, canonical, c.serverProof));
+    const foreign = await answerWithProof(authority, run, ticket, (c, canonical) =>
+      clientProof(otherKey, canonical, c.serverProof),
+    );
     otherKey.fill(0);
     assert.deepEqual(foreign, { code: 1008, reason: "proof_mismatch" });
     await authority.diagnosed(run.runId, "proof_mismatch");
@@ -69,7 +71,10 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     assert.deepEqual(flipped, { code: 1008, reason: "proof_mismatch" });
 
     // 3. A tampered token through the real runner's handshake: its credential id locates nothing.
-    const tampered = await realRunner(authority.url(run.runId), run, { kind: "bootstrap", token: `${ticket.slice(0, -1)}${ticket.endsWith("0") ? "1" : "0"}` });
+    const tampered = await realRunner(authority.url(run.runId), run, {
+      kind: "bootstrap",
+      token: `${ticket.slice(0, -1)}${ticket.endsWith("0") ? "1" : "0"}`,
+    });
     assert.equal(refusalOf(tampered)?.code, "socket_closed");
     assert.match(refusalOf(tampered)!.message, /1008 unknown_credential/);
     await authority.diagnosed(run.runId, "unknown_credential");
@@ -124,13 +129,22 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     const run = await authority.newRun();
     const ticket = await authority.ticket(run.runId, 30_000);
     const before = await authority.snapshot(run.runId);
-    const results = await Promise.all([1, 2].map(() => realRunner(authority.url(run.runId), run, { kind: "bootstrap", token: ticket })));
+    const results = await Promise.all(
+      [1, 2].map(() => realRunner(authority.url(run.runId), run, { kind: "bootstrap", token: ticket })),
+    );
     const winners = results.filter((r) => r.ok);
     assert.equal(winners.length, 1, results.map((r) => refusalOf(r)?.message ?? "ok").join("; "));
     assert.match(refusalOf(results.find((r) => !r.ok)!)!.message, /1008 (credential_used|unauthorized)/);
-    await until(async () => (await authority.diagnostics(run.runId)).some((d) => d.code === "credential_used" || d.code === "unauthorized"), "the loser's diagnostic");
+    await until(
+      async () =>
+        (await authority.diagnostics(run.runId)).some((d) => d.code === "credential_used" || d.code === "unauthorized"),
+      "the loser's diagnostic",
+    );
     const afterRun = await authority.snapshot(run.runId);
-    assert.deepEqual([afterRun.connectionCount, afterRun.freshBootstraps, afterRun.ackedSourceSeq], [before.connectionCount + 1, before.freshBootstraps + 1, 0]);
+    assert.deepEqual(
+      [afterRun.connectionCount, afterRun.freshBootstraps, afterRun.ackedSourceSeq],
+      [before.connectionCount + 1, before.freshBootstraps + 1, 0],
+    );
     const winner = winners[0]!;
     assert.ok(winner.ok);
     winner.value.close();
@@ -190,15 +204,26 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
       const refused = await realRunner(authority.url(runA.runId), identity, credential);
       assert.match(refusalOf(refused)?.message ?? "", /1008 identity_mismatch/, what);
     }
-    await until(async () => (await authority.server.authFailures(runA.runId)).identity_mismatch === 3, "three identity_mismatch refusals counted on run A");
+    await until(
+      async () => (await authority.server.authFailures(runA.runId)).identity_mismatch === 3,
+      "three identity_mismatch refusals counted on run A",
+    );
     assertIntact(await authority.snapshot(runA.runId), beforeA);
     assertIntact(await authority.snapshot(runB.runId), beforeB);
-    assert.deepEqual(await authority.diagnostics(runB.runId), [], "nothing is written to the run the credential belongs to");
+    assert.deepEqual(
+      await authority.diagnostics(runB.runId),
+      [],
+      "nothing is written to the run the credential belongs to",
+    );
     assert.deepEqual(await authority.server.authFailures(runB.runId), {});
     assert.equal(await authority.ticketUnused(ticketB), true);
 
     await finishWithLease(authority, runB, leaseB, 3);
-    await assertCompleted(authority, runA, await completeRun(authority, runA, await authority.ticket(runA.runId, 30_000)));
+    await assertCompleted(
+      authority,
+      runA,
+      await completeRun(authority, runA, await authority.ticket(runA.runId, 30_000)),
+    );
   });
 
   it("an Origin header on the upgrade: 403 before any WebSocket exists, recorded on the run its path names", async () => {
@@ -213,7 +238,10 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
         client.destroy();
       }
     }
-    await until(async () => (await authority.diagnostics(run.runId)).filter((d) => d.code === "origin_refused").length === 2, "two origin_refused diagnostics");
+    await until(
+      async () => (await authority.diagnostics(run.runId)).filter((d) => d.code === "origin_refused").length === 2,
+      "two origin_refused diagnostics",
+    );
     assertIntact(await authority.snapshot(run.runId), before);
     assert.equal(authority.server.activeRunnerConnectionCount(run.runId), 0);
     await assertCompleted(authority, run, await completeRun(authority, run, await authority.ticket(run.runId, 30_000)));
@@ -226,7 +254,13 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     const client = await RawWsClient.upgrade(authority.port, `${RUNNER_CONNECT_PATH_PREFIX}${run.runId}`);
     try {
       assert.ok(client.accepted, client.status);
-      const handshake = new RunnerHandshake({ credential: { kind: "bootstrap", token: ticket }, identity: run, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 } });
+      const handshake = new RunnerHandshake({
+        credential: { kind: "bootstrap", token: ticket },
+        identity: run,
+        runnerVersion: BUILD.version,
+        runnerDigest: BUILD.digest,
+        resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 },
+      });
       client.sendText(JSON.stringify(handshakeEnvelope("auth_hello", { ...handshake.hello })), false);
       handshake.destroy();
       await client.ended;
@@ -247,7 +281,13 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     try {
       assert.ok(client.accepted, client.status);
       // The handshake with masked frames, as any client must.
-      const handshake = new RunnerHandshake({ credential: { kind: "bootstrap", token: ticket }, identity: run, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 } });
+      const handshake = new RunnerHandshake({
+        credential: { kind: "bootstrap", token: ticket },
+        identity: run,
+        runnerVersion: BUILD.version,
+        runnerDigest: BUILD.digest,
+        resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 },
+      });
       client.sendText(JSON.stringify(handshakeEnvelope("auth_hello", { ...handshake.hello })));
       const answered = handshake.answer(JSON.parse(await client.next()).payload, Date.now());
       assert.ok(answered.ok);
@@ -260,7 +300,17 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
       const welcome = handshake.acceptWelcome(JSON.parse(opened.value), Date.now());
       assert.ok(welcome.ok);
       const frame = (seq: number) => {
-        const sealed = sealer.seal(JSON.stringify(controlEnvelope("event", welcome.value.binding, { event: prpEvent(run, seq) }, randomUUID(), new Date().toISOString())));
+        const sealed = sealer.seal(
+          JSON.stringify(
+            controlEnvelope(
+              "event",
+              welcome.value.binding,
+              { event: prpEvent(run, seq) },
+              randomUUID(),
+              new Date().toISOString(),
+            ),
+          ),
+        );
         assert.ok(sealed.ok);
         return sealed.value;
       };
@@ -320,42 +370,112 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     /** The plaintext of a sealed event envelope of exactly `bytes` bytes. */
     const eventOfSize = (runner: HandRunner, bytes: number): string => {
       const bare = runner.envelopeText("event", { event: prpEvent(runner.identity, 2), pad: "" });
-      return runner.envelopeText("event", { event: prpEvent(runner.identity, 2), pad: "x".repeat(bytes - Buffer.byteLength(bare)) });
+      return runner.envelopeText("event", {
+        event: prpEvent(runner.identity, 2),
+        pad: "x".repeat(bytes - Buffer.byteLength(bare)),
+      });
     };
     const cases: Array<[string, Attack, number, string[]]> = [
       ["a replayed secure frame (event 1's frame again)", (r, first) => r.ws.send(first), 1008, ["frame_replayed"]],
-      ["a reordered frame (counter 2 before counter 1)", (r) => {
-        const second = r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }));
-        const third = r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 3) }));
-        r.ws.send(third);
-        r.ws.send(second);
-      }, 1008, ["frame_gap"]],
-      ["a plaintext (unsealed) control envelope", (r) => r.ws.send(r.envelopeText("event", { event: prpEvent(r.identity, 2) })), 1008, ["plaintext_frame"]],
-      ["a sealed frame over 1 MiB on the wire", (r) => r.ws.send(r.seal(eventOfSize(r, MAX_FRAME_BYTES + 64 * 1024))), 1009, ["frame_too_large"]],
-      ["a sealed frame whose plaintext is 1 MiB + 1 byte (within the wire bound)", (r) => {
-        const frame = r.seal(eventOfSize(r, MAX_FRAME_BYTES + 1));
-        assert.ok(Buffer.byteLength(frame) <= maxSecureFrameBytes(), "the wire check alone would let it through");
-        r.ws.send(frame);
-      }, 1009, ["frame_too_large"]],
-      ["a binary frame", (r) => r.ws.send(Buffer.from(r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) })))), 1003, ["binary_frame"]],
-      ["a tampered ciphertext", (r) => {
-        const frame = r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }));
-        r.ws.send(frame.replace(/"ciphertext":"(.)/, (_m, c: string) => `"ciphertext":"${c === "0" ? "1" : "0"}`));
-      }, 1008, ["tag_mismatch"]],
+      [
+        "a reordered frame (counter 2 before counter 1)",
+        (r) => {
+          const second = r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }));
+          const third = r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 3) }));
+          r.ws.send(third);
+          r.ws.send(second);
+        },
+        1008,
+        ["frame_gap"],
+      ],
+      [
+        "a plaintext (unsealed) control envelope",
+        (r) => r.ws.send(r.envelopeText("event", { event: prpEvent(r.identity, 2) })),
+        1008,
+        ["plaintext_frame"],
+      ],
+      [
+        "a sealed frame over 1 MiB on the wire",
+        (r) => r.ws.send(r.seal(eventOfSize(r, MAX_FRAME_BYTES + 64 * 1024))),
+        1009,
+        ["frame_too_large"],
+      ],
+      [
+        "a sealed frame whose plaintext is 1 MiB + 1 byte (within the wire bound)",
+        (r) => {
+          const frame = r.seal(eventOfSize(r, MAX_FRAME_BYTES + 1));
+          assert.ok(Buffer.byteLength(frame) <= maxSecureFrameBytes(), "the wire check alone would let it through");
+          r.ws.send(frame);
+        },
+        1009,
+        ["frame_too_large"],
+      ],
+      [
+        "a binary frame",
+        (r) => r.ws.send(Buffer.from(r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) })))),
+        1003,
+        ["binary_frame"],
+      ],
+      [
+        "a tampered ciphertext",
+        (r) => {
+          const frame = r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }));
+          r.ws.send(frame.replace(/"ciphertext":"(.)/, (_m, c: string) => `"ciphertext":"${c === "0" ? "1" : "0"}`));
+        },
+        1008,
+        ["tag_mismatch"],
+      ],
       ...(["runnerInstanceId", "environmentLeaseId", "runId", "normalizedSessionId", "turnId", "itemId"] as const).map(
         (field): [string, Attack, number, string[]] => [
           `one identity field changed on one sealed envelope: ${field}`,
-          (r) => r.ws.send(r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }, { [field]: `${r.identity[field]}x` }))),
+          (r) =>
+            r.ws.send(
+              r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }, { [field]: `${r.identity[field]}x` })),
+            ),
           1008,
           ["identity_mismatch"],
         ],
       ),
-      ["the connectionId changed on one sealed envelope", (r) => r.ws.send(r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }, { connectionId: "connection_999" }))), 1008, ["connection_mismatch"]],
-      ["the connectionLeaseId changed on one sealed envelope", (r) => r.ws.send(r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }, { connectionLeaseId: "connection_lease_other" }))), 1008, ["lease_mismatch"]],
-      ["a kind only the core sends (a sealed ack)", (r) => r.ws.send(r.seal(r.envelopeText("ack", { ackedSourceSeq: 1 }))), 1008, ["unknown_kind"]],
-      ["a correct envelope carrying an event of another run (the event's own runId)", (r) => {
-        r.ws.send(r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2, { runId: `${r.identity.runId}x` }) })));
-      }, 1008, ["identity_mismatch", "handler_failed"]],
+      [
+        "the connectionId changed on one sealed envelope",
+        (r) =>
+          r.ws.send(
+            r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2) }, { connectionId: "connection_999" })),
+          ),
+        1008,
+        ["connection_mismatch"],
+      ],
+      [
+        "the connectionLeaseId changed on one sealed envelope",
+        (r) =>
+          r.ws.send(
+            r.seal(
+              r.envelopeText(
+                "event",
+                { event: prpEvent(r.identity, 2) },
+                { connectionLeaseId: "connection_lease_other" },
+              ),
+            ),
+          ),
+        1008,
+        ["lease_mismatch"],
+      ],
+      [
+        "a kind only the core sends (a sealed ack)",
+        (r) => r.ws.send(r.seal(r.envelopeText("ack", { ackedSourceSeq: 1 }))),
+        1008,
+        ["unknown_kind"],
+      ],
+      [
+        "a correct envelope carrying an event of another run (the event's own runId)",
+        (r) => {
+          r.ws.send(
+            r.seal(r.envelopeText("event", { event: prpEvent(r.identity, 2, { runId: `${r.identity.runId}x` }) })),
+          );
+        },
+        1008,
+        ["identity_mismatch", "handler_failed"],
+      ],
     ];
 
     for (const [what, attack, closeCode, codes] of cases) {
@@ -365,7 +485,10 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
         assert.ok(queued.ok);
         const runner = await HandRunner.dial(authority.url(run.runId), run);
         try {
-          const session = await runner.authenticate({ kind: "bootstrap", token: await authority.ticket(run.runId, 30_000) });
+          const session = await runner.authenticate({
+            kind: "bootstrap",
+            token: await authority.ticket(run.runId, 30_000),
+          });
           assert.equal(session.welcome.pendingCommands.length, 1);
           const firstFrame = runner.sendEvent(1);
           await runner.ackOf(1);
@@ -377,12 +500,19 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
           assert.equal(closed.code, closeCode);
           for (const code of codes) await authority.diagnosed(run.runId, code, diagnosed);
           assertIntact(await authority.snapshot(run.runId), before);
-          assert.deepEqual((authority.committed.get(run.runId) ?? []).map((e) => e.sourceSeq), [1], "nothing but event 1 was committed");
+          assert.deepEqual(
+            (authority.committed.get(run.runId) ?? []).map((e) => e.sourceSeq),
+            [1],
+            "nothing but event 1 was committed",
+          );
           assert.equal(authority.server.activeRunnerConnectionCount(run.runId), 0);
 
           // The lease the runner holds is untouched: it reconnects, resends, answers its command.
           await finishWithLease(authority, run, session.lease, 3);
-          assert.deepEqual((authority.committed.get(run.runId) ?? []).map((e) => e.sourceSeq), [1, 2, 3]);
+          assert.deepEqual(
+            (authority.committed.get(run.runId) ?? []).map((e) => e.sourceSeq),
+            [1, 2, 3],
+          );
         } finally {
           runner.close();
         }

@@ -20,7 +20,15 @@ import {
   type RunIdentity,
   type WelcomePayload,
 } from "../../src/transport/index.js";
-import { BUILD, HandRunner, SecureAuthority, assertCompleted, durableRunner, realRunner, refusalOf } from "./support.js";
+import {
+  BUILD,
+  HandRunner,
+  SecureAuthority,
+  assertCompleted,
+  durableRunner,
+  realRunner,
+  refusalOf,
+} from "./support.js";
 
 /** What an attacker reads from a copy of the authority's database: one credential row and its run's identity. */
 interface StolenRow {
@@ -43,7 +51,9 @@ function stealRow(authority: SecureAuthority, runId: string, kind: "bootstrap" |
     }
     const db = new Database(join(loot, STORE_FILE), { readonly: true });
     try {
-      const row = db.prepare("SELECT * FROM credentials WHERE run_id = ? AND kind = ? AND used_at IS NULL AND revoked_at IS NULL").get(runId, kind) as Record<string, string> | undefined;
+      const row = db
+        .prepare("SELECT * FROM credentials WHERE run_id = ? AND kind = ? AND used_at IS NULL AND revoked_at IS NULL")
+        .get(runId, kind) as Record<string, string> | undefined;
       assert.ok(row, `the copy holds the run's unused ${kind}`);
       const run = db.prepare("SELECT * FROM runs WHERE run_id = ?").get(runId) as Record<string, string>;
       return {
@@ -51,8 +61,12 @@ function stealRow(authority: SecureAuthority, runId: string, kind: "bootstrap" |
         kind,
         column: row.auth_key_digest!,
         identity: {
-          runnerInstanceId: run.runner_instance_id!, environmentLeaseId: run.environment_lease_id!, runId: run.run_id!,
-          normalizedSessionId: run.normalized_session_id!, turnId: run.turn_id!, itemId: run.item_id!,
+          runnerInstanceId: run.runner_instance_id!,
+          environmentLeaseId: run.environment_lease_id!,
+          runId: run.run_id!,
+          normalizedSessionId: run.normalized_session_id!,
+          turnId: run.turn_id!,
+          itemId: run.item_id!,
         },
       };
     } finally {
@@ -64,17 +78,28 @@ function stealRow(authority: SecureAuthority, runId: string, kind: "bootstrap" |
 }
 
 /** Every 32-byte value spelled as 64 hex digits in the stolen column: the HMAC key, if it is stored as itself. */
-const keyCandidates = (column: string): Buffer[] => (column.match(/(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])/g) ?? []).map((hex) => Buffer.from(hex, "hex"));
+const keyCandidates = (column: string): Buffer[] =>
+  (column.match(/(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])/g) ?? []).map((hex) => Buffer.from(hex, "hex"));
 
 /**
  * The attacker's handshake (§5.3) with a candidate key and the stolen credential id: no token,
  * only what the row gave. Resolves with the welcome if the authority let it in, or the close.
  */
-async function impersonate(authority: SecureAuthority, stolen: StolenRow, key: Buffer): Promise<{ welcome: WelcomePayload } | { closed: string }> {
+async function impersonate(
+  authority: SecureAuthority,
+  stolen: StolenRow,
+  key: Buffer,
+): Promise<{ welcome: WelcomePayload } | { closed: string }> {
   const runner = await HandRunner.dial(authority.url(stolen.identity.runId), stolen.identity);
   try {
     // A handshake object only for the hello's shape; its token is a stranger's and is never used.
-    const shape = new RunnerHandshake({ credential: { kind: "bootstrap", token: `bootstrap_${randomUUID()}` }, identity: stolen.identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 } });
+    const shape = new RunnerHandshake({
+      credential: { kind: "bootstrap", token: `bootstrap_${randomUUID()}` },
+      identity: stolen.identity,
+      runnerVersion: BUILD.version,
+      runnerDigest: BUILD.digest,
+      resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 },
+    });
     shape.destroy();
     const hello = { ...shape.hello, credentialId: stolen.credentialId, credentialKind: stolen.kind };
     runner.sendJson(handshakeEnvelope("auth_hello", { ...hello }));
@@ -83,7 +108,14 @@ async function impersonate(authority: SecureAuthority, stolen: StolenRow, key: B
     const challenge = JSON.parse(first).payload as AuthChallenge;
     const canonical = canonicalChallenge(challenge);
     const proof = clientProof(key, canonical, challenge.serverProof);
-    runner.sendJson(handshakeEnvelope("auth_response", { credentialId: stolen.credentialId, clientNonce: hello.clientNonce, serverNonce: challenge.serverNonce, clientProof: proof }));
+    runner.sendJson(
+      handshakeEnvelope("auth_response", {
+        credentialId: stolen.credentialId,
+        clientNonce: hello.clientNonce,
+        serverNonce: challenge.serverNonce,
+        clientProof: proof,
+      }),
+    );
     const next = await Promise.race([runner.messages.next(), runner.closed().then((c) => ({ closed: c.reason }))]);
     if (typeof next !== "string") return next;
     const keys = sessionKeys(key, canonical, challenge.serverProof, proof);
@@ -155,7 +187,11 @@ describe("security: a copy of the authority's database authenticates nothing", (
     await assertCompleted(authority, run, { outcome, events: authority.committed.get(run.runId) ?? [], log });
     const before = await authority.snapshot(run.runId);
     await assertStolenRowOpensNothing(authority, stealRow(authority, run.runId, "lease"));
-    assert.equal((await authority.snapshot(run.runId)).connectionCount, before.connectionCount, "no connection was authorized with the stolen lease");
+    assert.equal(
+      (await authority.snapshot(run.runId)).connectionCount,
+      before.connectionCount,
+      "no connection was authorized with the stolen lease",
+    );
   });
 });
 
@@ -174,12 +210,20 @@ describe("security: write access to the authority's database cannot move a crede
     const ticketA = await authority.ticket(a.runId, 30_000);
     const ticketB = await authority.ticket(b.runId, 30_000);
     const db = new Database(join(authority.root, "authority", STORE_FILE));
-    const move = (runId: string) => assert.equal(db.prepare("UPDATE credentials SET run_id = ? WHERE credential_id = ?").run(runId, credentialId(ticketA)).changes, 1);
+    const move = (runId: string) =>
+      assert.equal(
+        db.prepare("UPDATE credentials SET run_id = ? WHERE credential_id = ?").run(runId, credentialId(ticketA))
+          .changes,
+        1,
+      );
     try {
       move(b.runId);
       const refused = await realRunner(authority.url(b.runId), b, { kind: "bootstrap", token: ticketA });
       assert.equal(refusalOf(refused)?.peerCode, "handler_failed", JSON.stringify(refusalOf(refused)));
-      assert.match((await authority.diagnosed(b.runId, "handler_failed")).message, /state_credential_invalid: .*does not open in this row/);
+      assert.match(
+        (await authority.diagnosed(b.runId, "handler_failed")).message,
+        /state_credential_invalid: .*does not open in this row/,
+      );
       assert.equal((await authority.snapshot(b.runId)).connectionCount, 0, "nothing was authorized on run B");
       assert.ok(await authority.ticketUnused(ticketB), "run B's own ticket is untouched");
 

@@ -12,7 +12,11 @@ import type { PrpEvent } from "../../src/contract/kinds.js";
 import { MAX_FRAME_BYTES } from "../../src/contract/versions.js";
 import { resolveScriptPath } from "../../src/harness/script-file.js";
 import { FakeHarnessDriver } from "../../src/harness/fake-driver.js";
-import { DurableRunner, type DurableRunnerOptions, type DurableOutcome } from "../../src/runner/durable/durable-runner.js";
+import {
+  DurableRunner,
+  type DurableRunnerOptions,
+  type DurableOutcome,
+} from "../../src/runner/durable/durable-runner.js";
 import {
   Opener,
   RunnerHandshake,
@@ -87,8 +91,12 @@ export class SecureAuthority {
   async newRun(): Promise<RunIdentity> {
     const n = `${++this.runs}_${randomUUID().slice(0, 8)}`;
     const identity: RunIdentity = {
-      runnerInstanceId: `runner_${n}`, environmentLeaseId: `env_${n}`, runId: `run_${n}`,
-      normalizedSessionId: `session_${n}`, turnId: `turn_${n}`, itemId: `item_${n}`,
+      runnerInstanceId: `runner_${n}`,
+      environmentLeaseId: `env_${n}`,
+      runId: `run_${n}`,
+      normalizedSessionId: `session_${n}`,
+      turnId: `turn_${n}`,
+      itemId: `item_${n}`,
     };
     const registered = await this.server.registerRun(identity);
     assert.ok(registered.ok, registered.ok ? "" : registered.error.message);
@@ -122,7 +130,10 @@ export class SecureAuthority {
   /** Waits for a diagnostic with this code on the run, beyond the first `after` ones. */
   async diagnosed(runId: string, code: string, after = 0): Promise<Diagnostic> {
     let found: Diagnostic | undefined;
-    await until(async () => (found = (await this.diagnostics(runId)).slice(after).find((d) => d.code === code)) !== undefined, `diagnostic ${code} on ${runId}`);
+    await until(
+      async () => (found = (await this.diagnostics(runId)).slice(after).find((d) => d.code === code)) !== undefined,
+      `diagnostic ${code} on ${runId}`,
+    );
     return found!;
   }
 
@@ -151,7 +162,11 @@ export function assertIntact(after: RunSnapshot, before: RunSnapshot): void {
 }
 
 /** A v1 PRP event of the run, as its runner would send it (an item.delta, P2). */
-export const prpEvent = (identity: RunIdentity, seq: number, overrides: Record<string, unknown> = {}): Record<string, unknown> =>
+export const prpEvent = (
+  identity: RunIdentity,
+  seq: number,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> =>
   sampleEvent(1, {
     sourceEventId: `event_${identity.runnerInstanceId}_${String(seq).padStart(16, "0")}`,
     sourceSeq: seq,
@@ -222,7 +237,13 @@ export class HandRunner {
 
   /** Hello, challenge, response, sealed welcome: the whole handshake with a good credential. */
   async authenticate(credential: RunnerCredential): Promise<HandSession> {
-    const handshake = new RunnerHandshake({ credential, identity: this.identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: RESUME });
+    const handshake = new RunnerHandshake({
+      credential,
+      identity: this.identity,
+      runnerVersion: BUILD.version,
+      runnerDigest: BUILD.digest,
+      resume: RESUME,
+    });
     this.sendJson(handshakeEnvelope("auth_hello", { ...handshake.hello }));
     const challenge = JSON.parse(await this.messages.next());
     const answered = handshake.answer(challenge.payload, Date.now());
@@ -245,9 +266,16 @@ export class HandRunner {
   }
 
   /** The text of a control envelope of this session; `changes` are laid over it before sealing. */
-  envelopeText(kind: ControlEnvelope["kind"], payload: Record<string, unknown>, changes: Record<string, unknown> = {}): string {
+  envelopeText(
+    kind: ControlEnvelope["kind"],
+    payload: Record<string, unknown>,
+    changes: Record<string, unknown> = {},
+  ): string {
     assert.ok(this.session, "authenticate first");
-    return JSON.stringify({ ...controlEnvelope(kind, this.session.binding, payload, randomUUID(), new Date().toISOString()), ...changes });
+    return JSON.stringify({
+      ...controlEnvelope(kind, this.session.binding, payload, randomUUID(), new Date().toISOString()),
+      ...changes,
+    });
   }
 
   /** A sealed frame under the next counter (not sent). */
@@ -295,16 +323,34 @@ export class HandRunner {
 }
 
 /** A hello for the ticket, then, to its challenge, a response carrying `proof(challenge)`; resolves with the close. */
-export async function answerWithProof(authority: SecureAuthority, identity: RunIdentity, ticket: string, proof: (challenge: AuthChallenge, canonical: string) => string) {
+export async function answerWithProof(
+  authority: SecureAuthority,
+  identity: RunIdentity,
+  ticket: string,
+  proof: (challenge: AuthChallenge, canonical: string) => string,
+) {
   const runner = await HandRunner.dial(authority.url(identity.runId), identity);
   try {
-    const handshake = new RunnerHandshake({ credential: { kind: "bootstrap", token: ticket }, identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: RESUME });
+    const handshake = new RunnerHandshake({
+      credential: { kind: "bootstrap", token: ticket },
+      identity,
+      runnerVersion: BUILD.version,
+      runnerDigest: BUILD.digest,
+      resume: RESUME,
+    });
     const hello = handshake.hello;
     handshake.destroy();
     runner.sendJson(handshakeEnvelope("auth_hello", { ...hello }));
     const challenge = JSON.parse(await runner.messages.next()).payload as AuthChallenge;
     assert.equal(challenge.credentialId, credentialId(ticket), "the ticket was found: the refusal is the proof's");
-    runner.sendJson(handshakeEnvelope("auth_response", { credentialId: hello.credentialId, clientNonce: hello.clientNonce, serverNonce: challenge.serverNonce, clientProof: proof(challenge, canonicalChallenge(challenge)) }));
+    runner.sendJson(
+      handshakeEnvelope("auth_response", {
+        credentialId: hello.credentialId,
+        clientNonce: hello.clientNonce,
+        serverNonce: challenge.serverNonce,
+        clientProof: proof(challenge, canonicalChallenge(challenge)),
+      }),
+    );
     return await runner.closed();
   } finally {
     runner.close();
@@ -312,8 +358,17 @@ export async function answerWithProof(authority: SecureAuthority, identity: RunI
 }
 
 /** The real runner's way in (URL rules, loopback resolution, dial, handshake), for refusals. */
-export async function realRunner(url: string, identity: RunIdentity, credential: RunnerCredential): Promise<Result<{ close(): void; lease: RunnerLease }>> {
-  const opened = await connectRunner(url, credential, { onEnvelope: () => {}, onClose: () => {} }, { identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest });
+export async function realRunner(
+  url: string,
+  identity: RunIdentity,
+  credential: RunnerCredential,
+): Promise<Result<{ close(): void; lease: RunnerLease }>> {
+  const opened = await connectRunner(
+    url,
+    credential,
+    { onEnvelope: () => {}, onClose: () => {} },
+    { identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest },
+  );
   if (!opened.ok) return opened;
   return { ok: true, value: { close: () => opened.value.channel.close(), lease: opened.value.welcome.lease } };
 }
@@ -325,17 +380,33 @@ export const refusalOf = (result: Result<unknown>): TransportError | null => (re
  * lease): resends from the welcome's cursor up to `lastSeq`, answers the pending command, and
  * leaves the run's cursor at `lastSeq` with the command's result recorded.
  */
-export async function finishWithLease(authority: SecureAuthority, identity: RunIdentity, lease: RunnerLease, lastSeq: number): Promise<void> {
+export async function finishWithLease(
+  authority: SecureAuthority,
+  identity: RunIdentity,
+  lease: RunnerLease,
+  lastSeq: number,
+): Promise<void> {
   const runner = await HandRunner.dial(authority.url(identity.runId), identity);
   try {
     const session = await runner.authenticate(lease);
     for (let seq = session.welcome.ackedSourceSeq + 1; seq <= lastSeq; seq++) runner.sendEvent(seq);
     if (session.welcome.ackedSourceSeq < lastSeq) await runner.ackOf(lastSeq);
     for (const command of session.welcome.pendingCommands as Array<{ commandId: string }>) {
-      runner.ws.send(runner.seal(runner.envelopeText("command_result", { commandId: command.commandId, status: "completed", result: { logicalEffectCount: 1 } })));
+      runner.ws.send(
+        runner.seal(
+          runner.envelopeText("command_result", {
+            commandId: command.commandId,
+            status: "completed",
+            result: { logicalEffectCount: 1 },
+          }),
+        ),
+      );
     }
     await until(async () => (await authority.snapshot(identity.runId)).ackedSourceSeq === lastSeq, "the cursor");
-    await until(async () => (await authority.server.commands.commands(identity.runId)).every((c) => c.status === "completed"), "every command completed");
+    await until(
+      async () => (await authority.server.commands.commands(identity.runId)).every((c) => c.status === "completed"),
+      "every command completed",
+    );
   } finally {
     runner.close();
     await runner.closed();
@@ -347,7 +418,11 @@ export async function finishWithLease(authority: SecureAuthority, identity: RunI
  * against the authority with `ticket`: the fake harness is started on run.prepare, and the
  * runner ends once run.terminal is acknowledged. Returns its outcome and the run's events.
  */
-export async function completeRun(authority: SecureAuthority, identity: RunIdentity, ticket: string): Promise<{ outcome: DurableOutcome; events: PrpEvent[]; log: string[] }> {
+export async function completeRun(
+  authority: SecureAuthority,
+  identity: RunIdentity,
+  ticket: string,
+): Promise<{ outcome: DurableOutcome; events: PrpEvent[]; log: string[] }> {
   const { runner, log } = await durableRunner(authority, identity, { bootstrapToken: ticket });
   const outcome = await runner.run();
   return { outcome, events: authority.committed.get(identity.runId) ?? [], log };
@@ -358,21 +433,33 @@ export async function completeRun(authority: SecureAuthority, identity: RunIdent
  * process) with a fresh ticket and the happy-path fake harness, unless `options` says otherwise.
  * The runner's stderr lines are collected in `log`.
  */
-export async function durableRunner(authority: SecureAuthority, identity: RunIdentity, options: Partial<DurableRunnerOptions> = {}): Promise<{ runner: DurableRunner; log: string[]; stateDir: string }> {
+export async function durableRunner(
+  authority: SecureAuthority,
+  identity: RunIdentity,
+  options: Partial<DurableRunnerOptions> = {},
+): Promise<{ runner: DurableRunner; log: string[]; stateDir: string }> {
   await queueOpeningCommands(authority.server, identity);
   return unqueuedRunner(authority, identity, options);
 }
 
 /** run.prepare, session.open and turn.start, queued through `server`. */
 export async function queueOpeningCommands(server: AuthorityServer, identity: RunIdentity): Promise<void> {
-  for (const [type, payload] of [["run.prepare", { workspace: "security" }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "Play the script.", turnId: identity.turnId }]] as const) {
+  for (const [type, payload] of [
+    ["run.prepare", { workspace: "security" }],
+    ["session.open", { reuse: "new_per_run" }],
+    ["turn.start", { text: "Play the script.", turnId: identity.turnId }],
+  ] as const) {
     const queued = await server.queueCommand(identity.runId, type, payload);
     assert.ok(queued.ok, queued.ok ? "" : queued.error.message);
   }
 }
 
 /** As durableRunner, with no command queued: the test queues them (through another instance, say). */
-export async function unqueuedRunner(authority: SecureAuthority, identity: RunIdentity, options: Partial<DurableRunnerOptions> = {}): Promise<{ runner: DurableRunner; log: string[]; stateDir: string }> {
+export async function unqueuedRunner(
+  authority: SecureAuthority,
+  identity: RunIdentity,
+  options: Partial<DurableRunnerOptions> = {},
+): Promise<{ runner: DurableRunner; log: string[]; stateDir: string }> {
   const { runId } = identity;
   const log: string[] = [];
   const stateDir = join(authority.root, "runners", runId);
@@ -392,11 +479,19 @@ export async function unqueuedRunner(authority: SecureAuthority, identity: RunId
 }
 
 /** Asserts a completed run: delivered, every event committed once in order, terminal succeeded. */
-export async function assertCompleted(authority: SecureAuthority, identity: RunIdentity, done: Awaited<ReturnType<typeof completeRun>>, firstSeq = 1): Promise<void> {
+export async function assertCompleted(
+  authority: SecureAuthority,
+  identity: RunIdentity,
+  done: Awaited<ReturnType<typeof completeRun>>,
+  firstSeq = 1,
+): Promise<void> {
   assert.deepEqual(done.outcome, { code: 0, reason: "run_delivered" }, done.log.join("\n"));
   const run = await authority.snapshot(identity.runId);
   const seqs = done.events.map((e) => e.sourceSeq);
-  assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => firstSeq + i));
+  assert.deepEqual(
+    seqs,
+    Array.from({ length: seqs.length }, (_, i) => firstSeq + i),
+  );
   assert.equal(run.ackedSourceSeq, seqs.at(-1));
   const terminal = done.events.at(-1)!;
   assert.equal(terminal.eventType, "run.terminal");
@@ -419,17 +514,24 @@ export class RawWsClient {
   private constructor(readonly socket: Socket) {
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
     socket.on("error", () => {});
-    this.ended = new Promise((resolve) => socket.on("close", () => {
-      resolve();
-      this.wake?.();
-    }));
+    this.ended = new Promise((resolve) =>
+      socket.on("close", () => {
+        resolve();
+        this.wake?.();
+      }),
+    );
   }
 
   /**
    * Connects (from `localAddress`, another loopback address for another peer) and sends the
    * upgrade request (with `extraHeaders`); resolves once the server answered.
    */
-  static async upgrade(port: number, path: string, extraHeaders: string[] = [], localAddress = "127.0.0.1"): Promise<RawWsClient> {
+  static async upgrade(
+    port: number,
+    path: string,
+    extraHeaders: string[] = [],
+    localAddress = "127.0.0.1",
+  ): Promise<RawWsClient> {
     const socket = await new Promise<Socket>((resolve, reject) => {
       const s = connect({ port, host: "127.0.0.1", localAddress }, () => resolve(s));
       s.once("error", reject);
@@ -451,19 +553,23 @@ export class RawWsClient {
     const bit = masked ? 0x80 : 0;
     let header: Buffer;
     if (payload.length < 126) header = Buffer.from([0x81, bit | payload.length]);
-    else if (payload.length < 65_536) header = Buffer.from([0x81, bit | 126, payload.length >> 8, payload.length & 0xff]);
+    else if (payload.length < 65_536)
+      header = Buffer.from([0x81, bit | 126, payload.length >> 8, payload.length & 0xff]);
     else {
       header = Buffer.alloc(10);
       header[0] = 0x81;
       header[1] = bit | 127;
       header.writeBigUInt64BE(BigInt(payload.length), 2);
     }
-    this.socket.write(Buffer.concat([header, ...(mask ? [mask, Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!))] : [payload])]));
+    this.socket.write(
+      Buffer.concat([header, ...(mask ? [mask, Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!))] : [payload])]),
+    );
   }
 
   async next(): Promise<string> {
     while (this.texts.length === 0) {
-      if (this.socket.destroyed || this.closeCode !== null) throw new Error(`the connection closed (${this.closeCode})`);
+      if (this.socket.destroyed || this.closeCode !== null)
+        throw new Error(`the connection closed (${this.closeCode})`);
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
     return this.texts.shift()!;
@@ -504,7 +610,8 @@ export class RawWsClient {
       if (opcode === 0x8) {
         this.closeCode = payload.length >= 2 ? payload.readUInt16BE(0) : 1005;
         // Answer the close as a client must (masked), then let the server end the connection.
-        if (this.socket.writable) this.socket.write(Buffer.from([0x88, 0x82, 0, 0, 0, 0, payload[0] ?? 0x03, payload[1] ?? 0xe8]));
+        if (this.socket.writable)
+          this.socket.write(Buffer.from([0x88, 0x82, 0, 0, 0, 0, payload[0] ?? 0x03, payload[1] ?? 0xe8]));
       }
     }
     this.wake?.();

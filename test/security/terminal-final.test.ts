@@ -20,8 +20,17 @@ describe("security: the authority refuses any event after a committed run.termin
   it("a second terminal, then any event, from the same or a new connection: refused, closed, diagnosed, nothing committed", async () => {
     const run = await authority.newRun();
     const terminalOf = (seq: number, state: "succeeded" | "failed") =>
-      prpEvent(run, seq, { eventType: "run.terminal", priority: 0, payload: terminal(state === "failed" ? { runTerminalState: "failed", turnTerminalState: "failed", reportedWorkDisposition: "yielded" } : {}) });
-    const sendRaw = (runner: HandRunner, event: Record<string, unknown>) => runner.ws.send(runner.seal(runner.envelopeText("event", { event })));
+      prpEvent(run, seq, {
+        eventType: "run.terminal",
+        priority: 0,
+        payload: terminal(
+          state === "failed"
+            ? { runTerminalState: "failed", turnTerminalState: "failed", reportedWorkDisposition: "yielded" }
+            : {},
+        ),
+      });
+    const sendRaw = (runner: HandRunner, event: Record<string, unknown>) =>
+      runner.ws.send(runner.seal(runner.envelopeText("event", { event })));
 
     const first = await HandRunner.dial(authority.url(run.runId), run);
     let lease: RunnerLease;
@@ -31,7 +40,11 @@ describe("security: the authority refuses any event after a committed run.termin
       sendRaw(first, terminalOf(2, "succeeded"));
       await first.ackOf(2);
       sendRaw(first, terminalOf(3, "failed")); // the issue's second, contradictory terminal
-      assert.deepEqual(await first.closed(), { code: 1008, reason: "event_after_terminal" }, "the connection is closed, naming the refusal");
+      assert.deepEqual(
+        await first.closed(),
+        { code: 1008, reason: "event_after_terminal" },
+        "the connection is closed, naming the refusal",
+      );
     } finally {
       first.close();
     }
@@ -51,7 +64,13 @@ describe("security: the authority refuses any event after a committed run.termin
     await authority.diagnosed(run.runId, "event_after_terminal", 1);
 
     const committed = authority.committed.get(run.runId) ?? [];
-    assert.deepEqual(committed.map((e) => [e.sourceSeq, e.eventType]), [[1, "item.delta"], [2, "run.terminal"]]);
+    assert.deepEqual(
+      committed.map((e) => [e.sourceSeq, e.eventType]),
+      [
+        [1, "item.delta"],
+        [2, "run.terminal"],
+      ],
+    );
     assert.equal((committed[1]!.payload as { runTerminalState?: string }).runTerminalState, "succeeded");
     const snapshot = await authority.snapshot(run.runId);
     assert.equal(snapshot.ackedSourceSeq, 2);

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { openPrivateDatabase, StateError } from "../../src/storage/private-sqlite.js";
 
-const refuses = (fn: () => unknown, code: string) => assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
+const refuses = (fn: () => unknown, code: string) =>
+  assert.throws(fn, (err: unknown) => err instanceof StateError && err.code === code, code);
 
 describe("private SQLite files", () => {
   let root: string;
@@ -30,6 +31,9 @@ describe("private SQLite files", () => {
 
   it("refuses a state path that is a file, not a directory", () => {
     writeFileSync(join(root, "plain"), "");
-    refuses(() => openPrivateDatabase(join(root, "plain", "s.sqlite"), { maxFileBytes: 1 << 20 }), "state_not_directory");
+    refuses(
+      () => openPrivateDatabase(join(root, "plain", "s.sqlite"), { maxFileBytes: 1 << 20 }),
+      "state_not_directory",
+    );
   });
 });

@@ -15,7 +15,27 @@ const openssl = (args: string[]) => execFileSync("/usr/bin/openssl", args, { std
 function makeCa(dir: string, name: string): { cert: string; key: string } {
   const cert = join(dir, `${name}.pem`);
   const key = join(dir, `${name}-key.pem`);
-  openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", `/CN=PRP test ${name}`, "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    key,
+    "-out",
+    cert,
+    "-days",
+    "2",
+    "-subj",
+    `/CN=PRP test ${name}`,
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign",
+  ]);
   return { cert, key };
 }
 
@@ -31,8 +51,37 @@ export function makeTestCertificates(dir: string): TestCertificates {
   const serverCert = join(dir, "server.pem");
   const ext = join(dir, "server.ext");
   writeFileSync(ext, "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n");
-  openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", serverKey, "-out", csr, "-subj", "/CN=127.0.0.1"]);
-  openssl(["x509", "-req", "-in", csr, "-CA", ca.cert, "-CAkey", ca.key, "-CAcreateserial", "-out", serverCert, "-days", "2", "-extfile", ext]);
+  openssl([
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    serverKey,
+    "-out",
+    csr,
+    "-subj",
+    "/CN=127.0.0.1",
+  ]);
+  openssl([
+    "x509",
+    "-req",
+    "-in",
+    csr,
+    "-CA",
+    ca.cert,
+    "-CAkey",
+    ca.key,
+    "-CAcreateserial",
+    "-out",
+    serverCert,
+    "-days",
+    "2",
+    "-extfile",
+    ext,
+  ]);
   for (const file of [ca.cert, other.cert, serverCert, serverKey]) chmodSync(file, 0o600);
   return { caCert: ca.cert, serverCert, serverKey, otherCaCert: other.cert };
 }

@@ -54,7 +54,8 @@ export const editJson = (root: string, path: string, change: (json: any) => void
 export function installCopy(trees: { track: (dir: string) => void }, change: (root: string) => void): string {
   const root = mkdtempSync(join(tmpdir(), "prp-install-"));
   trees.track(root);
-  for (const part of ["bin", "dist", "protocol", "src", "package.json"]) cpSync(join(packageRoot(), part), join(root, part), { recursive: true });
+  for (const part of ["bin", "dist", "protocol", "src", "package.json"])
+    cpSync(join(packageRoot(), part), join(root, part), { recursive: true });
   symlinkSync(join(packageRoot(), "node_modules"), join(root, "node_modules"));
   change(root);
   const digest = computeContractDigest(root);

@@ -20,8 +20,18 @@ export type Forgery = "none" | "terminal-first" | "repeat-id" | "second-terminal
 
 /** The terminal a forger wants the controller to believe. */
 export const SUCCEEDED_TERMINAL = {
-  schema: "paperclip.prp.terminal.v1", turnTerminalState: "completed", runTerminalState: "succeeded", reportedWorkDisposition: "done",
-  reconciliation: { authority: "runner", reason: "successful_process_and_result", proposalValid: true, proposalContradicted: false, processExit: { exitCode: 0, signal: null, success: true }, semanticResultObserved: true },
+  schema: "paperclip.prp.terminal.v1",
+  turnTerminalState: "completed",
+  runTerminalState: "succeeded",
+  reportedWorkDisposition: "done",
+  reconciliation: {
+    authority: "runner",
+    reason: "successful_process_and_result",
+    proposalValid: true,
+    proposalContradicted: false,
+    processExit: { exitCode: 0, signal: null, success: true },
+    semanticResultObserved: true,
+  },
 };
 
 /**
@@ -32,7 +42,9 @@ export const SUCCEEDED_TERMINAL = {
 export function forgeRunnerStream(forgery: Forgery): void {
   const args = process.argv.slice(2);
   const runId = args[args.indexOf("--run-id") + 1]!;
-  const runner = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...args], { stdio: ["inherit", "pipe", "inherit"] });
+  const runner = spawn(process.execPath, [join(packageRoot(), "bin/prp-runnerd.js"), ...args], {
+    stdio: ["inherit", "pipe", "inherit"],
+  });
   const write = (record: unknown) => process.stdout.write(`${JSON.stringify(record)}\n`);
   const lines = createInterface({ input: runner.stdout });
   let passing = true;
@@ -44,7 +56,17 @@ export function forgeRunnerStream(forgery: Forgery): void {
     if (!event) return;
     if ((forgery === "terminal-first" || forgery === "terminal-then-kill") && event.sourceSeq === 1) {
       const seq = 2;
-      write({ ...record, event: { ...event, sourceSeq: seq, sourceEventId: sequencedId("event", runId, seq, 3), eventType: "run.terminal", priority: priorityOf("run.terminal"), payload: SUCCEEDED_TERMINAL } });
+      write({
+        ...record,
+        event: {
+          ...event,
+          sourceSeq: seq,
+          sourceEventId: sequencedId("event", runId, seq, 3),
+          eventType: "run.terminal",
+          priority: priorityOf("run.terminal"),
+          payload: SUCCEEDED_TERMINAL,
+        },
+      });
       if (forgery === "terminal-then-kill") {
         passing = false; // nothing the runner writes after this reaches the controller
         runner.kill("SIGKILL");
@@ -54,7 +76,15 @@ export function forgeRunnerStream(forgery: Forgery): void {
       write({ ...record, event: { ...event, emittedAt: new Date(0).toISOString() } });
     } else if (forgery === "second-terminal" && event.eventType === "run.terminal") {
       const seq = event.sourceSeq + 1;
-      write({ ...record, event: { ...event, sourceSeq: seq, sourceEventId: sequencedId("event", runId, seq, 3), payload: SUCCEEDED_TERMINAL } });
+      write({
+        ...record,
+        event: {
+          ...event,
+          sourceSeq: seq,
+          sourceEventId: sequencedId("event", runId, seq, 3),
+          payload: SUCCEEDED_TERMINAL,
+        },
+      });
     }
   });
   const drained = new Promise((done) => lines.once("close", done));

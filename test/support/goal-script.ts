@@ -14,12 +14,25 @@ export function writeGoalScript(dir: string, commands: number, hold = false): st
   const end = hold
     ? [{ kind: "await_interrupt" }]
     : [
-      { kind: "event", event_type: "item.started", item_id: "item_after_goals", payload: { kind: "command", text: "" } },
-      { kind: "result", payload: result() },
-      { kind: "event", event_type: "turn.completed", payload: {} },
-      { kind: "terminal", payload: { schema: "paperclip.prp.terminal.v1", turnTerminalState: "completed", runTerminalState: "succeeded", reportedWorkDisposition: "done" } },
-      { kind: "exit", code: 0 },
-    ];
+        {
+          kind: "event",
+          event_type: "item.started",
+          item_id: "item_after_goals",
+          payload: { kind: "command", text: "" },
+        },
+        { kind: "result", payload: result() },
+        { kind: "event", event_type: "turn.completed", payload: {} },
+        {
+          kind: "terminal",
+          payload: {
+            schema: "paperclip.prp.terminal.v1",
+            turnTerminalState: "completed",
+            runTerminalState: "succeeded",
+            reportedWorkDisposition: "done",
+          },
+        },
+        { kind: "exit", code: 0 },
+      ];
   const script = {
     schema: "paperclip.fake_harness.script.v1",
     name: `goals-${commands}`,
@@ -42,7 +55,8 @@ export const goalTrail = (events: readonly PrpEvent[]): string[] =>
 export function goalEventProblems(events: readonly PrpEvent[], negotiated: number): string[] {
   const out: string[] = [];
   const goals = events.filter((e) => GOAL_EVENTS.has(e.eventType));
-  if (negotiated < 2) return goals.map((e) => `${e.eventType} at sourceSeq ${e.sourceSeq} on a v${negotiated} connection`);
+  if (negotiated < 2)
+    return goals.map((e) => `${e.eventType} at sourceSeq ${e.sourceSeq} on a v${negotiated} connection`);
   const ids = new Set<string>();
   let last = 0;
   for (const e of goals) {
@@ -50,7 +64,8 @@ export function goalEventProblems(events: readonly PrpEvent[], negotiated: numbe
     ids.add(e.sourceEventId);
     if (e.sourceSeq <= last) out.push(`${e.eventType} at sourceSeq ${e.sourceSeq} is out of order (after ${last})`);
     last = e.sourceSeq;
-    if (e.schemaVersion !== negotiated || e.schema !== `paperclip.prp.event.v${negotiated}`) out.push(`${e.eventType} at sourceSeq ${e.sourceSeq} is a ${e.schema} envelope, not v${negotiated}`);
+    if (e.schemaVersion !== negotiated || e.schema !== `paperclip.prp.event.v${negotiated}`)
+      out.push(`${e.eventType} at sourceSeq ${e.sourceSeq} is a ${e.schema} envelope, not v${negotiated}`);
   }
   return out;
 }

@@ -1,5 +1,17 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
@@ -20,7 +32,13 @@ export interface PostgresProcess {
 
 const READY = "database system is ready to accept connections";
 
-export function launchPostgres(options: { dataDir: string; socketDir: string; port: number; password: string; log: (text: string) => void }): PostgresProcess {
+export function launchPostgres(options: {
+  dataDir: string;
+  socketDir: string;
+  port: number;
+  password: string;
+  log: (text: string) => void;
+}): PostgresProcess {
   const owner = serverUser();
   const bin = binaries(owner !== null);
   const as = owner ? { uid: owner.uid, gid: owner.gid } : {};
@@ -29,36 +47,67 @@ export function launchPostgres(options: { dataDir: string; socketDir: string; po
   const pwfile = join(dirname(options.dataDir), "pwfile");
   writeFileSync(pwfile, options.password, { mode: 0o600 });
   if (owner) for (const path of [options.dataDir, options.socketDir, pwfile]) chownSync(path, owner.uid, owner.gid);
-  const init = spawnSync(join(bin, "initdb"), [`--pgdata=${options.dataDir}`, "--auth=password", "--username=postgres", `--pwfile=${pwfile}`, "--encoding=UTF8", "--lc-messages=C"], { ...as, env, encoding: "utf8", timeout: 120_000 });
+  const init = spawnSync(
+    join(bin, "initdb"),
+    [
+      `--pgdata=${options.dataDir}`,
+      "--auth=password",
+      "--username=postgres",
+      `--pwfile=${pwfile}`,
+      "--encoding=UTF8",
+      "--lc-messages=C",
+    ],
+    { ...as, env, encoding: "utf8", timeout: 120_000 },
+  );
   rmSync(pwfile, { force: true });
-  if (init.status !== 0) throw new Error(`embedded PostgreSQL: initdb failed (${init.error?.message ?? `exit ${init.status}`}): ${init.stderr?.slice(-2000) ?? ""}`);
+  if (init.status !== 0)
+    throw new Error(
+      `embedded PostgreSQL: initdb failed (${init.error?.message ?? `exit ${init.status}`}): ${init.stderr?.slice(-2000) ?? ""}`,
+    );
   let server: ChildProcess | null = null;
   return {
-    start: () => new Promise<void>((resolve, reject) => {
-      const child = spawn(join(bin, "postgres"), ["-D", options.dataDir, "-p", String(options.port), "-c", "listen_addresses=127.0.0.1", "-k", options.socketDir], { ...as, env, stdio: ["ignore", "ignore", "pipe"] });
-      server = child;
-      let ready = false;
-      const timer = setTimeout(() => reject(new Error(`embedded PostgreSQL did not say it was ready within 60 s`)), 60_000);
-      child.stderr!.setEncoding("utf8").on("data", (text: string) => {
-        options.log(text);
-        if (!ready && text.includes(READY)) {
-          ready = true;
+    start: () =>
+      new Promise<void>((resolve, reject) => {
+        const child = spawn(
+          join(bin, "postgres"),
+          [
+            "-D",
+            options.dataDir,
+            "-p",
+            String(options.port),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-k",
+            options.socketDir,
+          ],
+          { ...as, env, stdio: ["ignore", "ignore", "pipe"] },
+        );
+        server = child;
+        let ready = false;
+        const timer = setTimeout(
+          () => reject(new Error(`embedded PostgreSQL did not say it was ready within 60 s`)),
+          60_000,
+        );
+        child.stderr!.setEncoding("utf8").on("data", (text: string) => {
+          options.log(text);
+          if (!ready && text.includes(READY)) {
+            ready = true;
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.once("error", (err) => {
           clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once("error", (err) => {
-        clearTimeout(timer);
-        reject(new Error(`embedded PostgreSQL could not start: ${err.message}`));
-      });
-      child.once("exit", (code, signal) => {
-        if (server === child) server = null;
-        if (!ready) {
-          clearTimeout(timer);
-          reject(new Error(`embedded PostgreSQL exited before it was ready (${signal ?? `exit ${code}`})`));
-        }
-      });
-    }),
+          reject(new Error(`embedded PostgreSQL could not start: ${err.message}`));
+        });
+        child.once("exit", (code, signal) => {
+          if (server === child) server = null;
+          if (!ready) {
+            clearTimeout(timer);
+            reject(new Error(`embedded PostgreSQL exited before it was ready (${signal ?? `exit ${code}`})`));
+          }
+        });
+      }),
     stop: () => {
       const child = server;
       server = null;

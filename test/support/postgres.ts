@@ -42,7 +42,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
 
 async function externalServer(adminUrl: string): Promise<TestPostgres> {
   return databases(adminUrl, false, async () => undefined, {
-    pause: () => Promise.reject(new Error("PRP_TEST_POSTGRES_URL names a server this test does not own: it cannot stop it")),
+    pause: () =>
+      Promise.reject(new Error("PRP_TEST_POSTGRES_URL names a server this test does not own: it cannot stop it")),
     resume: () => Promise.resolve(),
   });
 }
@@ -61,12 +62,20 @@ async function embeddedServer(): Promise<TestPostgres> {
     try {
       await step();
     } catch (err) {
-      throw new Error(`embedded PostgreSQL: ${what} failed: ${String(err)}\n${log.slice(-20).join("")}`, { cause: err });
+      throw new Error(`embedded PostgreSQL: ${what} failed: ${String(err)}\n${log.slice(-20).join("")}`, {
+        cause: err,
+      });
     }
   };
   let server: PostgresProcess | null = null;
   try {
-    server = launchPostgres({ dataDir: join(root, "data"), socketDir, port, password, log: (text) => void log.push(text) });
+    server = launchPostgres({
+      dataDir: join(root, "data"),
+      socketDir,
+      port,
+      password,
+      log: (text) => void log.push(text),
+    });
     await started("start", server.start);
   } catch (err) {
     await server?.stop().catch(() => undefined);
@@ -86,7 +95,12 @@ async function embeddedServer(): Promise<TestPostgres> {
   );
 }
 
-async function databases(adminUrl: string, embedded: boolean, shutdown: () => Promise<void>, control: Pick<TestPostgres, "pause" | "resume">): Promise<TestPostgres> {
+async function databases(
+  adminUrl: string,
+  embedded: boolean,
+  shutdown: () => Promise<void>,
+  control: Pick<TestPostgres, "pause" | "resume">,
+): Promise<TestPostgres> {
   const created: string[] = [];
   const admin = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withPgClient(adminUrl, fn);
   return {
@@ -119,7 +133,9 @@ function freePort(): Promise<number> {
     probe.once("error", reject);
     probe.listen(0, "127.0.0.1", () => {
       const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      probe.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }

@@ -17,7 +17,10 @@ const STARTS_RUNNER = new Set(["run", "demo", "fault"]);
  */
 export function withPatientHarness(args: readonly string[], program: "prp" | "prp-runnerd" = "prp"): string[] {
   if (program === "prp" && !STARTS_RUNNER.has(args[0] ?? "")) return [...args];
-  if (args.some((a) => a === "--harness-ready-ms" || a.startsWith("--harness-ready-ms=") || a === "--help" || a === "-h")) return [...args];
+  if (
+    args.some((a) => a === "--harness-ready-ms" || a.startsWith("--harness-ready-ms=") || a === "--help" || a === "-h")
+  )
+    return [...args];
   // Before a `--`, after which the arguments are not prp's.
   const end = args.indexOf("--");
   return end === -1 ? [...args, ...PATIENT_HARNESS] : [...args.slice(0, end), ...PATIENT_HARNESS, ...args.slice(end)];

@@ -2,10 +2,15 @@
  * Polls a condition every 5 ms; past the deadline it throws, saying what it waited for (`what`
  * may be a function, to describe the state at that moment).
  */
-export async function until(condition: () => boolean | Promise<boolean>, what: string | (() => string) = "condition", timeoutMs = 10_000): Promise<void> {
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string | (() => string) = "condition",
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "string" ? what : what()}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "string" ? what : what()}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }

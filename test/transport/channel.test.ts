@@ -51,7 +51,13 @@ async function plainClient(url: string) {
  */
 async function handRunner(url: string, token: string, clientProof?: string) {
   const { ws, messages } = await plainClient(url);
-  const handshake = new RunnerHandshake({ credential: { kind: "bootstrap", token }, identity: IDENTITY, runnerVersion: EXPECTED.runnerVersion, runnerDigest: EXPECTED.runnerDigest, resume: RESUME });
+  const handshake = new RunnerHandshake({
+    credential: { kind: "bootstrap", token },
+    identity: IDENTITY,
+    runnerVersion: EXPECTED.runnerVersion,
+    runnerDigest: EXPECTED.runnerDigest,
+    resume: RESUME,
+  });
   ws.send(JSON.stringify(handshakeEnvelope("auth_hello", { ...handshake.hello })));
   const challenge = JSON.parse(await messages.next());
   const answered = handshake.answer(challenge.payload, Date.now());
@@ -64,11 +70,19 @@ async function handRunner(url: string, token: string, clientProof?: string) {
   const welcome = handshake.acceptWelcome(JSON.parse(opened.value), Date.now());
   assert.ok(welcome.ok);
   // A sealer that allows more than 1 MiB, to show the receiver's own check.
-  return { ws, messages, sealer: new Sealer(keys.clientToCore, keys.sessionId, "client_to_core", 4 * MAX_FRAME_BYTES), binding: welcome.value.binding };
+  return {
+    ws,
+    messages,
+    sealer: new Sealer(keys.clientToCore, keys.sessionId, "client_to_core", 4 * MAX_FRAME_BYTES),
+    binding: welcome.value.binding,
+  };
 }
 
 const event = (binding: EnvelopeBinding, seq: number, changes: Partial<ControlEnvelope> = {}) =>
-  JSON.stringify({ ...controlEnvelope("event", binding, { sourceSeq: seq }, randomUUID(), new Date().toISOString()), ...changes });
+  JSON.stringify({
+    ...controlEnvelope("event", binding, { sourceSeq: seq }, randomUUID(), new Date().toISOString()),
+    ...changes,
+  });
 
 describe("secure channel over WebSocket on 127.0.0.1", () => {
   let authority: MemoryAuthority;
@@ -102,14 +116,23 @@ describe("secure channel over WebSocket on 127.0.0.1", () => {
     assert.ok(runner.value.channel.send("event", { sourceSeq: 1 }).ok);
     assert.ok(runner.value.channel.send("pong", { lifecycle: "running", outboxBytes: 0, ackedSourceSeq: 0 }).ok);
     await server.inbox.until(() => server.inbox.envelopes.length === 2);
-    assert.deepEqual(server.inbox.envelopes.map((e) => [e.kind, e.runId, e.connectionId, e.connectionLeaseId]), [
-      ["event", IDENTITY.runId, "connection_1", welcome.lease.leaseId],
-      ["pong", IDENTITY.runId, "connection_1", welcome.lease.leaseId],
-    ]);
+    assert.deepEqual(
+      server.inbox.envelopes.map((e) => [e.kind, e.runId, e.connectionId, e.connectionLeaseId]),
+      [
+        ["event", IDENTITY.runId, "connection_1", welcome.lease.leaseId],
+        ["pong", IDENTITY.runId, "connection_1", welcome.lease.leaseId],
+      ],
+    );
     assert.ok(core.value.channel.send("ack", { ackedSourceSeq: 1 }).ok);
     assert.ok(core.value.channel.send("ping", {}).ok);
     await runnerInbox.until(() => runnerInbox.envelopes.length === 2);
-    assert.deepEqual(runnerInbox.envelopes.map((e) => [e.kind, e.payload]), [["ack", { ackedSourceSeq: 1 }], ["ping", {}]]);
+    assert.deepEqual(
+      runnerInbox.envelopes.map((e) => [e.kind, e.payload]),
+      [
+        ["ack", { ackedSourceSeq: 1 }],
+        ["ping", {}],
+      ],
+    );
 
     runner.value.channel.close();
     await server.inbox.until(() => server.inbox.closed !== undefined);
@@ -142,12 +165,19 @@ describe("secure channel over WebSocket on 127.0.0.1", () => {
     });
     await slow.start();
     try {
-      const runner = await connectRunner(slow.url, { kind: "bootstrap", token: authority.issueBootstrap() }, new Inbox());
+      const runner = await connectRunner(
+        slow.url,
+        { kind: "bootstrap", token: authority.issueBootstrap() },
+        new Inbox(),
+      );
       assert.ok(runner.ok);
       opened.push(runner.value.channel);
       for (let seq = 1; seq <= 20; seq++) assert.ok(runner.value.channel.send("event", { sourceSeq: seq }).ok);
       while (seen.length < 20) await new Promise((r) => setTimeout(r, 5));
-      assert.deepEqual(seen, Array.from({ length: 20 }, (_, i) => i + 1));
+      assert.deepEqual(
+        seen,
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
     } finally {
       await slow.close();
     }
@@ -193,8 +223,24 @@ describe("secure channel over WebSocket on 127.0.0.1", () => {
     const late = await connectRunner(server.url, { kind: "bootstrap", token: expired }, new Inbox());
     assert.match(late.ok ? "" : late.error.message, /credential_expired/);
 
-    const lease: RunnerCredential = { kind: "lease", token: "lease_other-run", leaseId: "lease-x", expiresAtUnixMs: Date.now() + 60_000, revocationEpoch: 0, protocolVersion: 3 };
-    authority.store(lease.token, { kind: "lease", identity: { ...IDENTITY, runId: "run-2" }, expiresAtUnixMs: lease.expiresAtUnixMs, used: false, revoked: false, leaseId: "lease-x", revocationEpoch: 0, protocolVersion: 3 });
+    const lease: RunnerCredential = {
+      kind: "lease",
+      token: "lease_other-run",
+      leaseId: "lease-x",
+      expiresAtUnixMs: Date.now() + 60_000,
+      revocationEpoch: 0,
+      protocolVersion: 3,
+    };
+    authority.store(lease.token, {
+      kind: "lease",
+      identity: { ...IDENTITY, runId: "run-2" },
+      expiresAtUnixMs: lease.expiresAtUnixMs,
+      used: false,
+      revoked: false,
+      leaseId: "lease-x",
+      revocationEpoch: 0,
+      protocolVersion: 3,
+    });
     const foreign = await connectRunner(server.url, lease, new Inbox());
     assert.match(foreign.ok ? "" : foreign.error.message, /identity_mismatch/);
     const codes = server.results.filter((r) => !r.ok).map((r) => (r.ok ? "" : r.error.code));
@@ -204,36 +250,65 @@ describe("secure channel over WebSocket on 127.0.0.1", () => {
   describe("after welcome, closes the connection with a typed diagnostic on", () => {
     const cases: Array<[string, string, number, (r: Awaited<ReturnType<typeof handRunner>>) => void]> = [
       ["a plaintext frame", "plaintext_frame", 1008, (r) => r.ws.send(event(r.binding!, 1))],
-      ["a replayed frame", "frame_replayed", 1008, (r) => {
-        const frame = r.sealer!.seal(event(r.binding!, 1));
-        assert.ok(frame.ok);
-        r.ws.send(frame.value);
-        r.ws.send(frame.value);
-      }],
-      ["a reordered frame", "frame_gap", 1008, (r) => {
-        const first = r.sealer!.seal(event(r.binding!, 1));
-        const second = r.sealer!.seal(event(r.binding!, 2));
-        assert.ok(first.ok && second.ok);
-        r.ws.send(second.value);
-        r.ws.send(first.value);
-      }],
-      ["a tampered frame", "tag_mismatch", 1008, (r) => {
-        const frame = r.sealer!.seal(event(r.binding!, 1));
-        assert.ok(frame.ok);
-        r.ws.send(frame.value.replace(/"ciphertext":"(.)/, (_m, c: string) => `"ciphertext":"${c === "0" ? "1" : "0"}`));
-      }],
-      ["one identity field changed on one envelope", "identity_mismatch", 1008, (r) => {
-        for (const text of [event(r.binding!, 1), event(r.binding!, 2, { turnId: "turn-2" })]) {
-          const frame = r.sealer!.seal(text);
+      [
+        "a replayed frame",
+        "frame_replayed",
+        1008,
+        (r) => {
+          const frame = r.sealer!.seal(event(r.binding!, 1));
           assert.ok(frame.ok);
           r.ws.send(frame.value);
-        }
-      }],
-      ["a frame over 1 MiB", "frame_too_large", 1009, (r) => {
-        const frame = r.sealer!.seal(event(r.binding!, 1, { payload: { pad: "x".repeat(MAX_FRAME_BYTES) } } as Partial<ControlEnvelope>));
-        assert.ok(frame.ok);
-        r.ws.send(frame.value);
-      }],
+          r.ws.send(frame.value);
+        },
+      ],
+      [
+        "a reordered frame",
+        "frame_gap",
+        1008,
+        (r) => {
+          const first = r.sealer!.seal(event(r.binding!, 1));
+          const second = r.sealer!.seal(event(r.binding!, 2));
+          assert.ok(first.ok && second.ok);
+          r.ws.send(second.value);
+          r.ws.send(first.value);
+        },
+      ],
+      [
+        "a tampered frame",
+        "tag_mismatch",
+        1008,
+        (r) => {
+          const frame = r.sealer!.seal(event(r.binding!, 1));
+          assert.ok(frame.ok);
+          r.ws.send(
+            frame.value.replace(/"ciphertext":"(.)/, (_m, c: string) => `"ciphertext":"${c === "0" ? "1" : "0"}`),
+          );
+        },
+      ],
+      [
+        "one identity field changed on one envelope",
+        "identity_mismatch",
+        1008,
+        (r) => {
+          for (const text of [event(r.binding!, 1), event(r.binding!, 2, { turnId: "turn-2" })]) {
+            const frame = r.sealer!.seal(text);
+            assert.ok(frame.ok);
+            r.ws.send(frame.value);
+          }
+        },
+      ],
+      [
+        "a frame over 1 MiB",
+        "frame_too_large",
+        1009,
+        (r) => {
+          const frame = r.sealer!.seal(
+            event(r.binding!, 1, { payload: { pad: "x".repeat(MAX_FRAME_BYTES) } } as Partial<ControlEnvelope>),
+          );
+          assert.ok(frame.ok);
+          r.ws.send(frame.value);
+        },
+      ],
       ["a binary frame", "binary_frame", 1003, (r) => r.ws.send(Buffer.from("{}"))],
     ];
     for (const [what, code, closeCode, misbehave] of cases) {
@@ -252,7 +327,11 @@ describe("secure channel over WebSocket on 127.0.0.1", () => {
 
   it("refuses to seal a plaintext over 1 MiB but keeps the connection", async () => {
     const runnerInbox = new Inbox();
-    const runner = await connectRunner(server.url, { kind: "bootstrap", token: authority.issueBootstrap() }, runnerInbox);
+    const runner = await connectRunner(
+      server.url,
+      { kind: "bootstrap", token: authority.issueBootstrap() },
+      runnerInbox,
+    );
     assert.ok(runner.ok);
     opened.push(runner.value.channel);
     const big = runner.value.channel.send("event", { pad: "x".repeat(MAX_FRAME_BYTES) });
@@ -264,17 +343,31 @@ describe("secure channel over WebSocket on 127.0.0.1", () => {
   });
 
   it("reports an authority hook that throws, and a grant without the lease token a bootstrap needs", async () => {
-    const throwing = await new TestServer(authority, { authorize: () => { throw new Error("store offline"); } }).start();
-    const tokenless = await new TestServer(authority, { authorize: (request) => {
-      const grant = authority.authorize(request);
-      return grant.ok ? { ok: true, value: { ...grant.value, connectionLeaseToken: null } } : grant;
-    } }).start();
+    const throwing = await new TestServer(authority, {
+      authorize: () => {
+        throw new Error("store offline");
+      },
+    }).start();
+    const tokenless = await new TestServer(authority, {
+      authorize: (request) => {
+        const grant = authority.authorize(request);
+        return grant.ok ? { ok: true, value: { ...grant.value, connectionLeaseToken: null } } : grant;
+      },
+    }).start();
     try {
-      const a = await connectRunner(throwing.url, { kind: "bootstrap", token: authority.issueBootstrap() }, new Inbox());
+      const a = await connectRunner(
+        throwing.url,
+        { kind: "bootstrap", token: authority.issueBootstrap() },
+        new Inbox(),
+      );
       assert.equal(a.ok, false);
       const ra = await throwing.accepted();
       assert.equal(ra.ok ? "" : ra.error.code, "handler_failed");
-      const b = await connectRunner(tokenless.url, { kind: "bootstrap", token: authority.issueBootstrap() }, new Inbox());
+      const b = await connectRunner(
+        tokenless.url,
+        { kind: "bootstrap", token: authority.issueBootstrap() },
+        new Inbox(),
+      );
       assert.equal(b.ok, false);
       const rb = await tokenless.accepted();
       assert.equal(rb.ok ? "" : rb.error.code, "unauthorized");

@@ -1,14 +1,24 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { describe, it } from "node:test";
-import { dial, isLoopback, parseConnectUrl, resolveEndpoint, sortAddresses, type LookupAll } from "../../src/transport/index.js";
+import {
+  dial,
+  isLoopback,
+  parseConnectUrl,
+  resolveEndpoint,
+  sortAddresses,
+  type LookupAll,
+} from "../../src/transport/index.js";
 
 const refusal = (url: string): string => {
   const r = parseConnectUrl(url);
   return r.ok ? "ok" : r.error.message;
 };
 
-const stub = (...addresses: string[]): LookupAll => async () => addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+const stub =
+  (...addresses: string[]): LookupAll =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
 
 async function resolved(url: string, lookup: LookupAll) {
   const endpoint = parseConnectUrl(url);
@@ -19,7 +29,13 @@ async function resolved(url: string, lookup: LookupAll) {
 describe("connect URL rules", () => {
   it("accept ws and wss URLs with a host, a port other than 0 and a plain path", () => {
     const r = parseConnectUrl("ws://localhost:43127/api/runner/v1/connect/run-1");
-    assert.deepEqual(r.ok && r.value, { url: "ws://localhost:43127/api/runner/v1/connect/run-1", scheme: "ws", host: "localhost", port: 43127, path: "/api/runner/v1/connect/run-1" });
+    assert.deepEqual(r.ok && r.value, {
+      url: "ws://localhost:43127/api/runner/v1/connect/run-1",
+      scheme: "ws",
+      host: "localhost",
+      port: 43127,
+      path: "/api/runner/v1/connect/run-1",
+    });
     const v6 = parseConnectUrl("ws://[::1]:8080/x");
     assert.equal(v6.ok && v6.value.host, "::1");
     const wss = parseConnectUrl("wss://example.test/x");
@@ -90,7 +106,12 @@ describe("DNS resolution and pinning", () => {
   it("know loopback, including IPv4-mapped, and sort numerically", () => {
     for (const a of ["127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1"]) assert.ok(isLoopback(a), a);
     for (const a of ["128.0.0.1", "::2", "::ffff:10.0.0.1", "0.0.0.0", "localhost"]) assert.ok(!isLoopback(a), a);
-    assert.deepEqual(sortAddresses(["::1", "127.0.0.10", "127.0.0.9", "127.0.0.9", "::ffff:127.0.0.1"]), ["127.0.0.9", "127.0.0.10", "::1", "::ffff:127.0.0.1"]);
+    assert.deepEqual(sortAddresses(["::1", "127.0.0.10", "127.0.0.9", "127.0.0.9", "::ffff:127.0.0.1"]), [
+      "127.0.0.9",
+      "127.0.0.10",
+      "::1",
+      "::ffff:127.0.0.1",
+    ]);
   });
 });
 
@@ -103,7 +124,10 @@ describe("dial", () => {
     await new Promise<void>((r) => probe.close(() => r()));
     const endpoint = parseConnectUrl(`ws://runner.test:${port}/api/runner/v1/connect/run-1`);
     assert.ok(endpoint.ok);
-    const result = await dial({ ...endpoint.value, addresses: ["127.0.0.1", "127.0.0.2"] }, { attemptMs: 500, totalMs: 2_000 });
+    const result = await dial(
+      { ...endpoint.value, addresses: ["127.0.0.1", "127.0.0.2"] },
+      { attemptMs: 500, totalMs: 2_000 },
+    );
     assert.equal(result.ok ? "" : result.error.code, "connect_failed");
     assert.match(result.ok ? "" : result.error.message, /^127\.0\.0\.1:\d+: .*; 127\.0\.0\.2:\d+: /);
   });

@@ -11,8 +11,20 @@ import {
 import { IDENTITY } from "./support.js";
 
 const NOW = Date.UTC(2026, 0, 1);
-const BINDING: EnvelopeBinding = { identity: IDENTITY, connectionId: "connection_7", connectionLeaseId: "lease-7", leaseExpiresAtUnixMs: NOW + 60_000 };
-const ack = () => controlEnvelope("ack", BINDING, { ackedSourceSeq: 4 }, "envelope-1", new Date(NOW).toISOString()) as unknown as Record<string, unknown>;
+const BINDING: EnvelopeBinding = {
+  identity: IDENTITY,
+  connectionId: "connection_7",
+  connectionLeaseId: "lease-7",
+  leaseExpiresAtUnixMs: NOW + 60_000,
+};
+const ack = () =>
+  controlEnvelope(
+    "ack",
+    BINDING,
+    { ackedSourceSeq: 4 },
+    "envelope-1",
+    new Date(NOW).toISOString(),
+  ) as unknown as Record<string, unknown>;
 const refusal = (value: unknown, sender: "core" | "runner" = "core", now = NOW) => {
   const r = checkControlEnvelope(value, BINDING, sender, now);
   return r.ok ? "ok" : `${r.error.code} ${r.error.path}`;
@@ -21,7 +33,17 @@ const refusal = (value: unknown, sender: "core" | "runner" = "core", now = NOW) 
 describe("control envelopes", () => {
   it("carry protocol, version, the six identity fields, connectionId and connectionLeaseId", () => {
     const env = ack();
-    assert.deepEqual(Object.keys(env), ["protocol", "version", "kind", "envelopeId", ...IDENTITY_FIELDS, "connectionId", "connectionLeaseId", "sentAt", "payload"]);
+    assert.deepEqual(Object.keys(env), [
+      "protocol",
+      "version",
+      "kind",
+      "envelopeId",
+      ...IDENTITY_FIELDS,
+      "connectionId",
+      "connectionLeaseId",
+      "sentAt",
+      "payload",
+    ]);
     assert.equal(refusal(env), "ok");
   });
 
@@ -40,7 +62,11 @@ describe("control envelopes", () => {
     assert.equal(refusal({ ...ack(), connectionId: "connection_8" }), "connection_mismatch /connectionId");
     assert.equal(refusal({ ...ack(), connectionLeaseId: "lease-8" }), "lease_mismatch /connectionLeaseId");
     assert.equal(refusal({ ...ack(), kind: "event" }), "unknown_kind /kind", "an event never comes from the core");
-    assert.equal(refusal({ ...ack(), kind: "lease_renew" }), "unknown_kind /kind", "a renewal request never comes from the core");
+    assert.equal(
+      refusal({ ...ack(), kind: "lease_renew" }),
+      "unknown_kind /kind",
+      "a renewal request never comes from the core",
+    );
     assert.equal(refusal({ ...ack(), kind: "lease_extend" }), "unknown_kind /kind");
     assert.equal(refusal(ack(), "runner"), "unknown_kind /kind");
   });
@@ -51,23 +77,45 @@ describe("control envelopes", () => {
     assert.equal(refusal({ ...ack(), envelopeId: "" }), "malformed_envelope /envelopeId");
     assert.equal(refusal({ ...ack(), sentAt: 1 }), "malformed_envelope /sentAt");
     assert.equal(refusal({ ...ack(), payload: { ackedSourceSeq: -1 } }), "malformed_envelope /payload/ackedSourceSeq");
-    assert.equal(refusal({ ...ack(), kind: "revoke", payload: { revocationEpoch: 1.5 } }), "malformed_envelope /payload/revocationEpoch");
+    assert.equal(
+      refusal({ ...ack(), kind: "revoke", payload: { revocationEpoch: 1.5 } }),
+      "malformed_envelope /payload/revocationEpoch",
+    );
   });
 
   it("check the numbers of lease_renew and lease_renewed (§5.9) before anyone acts on them", () => {
     const renew = (payload: Record<string, unknown>) => ({ ...ack(), kind: "lease_renew", payload });
     const good = { currentExpiresAtUnixMs: NOW + 60_000, revocationEpoch: 2 };
     assert.equal(refusal(renew(good), "runner"), "ok");
-    for (const bad of [0, -1, 1.5, "1", null]) assert.equal(refusal(renew({ ...good, currentExpiresAtUnixMs: bad }), "runner"), "malformed_envelope /payload/currentExpiresAtUnixMs", String(bad));
-    assert.equal(refusal(renew({ currentExpiresAtUnixMs: NOW }), "runner"), "malformed_envelope /payload/revocationEpoch");
+    for (const bad of [0, -1, 1.5, "1", null])
+      assert.equal(
+        refusal(renew({ ...good, currentExpiresAtUnixMs: bad }), "runner"),
+        "malformed_envelope /payload/currentExpiresAtUnixMs",
+        String(bad),
+      );
+    assert.equal(
+      refusal(renew({ currentExpiresAtUnixMs: NOW }), "runner"),
+      "malformed_envelope /payload/revocationEpoch",
+    );
 
     const renewed = (payload: Record<string, unknown>) => ({ ...ack(), kind: "lease_renewed", payload });
-    const answer = { previousExpiresAtUnixMs: NOW + 60_000, connectionLeaseExpiresAtUnixMs: NOW + 90_000, connectionLeaseExpiresAt: new Date(NOW + 90_000).toISOString(), revocationEpoch: 2 };
+    const answer = {
+      previousExpiresAtUnixMs: NOW + 60_000,
+      connectionLeaseExpiresAtUnixMs: NOW + 90_000,
+      connectionLeaseExpiresAt: new Date(NOW + 90_000).toISOString(),
+      revocationEpoch: 2,
+    };
     assert.equal(refusal(renewed(answer)), "ok");
     const { previousExpiresAtUnixMs: _dropped, ...noEcho } = answer;
     assert.equal(refusal(renewed(noEcho)), "malformed_envelope /payload/previousExpiresAtUnixMs");
-    assert.equal(refusal(renewed({ ...answer, connectionLeaseExpiresAtUnixMs: 0 })), "malformed_envelope /payload/connectionLeaseExpiresAtUnixMs");
-    assert.equal(refusal(renewed({ ...answer, connectionLeaseExpiresAt: new Date(NOW + 90_001).toISOString() })), "malformed_envelope /payload/connectionLeaseExpiresAt");
+    assert.equal(
+      refusal(renewed({ ...answer, connectionLeaseExpiresAtUnixMs: 0 })),
+      "malformed_envelope /payload/connectionLeaseExpiresAtUnixMs",
+    );
+    assert.equal(
+      refusal(renewed({ ...answer, connectionLeaseExpiresAt: new Date(NOW + 90_001).toISOString() })),
+      "malformed_envelope /payload/connectionLeaseExpiresAt",
+    );
     assert.equal(refusal(renewed({ ...answer, revocationEpoch: -1 })), "malformed_envelope /payload/revocationEpoch");
   });
 

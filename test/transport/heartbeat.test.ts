@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import { Heartbeat, defaultDeadPeerTimeoutMs, type ChannelHandlers, type ControlEnvelope, type HeartbeatOptions, type TransportError } from "../../src/transport/index.js";
+import {
+  Heartbeat,
+  defaultDeadPeerTimeoutMs,
+  type ChannelHandlers,
+  type ControlEnvelope,
+  type HeartbeatOptions,
+  type TransportError,
+} from "../../src/transport/index.js";
 import { ManualTimers } from "../support/manual-timers.js";
 import { within } from "../support/within.js";
 import { Inbox, MemoryAuthority, STILL_HEARTBEAT, TestServer, connectRunner } from "./support.js";
@@ -9,7 +16,12 @@ function beating(timeoutMs?: number) {
   const timers = new ManualTimers();
   let beats = 0;
   const silent: TransportError[] = [];
-  const heartbeat = new Heartbeat(250, { timers, ...(timeoutMs ? { deadPeerTimeoutMs: timeoutMs } : {}) }, () => beats++, (e) => silent.push(e));
+  const heartbeat = new Heartbeat(
+    250,
+    { timers, ...(timeoutMs ? { deadPeerTimeoutMs: timeoutMs } : {}) },
+    () => beats++,
+    (e) => silent.push(e),
+  );
   return { heartbeat, timers, silent, beats: () => beats };
 }
 
@@ -19,7 +31,11 @@ describe("heartbeat (runtime.md §5.3 step 8, §5.5)", () => {
     timers.advance(1_000);
     assert.equal(beats(), 4);
     timers.advance(250);
-    assert.deepEqual([beats(), silent.length], [5, 0], "over the limit once: one more beat, so what waits on the socket is read first");
+    assert.deepEqual(
+      [beats(), silent.length],
+      [5, 0],
+      "over the limit once: one more beat, so what waits on the socket is read first",
+    );
     timers.advance(250);
     assert.deepEqual([beats(), silent.map((e) => e.code)], [5, ["peer_silent"]]);
     assert.match(silent[0]!.message, /1500 ms .* 1000 ms/);
@@ -40,7 +56,10 @@ describe("heartbeat (runtime.md §5.3 step 8, §5.5)", () => {
   });
 
   it("defaults to 20 intervals, never less than 5 s; stopped, it neither beats nor judges", () => {
-    assert.deepEqual([defaultDeadPeerTimeoutMs(250), defaultDeadPeerTimeoutMs(100), defaultDeadPeerTimeoutMs(1_000)], [5_000, 5_000, 20_000]);
+    assert.deepEqual(
+      [defaultDeadPeerTimeoutMs(250), defaultDeadPeerTimeoutMs(100), defaultDeadPeerTimeoutMs(1_000)],
+      [5_000, 5_000, 20_000],
+    );
     const { heartbeat, timers, silent, beats } = beating();
     timers.advance(5_250);
     assert.equal(silent.length, 0);
@@ -91,11 +110,16 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
     const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox);
     assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
     channels.push(runner.value.channel);
-    inbox.reply = () => void runner.value.channel.send("pong", { lifecycle: "ready", outboxBytes: 0, ackedSourceSeq: 0 });
+    inbox.reply = () =>
+      void runner.value.channel.send("pong", { lifecycle: "ready", outboxBytes: 0, ackedSourceSeq: 0 });
     // 40 beats of 250 ms: twice the 5 s limit, each answered.
     for (let beat = 1; beat <= 40; beat++) {
       timers.advance(250);
-      await within(core.inbox.until(() => core.inbox.envelopes.filter((e) => e.kind === "pong").length === beat), 5_000, `pong ${beat}`);
+      await within(
+        core.inbox.until(() => core.inbox.envelopes.filter((e) => e.kind === "pong").length === beat),
+        5_000,
+        `pong ${beat}`,
+      );
     }
     assert.equal(inbox.envelopes.filter((e) => e.kind === "ping").length, 40);
     assert.equal(core.inbox.closed, undefined);
@@ -106,7 +130,11 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
     assert.equal(closed(), undefined, "at the limit, not past it");
     timers.advance(500);
     assert.equal(closed()?.code, "peer_silent");
-    await within(inbox.until(() => inbox.closed !== undefined), 5_000, "the runner to see the close");
+    await within(
+      inbox.until(() => inbox.closed !== undefined),
+      5_000,
+      "the runner to see the close",
+    );
     assert.match(inbox.closed?.message ?? "", /1008 peer_silent/, "the close reason on the wire names it");
   });
 
@@ -116,22 +144,43 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
     const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox);
     assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
     channels.push(runner.value.channel);
-    await within(core.inbox.until(() => core.inbox.closed !== undefined), 10_000, "the core to close the silent runner");
+    await within(
+      core.inbox.until(() => core.inbox.closed !== undefined),
+      10_000,
+      "the core to close the silent runner",
+    );
     assert.equal(core.inbox.closed?.code, "peer_silent");
-    assert.ok(inbox.envelopes.some((e) => e.kind === "ping"), "pings went out on the wire");
-    await within(inbox.until(() => inbox.closed !== undefined), 5_000, "the runner to see the close");
+    assert.ok(
+      inbox.envelopes.some((e) => e.kind === "ping"),
+      "pings went out on the wire",
+    );
+    await within(
+      inbox.until(() => inbox.closed !== undefined),
+      5_000,
+      "the runner to see the close",
+    );
     assert.match(inbox.closed?.message ?? "", /1008 peer_silent/);
   });
 
   it("the runner closes an authority that went silent on a live socket, within a bounded wait", async () => {
     const core = await server(STILL_HEARTBEAT); // the core never pings
     const inbox = new Inbox();
-    const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox, { heartbeat: { deadPeerTimeoutMs: 300 } });
+    const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox, {
+      heartbeat: { deadPeerTimeoutMs: 300 },
+    });
     assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
     channels.push(runner.value.channel);
-    await within(inbox.until(() => inbox.closed !== undefined), 10_000, "the runner to close the silent authority");
+    await within(
+      inbox.until(() => inbox.closed !== undefined),
+      10_000,
+      "the runner to close the silent authority",
+    );
     assert.equal(inbox.closed?.code, "peer_silent");
-    await within(core.inbox.until(() => core.inbox.closed !== undefined), 5_000, "the core to see the close");
+    await within(
+      core.inbox.until(() => core.inbox.closed !== undefined),
+      5_000,
+      "the core to see the close",
+    );
     assert.match(core.inbox.closed?.message ?? "", /1008 peer_silent/);
   });
 });

@@ -8,7 +8,11 @@ const SESSION = `sha256:${"11".repeat(32)}`;
 
 function pair(direction: Direction = "client_to_core", maxFrameBytes = MAX_FRAME_BYTES) {
   const key = randomBytes(32);
-  return { sealer: new Sealer(Buffer.from(key), SESSION, direction, maxFrameBytes), opener: new Opener(Buffer.from(key), SESSION, direction, maxFrameBytes), key };
+  return {
+    sealer: new Sealer(Buffer.from(key), SESSION, direction, maxFrameBytes),
+    opener: new Opener(Buffer.from(key), SESSION, direction, maxFrameBytes),
+    key,
+  };
 }
 
 const value = <T>(r: Result<T>): T => {
@@ -24,15 +28,22 @@ function edit(frame: string, change: (f: { schema: string; counter: number; ciph
   return JSON.stringify(parsed);
 }
 
-const flipHex = (hex: string, at: number): string => hex.slice(0, at) + (hex[at] === "0" ? "1" : "0") + hex.slice(at + 1);
+const flipHex = (hex: string, at: number): string =>
+  hex.slice(0, at) + (hex[at] === "0" ? "1" : "0") + hex.slice(at + 1);
 
 describe("secure frames", () => {
   it("open in order from counter 0 and carry the exact frame shape", () => {
     const { sealer, opener } = pair();
     const frames = ["a", "b", "c"].map((t) => value(sealer.seal(t)));
     assert.deepEqual(Object.keys(JSON.parse(frames[0]!)), ["schema", "counter", "ciphertext"]);
-    assert.deepEqual(frames.map((f) => JSON.parse(f).counter), [0, 1, 2]);
-    assert.deepEqual(frames.map((f) => value(opener.open(f))), ["a", "b", "c"]);
+    assert.deepEqual(
+      frames.map((f) => JSON.parse(f).counter),
+      [0, 1, 2],
+    );
+    assert.deepEqual(
+      frames.map((f) => value(opener.open(f))),
+      ["a", "b", "c"],
+    );
   });
 
   it("refuse a replayed frame, and every frame after it", () => {
@@ -56,7 +67,10 @@ describe("secure frames", () => {
 
   it("refuse a plaintext envelope where a secure frame must be", () => {
     const { opener } = pair();
-    assert.equal(code(opener.open(JSON.stringify({ protocol: "paperclip.runner", version: 1, kind: "ack", payload: {} }))), "plaintext_frame");
+    assert.equal(
+      code(opener.open(JSON.stringify({ protocol: "paperclip.runner", version: 1, kind: "ack", payload: {} }))),
+      "plaintext_frame",
+    );
     assert.equal(code(pair().opener.open("[1]")), "plaintext_frame");
     assert.equal(code(pair().opener.open("not json")), "invalid_json");
   });
@@ -66,8 +80,16 @@ describe("secure frames", () => {
     const frame = value(sealer.seal("hello world"));
     const hex: string = JSON.parse(frame).ciphertext;
     const cases: Array<[string, string, Opener]> = [
-      ["tag", edit(frame, (f) => (f.ciphertext = flipHex(hex, hex.length - 1))), new Opener(Buffer.from(key), SESSION, "client_to_core")],
-      ["ciphertext", edit(frame, (f) => (f.ciphertext = flipHex(hex, 0))), new Opener(Buffer.from(key), SESSION, "client_to_core")],
+      [
+        "tag",
+        edit(frame, (f) => (f.ciphertext = flipHex(hex, hex.length - 1))),
+        new Opener(Buffer.from(key), SESSION, "client_to_core"),
+      ],
+      [
+        "ciphertext",
+        edit(frame, (f) => (f.ciphertext = flipHex(hex, 0))),
+        new Opener(Buffer.from(key), SESSION, "client_to_core"),
+      ],
       ["AAD: another session", frame, new Opener(Buffer.from(key), `sha256:${"22".repeat(32)}`, "client_to_core")],
       ["AAD and nonce: the other direction", frame, new Opener(Buffer.from(key), SESSION, "core_to_client")],
       ["key", frame, new Opener(randomBytes(32), SESSION, "client_to_core")],
@@ -75,7 +97,10 @@ describe("secure frames", () => {
     for (const [what, text, opener] of cases) assert.equal(code(opener.open(text)), "tag_mismatch", what);
     // A counter edited to what the receiver expects changes the nonce and AAD: the tag fails.
     const second = value(sealer.seal("second"));
-    assert.equal(code(new Opener(Buffer.from(key), SESSION, "client_to_core").open(edit(second, (f) => (f.counter = 0)))), "tag_mismatch");
+    assert.equal(
+      code(new Opener(Buffer.from(key), SESSION, "client_to_core").open(edit(second, (f) => (f.counter = 0)))),
+      "tag_mismatch",
+    );
   });
 
   it("refuse malformed frames by field", () => {

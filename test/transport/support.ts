@@ -37,7 +37,12 @@ export const IDENTITY: RunIdentity = {
   itemId: "item-1",
 };
 
-export const EXPECTED: RunExpectation = { identity: IDENTITY, runnerVersion: "0.1.0", runnerDigest: `sha256:${"cd".repeat(32)}`, range: { min: 1, max: 3 } };
+export const EXPECTED: RunExpectation = {
+  identity: IDENTITY,
+  runnerVersion: "0.1.0",
+  runnerDigest: `sha256:${"cd".repeat(32)}`,
+  range: { min: 1, max: 3 },
+};
 export const RESUME = { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 };
 
 /**
@@ -54,7 +59,16 @@ export class MemoryAuthority {
 
   issueBootstrap(ttlMs = 5_000, identity: RunIdentity = IDENTITY): string {
     const token = `bootstrap_${randomUUID()}`;
-    this.store(token, { kind: "bootstrap", identity, expiresAtUnixMs: Date.now() + ttlMs, used: false, revoked: false, leaseId: null, revocationEpoch: 0, protocolVersion: null });
+    this.store(token, {
+      kind: "bootstrap",
+      identity,
+      expiresAtUnixMs: Date.now() + ttlMs,
+      used: false,
+      revoked: false,
+      leaseId: null,
+      revocationEpoch: 0,
+      protocolVersion: null,
+    });
     return token;
   }
 
@@ -64,7 +78,11 @@ export class MemoryAuthority {
 
   store(token: string, record: Omit<CredentialRecord, "credentialId" | "authKeyDigest">): void {
     const key = authKey(token);
-    this.records.set(credentialId(token), { ...record, credentialId: credentialId(token), authKeyDigest: authKeyDigest(key) });
+    this.records.set(credentialId(token), {
+      ...record,
+      credentialId: credentialId(token),
+      authKeyDigest: authKeyDigest(key),
+    });
     key.fill(0);
   }
 
@@ -76,17 +94,43 @@ export class MemoryAuthority {
   readonly authorize = (request: AuthorizeRequest): Result<LeaseGrant> => {
     this.authorizeCalls++;
     const current = this.records.get(request.hello.credentialId);
-    if (current === undefined || JSON.stringify(current) !== JSON.stringify(request.record)) return fail("unauthorized", "", "the credential changed during the handshake");
+    if (current === undefined || JSON.stringify(current) !== JSON.stringify(request.record))
+      return fail("unauthorized", "", "the credential changed during the handshake");
     const connectionId = `connection_${++this.connections}`;
     if (current.kind === "bootstrap") {
       current.used = true;
       const token = `lease_${randomUUID()}`;
       const leaseId = `lease-${this.connections}`;
       const expiresAtUnixMs = Date.now() + 60_000;
-      this.store(token, { kind: "lease", identity: current.identity, expiresAtUnixMs, used: false, revoked: false, leaseId, revocationEpoch: 0, protocolVersion: request.challenge.selectedVersion });
-      return ok({ connectionId, connectionLeaseId: leaseId, connectionLeaseToken: token, connectionLeaseExpiresAtUnixMs: expiresAtUnixMs, connectionLeaseRevocationEpoch: 0, ackedSourceSeq: 0, pendingCommands: [] });
+      this.store(token, {
+        kind: "lease",
+        identity: current.identity,
+        expiresAtUnixMs,
+        used: false,
+        revoked: false,
+        leaseId,
+        revocationEpoch: 0,
+        protocolVersion: request.challenge.selectedVersion,
+      });
+      return ok({
+        connectionId,
+        connectionLeaseId: leaseId,
+        connectionLeaseToken: token,
+        connectionLeaseExpiresAtUnixMs: expiresAtUnixMs,
+        connectionLeaseRevocationEpoch: 0,
+        ackedSourceSeq: 0,
+        pendingCommands: [],
+      });
     }
-    return ok({ connectionId, connectionLeaseId: current.leaseId!, connectionLeaseToken: null, connectionLeaseExpiresAtUnixMs: current.expiresAtUnixMs, connectionLeaseRevocationEpoch: current.revocationEpoch, ackedSourceSeq: 3, pendingCommands: [] });
+    return ok({
+      connectionId,
+      connectionLeaseId: current.leaseId!,
+      connectionLeaseToken: null,
+      connectionLeaseExpiresAtUnixMs: current.expiresAtUnixMs,
+      connectionLeaseRevocationEpoch: current.revocationEpoch,
+      ackedSourceSeq: 3,
+      pendingCommands: [],
+    });
   };
 }
 
@@ -133,7 +177,14 @@ export class TestServer {
   ) {
     this.server = createRunnerUpgradeServer({
       onRunner: (ws, _runId, authenticated) => {
-        const done = acceptCoreChannel(ws, { expected: EXPECTED, lookupCredential: authority.lookup, authorize: authority.authorize, handlers: this.inbox, heartbeat: STILL_HEARTBEAT, ...overrides }).then((r) => {
+        const done = acceptCoreChannel(ws, {
+          expected: EXPECTED,
+          lookupCredential: authority.lookup,
+          authorize: authority.authorize,
+          handlers: this.inbox,
+          heartbeat: STILL_HEARTBEAT,
+          ...overrides,
+        }).then((r) => {
           if (r.ok) authenticated();
           this.results.push(r);
         });
@@ -167,14 +218,28 @@ export class TestServer {
 }
 
 /** The runner's whole way in: URL rules, pinned loopback resolution, dial, handshake. */
-export async function connectRunner(url: string, credential: RunnerCredential, handlers: ChannelHandlers, overrides: Partial<RunnerChannelOptions> = {}) {
+export async function connectRunner(
+  url: string,
+  credential: RunnerCredential,
+  handlers: ChannelHandlers,
+  overrides: Partial<RunnerChannelOptions> = {},
+) {
   const endpoint = parseConnectUrl(url);
   if (!endpoint.ok) return endpoint;
   const resolved = await resolveEndpoint(endpoint.value);
   if (!resolved.ok) return resolved;
   const ws = await dial(resolved.value);
   if (!ws.ok) return ws;
-  return openRunnerChannel(ws.value, { credential, identity: IDENTITY, runnerVersion: EXPECTED.runnerVersion, runnerDigest: EXPECTED.runnerDigest, resume: RESUME, handlers, heartbeat: STILL_HEARTBEAT, ...overrides });
+  return openRunnerChannel(ws.value, {
+    credential,
+    identity: IDENTITY,
+    runnerVersion: EXPECTED.runnerVersion,
+    runnerDigest: EXPECTED.runnerDigest,
+    resume: RESUME,
+    handlers,
+    heartbeat: STILL_HEARTBEAT,
+    ...overrides,
+  });
 }
 
 /** A raw TCP socket to 127.0.0.1, for requests and frames a well-behaved client would never send. */
@@ -196,12 +261,25 @@ export function readUntilClosed(socket: Socket): Promise<Buffer> {
 }
 
 export function upgradeRequest(path: string, extraHeaders: string[] = []): string {
-  return [`GET ${path} HTTP/1.1`, "Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", ...extraHeaders, "", ""].join("\r\n");
+  return [
+    `GET ${path} HTTP/1.1`,
+    "Host: 127.0.0.1",
+    "Upgrade: websocket",
+    "Connection: Upgrade",
+    "Sec-WebSocket-Version: 13",
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    ...extraHeaders,
+    "",
+    "",
+  ].join("\r\n");
 }
 
 /** One RFC 6455 frame, masked (client to server) or not. */
 export function wsFrame(opcode: number, payload: Buffer, masked: boolean): Buffer {
-  return Buffer.concat([frameHeader(opcode, payload.length, masked), masked ? Buffer.from(payload.map((b, i) => b ^ MASK[i % 4]!)) : payload]);
+  return Buffer.concat([
+    frameHeader(opcode, payload.length, masked),
+    masked ? Buffer.from(payload.map((b, i) => b ^ MASK[i % 4]!)) : payload,
+  ]);
 }
 
 const MASK = Buffer.from([1, 2, 3, 4]);
@@ -222,7 +300,10 @@ export function frameHeader(opcode: number, length: number, masked: boolean): Bu
 }
 
 /** An upgraded raw socket: the 101 response is read, frames are the test's to write. */
-export async function rawUpgrade(port: number, path = `/api/runner/v1/connect/${IDENTITY.runId}`): Promise<{ socket: Socket; closed: Promise<Buffer> }> {
+export async function rawUpgrade(
+  port: number,
+  path = `/api/runner/v1/connect/${IDENTITY.runId}`,
+): Promise<{ socket: Socket; closed: Promise<Buffer> }> {
   const socket = await rawSocket(port);
   socket.write(upgradeRequest(path));
   const head = await new Promise<Buffer>((resolve) => {
@@ -239,7 +320,8 @@ export async function rawUpgrade(port: number, path = `/api/runner/v1/connect/${
     };
     socket.on("data", onData);
   });
-  if (!head.toString("latin1").startsWith("HTTP/1.1 101")) throw new Error(`upgrade refused: ${head.toString("latin1")}`);
+  if (!head.toString("latin1").startsWith("HTTP/1.1 101"))
+    throw new Error(`upgrade refused: ${head.toString("latin1")}`);
   const closed = readUntilClosed(socket);
   // Answer the server's close frame as a client must, so it can end the TCP connection at once.
   socket.on("data", (chunk: Buffer) => {
@@ -251,7 +333,7 @@ export async function rawUpgrade(port: number, path = `/api/runner/v1/connect/${
 
 /** The close code of the first close frame (unmasked, server to client) in what a server sent. */
 export function closeCode(bytes: Buffer): number | null {
-  for (let at = 0; at + 2 <= bytes.length; ) {
+  for (let at = 0; at + 2 <= bytes.length;) {
     const opcode = bytes[at]! & 0x0f;
     let length = bytes[at + 1]! & 0x7f;
     let start = at + 2;

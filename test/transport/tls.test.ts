@@ -16,7 +16,9 @@ describe("TLS: the authority's wss:// listener and the runner's trust", () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "prp-tls-"));
     certs = makeTestCertificates(dir);
-    authority = await SecureAuthority.start({ tls: { cert: readFileSync(certs.serverCert), key: readFileSync(certs.serverKey) } });
+    authority = await SecureAuthority.start({
+      tls: { cert: readFileSync(certs.serverCert), key: readFileSync(certs.serverKey) },
+    });
   });
   after(async () => {
     await authority.close();
@@ -44,12 +46,19 @@ describe("TLS: the authority's wss:// listener and the runner's trust", () => {
     assert.ok(ws.ok, ws.ok ? "" : ws.error.message);
     const opened = await openRunnerChannel(ws.value, {
       credential: { kind: "bootstrap", token: await authority.ticket(identity.runId) },
-      identity, runnerVersion: BUILD.version, runnerDigest: BUILD.digest, resume: RESUME, heartbeat: STILL_HEARTBEAT,
+      identity,
+      runnerVersion: BUILD.version,
+      runnerDigest: BUILD.digest,
+      resume: RESUME,
+      heartbeat: STILL_HEARTBEAT,
       handlers: { onEnvelope: () => {}, onClose: () => {} },
     });
     assert.ok(opened.ok, opened.ok ? "" : opened.error.message);
     // The gate counted the raw TCP socket; the welcome went out on its TLS socket: both are one connection.
-    await until(() => authority.server.admission().unauthenticated === 0, () => `the gate to release the TLS connection: ${JSON.stringify(authority.server.admission())}`);
+    await until(
+      () => authority.server.admission().unauthenticated === 0,
+      () => `the gate to release the TLS connection: ${JSON.stringify(authority.server.admission())}`,
+    );
     assert.equal(authority.server.activeRunnerConnectionCount(identity.runId), 1);
     opened.value.channel.close();
   });

@@ -3,7 +3,17 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import { WebSocket } from "ws";
 import { MAX_FRAME_BYTES } from "../../src/contract/versions.js";
 import { maxSecureFrameBytes } from "../../src/transport/index.js";
-import { MemoryAuthority, TestServer, closeCode, frameHeader, rawSocket, rawUpgrade, readUntilClosed, upgradeRequest, wsFrame } from "./support.js";
+import {
+  MemoryAuthority,
+  TestServer,
+  closeCode,
+  frameHeader,
+  rawSocket,
+  rawUpgrade,
+  readUntilClosed,
+  upgradeRequest,
+  wsFrame,
+} from "./support.js";
 
 const TEXT = 0x1;
 const BINARY = 0x2;
@@ -26,7 +36,10 @@ describe("upgrade guard", () => {
   it("refuses a request with an Origin header", async () => {
     assert.equal(await statusFor(upgradeRequest(PATH, ["Origin: http://127.0.0.1"])), "HTTP/1.1 403 Forbidden");
     assert.equal(await statusFor(upgradeRequest(PATH, ["Origin: null"])), "HTTP/1.1 403 Forbidden");
-    assert.deepEqual(server.refused.map((e) => e.code), ["origin_refused", "origin_refused"]);
+    assert.deepEqual(
+      server.refused.map((e) => e.code),
+      ["origin_refused", "origin_refused"],
+    );
     assert.equal(server.results.length, 0);
   });
 
@@ -34,13 +47,25 @@ describe("upgrade guard", () => {
     assert.equal(await statusFor(upgradeRequest("/api/runner/v1/connect/")), "HTTP/1.1 404 Not Found");
     assert.equal(await statusFor(upgradeRequest("/other/run-1")), "HTTP/1.1 404 Not Found");
     assert.equal(await statusFor(upgradeRequest(`${PATH}?x=1`)), "HTTP/1.1 400 Bad Request");
-    assert.equal(await statusFor(upgradeRequest(PATH, ["Sec-WebSocket-Extensions: permessage-deflate"])), "HTTP/1.1 400 Bad Request");
-    assert.deepEqual(server.refused.map((e) => e.code), ["path_refused", "path_refused", "query_refused", "extensions_refused"]);
+    assert.equal(
+      await statusFor(upgradeRequest(PATH, ["Sec-WebSocket-Extensions: permessage-deflate"])),
+      "HTTP/1.1 400 Bad Request",
+    );
+    assert.deepEqual(
+      server.refused.map((e) => e.code),
+      ["path_refused", "path_refused", "query_refused", "extensions_refused"],
+    );
   });
 
   it("refuses upgrade headers over 16 KiB and accepts them just under", async () => {
-    assert.equal(await statusFor(upgradeRequest(PATH, [`X-Pad: ${"a".repeat(16 * 1024)}`])), "HTTP/1.1 431 Request Header Fields Too Large");
-    const ws = new WebSocket(`ws://127.0.0.1:${server.port}${PATH}`, { perMessageDeflate: false, headers: { "x-pad": "a".repeat(15 * 1024) } });
+    assert.equal(
+      await statusFor(upgradeRequest(PATH, [`X-Pad: ${"a".repeat(16 * 1024)}`])),
+      "HTTP/1.1 431 Request Header Fields Too Large",
+    );
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}${PATH}`, {
+      perMessageDeflate: false,
+      headers: { "x-pad": "a".repeat(15 * 1024) },
+    });
     await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
     ws.close();
     const result = await server.accepted();

@@ -78,7 +78,10 @@ const independent = {
     return JSON.stringify(Object.fromEntries(Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : 1))));
   },
   seal(key: Buffer, sessionId: string, direction: Direction, counter: number, plaintext: string): string {
-    const nonce = Buffer.concat([Buffer.from(direction === "client_to_core" ? "P3C1" : "P3S1", "ascii"), Buffer.alloc(8)]);
+    const nonce = Buffer.concat([
+      Buffer.from(direction === "client_to_core" ? "P3C1" : "P3S1", "ascii"),
+      Buffer.alloc(8),
+    ]);
     nonce.writeBigUInt64BE(BigInt(counter), 4);
     const cipher = createCipheriv("aes-256-gcm", key, nonce);
     cipher.setAAD(Buffer.from(["secure-frame.v1", sessionId, direction, String(counter)].join("\0"), "utf8"));
@@ -98,9 +101,21 @@ const SPEC_LABELS = {
 };
 
 const CHALLENGE_MEMBERS = [
-  "runnerInstanceId", "environmentLeaseId", "runId", "normalizedSessionId", "turnId", "itemId",
-  "credentialId", "credentialKind", "clientNonce", "serverNonce", "selectedVersion",
-  "credentialLeaseId", "credentialExpiresAt", "credentialExpiresAtUnixMs", "revocationEpoch",
+  "runnerInstanceId",
+  "environmentLeaseId",
+  "runId",
+  "normalizedSessionId",
+  "turnId",
+  "itemId",
+  "credentialId",
+  "credentialKind",
+  "clientNonce",
+  "serverNonce",
+  "selectedVersion",
+  "credentialLeaseId",
+  "credentialExpiresAt",
+  "credentialExpiresAtUnixMs",
+  "revocationEpoch",
 ];
 
 describe("secure-session vectors", () => {
@@ -114,7 +129,10 @@ describe("secure-session vectors", () => {
   });
 
   it("cover a bootstrap and a lease session", () => {
-    assert.deepEqual(vectors.sessions.map((s) => s.name), ["bootstrap", "lease"]);
+    assert.deepEqual(
+      vectors.sessions.map((s) => s.name),
+      ["bootstrap", "lease"],
+    );
   });
 
   for (const v of vectors.sessions) {
@@ -126,16 +144,30 @@ describe("secure-session vectors", () => {
         assert.equal(v.authKeyDigest, `sha256:${key.toString("hex")}`);
         assert.deepEqual(Object.keys(v.challenge).sort(), [...CHALLENGE_MEMBERS].sort());
         assert.equal(v.canonicalChallenge, independent.sortedJson(v.challenge));
-        assert.equal(v.serverProof, independent.hmac(key, SPEC_LABELS.serverProof, [v.canonicalChallenge]).toString("hex"));
-        assert.equal(v.clientProof, independent.hmac(key, SPEC_LABELS.clientProof, [v.canonicalChallenge, v.serverProof]).toString("hex"));
-        const binding = independent.sha(SPEC_LABELS.sessionBinding, [v.canonicalChallenge, v.serverProof, v.clientProof]);
+        assert.equal(
+          v.serverProof,
+          independent.hmac(key, SPEC_LABELS.serverProof, [v.canonicalChallenge]).toString("hex"),
+        );
+        assert.equal(
+          v.clientProof,
+          independent.hmac(key, SPEC_LABELS.clientProof, [v.canonicalChallenge, v.serverProof]).toString("hex"),
+        );
+        const binding = independent.sha(SPEC_LABELS.sessionBinding, [
+          v.canonicalChallenge,
+          v.serverProof,
+          v.clientProof,
+        ]);
         assert.equal(v.binding, binding.toString("hex"));
         assert.equal(v.sessionId, `sha256:${binding.toString("hex")}`);
         assert.equal(v.clientToCoreKey, independent.hmac(key, SPEC_LABELS.clientToCoreKey, [binding]).toString("hex"));
         assert.equal(v.coreToClientKey, independent.hmac(key, SPEC_LABELS.coreToClientKey, [binding]).toString("hex"));
         for (const f of v.frames) {
           const frameKey = Buffer.from(f.direction === "client_to_core" ? v.clientToCoreKey : v.coreToClientKey, "hex");
-          assert.equal(f.frame, independent.seal(frameKey, v.sessionId, f.direction, f.counter, f.plaintext), `${f.direction} ${f.counter}`);
+          assert.equal(
+            f.frame,
+            independent.seal(frameKey, v.sessionId, f.direction, f.counter, f.plaintext),
+            `${f.direction} ${f.counter}`,
+          );
         }
       });
 
@@ -144,7 +176,10 @@ describe("secure-session vectors", () => {
         assert.equal(credentialId(v.token), v.credentialId);
         assert.equal(credentialId(Buffer.from(v.token)), v.credentialId, "a token as bytes derives the same");
         assert.equal(authKeyDigest(derived), v.authKeyDigest);
-        assert.equal(canonicalChallenge({ ...v.challenge, serverProof: "left out", extra: 1 } as ChallengeFields), v.canonicalChallenge);
+        assert.equal(
+          canonicalChallenge({ ...v.challenge, serverProof: "left out", extra: 1 } as ChallengeFields),
+          v.canonicalChallenge,
+        );
         assert.equal(serverProof(derived, v.canonicalChallenge), v.serverProof);
         assert.equal(clientProof(derived, v.canonicalChallenge, v.serverProof), v.clientProof);
         const keys = sessionKeys(derived, v.canonicalChallenge, v.serverProof, v.clientProof);
@@ -158,7 +193,10 @@ describe("secure-session vectors", () => {
         for (const direction of ["client_to_core", "core_to_client"] as const) {
           const key = Buffer.from(direction === "client_to_core" ? v.clientToCoreKey : v.coreToClientKey, "hex");
           const frames = v.frames.filter((f) => f.direction === direction);
-          assert.deepEqual(frames.map((f) => f.counter), [0, 1]);
+          assert.deepEqual(
+            frames.map((f) => f.counter),
+            [0, 1],
+          );
           const sealer = new Sealer(Buffer.from(key), v.sessionId, direction);
           const opener = new Opener(Buffer.from(key), v.sessionId, direction);
           for (const f of frames) {

@@ -30,23 +30,45 @@ export function ActionsPanel({ runId, view }: { runId: string; view: RunView }) 
   const ended = view.session.terminal !== null || view.run.state !== "live";
   // A request answered but not yet resolved by the runner keeps its form off (an answer is sent
   // once), unless the runner rejected that answer: then it is still waiting for one.
-  const answered = new Set(view.commands.filter((c) => c.type === "request.resolve" && c.status !== "rejected").map((c) => c.requestId));
+  const answered = new Set(
+    view.commands.filter((c) => c.type === "request.resolve" && c.status !== "rejected").map((c) => c.requestId),
+  );
   const pending = ended ? [] : view.requests.filter((r) => !answered.has(r.requestId));
   return (
     <section aria-labelledby="actions-title" class="actions">
       <h2 id="actions-title">Act</h2>
       {pending.map((request) => (
-        <RequestForm key={request.requestId} request={request} busy={busy} onAnswer={(resolution) => send("request.resolve", { requestId: request.requestId, ...(turnId ? { turnId } : {}), resolution })} />
+        <RequestForm
+          key={request.requestId}
+          request={request}
+          busy={busy}
+          onAnswer={(resolution) =>
+            send("request.resolve", { requestId: request.requestId, ...(turnId ? { turnId } : {}), resolution })
+          }
+        />
       ))}
-      {ended ? <p data-testid="ended-note">The run has ended: it takes no more commands.</p> : pending.length === 0 && <p>No question is waiting for an answer.</p>}
+      {ended ? (
+        <p data-testid="ended-note">The run has ended: it takes no more commands.</p>
+      ) : (
+        pending.length === 0 && <p>No question is waiting for an answer.</p>
+      )}
       {!ended && (
         <div class="buttons">
-          <button type="button" disabled={busy} onClick={() => send("turn.interrupt", { ...(turnId ? { turnId } : {}), reason: "operator" })}>
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() => send("turn.interrupt", { ...(turnId ? { turnId } : {}), reason: "operator" })}
+          >
             Interrupt the turn
           </button>
           {confirming ? (
             <>
-              <button type="button" class="danger" disabled={busy} onClick={() => (setConfirming(false), send("run.cancel", { reason: "operator" }))}>
+              <button
+                type="button"
+                class="danger"
+                disabled={busy}
+                onClick={() => (setConfirming(false), send("run.cancel", { reason: "operator" }))}
+              >
                 Confirm cancel
               </button>
               <button type="button" onClick={() => setConfirming(false)}>

@@ -25,8 +25,8 @@ export function OutcomeLine({ outcome, commands }: { outcome: Outcome; commands:
   const failed = now?.status !== undefined && now.status !== null && now.status !== "completed";
   return (
     <p role="status" class={failed ? "refusal" : "receipt"} data-testid="receipt">
-      {r.created === false ? "Already queued" : "Queued"} {r.type} as <code>{r.commandId}</code> (controllerSeq {r.controllerSeq}):{" "}
-      <span data-testid="command-state">{commandState(now)}</span>.
+      {r.created === false ? "Already queued" : "Queued"} {r.type} as <code>{r.commandId}</code> (controllerSeq{" "}
+      {r.controllerSeq}): <span data-testid="command-state">{commandState(now)}</span>.
     </p>
   );
 }

@@ -18,7 +18,8 @@ export function FailureCard({ view }: { view: RunView }) {
     <section aria-labelledby="failure-title" class="failure" data-testid="failure">
       <h2 id="failure-title">Why the run {String(terminal.runTerminalState)}</h2>
       <p data-testid="failure-reason">
-        The run ended {String(terminal.runTerminalState)} (turn {String(terminal.turnTerminalState)}){reason ? `: ${reason}` : "."}
+        The run ended {String(terminal.runTerminalState)} (turn {String(terminal.turnTerminalState)})
+        {reason ? `: ${reason}` : "."}
       </p>
       {messages.length > 0 && (
         <>
@@ -45,11 +46,16 @@ export function FailureCard({ view }: { view: RunView }) {
       {harnessExit && (
         <>
           <h3>The harness's exit</h3>
-          <p data-testid="harness-exit">{harnessExit.signal ? `Killed by signal ${harnessExit.signal}.` : `Exit code ${harnessExit.exitCode ?? "unknown"}.`}</p>
+          <p data-testid="harness-exit">
+            {harnessExit.signal
+              ? `Killed by signal ${harnessExit.signal}.`
+              : `Exit code ${harnessExit.exitCode ?? "unknown"}.`}
+          </p>
           {harnessExit.stderrTail.length > 0 && (
             <>
               <p>
-                The last of its stderr{harnessExit.droppedLines > 0 ? ` (${harnessExit.droppedLines} earlier lines not kept)` : ""}:
+                The last of its stderr
+                {harnessExit.droppedLines > 0 ? ` (${harnessExit.droppedLines} earlier lines not kept)` : ""}:
               </p>
               <pre data-testid="stderr-tail">{harnessExit.stderrTail.join("\n")}</pre>
             </>

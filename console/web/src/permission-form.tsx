@@ -7,7 +7,15 @@ import type { RequestDetail } from "./api.js";
  * a choice, and the choice's key decides the action (the project's one mapping: "allow always"
  * is accept_for_session, "deny always" a decline of that choice).
  */
-export function PermissionForm({ request, busy, onAnswer }: { request: RequestDetail; busy: boolean; onAnswer: (resolution: Record<string, unknown>) => void }) {
+export function PermissionForm({
+  request,
+  busy,
+  onAnswer,
+}: {
+  request: RequestDetail;
+  busy: boolean;
+  onAnswer: (resolution: Record<string, unknown>) => void;
+}) {
   const [choice, setChoice] = useState<string | null>(null);
   const id = `request-${request.requestId}`;
   const submit = (e: Event) => {
@@ -23,7 +31,14 @@ export function PermissionForm({ request, busy, onAnswer }: { request: RequestDe
         <legend>Your answer</legend>
         {request.choices.map((c) => (
           <label key={c.key}>
-            <input type="radio" name={`${id}-choice`} value={c.key} checked={choice === c.key} onChange={() => setChoice(c.key)} /> {c.label}
+            <input
+              type="radio"
+              name={`${id}-choice`}
+              value={c.key}
+              checked={choice === c.key}
+              onChange={() => setChoice(c.key)}
+            />{" "}
+            {c.label}
           </label>
         ))}
       </fieldset>
@@ -35,7 +50,15 @@ export function PermissionForm({ request, busy, onAnswer }: { request: RequestDe
 }
 
 /** A question without a question set: answered with text. */
-export function TextForm({ request, busy, onAnswer }: { request: RequestDetail; busy: boolean; onAnswer: (resolution: Record<string, unknown>) => void }) {
+export function TextForm({
+  request,
+  busy,
+  onAnswer,
+}: {
+  request: RequestDetail;
+  busy: boolean;
+  onAnswer: (resolution: Record<string, unknown>) => void;
+}) {
   const [text, setText] = useState("");
   const id = `request-${request.requestId}`;
   const submit = (e: Event) => {
@@ -48,7 +71,8 @@ export function TextForm({ request, busy, onAnswer }: { request: RequestDetail; 
         <strong>Question:</strong> {request.prompt}
       </p>
       <label>
-        Your answer <input type="text" name="answer" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+        Your answer{" "}
+        <input type="text" name="answer" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
       </label>
       <button type="submit" disabled={busy || text.trim() === ""}>
         Send answer

@@ -20,7 +20,17 @@ function responseOf(set: PRPQuestionSet, drafts: Record<string, Draft>): PRPQues
   return { schema: "paperclip.question_response.v1", answers };
 }
 
-function QuestionField({ q, name, draft, onChange }: { q: Question; name: string; draft: Draft; onChange: (d: Draft) => void }) {
+function QuestionField({
+  q,
+  name,
+  draft,
+  onChange,
+}: {
+  q: Question;
+  name: string;
+  draft: Draft;
+  onChange: (d: Draft) => void;
+}) {
   const options = q.options ?? [];
   const pick = (id: string, on: boolean) => {
     if (q.answerMode === "single_select") return onChange({ selected: on ? [id] : [], text: "" });
@@ -29,7 +39,17 @@ function QuestionField({ q, name, draft, onChange }: { q: Question; name: string
   const text = (label: string, placeholder?: string) => (
     <label>
       {label}{" "}
-      <input type="text" value={draft.text} placeholder={placeholder} onInput={(e) => onChange({ selected: q.answerMode === "multi_select" ? draft.selected : [], text: (e.target as HTMLInputElement).value })} />
+      <input
+        type="text"
+        value={draft.text}
+        placeholder={placeholder}
+        onInput={(e) =>
+          onChange({
+            selected: q.answerMode === "multi_select" ? draft.selected : [],
+            text: (e.target as HTMLInputElement).value,
+          })
+        }
+      />
     </label>
   );
   return (
@@ -44,7 +64,14 @@ function QuestionField({ q, name, draft, onChange }: { q: Question; name: string
         ? text("Your answer")
         : options.map((o) => (
             <label key={o.id}>
-              <input type={q.answerMode === "single_select" ? "radio" : "checkbox"} name={name} value={o.id} checked={draft.selected.includes(o.id)} onChange={(e) => pick(o.id, (e.target as HTMLInputElement).checked)} /> {o.label}
+              <input
+                type={q.answerMode === "single_select" ? "radio" : "checkbox"}
+                name={name}
+                value={o.id}
+                checked={draft.selected.includes(o.id)}
+                onChange={(e) => pick(o.id, (e.target as HTMLInputElement).checked)}
+              />{" "}
+              {o.label}
               {o.recommended ? " (recommended)" : ""}
               {o.description ? ` — ${o.description}` : ""}
             </label>
@@ -59,7 +86,17 @@ function QuestionField({ q, name, draft, onChange }: { q: Question; name: string
  * A structured question set, rendered as a form (one field per question, by answer mode) and
  * answered with a question response, checked here by the same rules the runner applies.
  */
-export function QuestionForm({ request, set, busy, onAnswer }: { request: RequestDetail; set: PRPQuestionSet; busy: boolean; onAnswer: (resolution: Record<string, unknown>) => void }) {
+export function QuestionForm({
+  request,
+  set,
+  busy,
+  onAnswer,
+}: {
+  request: RequestDetail;
+  set: PRPQuestionSet;
+  busy: boolean;
+  onAnswer: (resolution: Record<string, unknown>) => void;
+}) {
   const [drafts, setDrafts] = useState<Record<string, Draft>>({});
   const response = responseOf(set, drafts);
   const problem = responseMismatch(set, response, "");
@@ -75,7 +112,13 @@ export function QuestionForm({ request, set, busy, onAnswer }: { request: Reques
       </p>
       {set.description && <p class="help">{set.description}</p>}
       {set.questions.map((q) => (
-        <QuestionField key={q.id} q={q} name={`${id}-${q.id}`} draft={drafts[q.id] ?? { selected: [], text: "" }} onChange={(d) => setDrafts({ ...drafts, [q.id]: d })} />
+        <QuestionField
+          key={q.id}
+          q={q}
+          name={`${id}-${q.id}`}
+          draft={drafts[q.id] ?? { selected: [], text: "" }}
+          onChange={(d) => setDrafts({ ...drafts, [q.id]: d })}
+        />
       ))}
       {problem && (
         <p class="help" data-testid="answer-problem">

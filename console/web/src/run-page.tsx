@@ -22,7 +22,11 @@ export function RunPage({ runId }: { runId: string }) {
   }, [runId]);
   if (first === null) return <p role="status">Loading {runId}…</p>;
   if ("code" in first) return <Refusal error={first} />;
-  return first.live ? <LiveRun runId={runId} first={first} /> : <ReplayRun runId={runId} total={first.run.eventCount} />;
+  return first.live ? (
+    <LiveRun runId={runId} first={first} />
+  ) : (
+    <ReplayRun runId={runId} total={first.run.eventCount} />
+  );
 }
 
 function Artifacts({ view }: { view: RunView }) {
@@ -36,7 +40,10 @@ function Artifacts({ view }: { view: RunView }) {
             <a href={artifactUrl(view.run.runId, a.name, true)} target="_blank" rel="noopener">
               {a.name}
             </a>{" "}
-            ({a.bytes} bytes) <a href={artifactUrl(view.run.runId, a.name, false)} download aria-label={`Download ${a.name}`}>download</a>
+            ({a.bytes} bytes){" "}
+            <a href={artifactUrl(view.run.runId, a.name, false)} download aria-label={`Download ${a.name}`}>
+              download
+            </a>
           </li>
         ))}
       </ul>
@@ -57,7 +64,13 @@ function LiveRun({ runId, first }: { runId: string; first: RunView }) {
           <SessionPanel view={view} />
           <Artifacts view={view} />
         </div>
-        <Timeline events={rows} total={view.run.eventCount} onFollow={setFollowing} onEarlier={() => void showEarlier()} canShowEarlier={canShowEarlier} />
+        <Timeline
+          events={rows}
+          total={view.run.eventCount}
+          onFollow={setFollowing}
+          onEarlier={() => void showEarlier()}
+          canShowEarlier={canShowEarlier}
+        />
       </div>
     </div>
   );
@@ -81,14 +94,32 @@ function ReplayRun({ runId, total }: { runId: string; total: number }) {
     <div class="run">
       <h1>Replay of {runId}</h1>
       <div class="stepper" role="group" aria-label="Replay step">
-        <button type="button" onClick={() => go(0)} disabled={step === 0}>First</button>
-        <button type="button" onClick={() => go(step - 1)} disabled={step === 0}>Previous event</button>
+        <button type="button" onClick={() => go(0)} disabled={step === 0}>
+          First
+        </button>
+        <button type="button" onClick={() => go(step - 1)} disabled={step === 0}>
+          Previous event
+        </button>
         <label>
-          Step <input type="range" min={0} max={total} value={step} onInput={(e) => go(Number((e.target as HTMLInputElement).value))} aria-valuetext={`event ${step} of ${total}`} />
+          Step{" "}
+          <input
+            type="range"
+            min={0}
+            max={total}
+            value={step}
+            onInput={(e) => go(Number((e.target as HTMLInputElement).value))}
+            aria-valuetext={`event ${step} of ${total}`}
+          />
         </label>
-        <output data-testid="step">{step} / {total}</output>
-        <button type="button" onClick={() => go(step + 1)} disabled={step === total}>Next event</button>
-        <button type="button" onClick={() => go(total)} disabled={step === total}>Last</button>
+        <output data-testid="step">
+          {step} / {total}
+        </output>
+        <button type="button" onClick={() => go(step + 1)} disabled={step === total}>
+          Next event
+        </button>
+        <button type="button" onClick={() => go(total)} disabled={step === total}>
+          Last
+        </button>
       </div>
       {view && (
         <div class="columns">

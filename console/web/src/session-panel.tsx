@@ -31,7 +31,10 @@ export function SessionPanel({ view }: { view: RunView }) {
         <dt>Session</dt>
         <dd data-testid="session-state">{states.session}</dd>
         <dt>Turn</dt>
-        <dd data-testid="turn-state">{states.turn}{s.activeTurnId ? ` (${s.activeTurnId})` : ""}</dd>
+        <dd data-testid="turn-state">
+          {states.turn}
+          {s.activeTurnId ? ` (${s.activeTurnId})` : ""}
+        </dd>
         <dt>Phase</dt>
         <dd>{s.runPhase}</dd>
         <dt>Harness</dt>
@@ -42,7 +45,8 @@ export function SessionPanel({ view }: { view: RunView }) {
         <dd data-testid="duration">{duration(shownDuration)}</dd>
         <dt>Integrity</dt>
         <dd data-testid="integrity">
-          {s.integrity}; {s.duplicateEventIds.length} duplicate(s), {s.gaps.length} gap(s), {s.outOfOrderEventIds.length} out of order
+          {s.integrity}; {s.duplicateEventIds.length} duplicate(s), {s.gaps.length} gap(s),{" "}
+          {s.outOfOrderEventIds.length} out of order
         </dd>
       </dl>
       <h3>Items ({s.items.length})</h3>
@@ -54,7 +58,9 @@ export function SessionPanel({ view }: { view: RunView }) {
             <li key={item.itemId}>
               <strong>{item.kind}</strong> <span class={`state state-${item.status}`}>{item.status}</span>
               <pre>
-                {item.textLength > item.text.length ? `…(${item.textLength - item.text.length} earlier characters) ` : ""}
+                {item.textLength > item.text.length
+                  ? `…(${item.textLength - item.text.length} earlier characters) `
+                  : ""}
                 {item.text || "…"}
               </pre>
             </li>

@@ -66,7 +66,9 @@ class FetchEventStream implements LiveStream {
     const parser = createParser({
       onEvent: (e) => {
         if (e.id !== undefined) this.lastEventId = e.id;
-        this.listeners.dispatchEvent(new MessageEvent(e.event ?? "message", { data: e.data, lastEventId: this.lastEventId }));
+        this.listeners.dispatchEvent(
+          new MessageEvent(e.event ?? "message", { data: e.data, lastEventId: this.lastEventId }),
+        );
       },
       onRetry: (ms) => (this.retryMs = ms),
     });

@@ -7,7 +7,8 @@ const BOTTOM_SLACK = 8;
 const summary = (item: TimelineEvent): string => {
   const p = item.event.payload as Record<string, unknown>;
   const request = p.request as { prompt?: string } | undefined;
-  const text = typeof p.text === "string" ? p.text : typeof p.summary === "string" ? p.summary : (request?.prompt ?? "");
+  const text =
+    typeof p.text === "string" ? p.text : typeof p.summary === "string" ? p.summary : (request?.prompt ?? "");
   return text.length > 160 ? `${text.slice(0, 160)}…` : text;
 };
 
@@ -59,7 +60,12 @@ export function Timeline({ events, total, current, onFollow, onEarlier, canShowE
       </p>
       <ol ref={list} onScroll={onScroll} tabIndex={0} aria-label="Events">
         {events.map((item) => (
-          <li key={item.position} data-position={item.position} aria-current={item.position === current ? "step" : undefined} class={item.position === current ? "current" : undefined}>
+          <li
+            key={item.position}
+            data-position={item.position}
+            aria-current={item.position === current ? "step" : undefined}
+            class={item.position === current ? "current" : undefined}
+          >
             <span class="seq">{item.position}</span>
             <span class="type">{item.event.eventType}</span>
             <span class="summary">{summary(item)}</span>

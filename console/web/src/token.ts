@@ -26,7 +26,8 @@ if (token === null) {
   notice.setAttribute("role", "alert");
   notice.className = "refusal";
   notice.dataset.testid = "token-missing";
-  notice.textContent = "This tab has no access token: open the URL that the console printed, or wrote to its --console-url-file (it ends in ?token=…).";
+  notice.textContent =
+    "This tab has no access token: open the URL that the console printed, or wrote to its --console-url-file (it ends in ?token=…).";
   document.body.prepend(notice);
 }
 

@@ -26,7 +26,8 @@ export function useLiveRun(runId: string, first: RunView) {
       const item = JSON.parse((e as MessageEvent<string>).data) as TimelineEvent;
       const last = held.current.at(-1)?.position ?? start;
       if (item.position <= last) return;
-      if (item.position !== last + 1) return setStreamError(`event ${last + 1} is missing from the stream; reload the page`);
+      if (item.position !== last + 1)
+        return setStreamError(`event ${last + 1} is missing from the stream; reload the page`);
       const kept = following.current ? WINDOW : MAX_ROWS;
       held.current = [...held.current.slice(Math.max(0, held.current.length + 1 - kept)), item];
       setRows(held.current);
@@ -35,7 +36,12 @@ export function useLiveRun(runId: string, first: RunView) {
       setStreamError(null);
       setView(JSON.parse((e as MessageEvent<string>).data) as RunView);
     });
-    source.onerror = () => setStreamError(source.refused === null ? "the live stream was interrupted; reconnecting…" : `the live stream was refused: ${source.refused}`);
+    source.onerror = () =>
+      setStreamError(
+        source.refused === null
+          ? "the live stream was interrupted; reconnecting…"
+          : `the live stream was refused: ${source.refused}`,
+      );
     return () => source.close();
   }, [runId, start]);
   /** Loads the WINDOW events before the first row shown. */
@@ -50,5 +56,12 @@ export function useLiveRun(runId: string, first: RunView) {
   const setFollowing = useCallback((on: boolean) => {
     following.current = on;
   }, []);
-  return { rows, view, streamError, showEarlier, canShowEarlier: (rows[0]?.position ?? start + 1) > 1 && rows.length < MAX_ROWS, setFollowing };
+  return {
+    rows,
+    view,
+    streamError,
+    showEarlier,
+    canShowEarlier: (rows[0]?.position ?? start + 1) > 1 && rows.length < MAX_ROWS,
+    setFollowing,
+  };
 }

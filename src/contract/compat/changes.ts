@@ -3,18 +3,32 @@
 export type Effect = "compatible" | "breaking";
 
 export type ChangeKind =
-  | "schema_added" | "schema_removed"
-  | "property_added" | "required_property_added" | "property_removed"
-  | "property_made_required" | "property_made_optional"
-  | "enum_value_added" | "enum_value_removed" | "event_type_added" | "event_type_removed"
+  | "schema_added"
+  | "schema_removed"
+  | "property_added"
+  | "required_property_added"
+  | "property_removed"
+  | "property_made_required"
+  | "property_made_optional"
+  | "enum_value_added"
+  | "enum_value_removed"
+  | "event_type_added"
+  | "event_type_removed"
   | "const_changed"
-  | "limit_tightened" | "limit_loosened"
+  | "limit_tightened"
+  | "limit_loosened"
   | "pattern_changed"
-  | "type_widened" | "type_narrowed" | "type_changed"
-  | "object_closed" | "object_opened"
-  | "branch_added" | "branch_removed"
-  | "constraint_added" | "constraint_removed"
-  | "payload_binding_added" | "payload_binding_removed"
+  | "type_widened"
+  | "type_narrowed"
+  | "type_changed"
+  | "object_closed"
+  | "object_opened"
+  | "branch_added"
+  | "branch_removed"
+  | "constraint_added"
+  | "constraint_removed"
+  | "payload_binding_added"
+  | "payload_binding_removed"
   | "reference_changed"
   | "keyword_changed"
   | "code_source_changed";
@@ -37,7 +51,8 @@ export interface Change {
 export type Direction = "producer" | "consumer" | "both";
 
 export const breaksIn = (change: Change, direction: Direction): boolean =>
-  (direction !== "consumer" && change.producer === "breaking") || (direction !== "producer" && change.consumer === "breaking");
+  (direction !== "consumer" && change.producer === "breaking") ||
+  (direction !== "producer" && change.consumer === "breaking");
 
 const C: Effect = "compatible";
 const B: Effect = "breaking";

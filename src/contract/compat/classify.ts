@@ -7,7 +7,11 @@ import { breaksIn, FIXED_EFFECTS, type Change, type Direction } from "./changes.
 import { diffSchema } from "./schema-diff.js";
 
 /** A change to a whole schema or source, with its kind's fixed effects. */
-function whole(schema: string, kind: "schema_added" | "schema_removed" | "code_source_changed", detail: string): Change {
+function whole(
+  schema: string,
+  kind: "schema_added" | "schema_removed" | "code_source_changed",
+  detail: string,
+): Change {
   const [producer, consumer] = FIXED_EFFECTS[kind]!;
   return { schema, pointer: "", kind, detail, producer, consumer };
 }
@@ -17,7 +21,9 @@ function schemasById(root: string): Map<string, Json> {
   const out = new Map<string, Json>();
   for (const source of REGISTERED_SOURCES) {
     if (source.kind !== "schemas" || !existsSync(join(root, source.path))) continue;
-    for (const name of readdirSync(join(root, source.path)).filter((n) => n.endsWith(".schema.json")).sort()) {
+    for (const name of readdirSync(join(root, source.path))
+      .filter((n) => n.endsWith(".schema.json"))
+      .sort()) {
       const json = JSON.parse(readFileSync(join(root, source.path, name), "utf8")) as Json;
       out.set(isObject(json) && typeof json.$id === "string" ? json.$id : `${source.path}/${name}`, json);
     }
@@ -37,7 +43,11 @@ function codeSourceChanges(oldRoot: string, newRoot: string): Change[] {
     const [a, b] = [registeredSourceDigest(oldRoot, source), registeredSourceDigest(newRoot, source)];
     if (a.ok && b.ok && a.value.digest === b.value.digest) continue;
     if (!a.ok && !b.ok) continue;
-    const detail = !a.ok ? "registered source added" : !b.ok ? "registered source removed" : "registered key list or limit changed";
+    const detail = !a.ok
+      ? "registered source added"
+      : !b.ok
+        ? "registered source removed"
+        : "registered key list or limit changed";
     out.push(whole(source.path, "code_source_changed", `${detail} (not classified: counted as breaking)`));
   }
   return out;

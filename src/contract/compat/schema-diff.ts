@@ -1,4 +1,13 @@
-import { isObject, SCHEMA_ARRAY_VALUED, SCHEMA_MAP_VALUED, SCHEMA_VALUED, sortedJson, withoutAnnotations, type Json, type JsonObject } from "../fingerprint/schema-shape.js";
+import {
+  isObject,
+  SCHEMA_ARRAY_VALUED,
+  SCHEMA_MAP_VALUED,
+  SCHEMA_VALUED,
+  sortedJson,
+  withoutAnnotations,
+  type Json,
+  type JsonObject,
+} from "../fingerprint/schema-shape.js";
 import { FIXED_EFFECTS, type Change, type ChangeKind, type Effect } from "./changes.js";
 
 /** Upper bounds: a smaller value accepts less. */
@@ -7,8 +16,21 @@ const UPPER_LIMITS = new Set(["maxLength", "maxItems", "maxProperties", "maximum
 const LOWER_LIMITS = new Set(["minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum", "minContains"]);
 /** Keywords handled by name below; any other keyword that differs is reported as breaking both ways. */
 const HANDLED = new Set([
-  ...UPPER_LIMITS, ...LOWER_LIMITS, ...SCHEMA_VALUED, ...SCHEMA_ARRAY_VALUED, ...SCHEMA_MAP_VALUED,
-  "type", "enum", "const", "required", "pattern", "$ref", "$id", "$schema", "default", "uniqueItems",
+  ...UPPER_LIMITS,
+  ...LOWER_LIMITS,
+  ...SCHEMA_VALUED,
+  ...SCHEMA_ARRAY_VALUED,
+  ...SCHEMA_MAP_VALUED,
+  "type",
+  "enum",
+  "const",
+  "required",
+  "pattern",
+  "$ref",
+  "$id",
+  "$schema",
+  "default",
+  "uniqueItems",
 ]);
 
 interface Walk {
@@ -21,13 +43,16 @@ function push(w: Walk, pointer: string, kind: ChangeKind, detail: string, effect
   w.out.push({ schema: w.schema, pointer, kind, detail, producer, consumer });
 }
 
-const at = (base: string, token: string | number) => `${base}/${String(token).replace(/~/g, "~0").replace(/\//g, "~1")}`;
-const same = (a: Json | undefined, b: Json | undefined) => (a === undefined ? b === undefined : b !== undefined && sortedJson(a) === sortedJson(b));
+const at = (base: string, token: string | number) =>
+  `${base}/${String(token).replace(/~/g, "~0").replace(/\//g, "~1")}`;
+const same = (a: Json | undefined, b: Json | undefined) =>
+  a === undefined ? b === undefined : b !== undefined && sortedJson(a) === sortedJson(b);
 const show = (v: Json | undefined) => (v === undefined ? "(none)" : sortedJson(v));
 
 /** Closed: a document may carry no member the schema does not name. */
 const isClosed = (s: JsonObject) => s.additionalProperties === false || s.unevaluatedProperties === false;
-const typeSet = (t: Json | undefined): Set<string> | undefined => (t === undefined ? undefined : new Set(Array.isArray(t) ? (t as string[]) : [t as string]));
+const typeSet = (t: Json | undefined): Set<string> | undefined =>
+  t === undefined ? undefined : new Set(Array.isArray(t) ? (t as string[]) : [t as string]);
 
 /**
  * Every difference between two versions of one schema, with its effect in each direction.
@@ -67,14 +92,16 @@ function walk(w: Walk, ptr: string, a: Json, b: Json): void {
     } else if (key === "$ref") push(w, at(ptr, key), "reference_changed", `${show(x)} → ${show(y)}`);
     else if (key === "additionalProperties" || key === "unevaluatedProperties") closure(w, at(ptr, key), x, y);
     else if (SCHEMA_VALUED.has(key)) walk(w, at(ptr, key), x ?? true, y ?? true);
-    else if (key === "allOf") allOf(w, at(ptr, key), (x ?? []) as Json[], (y ?? []) as Json[], eventTypes(a), eventTypes(b));
+    else if (key === "allOf")
+      allOf(w, at(ptr, key), (x ?? []) as Json[], (y ?? []) as Json[], eventTypes(a), eventTypes(b));
     else if (key === "anyOf" || key === "oneOf") branches(w, at(ptr, key), (x ?? []) as Json[], (y ?? []) as Json[]);
     else if (key === "prefixItems") positional(w, at(ptr, key), (x ?? []) as Json[], (y ?? []) as Json[]);
     else if (key === "$defs" || key === "definitions") definitions(w, at(ptr, key), x, y);
     else if (key === "patternProperties" || key === "dependentSchemas") namedSchemas(w, at(ptr, key), x, y);
     else if (key === "$id" || key === "$schema" || key === "default") continue;
     else if (!HANDLED.has(key) || key === "uniqueItems") {
-      const effects: [Effect, Effect] | undefined = key === "uniqueItems" ? (y === true ? ["breaking", "compatible"] : ["compatible", "breaking"]) : undefined;
+      const effects: [Effect, Effect] | undefined =
+        key === "uniqueItems" ? (y === true ? ["breaking", "compatible"] : ["compatible", "breaking"]) : undefined;
       push(w, at(ptr, key), "keyword_changed", `${key}: ${show(x)} → ${show(y)}`, effects);
     }
   }
@@ -91,21 +118,40 @@ function objectMembers(w: Walk, ptr: string, a: JsonObject, b: JsonObject): void
   for (const name of Object.keys(newProps)) {
     const p = at(at(ptr, "properties"), name);
     if (!(name in oldProps)) {
-      if (newReq.has(name)) push(w, p, "required_property_added", `new required member ${JSON.stringify(name)}`, ["breaking", oldClosed ? "breaking" : "compatible"]);
-      else push(w, p, "property_added", `new optional member ${JSON.stringify(name)} on ${oldClosed ? "a closed" : "an open"} object`, ["compatible", oldClosed ? "breaking" : "compatible"]);
+      if (newReq.has(name))
+        push(w, p, "required_property_added", `new required member ${JSON.stringify(name)}`, [
+          "breaking",
+          oldClosed ? "breaking" : "compatible",
+        ]);
+      else
+        push(
+          w,
+          p,
+          "property_added",
+          `new optional member ${JSON.stringify(name)} on ${oldClosed ? "a closed" : "an open"} object`,
+          ["compatible", oldClosed ? "breaking" : "compatible"],
+        );
     } else walk(w, p, oldProps[name]!, newProps[name]!);
   }
   for (const name of Object.keys(oldProps)) {
     if (name in newProps) continue;
-    push(w, at(at(ptr, "properties"), name), "property_removed", `member ${JSON.stringify(name)} removed from ${newClosed ? "a closed" : "an open"} object`,
-      [newClosed ? "breaking" : "compatible", oldReq.has(name) ? "breaking" : "compatible"]);
+    push(
+      w,
+      at(at(ptr, "properties"), name),
+      "property_removed",
+      `member ${JSON.stringify(name)} removed from ${newClosed ? "a closed" : "an open"} object`,
+      [newClosed ? "breaking" : "compatible", oldReq.has(name) ? "breaking" : "compatible"],
+    );
   }
   for (const name of newReq) {
-    if (!oldReq.has(name) && name in oldProps) push(w, at(ptr, "required"), "property_made_required", `${JSON.stringify(name)} is now required`);
-    else if (!oldReq.has(name) && !(name in oldProps) && !(name in newProps)) push(w, at(ptr, "required"), "property_made_required", `${JSON.stringify(name)} is now required`);
+    if (!oldReq.has(name) && name in oldProps)
+      push(w, at(ptr, "required"), "property_made_required", `${JSON.stringify(name)} is now required`);
+    else if (!oldReq.has(name) && !(name in oldProps) && !(name in newProps))
+      push(w, at(ptr, "required"), "property_made_required", `${JSON.stringify(name)} is now required`);
   }
   for (const name of oldReq) {
-    if (!newReq.has(name) && name in newProps) push(w, at(ptr, "required"), "property_made_optional", `${JSON.stringify(name)} is no longer required`);
+    if (!newReq.has(name) && name in newProps)
+      push(w, at(ptr, "required"), "property_made_optional", `${JSON.stringify(name)} is no longer required`);
   }
 }
 
@@ -113,14 +159,21 @@ function enumValues(w: Walk, ptr: string, a: JsonObject, b: JsonObject): void {
   if (same(a.enum, b.enum)) return;
   const p = at(ptr, "enum");
   if (!Array.isArray(a.enum) || !Array.isArray(b.enum)) {
-    push(w, p, Array.isArray(b.enum) ? "constraint_added" : "constraint_removed", `enum ${show(a.enum)} → ${show(b.enum)}`);
+    push(
+      w,
+      p,
+      Array.isArray(b.enum) ? "constraint_added" : "constraint_removed",
+      `enum ${show(a.enum)} → ${show(b.enum)}`,
+    );
     return;
   }
   const eventType = ptr.endsWith("/properties/eventType");
   const oldValues = new Set(a.enum.map((v) => sortedJson(v)));
   const newValues = new Set(b.enum.map((v) => sortedJson(v)));
-  for (const v of newValues) if (!oldValues.has(v)) push(w, p, eventType ? "event_type_added" : "enum_value_added", `${v} added`);
-  for (const v of oldValues) if (!newValues.has(v)) push(w, p, eventType ? "event_type_removed" : "enum_value_removed", `${v} removed`);
+  for (const v of newValues)
+    if (!oldValues.has(v)) push(w, p, eventType ? "event_type_added" : "enum_value_added", `${v} added`);
+  for (const v of oldValues)
+    if (!newValues.has(v)) push(w, p, eventType ? "event_type_removed" : "enum_value_removed", `${v} removed`);
 }
 
 function types(w: Walk, ptr: string, a: JsonObject, b: JsonObject): void {
@@ -165,12 +218,14 @@ function allOf(w: Walk, ptr: string, a: Json[], b: Json[], oldTypes: Set<Json>, 
   const keyed = (list: Json[]) => {
     // Two entries may share an `if`: the n-th of them matches the n-th on the other side.
     const seen = new Map<string, number>();
-    return new Map(list.map((e, i) => {
-      const base = isObject(e) && e.if !== undefined ? `if:${sortedJson(e.if)}` : `=${sortedJson(e)}`;
-      const n = seen.get(base) ?? 0;
-      seen.set(base, n + 1);
-      return [`${base}#${n}`, { e, i }];
-    }));
+    return new Map(
+      list.map((e, i) => {
+        const base = isObject(e) && e.if !== undefined ? `if:${sortedJson(e.if)}` : `=${sortedJson(e)}`;
+        const n = seen.get(base) ?? 0;
+        seen.set(base, n + 1);
+        return [`${base}#${n}`, { e, i }];
+      }),
+    );
   };
   const oldByKey = keyed(a);
   const newByKey = keyed(b);
@@ -179,20 +234,36 @@ function allOf(w: Walk, ptr: string, a: Json[], b: Json[], oldTypes: Set<Json>, 
     if (old) walk(w, at(ptr, i), old.e, e);
     else {
       const bound = boundEventType(e);
-      if (bound !== undefined && newTypes.has(bound) && !oldTypes.has(bound)) push(w, at(ptr, i), "payload_binding_added", `payload bound for the new event type ${bound}`);
-      else push(w, at(ptr, i), "constraint_added", bound ? `payload binding for ${bound} added` : `allOf entry added: ${show(e)}`);
+      if (bound !== undefined && newTypes.has(bound) && !oldTypes.has(bound))
+        push(w, at(ptr, i), "payload_binding_added", `payload bound for the new event type ${bound}`);
+      else
+        push(
+          w,
+          at(ptr, i),
+          "constraint_added",
+          bound ? `payload binding for ${bound} added` : `allOf entry added: ${show(e)}`,
+        );
     }
   }
   for (const [k, { e, i }] of oldByKey) {
     if (newByKey.has(k)) continue;
     const bound = boundEventType(e);
-    push(w, at(ptr, i), bound !== undefined ? "payload_binding_removed" : "constraint_removed", bound ? `payload binding for ${bound} removed` : `allOf entry removed: ${show(e)}`);
+    push(
+      w,
+      at(ptr, i),
+      bound !== undefined ? "payload_binding_removed" : "constraint_removed",
+      bound ? `payload binding for ${bound} removed` : `allOf entry removed: ${show(e)}`,
+    );
   }
 }
 
 /** A schema's eventType enum, to tell a binding for a new type from a new rule on an old one. */
 const eventTypes = (s: JsonObject): Set<Json> =>
-  new Set(isObject(s.properties) && isObject(s.properties.eventType) && Array.isArray(s.properties.eventType.enum) ? s.properties.eventType.enum : []);
+  new Set(
+    isObject(s.properties) && isObject(s.properties.eventType) && Array.isArray(s.properties.eventType.enum)
+      ? s.properties.eventType.enum
+      : [],
+  );
 
 /** anyOf / oneOf: a new alternative accepts more, a removed one less; equal ones are matched first. */
 function branches(w: Walk, ptr: string, a: Json[], b: Json[]): void {
@@ -204,7 +275,8 @@ function branches(w: Walk, ptr: string, a: Json[], b: Json[]): void {
   const paired = Math.min(onlyOld.length, onlyNew.length);
   for (let k = 0; k < paired; k++) walk(w, at(ptr, onlyNew[k]!.i), onlyOld[k]!.e, onlyNew[k]!.e);
   for (const { e, i } of onlyNew.slice(paired)) push(w, at(ptr, i), "branch_added", `alternative added: ${show(e)}`);
-  for (const { e, i } of onlyOld.slice(paired)) push(w, at(ptr, i), "branch_removed", `alternative removed: ${show(e)}`);
+  for (const { e, i } of onlyOld.slice(paired))
+    push(w, at(ptr, i), "branch_removed", `alternative removed: ${show(e)}`);
 }
 
 function positional(w: Walk, ptr: string, a: Json[], b: Json[]): void {
@@ -214,7 +286,8 @@ function positional(w: Walk, ptr: string, a: Json[], b: Json[]): void {
 function namedSchemas(w: Walk, ptr: string, x: Json | undefined, y: Json | undefined): void {
   const a = (isObject(x) ? x : {}) as JsonObject;
   const b = (isObject(y) ? y : {}) as JsonObject;
-  for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) walk(w, at(ptr, name), a[name] ?? true, b[name] ?? true);
+  for (const name of new Set([...Object.keys(a), ...Object.keys(b)]))
+    walk(w, at(ptr, name), a[name] ?? true, b[name] ?? true);
 }
 
 /** A definition is contract only through the references to it: compare those both sides keep. */

@@ -31,7 +31,8 @@ export function typeShapes(tokens: readonly Token[]): Token[] {
   const names = new Map<string, string>();
   for (let i = 0; i + 2 < tokens.length; i++) {
     const [keyword, name, after] = [tokens[i]!, tokens[i + 1]!, tokens[i + 2]!];
-    if (keyword.kind !== "word" || (keyword.text !== "type" && keyword.text !== "interface") || name.kind !== "word") continue;
+    if (keyword.kind !== "word" || (keyword.text !== "type" && keyword.text !== "interface") || name.kind !== "word")
+      continue;
     if (after.text === "=" || after.text === "{" || after.text === "<" || after.text === "extends") {
       if (!names.has(name.text)) names.set(name.text, `$${names.size}`);
     }

@@ -16,9 +16,17 @@ let cached: string | undefined;
  */
 export function buildContractDigest(): string {
   if (cached === undefined) {
-    const parsed = JSON.parse(readFileSync(join(packageRoot(), COMMITTED_DIGEST_FILE), "utf8")) as Partial<ContractDigest>;
-    if (parsed.schema !== CONTRACT_DIGEST_SCHEMA || typeof parsed.contractDigest !== "string" || !/^sha256:[0-9a-f]{64}$/.test(parsed.contractDigest)) {
-      throw new Error(`${COMMITTED_DIGEST_FILE} is not a ${CONTRACT_DIGEST_SCHEMA} document: run \`npm run generate:digest\``);
+    const parsed = JSON.parse(
+      readFileSync(join(packageRoot(), COMMITTED_DIGEST_FILE), "utf8"),
+    ) as Partial<ContractDigest>;
+    if (
+      parsed.schema !== CONTRACT_DIGEST_SCHEMA ||
+      typeof parsed.contractDigest !== "string" ||
+      !/^sha256:[0-9a-f]{64}$/.test(parsed.contractDigest)
+    ) {
+      throw new Error(
+        `${COMMITTED_DIGEST_FILE} is not a ${CONTRACT_DIGEST_SCHEMA} document: run \`npm run generate:digest\``,
+      );
     }
     cached = parsed.contractDigest;
   }

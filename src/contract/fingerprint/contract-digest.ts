@@ -37,7 +37,11 @@ class SourceFailure extends Error {
 }
 
 const missing = (path: string, what: string): never => {
-  throw new SourceFailure({ code: "source_missing", path, message: `${what} is a registered contract source but is missing: restore it, or change the registry (src/contract/fingerprint/registry.ts) on purpose` });
+  throw new SourceFailure({
+    code: "source_missing",
+    path,
+    message: `${what} is a registered contract source but is missing: restore it, or change the registry (src/contract/fingerprint/registry.ts) on purpose`,
+  });
 };
 
 function readText(root: string, path: string): string {
@@ -50,7 +54,8 @@ function tokens(root: string, path: string): Token[] {
   try {
     return tokenize(readText(root, path));
   } catch (e) {
-    if (e instanceof TokenError) throw new SourceFailure({ code: "source_unreadable", path, message: `${path}: ${e.message}` });
+    if (e instanceof TokenError)
+      throw new SourceFailure({ code: "source_unreadable", path, message: `${path}: ${e.message}` });
     throw e;
   }
 }
@@ -58,7 +63,9 @@ function tokens(root: string, path: string): Token[] {
 function schemaFolder(root: string, path: string): SourceDigest {
   const dir = join(root, path);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) missing(path, `the folder ${path}`);
-  const files = readdirSync(dir).filter((n) => n.endsWith(".schema.json")).sort();
+  const files = readdirSync(dir)
+    .filter((n) => n.endsWith(".schema.json"))
+    .sort();
   if (files.length === 0) missing(path, `the schemas in ${path}`);
   const digests = files.map((name) => {
     const filePath = `${path}/${name}`;
@@ -66,7 +73,11 @@ function schemaFolder(root: string, path: string): SourceDigest {
     try {
       json = JSON.parse(readText(root, filePath)) as Json;
     } catch (e) {
-      throw new SourceFailure({ code: "source_unreadable", path: filePath, message: `${filePath} is not JSON: ${(e as Error).message}` });
+      throw new SourceFailure({
+        code: "source_unreadable",
+        path: filePath,
+        message: `${filePath} is not JSON: ${(e as Error).message}`,
+      });
     }
     return { path: filePath, digest: sha256Digest(sortedJson(withoutAnnotations(json))) };
   });
@@ -78,12 +89,17 @@ function sourceDigest(root: string, source: RegisteredSource): SourceDigest {
     case "schemas":
       return schemaFolder(root, source.path);
     case "types":
-      return { source: source.path, kind: source.kind, digest: sha256Digest(tokenText(typeShapes(tokens(root, source.path)))) };
+      return {
+        source: source.path,
+        kind: source.kind,
+        digest: sha256Digest(tokenText(typeShapes(tokens(root, source.path)))),
+      };
     case "constants": {
       const all = tokens(root, source.path);
       const parts = source.names.map((name) => {
         const declaration = constantDeclaration(all, name);
-        if (declaration === undefined) return missing(`${source.path}#${name}`, `the constant ${name} in ${source.path}`);
+        if (declaration === undefined)
+          return missing(`${source.path}#${name}`, `the constant ${name} in ${source.path}`);
         return [name, tokenText(declaration)];
       });
       return { source: source.path, kind: source.kind, digest: sha256Digest(sortedJson(parts as Json)) };
@@ -92,7 +108,10 @@ function sourceDigest(root: string, source: RegisteredSource): SourceDigest {
 }
 
 /** One registered source's digest, or why it cannot be computed. */
-export function registeredSourceDigest(root: string, source: RegisteredSource): { ok: true; value: SourceDigest } | { ok: false; error: DigestError } {
+export function registeredSourceDigest(
+  root: string,
+  source: RegisteredSource,
+): { ok: true; value: SourceDigest } | { ok: false; error: DigestError } {
   try {
     return { ok: true, value: sourceDigest(root, source) };
   } catch (e) {
@@ -105,11 +124,21 @@ export function registeredSourceDigest(root: string, source: RegisteredSource): 
  * The contract digest of the package tree at `root` (runtime.md §12.2): equal digests mean the
  * same wire contract, whatever the comments, formatting, annotations or type names.
  */
-export function computeContractDigest(root: string, registry: readonly RegisteredSource[] = REGISTERED_SOURCES): DigestResult {
+export function computeContractDigest(
+  root: string,
+  registry: readonly RegisteredSource[] = REGISTERED_SOURCES,
+): DigestResult {
   try {
     const sources = registry.map((s) => sourceDigest(root, s));
     const summary = sources.map((s) => [s.source, s.digest]);
-    return { ok: true, value: { schema: CONTRACT_DIGEST_SCHEMA, contractDigest: sha256Digest(sortedJson([CONTRACT_DIGEST_SCHEMA, summary] as Json)), sources } };
+    return {
+      ok: true,
+      value: {
+        schema: CONTRACT_DIGEST_SCHEMA,
+        contractDigest: sha256Digest(sortedJson([CONTRACT_DIGEST_SCHEMA, summary] as Json)),
+        sources,
+      },
+    };
   } catch (e) {
     if (e instanceof SourceFailure) return { ok: false, error: e.error };
     throw e;

@@ -18,9 +18,17 @@ export const REGISTERED_SOURCES: readonly RegisteredSource[] = [
   { kind: "schemas", path: "protocol/provider-schemas" },
   { kind: "types", path: "src/contract/generated/types.ts" },
   { kind: "constants", path: "src/contract/validator-names.ts", names: ["VALIDATOR_REFS"] },
-  { kind: "constants", path: "src/contract/versions.ts", names: ["SUPPORTED_PROTOCOL_VERSIONS", "SUPPORTED_FIXTURE_VERSIONS", "MAX_FRAME_BYTES", "MAX_JSON_DEPTH"] },
+  {
+    kind: "constants",
+    path: "src/contract/versions.ts",
+    names: ["SUPPORTED_PROTOCOL_VERSIONS", "SUPPORTED_FIXTURE_VERSIONS", "MAX_FRAME_BYTES", "MAX_JSON_DEPTH"],
+  },
   { kind: "constants", path: "src/contract/reserved-environment.ts", names: ["RESERVED_ENVIRONMENT_KEYS"] },
-  { kind: "constants", path: "src/transport/envelope.ts", names: ["IDENTITY_FIELDS", "HANDSHAKE_KINDS", "CORE_TO_RUNNER_KINDS", "RUNNER_TO_CORE_KINDS"] },
+  {
+    kind: "constants",
+    path: "src/transport/envelope.ts",
+    names: ["IDENTITY_FIELDS", "HANDSHAKE_KINDS", "CORE_TO_RUNNER_KINDS", "RUNNER_TO_CORE_KINDS"],
+  },
   { kind: "constants", path: "src/transport/derive.ts", names: ["LABELS", "CHALLENGE_MEMBERS"] },
   { kind: "constants", path: "src/authority/limits.ts", names: ["RESULT_STATUSES", "COMMITTED_WINDOW"] },
 ];

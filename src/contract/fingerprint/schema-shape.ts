@@ -7,13 +7,28 @@
 
 /** Keywords whose value is one subschema. */
 export const SCHEMA_VALUED = new Set([
-  "additionalProperties", "unevaluatedProperties", "unevaluatedItems", "items", "additionalItems",
-  "contains", "propertyNames", "not", "if", "then", "else",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "items",
+  "additionalItems",
+  "contains",
+  "propertyNames",
+  "not",
+  "if",
+  "then",
+  "else",
 ]);
 /** Keywords whose value is an array of subschemas. */
 export const SCHEMA_ARRAY_VALUED = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
 /** Keywords whose value maps names (data) to subschemas. */
-export const SCHEMA_MAP_VALUED = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+export const SCHEMA_MAP_VALUED = new Set([
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+]);
 
 /** Annotation keywords: text for people, no effect on what a document may contain (runtime.md §12.2). */
 export const ANNOTATION_KEYWORDS = new Set(["description", "title", "$comment", "examples"]);
@@ -29,9 +44,11 @@ export function withoutAnnotations(schema: Json): Json {
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) {
     if (ANNOTATION_KEYWORDS.has(key)) continue;
-    if (SCHEMA_VALUED.has(key)) out[key] = Array.isArray(value) ? value.map(withoutAnnotations) : withoutAnnotations(value);
+    if (SCHEMA_VALUED.has(key))
+      out[key] = Array.isArray(value) ? value.map(withoutAnnotations) : withoutAnnotations(value);
     else if (SCHEMA_ARRAY_VALUED.has(key) && Array.isArray(value)) out[key] = value.map(withoutAnnotations);
-    else if (SCHEMA_MAP_VALUED.has(key) && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, withoutAnnotations(sub)]));
+    else if (SCHEMA_MAP_VALUED.has(key) && isObject(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, withoutAnnotations(sub)]));
     else out[key] = value;
   }
   return out;

@@ -14,8 +14,43 @@ export interface Token {
 }
 
 /** After these a `/` starts a regular expression rather than a division. */
-const REGEX_AFTER_PUNCT = new Set(["(", ",", "=", ":", "[", "!", "&", "|", "?", "{", "}", ";", "+", "-", "*", "%", "<", ">", "~", "^"]);
-const REGEX_AFTER_WORD = new Set(["return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw", "yield", "await"]);
+const REGEX_AFTER_PUNCT = new Set([
+  "(",
+  ",",
+  "=",
+  ":",
+  "[",
+  "!",
+  "&",
+  "|",
+  "?",
+  "{",
+  "}",
+  ";",
+  "+",
+  "-",
+  "*",
+  "%",
+  "<",
+  ">",
+  "~",
+  "^",
+]);
+const REGEX_AFTER_WORD = new Set([
+  "return",
+  "typeof",
+  "case",
+  "do",
+  "else",
+  "in",
+  "of",
+  "new",
+  "delete",
+  "void",
+  "throw",
+  "yield",
+  "await",
+]);
 const CLOSERS = new Set(["]", "}", ")"]);
 
 const isIdentStart = (c: string) => /[A-Za-z_$\u0080-\uffff]/.test(c);
@@ -36,8 +71,14 @@ export function tokenize(source: string): Token[] {
   while (i < n) {
     const c = source[i]!;
     const next = source[i + 1];
-    if (/\s/.test(c)) { i++; continue; }
-    if (c === "/" && next === "/") { i = lineEnd(source, i); continue; }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === "/" && next === "/") {
+      i = lineEnd(source, i);
+      continue;
+    }
     if (c === "/" && next === "*") {
       const end = source.indexOf("*/", i + 2);
       if (end < 0) throw new TokenError(`unterminated comment at offset ${i}`);
@@ -91,7 +132,10 @@ function lineEnd(s: string, i: number): number {
 
 function stringEnd(s: string, open: number, quote: string): number {
   for (let j = open + 1; j < s.length; j++) {
-    if (s[j] === "\\") { j++; continue; }
+    if (s[j] === "\\") {
+      j++;
+      continue;
+    }
     if (s[j] === quote) return j;
     if (s[j] === "\n") break;
   }
@@ -103,12 +147,28 @@ function templateEnd(s: string, open: number): number {
   let depth = 0;
   for (let j = open + 1; j < s.length; j++) {
     const c = s[j]!;
-    if (c === "\\") { j++; continue; }
+    if (c === "\\") {
+      j++;
+      continue;
+    }
     if (depth === 0 && c === "`") return j;
-    if (c === "$" && s[j + 1] === "{") { depth++; j++; continue; }
-    if (depth > 0 && c === "}") { depth--; continue; }
-    if (depth > 0 && (c === '"' || c === "'")) { j = stringEnd(s, j, c); continue; }
-    if (depth > 0 && c === "`") { j = templateEnd(s, j); continue; }
+    if (c === "$" && s[j + 1] === "{") {
+      depth++;
+      j++;
+      continue;
+    }
+    if (depth > 0 && c === "}") {
+      depth--;
+      continue;
+    }
+    if (depth > 0 && (c === '"' || c === "'")) {
+      j = stringEnd(s, j, c);
+      continue;
+    }
+    if (depth > 0 && c === "`") {
+      j = templateEnd(s, j);
+      continue;
+    }
   }
   throw new TokenError(`unterminated template literal at offset ${open}`);
 }
@@ -117,7 +177,10 @@ function regexEnd(s: string, open: number): number {
   let inClass = false;
   for (let j = open + 1; j < s.length; j++) {
     const c = s[j]!;
-    if (c === "\\") { j++; continue; }
+    if (c === "\\") {
+      j++;
+      continue;
+    }
     if (c === "\n") break;
     if (c === "[") inClass = true;
     else if (c === "]") inClass = false;

@@ -116,15 +116,22 @@ export class AcpDriver implements HarnessDriver {
     const o = this.options;
     const limit = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     const projection = new AcpProjection({
-      runId: o.runId, sessionId: o.sessionId, cwd: o.cwd, generation: ++this.generation,
-      ...(o.identity ? { identity: o.identity } : {}), forbidRequests: o.permissionPolicy === "forbid",
+      runId: o.runId,
+      sessionId: o.sessionId,
+      cwd: o.cwd,
+      generation: ++this.generation,
+      ...(o.identity ? { identity: o.identity } : {}),
+      forbidRequests: o.permissionPolicy === "forbid",
     });
     const emit = (input: AcpInput) => {
       for (const fact of projection.project(input)) listener.fact(fact);
     };
     let incoming!: ReadableStreamDefaultController<acp.AnyMessage>;
     const env = harnessEnv({ ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env }, o.runtimeEnv ?? {});
-    const view = harnessView(o.sandbox, { readable: activityDirOf(env), writable: [o.cwd, ...(env.HOME ? [env.HOME] : [])] });
+    const view = harnessView(o.sandbox, {
+      readable: activityDirOf(env),
+      writable: [o.cwd, ...(env.HOME ? [env.HOME] : [])],
+    });
     const h = new SupervisedProcess({
       command: "/bin/sh",
       args: ["-c", `exec ${o.command}`],
@@ -145,7 +152,12 @@ export class AcpDriver implements HarnessDriver {
         }
         // Before the projection or the SDK walks it: a deep line would overflow their stacks.
         const deep = nestingError(message);
-        if (deep) return listener.fact({ kind: "violation", code: "protocol_error", message: `the agent wrote a JSON line nested deeper than the ${MAX_JSON_DEPTH}-level limit (at ${cutTextMarked(deep.path, 120)}): refused unread` });
+        if (deep)
+          return listener.fact({
+            kind: "violation",
+            code: "protocol_error",
+            message: `the agent wrote a JSON line nested deeper than the ${MAX_JSON_DEPTH}-level limit (at ${cutTextMarked(deep.path, 120)}): refused unread`,
+          });
         emit({ kind: "received", message });
         try {
           incoming.enqueue(message as acp.AnyMessage);
@@ -153,9 +165,18 @@ export class AcpDriver implements HarnessDriver {
           // the connection is closed: nothing reads the agent any more
         }
       },
-      onOversize: (bytes) => listener.fact({ kind: "violation", message: `the agent wrote a stdout line of ${bytes} bytes, over the ${limit}-byte limit` }),
+      onOversize: (bytes) =>
+        listener.fact({
+          kind: "violation",
+          message: `the agent wrote a stdout line of ${bytes} bytes, over the ${limit}-byte limit`,
+        }),
       // Not at its newline, which may never come: a hostile agent could stream for ever into one line.
-      onOverlong: () => this.giveUp(agent, "agent_line_too_long", `the agent is writing a stdout line longer than the ${limit}-byte limit`),
+      onOverlong: () =>
+        this.giveUp(
+          agent,
+          "agent_line_too_long",
+          `the agent is writing a stdout line longer than the ${limit}-byte limit`,
+        ),
     });
     emit({ kind: "spawned", pid: h.pid });
     const stream: acp.Stream = {
@@ -173,41 +194,81 @@ export class AcpDriver implements HarnessDriver {
      * answered already; a request the projection did not open (refused, or the run failing
      * closed) is cancelled at once; otherwise it waits, and the policy answers when it decides.
      */
-    const wait = <R>(requestId: unknown, cancelled: R, policy: () => string | null) => new Promise<R>((resolve) => {
-      const early = agent.early.get(key(requestId));
-      if (early) {
-        agent.early.delete(key(requestId));
-        return resolve(early as R);
-      }
-      if (agent.cancelled || !agent.projection.isOpen(requestId)) return resolve(cancelled);
-      answers.set(key(requestId), { resolve: resolve as (r: unknown) => void, cancelled });
-      this.watchIdle(agent); // the agent waits on the controller: its silence is not its fault
-      const action = policy();
-      if (action) this.answer(requestId, { action }, "policy");
-    });
-    const app = acp.client({ name: "prp-kit" })
+    const wait = <R>(requestId: unknown, cancelled: R, policy: () => string | null) =>
+      new Promise<R>((resolve) => {
+        const early = agent.early.get(key(requestId));
+        if (early) {
+          agent.early.delete(key(requestId));
+          return resolve(early as R);
+        }
+        if (agent.cancelled || !agent.projection.isOpen(requestId)) return resolve(cancelled);
+        answers.set(key(requestId), { resolve: resolve as (r: unknown) => void, cancelled });
+        this.watchIdle(agent); // the agent waits on the controller: its silence is not its fault
+        const action = policy();
+        if (action) this.answer(requestId, { action }, "policy");
+      });
+    const app = acp
+      .client({ name: "prp-kit" })
       .onRequest(acp.methods.client.session.requestPermission, ({ params, requestId }) =>
-        wait(requestId, CANCELLED_PERMISSION as acp.RequestPermissionResponse, () => policyAction(o.permissionPolicy, params.toolCall.kind)))
+        wait(requestId, CANCELLED_PERMISSION as acp.RequestPermissionResponse, () =>
+          policyAction(o.permissionPolicy, params.toolCall.kind),
+        ),
+      )
       // Rule 4: a form question waits for the controller under `ask`; any other policy cancels it, as an event.
       .onRequest(acp.methods.client.elicitation.create, ({ requestId }) =>
-        wait(requestId, CANCELLED_QUESTION as acp.CreateElicitationResponse, () => questionPolicyAction(o.permissionPolicy)))
+        wait(requestId, CANCELLED_QUESTION as acp.CreateElicitationResponse, () =>
+          questionPolicyAction(o.permissionPolicy),
+        ),
+      )
       .onNotification(acp.methods.client.session.update, () => {}); // projected from the tap, in wire order
     const connection = app.connect(stream);
     const agent: Agent = {
-      h, listener, emit, projection, agent: connection.agent, connection, answers, early: new Map(), session: null, prompt: null, ending: false, cancelled: false, endedAfterTurn: false,
-      prompting: false, idle: undefined, initialized: Promise.resolve(false),
+      h,
+      listener,
+      emit,
+      projection,
+      agent: connection.agent,
+      connection,
+      answers,
+      early: new Map(),
+      session: null,
+      prompt: null,
+      ending: false,
+      cancelled: false,
+      endedAfterTurn: false,
+      prompting: false,
+      idle: undefined,
+      initialized: Promise.resolve(false),
     };
-    agent.initialized = this.handshake(agent, "initialize", connection.agent.request(acp.methods.agent.initialize, {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      // Form elicitation is advertised: ACP agents may ask questions only when the client says it can show forms.
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, elicitation: { form: {} } },
-      clientInfo: { name: "prp-kit", version: o.clientVersion ?? "0" },
-    })).then(() => !projection.broken, () => false);
+    agent.initialized = this.handshake(
+      agent,
+      "initialize",
+      connection.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        // Form elicitation is advertised: ACP agents may ask questions only when the client says it can show forms.
+        clientCapabilities: {
+          fs: { readTextFile: false, writeTextFile: false },
+          terminal: false,
+          elicitation: { form: {} },
+        },
+        clientInfo: { name: "prp-kit", version: o.clientVersion ?? "0" },
+      }),
+    ).then(
+      () => !projection.broken,
+      () => false,
+    );
     this.current = agent;
     // An agent that closes its stdout and stays can never answer again: only its exit is a clean end of the pipe.
-    void h.stdoutEnded.then(() => Promise.race([h.exited.then(() => true), sleep(this.settleMs()).then(() => false)])).then((exited) => {
-      if (!exited && !agent.ending) this.giveUp(agent, "agent_stdout_closed", "the agent closed its stdout but kept running: it can never answer again");
-    });
+    void h.stdoutEnded
+      .then(() => Promise.race([h.exited.then(() => true), sleep(this.settleMs()).then(() => false)]))
+      .then((exited) => {
+        if (!exited && !agent.ending)
+          this.giveUp(
+            agent,
+            "agent_stdout_closed",
+            "the agent closed its stdout but kept running: it can never answer again",
+          );
+      });
     void whenGone(h, o.graceMs).then((gone) => {
       const exit = gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`;
       if (agent.projection.sessionId) this.previousSessionId = agent.projection.sessionId;
@@ -218,7 +279,11 @@ export class AcpDriver implements HarnessDriver {
       for (const w of answers.values()) w.resolve(w.cancelled);
       if (this.current === agent) this.current = null;
       // Ended by the driver after its turn was over: that is how an ACP agent's run ends, not a failure.
-      listener.gone({ ...gone, ...(agent.endedAfterTurn && !gone.exit.success ? { exit: { ...gone.exit, success: true } } : {}), endedByDriver: agent.ending });
+      listener.gone({
+        ...gone,
+        ...(agent.endedAfterTurn && !gone.exit.success ? { exit: { ...gone.exit, success: true } } : {}),
+        endedByDriver: agent.ending,
+      });
     });
   }
 
@@ -230,14 +295,36 @@ export class AcpDriver implements HarnessDriver {
       const canLoad = a.projection.capabilities.loadSession === true;
       // A restarted runner's recorded session is loaded or nothing: a new one would lose the run's work.
       if (open.resumeSessionId !== undefined && !canLoad) {
-        a.listener.fact({ kind: "event", eventType: "session.failed", payload: { code: "load_session_unsupported", message: `the agent does not advertise loadSession, so session ${open.resumeSessionId} cannot be loaded`, method: "session/load" } });
+        a.listener.fact({
+          kind: "event",
+          eventType: "session.failed",
+          payload: {
+            code: "load_session_unsupported",
+            message: `the agent does not advertise loadSession, so session ${open.resumeSessionId} cannot be loaded`,
+            method: "session/load",
+          },
+        });
         return false;
       }
       const previous = open.resumeSessionId ?? this.previousSessionId;
       const load = open.resume && previous !== null && canLoad;
       try {
-        if (load) await this.handshake(a, "session/load", a.agent.request(acp.methods.agent.session.load, { sessionId: previous, cwd: this.options.cwd, mcpServers: [] }));
-        else await this.handshake(a, "session/new", a.agent.request(acp.methods.agent.session.new, { cwd: this.options.cwd, mcpServers: [] }));
+        if (load)
+          await this.handshake(
+            a,
+            "session/load",
+            a.agent.request(acp.methods.agent.session.load, {
+              sessionId: previous,
+              cwd: this.options.cwd,
+              mcpServers: [],
+            }),
+          );
+        else
+          await this.handshake(
+            a,
+            "session/new",
+            a.agent.request(acp.methods.agent.session.new, { cwd: this.options.cwd, mcpServers: [] }),
+          );
         return a.projection.sessionId !== null;
       } catch {
         return false; // the projection reported the error (session.failed)
@@ -252,10 +339,16 @@ export class AcpDriver implements HarnessDriver {
     if (turn.text !== undefined) this.turnText = turn.text;
     a.prompt = (a.session ?? Promise.resolve(false)).then(async (ok) => {
       if (!ok || a.projection.sessionId === null) {
-        a.emit({ kind: "turn_refused", message: "the agent has no session: session/new failed, so the prompt was not sent" });
+        a.emit({
+          kind: "turn_refused",
+          message: "the agent has no session: session/new failed, so the prompt was not sent",
+        });
       } else {
         const prompt = [{ type: "text" as const, text: this.turnText }];
-        const answered = a.agent.request(acp.methods.agent.session.prompt, { sessionId: a.projection.sessionId, prompt });
+        const answered = a.agent.request(acp.methods.agent.session.prompt, {
+          sessionId: a.projection.sessionId,
+          prompt,
+        });
         a.prompting = true;
         this.watchIdle(a);
         await answered.catch(() => undefined); // its answer is projected from the tap
@@ -277,7 +370,8 @@ export class AcpDriver implements HarnessDriver {
     const a = this.current;
     if (!a) return;
     const providerId = a.projection.providerRequestId(requestId);
-    if (providerId === undefined) return this.note(a, "acp_unknown_request", `request.resolve for ${requestId}, which the agent is not waiting on`);
+    if (providerId === undefined)
+      return this.note(a, "acp_unknown_request", `request.resolve for ${requestId}, which the agent is not waiting on`);
     this.answer(providerId, resolution, "controller");
   }
 
@@ -287,8 +381,14 @@ export class AcpDriver implements HarnessDriver {
     if (!a || a.early.has(key(providerId))) return;
     const response = this.responseFor(a, providerId, resolution);
     if (response === undefined) return;
-    if ("error" in response) return this.note(a, "acp_resolution_refused", `cannot answer the agent's request: ${response.error}`);
-    a.emit({ kind: "decided", providerRequestId: providerId, by, ...(by === "policy" ? { policy: this.options.permissionPolicy } : {}) });
+    if ("error" in response)
+      return this.note(a, "acp_resolution_refused", `cannot answer the agent's request: ${response.error}`);
+    a.emit({
+      kind: "decided",
+      providerRequestId: providerId,
+      by,
+      ...(by === "policy" ? { policy: this.options.permissionPolicy } : {}),
+    });
     const waiting = a.answers.get(key(providerId));
     if (!waiting) return void a.early.set(key(providerId), response);
     a.answers.delete(key(providerId));
@@ -297,7 +397,11 @@ export class AcpDriver implements HarnessDriver {
   }
 
   /** The ACP response a resolution asks for: an outcome for a permission, an action for a question. */
-  private responseFor(a: Agent, providerId: unknown, resolution: Record<string, unknown>): Obj | { error: string } | undefined {
+  private responseFor(
+    a: Agent,
+    providerId: unknown,
+    resolution: Record<string, unknown>,
+  ): Obj | { error: string } | undefined {
     const options = a.projection.permissionOptions(providerId);
     if (options) {
       const outcome = outcomeFor(resolution, options);
@@ -354,7 +458,10 @@ export class AcpDriver implements HarnessDriver {
   /** `request` must be answered within handshakeMs, or the driver gives up on the agent. */
   private handshake<T>(a: Agent, method: string, request: Promise<T>): Promise<T> {
     const ms = this.options.handshakeMs ?? DEFAULT_HANDSHAKE_MS;
-    const timer = setTimeout(() => this.giveUp(a, "agent_timeout", `the agent did not answer ${method} within ${ms} ms`), ms);
+    const timer = setTimeout(
+      () => this.giveUp(a, "agent_timeout", `the agent did not answer ${method} within ${ms} ms`),
+      ms,
+    );
     return request.finally(() => clearTimeout(timer));
   }
 
@@ -368,7 +475,11 @@ export class AcpDriver implements HarnessDriver {
     a.idle = undefined;
     if (!a.prompting || a.ending || a.answers.size > 0) return;
     const ms = this.options.idleMs ?? DEFAULT_AGENT_IDLE_MS;
-    a.idle = setTimeout(() => this.giveUp(a, "agent_timeout", `the agent sent nothing for ${ms} ms during session/prompt (--agent-idle-ms)`), ms);
+    a.idle = setTimeout(
+      () =>
+        this.giveUp(a, "agent_timeout", `the agent sent nothing for ${ms} ms during session/prompt (--agent-idle-ms)`),
+      ms,
+    );
   }
 
   /** The agent cannot be worked with any more: the run fails closed with a typed reason, and the runner ends the agent. */
@@ -386,7 +497,10 @@ export class AcpDriver implements HarnessDriver {
     const sessionId = a.projection.sessionId;
     const caps = a.projection.capabilities.sessionCapabilities as Obj | undefined;
     if (sessionId && caps?.close) {
-      await Promise.race([a.agent.request(acp.methods.agent.session.close, { sessionId }).catch(() => undefined), sleep(this.settleMs())]);
+      await Promise.race([
+        a.agent.request(acp.methods.agent.session.close, { sessionId }).catch(() => undefined),
+        sleep(this.settleMs()),
+      ]);
     }
     a.h.closeStdin();
     await Promise.race([a.h.exited, sleep(this.settleMs())]);

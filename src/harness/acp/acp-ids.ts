@@ -13,7 +13,11 @@ const MAX_RAW = 100;
  * callers keep a map and fail closed on such a collision.
  */
 export function projectId(prefix: string, providerId: unknown): string {
-  if ((typeof providerId === "string" || typeof providerId === "number") && SAFE.test(String(providerId)) && String(providerId).length <= MAX_RAW) {
+  if (
+    (typeof providerId === "string" || typeof providerId === "number") &&
+    SAFE.test(String(providerId)) &&
+    String(providerId).length <= MAX_RAW
+  ) {
     return `${prefix}_${providerId}`;
   }
   return `${prefix}_sha_${sha256Hex(canonicalJson(providerId ?? null)).slice(0, 32)}`;
@@ -29,7 +33,8 @@ export class IdMap {
   bind(projected: string, providerId: unknown): string | null {
     const key = canonicalJson(providerId ?? null);
     const known = this.byProjected.get(projected);
-    if (known !== undefined && known !== key) return `projected id ${projected} already stands for provider id ${known}, not ${key}`;
+    if (known !== undefined && known !== key)
+      return `projected id ${projected} already stands for provider id ${known}, not ${key}`;
     this.byProjected.set(projected, key);
     return null;
   }

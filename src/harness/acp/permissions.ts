@@ -21,12 +21,20 @@ export interface PermissionOption {
 
 export type PermissionOutcome = { outcome: "cancelled" } | { outcome: "selected"; optionId: string };
 
-const KIND_BY_ACTION: Record<string, string> = { accept: "allow_once", accept_for_session: "allow_always", decline: "reject_once" };
-const CHOICE_KEY: Record<string, string> = { allow_once: "allow", allow_always: "allow_always", reject_once: "deny", reject_always: "deny_always" };
+const KIND_BY_ACTION: Record<string, string> = {
+  accept: "allow_once",
+  accept_for_session: "allow_always",
+  decline: "reject_once",
+};
+const CHOICE_KEY: Record<string, string> = {
+  allow_once: "allow",
+  allow_always: "allow_always",
+  reject_once: "deny",
+  reject_always: "deny_always",
+};
 
 /** The key a PRP choice has for an ACP option: `allow`, `allow_always`, `deny`, `deny_always`. */
 export const choiceKey = (option: PermissionOption): string => CHOICE_KEY[option.kind] ?? `option:${option.optionId}`;
-
 
 /** The PRP choices of a permission request, one per ACP option, in the agent's order. */
 export function permissionChoices(options: PermissionOption[]): Array<{ key: string; label: string }> {
@@ -43,14 +51,23 @@ export function permissionChoices(options: PermissionOption[]): Array<{ key: str
  * The ACP outcome a request.resolve resolution asks for, or why it cannot be given. A `choice`
  * naming one of the request's keys picks that exact option; otherwise the action's kind does.
  */
-export function outcomeFor(resolution: Record<string, unknown>, options: PermissionOption[]): PermissionOutcome | { error: string } {
+export function outcomeFor(
+  resolution: Record<string, unknown>,
+  options: PermissionOption[],
+): PermissionOutcome | { error: string } {
   const action = resolution.action;
   if (action === "cancel") return { outcome: "cancelled" };
-  if (typeof action !== "string" || !(action in KIND_BY_ACTION)) return { error: `resolution.action ${JSON.stringify(action)} is not accept, accept_for_session, decline or cancel` };
+  if (typeof action !== "string" || !(action in KIND_BY_ACTION))
+    return {
+      error: `resolution.action ${JSON.stringify(action)} is not accept, accept_for_session, decline or cancel`,
+    };
   const choices = permissionChoices(options);
   const chosen = typeof resolution.choice === "string" ? choices.findIndex((c) => c.key === resolution.choice) : -1;
-  if (chosen >= 0 && actionForChoice(choices[chosen]!.key) === action) return { outcome: "selected", optionId: options[chosen]!.optionId };
-  const option = options.find((o) => o.kind === KIND_BY_ACTION[action]) ?? (action === "decline" ? options.find((o) => o.kind === "reject_always") : undefined);
+  if (chosen >= 0 && actionForChoice(choices[chosen]!.key) === action)
+    return { outcome: "selected", optionId: options[chosen]!.optionId };
+  const option =
+    options.find((o) => o.kind === KIND_BY_ACTION[action]) ??
+    (action === "decline" ? options.find((o) => o.kind === "reject_always") : undefined);
   if (option) return { outcome: "selected", optionId: option.optionId };
   // Nothing to reject with: cancelling is the only answer that allows nothing.
   if (action === "decline") return { outcome: "cancelled" };

@@ -64,7 +64,12 @@ export interface ProjectionContext {
 
 /** Why the projection failed closed (seed 002 rule 9): the typed reason the run's terminal carries. */
 export type ViolationCode =
-  | "invalid_identity" | "identity_collision" | "unstable_receipt_identity" | "cross_turn_projection" | "request_forbidden" | "protocol_error"
+  | "invalid_identity"
+  | "identity_collision"
+  | "unstable_receipt_identity"
+  | "cross_turn_projection"
+  | "request_forbidden"
+  | "protocol_error"
   /** initialize answered with an ACP version this client does not speak. */
   | "unsupported_protocol_version"
   /** No answer to initialize, session/new or session/load in time, or nothing at all during a prompt for too long. */
@@ -91,12 +96,20 @@ const STOP_FAILURES: Record<string, string> = {
 const MAX_TEXT = 64 * 1024;
 const MAX_DIAGNOSTIC = 8 * 1024;
 
-export function describeRpcError(error: unknown): { code: string; message: string; providerError: { code: number | null; message: string } } {
+export function describeRpcError(error: unknown): {
+  code: string;
+  message: string;
+  providerError: { code: number | null; message: string };
+} {
   const e = isObj(error) ? error : {};
   const code = typeof e.code === "number" ? e.code : null;
   const text = typeof e.message === "string" ? cutText(redactText(e.message).text, 2000) : "no message";
   const known = code !== null ? ERROR_CODES[code] : undefined;
-  return { code: known?.[0] ?? "agent_error", message: known ? `${known[1]} (${text})` : `the agent answered with an error: ${text}`, providerError: { code, message: text } };
+  return {
+    code: known?.[0] ?? "agent_error",
+    message: known ? `${known[1]} (${text})` : `the agent answered with an error: ${text}`,
+    providerError: { code, message: text },
+  };
 }
 
 interface OpenItem {
@@ -107,13 +120,18 @@ interface OpenItem {
 
 /** A request the agent is waiting on: a permission (for a tool call) or a question (a form). */
 type PendingRequest = { projectedId: string; decidedBy?: { by: string; policy?: string } } & (
-  | { kind: "permission"; options: PermissionOption[]; toolCall: { toolCallId: string; kind: unknown; rawInput: unknown } }
+  | {
+      kind: "permission";
+      options: PermissionOption[];
+      toolCall: { toolCallId: string; kind: unknown; rawInput: unknown };
+    }
   | { kind: "question"; fields: Field[] }
 );
 
 /** A provider identity PRP can carry (seed 002 rule 9): a JSON-RPC id is a string or an integer; a string is 1..240 characters without control characters. */
 const validProviderId = (id: unknown): boolean =>
-  (typeof id === "number" && Number.isSafeInteger(id)) || (typeof id === "string" && id.length > 0 && id.length <= 240 && !/[\u0000-\u001f\u007f]/.test(id));
+  (typeof id === "number" && Number.isSafeInteger(id)) ||
+  (typeof id === "string" && id.length > 0 && id.length <= 240 && !/[\u0000-\u001f\u007f]/.test(id));
 
 /**
  * The ACP → PRP projection (runtime.md §11.2, seed 002), pure: ACP messages in the order they
@@ -183,11 +201,17 @@ export class AcpProjection {
    * question response (already checked against the question set by the runner) → accept with
    * the content mapped back, decline → decline, cancel → cancel.
    */
-  questionAnswer(providerRequestId: unknown, resolution: Obj): { action: "accept"; content: Obj } | { action: "decline" | "cancel" } | { error: string } | undefined {
+  questionAnswer(
+    providerRequestId: unknown,
+    resolution: Obj,
+  ): { action: "accept"; content: Obj } | { action: "decline" | "cancel" } | { error: string } | undefined {
     const r = this.requests.get(key(providerRequestId));
     if (r?.kind !== "question") return undefined;
     if (resolution.action === "decline" || resolution.action === "cancel") return { action: resolution.action };
-    if (resolution.action !== "submit" || !isObj(resolution.response)) return { error: `a question is answered with submit (and a response), decline or cancel, not ${JSON.stringify(resolution.action)}` };
+    if (resolution.action !== "submit" || !isObj(resolution.response))
+      return {
+        error: `a question is answered with submit (and a response), decline or cancel, not ${JSON.stringify(resolution.action)}`,
+      };
     const mapped = formContent(r.fields, resolution.response);
     return "error" in mapped ? mapped : { action: "accept", content: mapped.content };
   }
@@ -204,8 +228,13 @@ export class AcpProjection {
         this.pid = input.pid;
         break;
       case "turn":
-        if (!RUNNER_ID_PATTERN.test(input.turnId)) fail(`turn id ${JSON.stringify(input.turnId)} is not a valid id`, "invalid_identity");
-        else if (this.turnId !== null && this.turnId !== input.turnId) fail(`projection is bound to turn ${this.turnId}, not ${input.turnId} (cross-turn projection)`, "cross_turn_projection");
+        if (!RUNNER_ID_PATTERN.test(input.turnId))
+          fail(`turn id ${JSON.stringify(input.turnId)} is not a valid id`, "invalid_identity");
+        else if (this.turnId !== null && this.turnId !== input.turnId)
+          fail(
+            `projection is bound to turn ${this.turnId}, not ${input.turnId} (cross-turn projection)`,
+            "cross_turn_projection",
+          );
         else this.turnId = input.turnId;
         break;
       case "cancelling":
@@ -217,7 +246,8 @@ export class AcpProjection {
         break;
       }
       case "turn_refused":
-        if (this.turnId !== null) out.push(this.event("turn.failed", { code: "session_not_started", message: input.message }));
+        if (this.turnId !== null)
+          out.push(this.event("turn.failed", { code: "session_not_started", message: input.message }));
         break;
       case "exited":
         // Nobody may answer this process's requests any more: a replacement's own requests get other ids.
@@ -228,10 +258,20 @@ export class AcpProjection {
             // The driver ended an agent that did not settle its cancelled turn: the turn ends as it was asked to.
             this.flushTurn(false, "cancelled", out);
             const message = `the agent did not end its turn after session/cancel, so it was ended (${input.exit})`;
-            out.push(this.event(this.cancelling.why === "interrupt" ? "turn.interrupted" : "turn.cancelled", { reason: this.cancelling.reason, message }));
+            out.push(
+              this.event(this.cancelling.why === "interrupt" ? "turn.interrupted" : "turn.cancelled", {
+                reason: this.cancelling.reason,
+                message,
+              }),
+            );
           } else {
             this.flushTurn(false, "interrupted", out);
-            out.push(this.event("turn.failed", { code: "agent_exited", message: `the agent exited in the middle of the turn (${input.exit})` }));
+            out.push(
+              this.event("turn.failed", {
+                code: "agent_exited",
+                message: `the agent exited in the middle of the turn (${input.exit})`,
+              }),
+            );
           }
         }
         // A replacement agent carries the turn on without this process's calls: they ended here.
@@ -241,7 +281,12 @@ export class AcpProjection {
         fail(input.message, input.code);
         break;
       case "unparsable":
-        out.push(diagnostic("acp_unparsable_line", `the agent wrote a stdout line that is not JSON: ${cutText(redactText(input.text).text, 200)}`));
+        out.push(
+          diagnostic(
+            "acp_unparsable_line",
+            `the agent wrote a stdout line that is not JSON: ${cutText(redactText(input.text).text, 200)}`,
+          ),
+        );
         break;
       case "sent":
         this.onSent(input.message, out, fail);
@@ -280,28 +325,44 @@ export class AcpProjection {
     if (!p) return;
     this.requests.delete(k);
     const by = p.decidedBy ?? { by: "controller" };
-    const cancelled = (reason: string) => out.push(this.event("runtime_request.cancelled", { requestId: p.projectedId, reason, decidedBy: by }));
-    if (!isObj(response.result)) return void cancelled(`answered with an error: ${describeRpcError(response.error).providerError.message}`);
+    const cancelled = (reason: string) =>
+      out.push(this.event("runtime_request.cancelled", { requestId: p.projectedId, reason, decidedBy: by }));
+    if (!isObj(response.result))
+      return void cancelled(`answered with an error: ${describeRpcError(response.error).providerError.message}`);
     if (p.kind === "question") {
       const action = response.result.action;
       if (action === "cancel") return void cancelled("cancelled");
-      out.push(this.event("runtime_request.resolved", { requestId: p.projectedId, resolution: { action, ...(isObj(response.result.content) ? { content: response.result.content } : {}) }, decidedBy: by }));
+      out.push(
+        this.event("runtime_request.resolved", {
+          requestId: p.projectedId,
+          resolution: { action, ...(isObj(response.result.content) ? { content: response.result.content } : {}) },
+          decidedBy: by,
+        }),
+      );
       return;
     }
     const outcome = isObj(response.result.outcome) ? response.result.outcome : null;
     if (!outcome || outcome.outcome === "cancelled") return void cancelled("cancelled");
     const option = p.options.find((o) => o.optionId === outcome.optionId);
     const allowed = option?.kind.startsWith("allow") === true;
-    out.push(this.event("runtime_request.resolved", {
-      requestId: p.projectedId,
-      resolution: { optionId: outcome.optionId, optionKind: option?.kind ?? "unknown", allowed },
-      decidedBy: by,
-    }));
+    out.push(
+      this.event("runtime_request.resolved", {
+        requestId: p.projectedId,
+        resolution: { optionId: outcome.optionId, optionKind: option?.kind ?? "unknown", allowed },
+        decidedBy: by,
+      }),
+    );
     if (!allowed) return;
     // Rule 3: an allowed call is an authorised one; its receipt digests the input it was allowed with.
     const call = p.toolCall;
     const rawInput = call.rawInput !== undefined ? call.rawInput : this.rawInputs.get(call.toolCallId);
-    const authorised = this.receipts.authorise(call.toolCallId, call.kind ?? this.toolKinds.get(call.toolCallId), rawInput, this.correlation(call.toolCallId), p.projectedId);
+    const authorised = this.receipts.authorise(
+      call.toolCallId,
+      call.kind ?? this.toolKinds.get(call.toolCallId),
+      rawInput,
+      this.correlation(call.toolCallId),
+      p.projectedId,
+    );
     if ("unstable" in authorised) return fail(authorised.unstable, "unstable_receipt_identity");
     this.pushReceipts(authorised.events, out);
     // A call that already ended before it was allowed settles at once.
@@ -310,9 +371,19 @@ export class AcpProjection {
   }
 
   /** The run identity a receipt is correlated to (wire.md §7.4). */
-  private correlation(toolCallId: string): { runId: string; normalizedSessionId: string; turnId: string; itemId: string } {
+  private correlation(toolCallId: string): {
+    runId: string;
+    normalizedSessionId: string;
+    turnId: string;
+    itemId: string;
+  } {
     const identity = this.context.identity;
-    return { runId: this.context.runId, normalizedSessionId: this.context.sessionId, turnId: identity?.turnId ?? this.turnId!, itemId: receiptItemId(toolCallId, identity?.itemId) };
+    return {
+      runId: this.context.runId,
+      normalizedSessionId: this.context.sessionId,
+      turnId: identity?.turnId ?? this.turnId!,
+      itemId: receiptItemId(toolCallId, identity?.itemId),
+    };
   }
 
   private pushReceipts(events: ReceiptEvent[], out: HarnessFact[]): void {
@@ -321,7 +392,12 @@ export class AcpProjection {
 
   private onReceived(message: unknown, out: HarnessFact[], fail: Fail): void {
     if (!isObj(message) || message.jsonrpc !== "2.0") {
-      out.push(diagnostic("acp_not_jsonrpc", `the agent wrote a line that is not a JSON-RPC 2.0 message: ${cutText(JSON.stringify(redact(message).value), 200)}`));
+      out.push(
+        diagnostic(
+          "acp_not_jsonrpc",
+          `the agent wrote a line that is not a JSON-RPC 2.0 message: ${cutText(JSON.stringify(redact(message).value), 200)}`,
+        ),
+      );
       return;
     }
     const method = typeof message.method === "string" ? message.method : null;
@@ -333,19 +409,41 @@ export class AcpProjection {
 
   private onRequest(message: Obj, method: string, out: HarnessFact[], fail: Fail): void {
     if (method !== "session/request_permission" && method !== "elicitation/create") {
-      out.push(diagnostic("acp_unsupported_request", `the agent asked for ${cutText(method, 160)}, which this client does not offer (fs and terminal are off)`));
+      out.push(
+        diagnostic(
+          "acp_unsupported_request",
+          `the agent asked for ${cutText(method, 160)}, which this client does not offer (fs and terminal are off)`,
+        ),
+      );
       return;
     }
     const params = message.params;
     if (method === "elicitation/create") return this.onElicitation(message, isObj(params) ? params : {}, out, fail);
     const options = isObj(params) && Array.isArray(params.options) ? params.options : null;
     const toolCall = isObj(params) && isObj(params.toolCall) ? params.toolCall : null;
-    if (!isObj(params) || typeof params.sessionId !== "string" || !toolCall || typeof toolCall.toolCallId !== "string" || !options ||
-        !options.every((o) => isObj(o) && typeof o.optionId === "string" && typeof o.name === "string" && typeof o.kind === "string")) {
-      out.push(diagnostic("acp_request_dropped", "the agent sent a session/request_permission the SDK refuses (it needs sessionId, toolCall.toolCallId and options)"));
+    if (
+      !isObj(params) ||
+      typeof params.sessionId !== "string" ||
+      !toolCall ||
+      typeof toolCall.toolCallId !== "string" ||
+      !options ||
+      !options.every(
+        (o) => isObj(o) && typeof o.optionId === "string" && typeof o.name === "string" && typeof o.kind === "string",
+      )
+    ) {
+      out.push(
+        diagnostic(
+          "acp_request_dropped",
+          "the agent sent a session/request_permission the SDK refuses (it needs sessionId, toolCall.toolCallId and options)",
+        ),
+      );
       return;
     }
-    if (!validProviderId(toolCall.toolCallId)) return fail(`permission request for tool call id ${cutText(String(JSON.stringify(toolCall.toolCallId)), 80)}, which is not a usable identity`, "invalid_identity");
+    if (!validProviderId(toolCall.toolCallId))
+      return fail(
+        `permission request for tool call id ${cutText(String(JSON.stringify(toolCall.toolCallId)), 80)}, which is not a usable identity`,
+        "invalid_identity",
+      );
     const projectedId = this.openRequest(message, params.sessionId, "acp_permission", "permission request", fail);
     if (projectedId === null) return;
     const call = { toolCallId: toolCall.toolCallId, kind: toolCall.kind, rawInput: toolCall.rawInput };
@@ -354,41 +452,82 @@ export class AcpProjection {
       if (unstable) return fail(unstable, "unstable_receipt_identity");
       this.rawInputs.set(call.toolCallId, call.rawInput);
     }
-    this.requests.set(key(message.id), { kind: "permission", projectedId, options: options as unknown as PermissionOption[], toolCall: call });
-    const title = typeof toolCall.title === "string" && toolCall.title.trim() ? redactText(toolCall.title.trim()).text : `a ${typeof toolCall.kind === "string" ? toolCall.kind : "tool"} call`;
-    out.push(this.event("runtime_request.created", {
-      request: {
-        schema: "paperclip.runtime_request.v1", requestKind: "runtime", requestId: projectedId, type: "permission", status: "pending",
-        prompt: cutText(`Allow ${title}?`, 4000), choices: permissionChoices(options as unknown as PermissionOption[]),
-      },
-      providerRequest: { id: message.id, method },
-      toolCall: { toolCallId: toolCall.toolCallId, kind: typeof toolCall.kind === "string" ? toolCall.kind : "other" },
-    }));
+    this.requests.set(key(message.id), {
+      kind: "permission",
+      projectedId,
+      options: options as unknown as PermissionOption[],
+      toolCall: call,
+    });
+    const title =
+      typeof toolCall.title === "string" && toolCall.title.trim()
+        ? redactText(toolCall.title.trim()).text
+        : `a ${typeof toolCall.kind === "string" ? toolCall.kind : "tool"} call`;
+    out.push(
+      this.event("runtime_request.created", {
+        request: {
+          schema: "paperclip.runtime_request.v1",
+          requestKind: "runtime",
+          requestId: projectedId,
+          type: "permission",
+          status: "pending",
+          prompt: cutText(`Allow ${title}?`, 4000),
+          choices: permissionChoices(options as unknown as PermissionOption[]),
+        },
+        providerRequest: { id: message.id, method },
+        toolCall: {
+          toolCallId: toolCall.toolCallId,
+          kind: typeof toolCall.kind === "string" ? toolCall.kind : "other",
+        },
+      }),
+    );
   }
 
   /** Rule 4: a form elicitation becomes a `paperclip.runtime_request.v2` question set. */
   private onElicitation(message: Obj, params: Obj, out: HarnessFact[], fail: Fail): void {
     if (typeof params.sessionId !== "string") {
-      out.push(diagnostic("acp_question_unsupported", "the agent asked a question outside its session (a request-scoped elicitation); it is cancelled"));
+      out.push(
+        diagnostic(
+          "acp_question_unsupported",
+          "the agent asked a question outside its session (a request-scoped elicitation); it is cancelled",
+        ),
+      );
       return;
     }
     const form = projectForm(params);
     if ("error" in form) {
-      if (this.context.forbidRequests) return fail("the agent asked a question, which the forbid permission policy does not allow", "request_forbidden");
-      out.push(diagnostic("acp_question_unsupported", `the agent asked a question PRP cannot put to a person (${form.error}); it is cancelled`));
+      if (this.context.forbidRequests)
+        return fail(
+          "the agent asked a question, which the forbid permission policy does not allow",
+          "request_forbidden",
+        );
+      out.push(
+        diagnostic(
+          "acp_question_unsupported",
+          `the agent asked a question PRP cannot put to a person (${form.error}); it is cancelled`,
+        ),
+      );
       return;
     }
     const projectedId = this.openRequest(message, params.sessionId, "acp_question", "question", fail);
     if (projectedId === null) return;
     this.requests.set(key(message.id), { kind: "question", projectedId, fields: form.fields });
-    out.push(this.event("runtime_request.created", {
-      request: {
-        schema: "paperclip.runtime_request.v2", requestKind: "runtime", requestId: projectedId, type: "input", status: "pending",
-        prompt: form.prompt, input: form.questionSet, origin: { adapter: "acp", method: "elicitation/create" }, turnId: this.context.identity?.turnId ?? this.turnId!,
-      },
-      providerRequest: { id: message.id, method: "elicitation/create" },
-      ...(typeof params.toolCallId === "string" ? { toolCall: { toolCallId: params.toolCallId } } : {}),
-    }));
+    out.push(
+      this.event("runtime_request.created", {
+        request: {
+          schema: "paperclip.runtime_request.v2",
+          requestKind: "runtime",
+          requestId: projectedId,
+          type: "input",
+          status: "pending",
+          prompt: form.prompt,
+          input: form.questionSet,
+          origin: { adapter: "acp", method: "elicitation/create" },
+          turnId: this.context.identity?.turnId ?? this.turnId!,
+        },
+        providerRequest: { id: message.id, method: "elicitation/create" },
+        ...(typeof params.toolCallId === "string" ? { toolCall: { toolCallId: params.toolCallId } } : {}),
+      }),
+    );
   }
 
   /**
@@ -399,21 +538,39 @@ export class AcpProjection {
    */
   private openRequest(message: Obj, sessionId: string, prefix: string, what: string, fail: Fail): string | null {
     const no = (m: string, code: ViolationCode) => (fail(m, code), null);
-    if (!validProviderId(message.id)) return no(`${what} id ${cutText(String(JSON.stringify(message.id)), 80)} is not a usable identity`, "invalid_identity");
-    if (sessionId !== this.acpSessionId) return no(`${what} for session ${cutText(String(JSON.stringify(sessionId)), 80)}, not ${JSON.stringify(this.acpSessionId)}`, "invalid_identity");
+    if (!validProviderId(message.id))
+      return no(
+        `${what} id ${cutText(String(JSON.stringify(message.id)), 80)} is not a usable identity`,
+        "invalid_identity",
+      );
+    if (sessionId !== this.acpSessionId)
+      return no(
+        `${what} for session ${cutText(String(JSON.stringify(sessionId)), 80)}, not ${JSON.stringify(this.acpSessionId)}`,
+        "invalid_identity",
+      );
     if (!this.turnOpen) return no(`${what} outside a turn (cross-turn projection)`, "cross_turn_projection");
-    if (this.context.forbidRequests) return no(`the agent sent a ${what}, which the forbid permission policy does not allow: the agent must never ask`, "request_forbidden");
+    if (this.context.forbidRequests)
+      return no(
+        `the agent sent a ${what}, which the forbid permission policy does not allow: the agent must never ask`,
+        "request_forbidden",
+      );
     // A replacement agent reuses JSON-RPC ids: the generation keeps its requests apart from its predecessor's.
     const projectedId = projectId(prefix, message.id) + this.generationSuffix();
     const collision = this.requestIds.bind(projectedId, message.id);
     if (collision) return no(collision, "identity_collision");
-    if (this.requests.has(key(message.id))) return no(`request id ${JSON.stringify(message.id)} is already open`, "identity_collision");
+    if (this.requests.has(key(message.id)))
+      return no(`request id ${JSON.stringify(message.id)} is already open`, "identity_collision");
     return projectedId;
   }
 
   private onNotification(method: string, params: unknown, out: HarnessFact[], fail: Fail): void {
     if (method !== "session/update") {
-      out.push(diagnostic(method.startsWith("_") ? "acp_extension_ignored" : "acp_unknown_notification", `the agent sent a ${cutText(method, 160)} notification, which this client does not read`));
+      out.push(
+        diagnostic(
+          method.startsWith("_") ? "acp_extension_ignored" : "acp_unknown_notification",
+          `the agent sent a ${cutText(method, 160)} notification, which this client does not read`,
+        ),
+      );
       return;
     }
     const problem = updateProblem(params);
@@ -422,10 +579,20 @@ export class AcpProjection {
       return;
     }
     const { sessionId, update } = params as { sessionId: string; update: Obj };
-    if (sessionId !== this.acpSessionId) return fail(`update for session ${JSON.stringify(sessionId)}, not ${JSON.stringify(this.acpSessionId)}`, "invalid_identity");
+    if (sessionId !== this.acpSessionId)
+      return fail(
+        `update for session ${JSON.stringify(sessionId)}, not ${JSON.stringify(this.acpSessionId)}`,
+        "invalid_identity",
+      );
     if (this.loading) return; // session/load replays the history: already reported by the run that lived it
     const kind = update.sessionUpdate as string;
-    const sessionWide = ["available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update"];
+    const sessionWide = [
+      "available_commands_update",
+      "current_mode_update",
+      "config_option_update",
+      "session_info_update",
+      "usage_update",
+    ];
     if (sessionWide.includes(kind)) {
       const { sessionUpdate: _, _meta: __, ...rest } = update;
       out.push(this.event("session.updated", { update: kind, ...boundedJson(rest) }));
@@ -442,7 +609,11 @@ export class AcpProjection {
       case "tool_call":
       case "tool_call_update": {
         const id = update.toolCallId as string;
-        if (!validProviderId(id)) return fail(`tool call id ${cutText(String(JSON.stringify(id)), 80)} is not a usable identity`, "invalid_identity");
+        if (!validProviderId(id))
+          return fail(
+            `tool call id ${cutText(String(JSON.stringify(id)), 80)} is not a usable identity`,
+            "invalid_identity",
+          );
         const unstable = this.receipts.check(id, update.rawInput);
         if (unstable) return fail(unstable, "unstable_receipt_identity");
         if (update.rawInput !== undefined) this.rawInputs.set(id, update.rawInput);
@@ -451,7 +622,8 @@ export class AcpProjection {
         if ("error" in projected) return fail(projected.error, "identity_collision");
         // A tool call is one item: its execution and its diffs carry the execution id as item id.
         const tool = this.tools.get(id)!;
-        for (const e of projected.events) out.push(this.event(e.eventType, e.payload, tool.payload.executionId as string));
+        for (const e of projected.events)
+          out.push(this.event(e.eventType, e.payload, tool.payload.executionId as string));
         if (tool.done) this.pushReceipts(this.receipts.settle(id, toolEnd(tool)), out);
         break;
       }
@@ -469,7 +641,12 @@ export class AcpProjection {
   private onResponse(response: Obj, out: HarnessFact[], fail: Fail): void {
     const request = this.sentRequests.get(key(response.id));
     if (!request) {
-      out.push(diagnostic("acp_unexpected_response", `the agent answered a request that was not sent (id ${JSON.stringify(response.id)})`));
+      out.push(
+        diagnostic(
+          "acp_unexpected_response",
+          `the agent answered a request that was not sent (id ${JSON.stringify(response.id)})`,
+        ),
+      );
       return;
     }
     this.sentRequests.delete(key(response.id));
@@ -479,7 +656,10 @@ export class AcpProjection {
       case "initialize":
         if (!result) return fail(`the agent refused initialize: ${error!.message}`, "protocol_error");
         if (result.protocolVersion !== PROTOCOL_VERSION) {
-          return fail(`the agent answered initialize with ACP protocol version ${JSON.stringify(result.protocolVersion)?.slice(0, 40)}; this client speaks only version ${PROTOCOL_VERSION}: use an agent release that speaks it`, "unsupported_protocol_version");
+          return fail(
+            `the agent answered initialize with ACP protocol version ${JSON.stringify(result.protocolVersion)?.slice(0, 40)}; this client speaks only version ${PROTOCOL_VERSION}: use an agent release that speaks it`,
+            "unsupported_protocol_version",
+          );
         }
         this.capabilities = isObj(result.agentCapabilities) ? result.agentCapabilities : {};
         out.push({ kind: "ready", pid: this.pid, resumePoint: {}, agent: agentInfo(result) });
@@ -493,11 +673,20 @@ export class AcpProjection {
           return;
         }
         const id = resumed ? (request.params as Obj | undefined)?.sessionId : result.sessionId;
-        if (typeof id !== "string" || id.length === 0 || id.length > 240 || /[\u0000-\u001f]/.test(id)) return fail(`the agent's session id ${cutText(String(JSON.stringify(id)), 80)} is not a usable identity`, "invalid_identity");
+        if (typeof id !== "string" || id.length === 0 || id.length > 240 || /[\u0000-\u001f]/.test(id))
+          return fail(
+            `the agent's session id ${cutText(String(JSON.stringify(id)), 80)} is not a usable identity`,
+            "invalid_identity",
+          );
         this.acpSessionId = id;
         out.push(event(resumed ? "session.resumed" : "session.started", { driverSessionId: id }));
         if (isObj(result.modes) || Array.isArray(result.configOptions)) {
-          out.push(event("session.updated", { update: "session_opened", ...boundedJson({ modes: result.modes ?? null, configOptions: result.configOptions ?? null }) }));
+          out.push(
+            event("session.updated", {
+              update: "session_opened",
+              ...boundedJson({ modes: result.modes ?? null, configOptions: result.configOptions ?? null }),
+            }),
+          );
         }
         out.push(event("runtime.phase.changed", { phase: "executing" }));
         return;
@@ -527,10 +716,19 @@ export class AcpProjection {
       out.push({ kind: "result", payload: reviewResult(this.finalText) });
     } else if (stopReason === "cancelled") {
       const why = this.cancelling ?? { why: "interrupt", reason: "agent" };
-      out.push(this.event(why.why === "interrupt" ? "turn.interrupted" : "turn.cancelled", { reason: why.reason, stopReason }));
+      out.push(
+        this.event(why.why === "interrupt" ? "turn.interrupted" : "turn.cancelled", { reason: why.reason, stopReason }),
+      );
     } else {
       const text = typeof stopReason === "string" ? STOP_FAILURES[stopReason] : undefined;
-      out.push(this.event("turn.failed", { code: typeof stopReason === "string" && text ? stopReason : "unknown_stop_reason", message: text ?? `the agent ended the turn with stop reason ${cutText(String(JSON.stringify(stopReason)), 80)}`, stopReason: stopReason ?? null }));
+      out.push(
+        this.event("turn.failed", {
+          code: typeof stopReason === "string" && text ? stopReason : "unknown_stop_reason",
+          message:
+            text ?? `the agent ended the turn with stop reason ${cutText(String(JSON.stringify(stopReason)), 80)}`,
+          stopReason: stopReason ?? null,
+        }),
+      );
     }
   }
 
@@ -540,26 +738,44 @@ export class AcpProjection {
    */
   private flushTurn(answered: boolean, toolStatus: "cancelled" | "interrupted", out: HarnessFact[]): void {
     for (const item of [this.thought, this.message]) {
-      if (item) out.push(this.event("item.completed", { kind: item.kind, text: item.text, ...(answered && item.kind === "assistant_message" ? { channel: "final" } : {}) }, item.itemId));
+      if (item)
+        out.push(
+          this.event(
+            "item.completed",
+            {
+              kind: item.kind,
+              text: item.text,
+              ...(answered && item.kind === "assistant_message" ? { channel: "final" } : {}),
+            },
+            item.itemId,
+          ),
+        );
     }
     if (this.message) this.finalText = this.message.text;
     this.message = this.thought = null;
-    for (const e of closeOpenTools(this.tools, toolStatus)) out.push(this.event(e.eventType, e.payload, e.payload.executionId as string));
+    for (const e of closeOpenTools(this.tools, toolStatus))
+      out.push(this.event(e.eventType, e.payload, e.payload.executionId as string));
     this.settleReceipts(out);
   }
 
   /** Every request still open is cancelled, as an event: none is left pending for a person to answer. */
   private cancelRequests(reason: string, out: HarnessFact[]): void {
-    for (const p of this.requests.values()) out.push(this.event("runtime_request.cancelled", { requestId: p.projectedId, reason, decidedBy: { by: "runner" } }));
+    for (const p of this.requests.values())
+      out.push(
+        this.event("runtime_request.cancelled", { requestId: p.projectedId, reason, decidedBy: { by: "runner" } }),
+      );
     this.requests.clear();
   }
 
   /** Every authorised call still open gets its one result receipt: how it ended, or unavailable. */
   private settleReceipts(out: HarnessFact[]): void {
-    this.pushReceipts(this.receipts.settleAll((id) => {
-      const tool = this.tools.get(id);
-      return tool ? toolEnd(tool) : "turn_ended";
-    }), out);
+    this.pushReceipts(
+      this.receipts.settleAll((id) => {
+        const tool = this.tools.get(id);
+        return tool ? toolEnd(tool) : "turn_ended";
+      }),
+      out,
+    );
   }
 
   private chunk(open: OpenItem | null, kind: OpenItem["kind"], content: Obj, out: HarnessFact[]): OpenItem {
@@ -583,17 +799,30 @@ export class AcpProjection {
   private plan(entries: Obj[]): Obj {
     this.planRevision++;
     const steps = entries.slice(0, 256).map((e, i) => ({
-      stepId: `step_${i + 1}`, body: cutText(redactText(String(e.content)).text, 4000),
+      stepId: `step_${i + 1}`,
+      body: cutText(redactText(String(e.content)).text, 4000),
       status: ["pending", "in_progress", "completed"].includes(e.status as string) ? e.status : "pending",
     }));
     return {
-      schema: "paperclip.plan.updated.v1", planId: `plan_${this.turnId}`.slice(0, 160), revision: this.planRevision, steps,
-      complete: steps.length > 0 && steps.every((s) => s.status === "completed"), syncStatus: "not_applicable", explanation: null, documentRevision: null,
+      schema: "paperclip.plan.updated.v1",
+      planId: `plan_${this.turnId}`.slice(0, 160),
+      revision: this.planRevision,
+      steps,
+      complete: steps.length > 0 && steps.every((s) => s.status === "completed"),
+      syncStatus: "not_applicable",
+      explanation: null,
+      documentRevision: null,
     };
   }
 
   private event(eventType: string, payload: Obj, itemId?: string): HarnessFact {
-    return { kind: "event", eventType, payload, ...(this.turnId ? { turnId: this.turnId } : {}), ...(itemId ? { itemId } : {}) };
+    return {
+      kind: "event",
+      eventType,
+      payload,
+      ...(this.turnId ? { turnId: this.turnId } : {}),
+      ...(itemId ? { itemId } : {}),
+    };
   }
 }
 
@@ -616,24 +845,44 @@ function boundedJson(value: Obj): Obj {
 
 function agentInfo(result: Obj): Obj {
   const info = isObj(result.agentInfo) ? result.agentInfo : {};
-  const auth = Array.isArray(result.authMethods) ? result.authMethods.filter(isObj).map((m) => String(m.id ?? m.name ?? "")).filter(Boolean) : [];
+  const auth = Array.isArray(result.authMethods)
+    ? result.authMethods
+        .filter(isObj)
+        .map((m) => String(m.id ?? m.name ?? ""))
+        .filter(Boolean)
+    : [];
   return {
-    protocol: "acp", protocolVersion: result.protocolVersion ?? null,
-    name: typeof info.name === "string" ? cutText(info.name, 160) : null, version: typeof info.version === "string" ? cutText(info.version, 160) : null,
-    ...boundedJson({ capabilities: isObj(result.agentCapabilities) ? result.agentCapabilities : {} }), authMethods: auth.slice(0, 32),
+    protocol: "acp",
+    protocolVersion: result.protocolVersion ?? null,
+    name: typeof info.name === "string" ? cutText(info.name, 160) : null,
+    version: typeof info.version === "string" ? cutText(info.version, 160) : null,
+    ...boundedJson({ capabilities: isObj(result.agentCapabilities) ? result.agentCapabilities : {} }),
+    authMethods: auth.slice(0, 32),
   };
 }
 
 function notice(update: Obj, seq: number): Obj {
   const severity = ["info", "warning", "error"].includes(update.severity as string) ? update.severity : "info";
-  const summary = cutText(redactText([update.title, update.description].filter((s) => typeof s === "string" && s).join(": ")).text, 4000);
+  const summary = cutText(
+    redactText([update.title, update.description].filter((s) => typeof s === "string" && s).join(": ")).text,
+    4000,
+  );
   return {
-    schema: "paperclip.provider.notice.v1", noticeId: `notice_${sha256Digest(summary).slice(7, 23)}_${seq}`, severity, category: "acp_notice", scope: "session",
-    recoverable: severity !== "error", userActionable: severity === "error", summary,
+    schema: "paperclip.provider.notice.v1",
+    noticeId: `notice_${sha256Digest(summary).slice(7, 23)}_${seq}`,
+    severity,
+    category: "acp_notice",
+    scope: "session",
+    recoverable: severity !== "error",
+    userActionable: severity === "error",
+    summary,
   };
 }
 
-function closeOpenTools(tools: Map<string, ToolState>, status: "cancelled" | "interrupted"): Array<{ eventType: string; payload: Obj }> {
+function closeOpenTools(
+  tools: Map<string, ToolState>,
+  status: "cancelled" | "interrupted",
+): Array<{ eventType: string; payload: Obj }> {
   const out: Array<{ eventType: string; payload: Obj }> = [];
   for (const tool of tools.values()) {
     if (tool.done) continue;
@@ -652,10 +901,20 @@ function closeOpenTools(tools: Map<string, ToolState>, status: "cancelled" | "in
  */
 function reviewResult(finalText: string): Obj {
   return {
-    schema: "paperclip.run_result.v1", reportedWorkDisposition: "needs_review",
+    schema: "paperclip.run_result.v1",
+    reportedWorkDisposition: "needs_review",
     summary: cutText(finalText.trim() || "The agent ended its turn without a message.", 12_000),
     completionClaim: { contractRevision: "acp_turn", objectiveSatisfied: false, criteria: [], remainingWork: [] },
-    evidence: [], verification: [], attentionRequests: [{ kind: "review", summary: "An ACP agent ended its turn; ACP has no finish operation, so a person reviews the work.", ownerClass: "human" }], artifacts: [],
+    evidence: [],
+    verification: [],
+    attentionRequests: [
+      {
+        kind: "review",
+        summary: "An ACP agent ended its turn; ACP has no finish operation, so a person reviews the work.",
+        ownerClass: "human",
+      },
+    ],
+    artifacts: [],
   };
 }
 

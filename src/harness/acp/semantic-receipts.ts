@@ -25,7 +25,11 @@ interface OpenCall {
   settled: boolean;
 }
 
-const OUTCOMES: Record<CallEnd, [string, string]> = { completed: ["succeeded", "completed"], failed: ["failed", "tool_failed"], turn_ended: ["unavailable", "turn_ended"] };
+const OUTCOMES: Record<CallEnd, [string, string]> = {
+  completed: ["succeeded", "completed"],
+  failed: ["failed", "tool_failed"],
+  turn_ended: ["unavailable", "turn_ended"],
+};
 /** The semantic input limit (runtime.md §7.2): 480 KiB of encoded JSON. */
 const MAX_INPUT_BYTES = 480 * 1024;
 
@@ -62,19 +66,37 @@ export class SemanticReceipts {
   constructor(private readonly runId: string) {}
 
   /** The input receipt of a call just allowed, or none when it already has one with the same input. */
-  authorise(toolCallId: string, kind: unknown, rawInput: unknown, correlation: Correlation, grantId: string): { events: ReceiptEvent[] } | { unstable: string } {
+  authorise(
+    toolCallId: string,
+    kind: unknown,
+    rawInput: unknown,
+    correlation: Correlation,
+    grantId: string,
+  ): { events: ReceiptEvent[] } | { unstable: string } {
     const { input, redacted } = sanitiseInput(rawInput);
     const digest = canonicalDigest(input);
     const known = this.calls.get(toolCallId);
-    if (known) return known.digest === digest ? { events: [] } : { unstable: this.unstableMessage(toolCallId, known.digest, digest) };
+    if (known)
+      return known.digest === digest
+        ? { events: [] }
+        : { unstable: this.unstableMessage(toolCallId, known.digest, digest) };
     const operationId = `acp.tool.${typeof kind === "string" && /^[a-z][a-z0-9_]{0,63}$/.test(kind) ? kind : "other"}`;
     const receipt: Obj = {
-      schema: "paperclip.prp.semantic_tool.v1", schemaVersion: 1, phase: "input", operationId, callId: toolCallId, correlation,
+      schema: "paperclip.prp.semantic_tool.v1",
+      schemaVersion: 1,
+      phase: "input",
+      operationId,
+      callId: toolCallId,
+      correlation,
       idempotencyKey: `acp_call_${sha256Hex(`${this.runId}\0${toolCallId}`).slice(0, 32)}`,
       content: { digest, redactionDisposition: redacted ? "redacted" : "none", references: [] },
     };
     this.calls.set(toolCallId, { receipt: { ...receipt, auditReceiptId: grantId }, digest, settled: false });
-    return { events: [{ eventType: "semantic_tool.input", payload: { semantic_tool: receipt, input }, itemId: correlation.itemId }] };
+    return {
+      events: [
+        { eventType: "semantic_tool.input", payload: { semantic_tool: receipt, input }, itemId: correlation.itemId },
+      ],
+    };
   }
 
   /** A later announcement of a call's input: an unstable receipt identity when it differs from the receipt's. */
@@ -93,10 +115,22 @@ export class SemanticReceipts {
     const { auditReceiptId, ...input } = call.receipt;
     const [outcome, code] = OUTCOMES[end];
     const receipt = {
-      ...input, phase: "result", outcome, code, retryable: false, authorizationBoundary: "grant",
-      operationReceiptId: `semantic_receipt:${sha256Hex(`${this.runId}:${input.operationId}:${input.idempotencyKey}`).slice(0, 32)}`, auditReceiptId,
+      ...input,
+      phase: "result",
+      outcome,
+      code,
+      retryable: false,
+      authorizationBoundary: "grant",
+      operationReceiptId: `semantic_receipt:${sha256Hex(`${this.runId}:${input.operationId}:${input.idempotencyKey}`).slice(0, 32)}`,
+      auditReceiptId,
     };
-    return [{ eventType: "semantic_tool.result", payload: { semantic_tool: receipt }, itemId: (input.correlation as Correlation).itemId }];
+    return [
+      {
+        eventType: "semantic_tool.result",
+        payload: { semantic_tool: receipt },
+        itemId: (input.correlation as Correlation).itemId,
+      },
+    ];
   }
 
   /** The turn ended: every call still open settles as unavailable, or by how it ended when it did. */
@@ -110,4 +144,5 @@ export class SemanticReceipts {
 }
 
 /** The item a call's receipts are on: the run identity's item in durable mode, else the call's own PRP id. */
-export const receiptItemId = (toolCallId: string, identityItemId: string | undefined): string => identityItemId ?? projectId("tool", toolCallId);
+export const receiptItemId = (toolCallId: string, identityItemId: string | undefined): string =>
+  identityItemId ?? projectId("tool", toolCallId);

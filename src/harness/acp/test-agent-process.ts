@@ -23,7 +23,9 @@ function fromArgs(): { scenario: AgentScenario; sessionDir: string | undefined }
     if (!values.scenario) throw new Error("--scenario is required");
     return { scenario: loadAgentScenario(resolveAgentScenario(values.scenario)), sessionDir: values["session-dir"] };
   } catch (err) {
-    process.stderr.write(`acp test agent: ${(err as Error).message}\nusage: test-agent-process.js --scenario NAME|FILE [--session-dir DIR]\n`);
+    process.stderr.write(
+      `acp test agent: ${(err as Error).message}\nusage: test-agent-process.js --scenario NAME|FILE [--session-dir DIR]\n`,
+    );
     process.exit(2);
   }
 }
@@ -33,7 +35,8 @@ const sessions = new TestAgentSessions(sessionDir);
 /** The session the agent works in: the one session/new made or session/load loaded. */
 let sessionId = "";
 /** Every write, the SDK's and the raw ones, goes through here in order. */
-const writeOut = (bytes: Uint8Array | string) => new Promise<void>((resolve) => process.stdout.write(bytes, () => resolve()));
+const writeOut = (bytes: Uint8Array | string) =>
+  new Promise<void>((resolve) => process.stdout.write(bytes, () => resolve()));
 const output = new WritableStream<Uint8Array>({ write: (chunk) => writeOut(chunk) });
 let cancelled = false;
 /** Whether the client said, at initialize, that it can show form questions. */
@@ -42,8 +45,17 @@ let wakeOnCancel: (() => void) | null = null;
 
 /** Scenario paths are relative; ACP paths are absolute: they are taken from the agent's cwd. */
 function inCwd(update: Record<string, unknown>): Record<string, unknown> {
-  const fix = (list: unknown) => (Array.isArray(list) ? list.map((x) => (x && typeof x.path === "string" && !isAbsolute(x.path) ? { ...x, path: join(process.cwd(), x.path) } : x)) : list);
-  return { ...update, ...("locations" in update ? { locations: fix(update.locations) } : {}), ...("content" in update ? { content: fix(update.content) } : {}) };
+  const fix = (list: unknown) =>
+    Array.isArray(list)
+      ? list.map((x) =>
+          x && typeof x.path === "string" && !isAbsolute(x.path) ? { ...x, path: join(process.cwd(), x.path) } : x,
+        )
+      : list;
+  return {
+    ...update,
+    ...("locations" in update ? { locations: fix(update.locations) } : {}),
+    ...("content" in update ? { content: fix(update.content) } : {}),
+  };
 }
 
 async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.StopReason | undefined> {
@@ -56,30 +68,43 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
       await update(inCwd(step.update));
       return undefined;
     case "chunks":
-      for (let i = 0; i < step.count; i++) await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.text } });
+      for (let i = 0; i < step.count; i++)
+        await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.text } });
       return undefined;
     case "raw":
       await writeOut(`${JSON.stringify(step.message)}\n`);
       return undefined;
     case "permission": {
       const answer = await client.request(acp.methods.client.session.requestPermission, {
-        sessionId, toolCall: step.toolCall as acp.ToolCallUpdate, options: step.options as acp.PermissionOption[],
+        sessionId,
+        toolCall: step.toolCall as acp.ToolCallUpdate,
+        options: step.options as acp.PermissionOption[],
       });
       const toolCallId = step.toolCall.toolCallId;
       if (answer.outcome.outcome === "cancelled") return "cancelled";
       const chosen = step.options.find((o) => o.optionId === (answer.outcome as { optionId: string }).optionId);
       const allowed = chosen?.kind.startsWith("allow") === true;
       await update({ sessionUpdate: "tool_call_update", toolCallId, status: allowed ? "completed" : "failed" });
-      await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `permission outcome: ${chosen?.optionId ?? "unknown option"}` } });
+      await update({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `permission outcome: ${chosen?.optionId ?? "unknown option"}` },
+      });
       return undefined;
     }
     case "question": {
-      if (!formsOffered) throw new acp.RequestError(-32603, "the client does not offer form elicitation, so the agent cannot ask");
+      if (!formsOffered)
+        throw new acp.RequestError(-32603, "the client does not offer form elicitation, so the agent cannot ask");
       const answer = await client.request(acp.methods.client.elicitation.create, {
-        sessionId, mode: "form", message: step.message, requestedSchema: step.requestedSchema as acp.ElicitationSchema,
+        sessionId,
+        mode: "form",
+        message: step.message,
+        requestedSchema: step.requestedSchema as acp.ElicitationSchema,
       });
       const content = "content" in answer && answer.content ? ` ${JSON.stringify(answer.content)}` : "";
-      await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `question answer: ${answer.action}${content}` } });
+      await update({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `question answer: ${answer.action}${content}` },
+      });
       return undefined;
     }
     case "await_cancel":
@@ -106,19 +131,20 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
   }
 }
 
-const app = acp.agent({ name: "prp-kit-acp-test-agent" })
+const app = acp
+  .agent({ name: "prp-kit-acp-test-agent" })
   .onRequest(acp.methods.agent.initialize, ({ params }) => {
     formsOffered = params.clientCapabilities?.elicitation?.form != null;
     return {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    agentCapabilities: {
-      loadSession: scenario.capabilities?.loadSession === true,
-      ...(scenario.capabilities?.close ? { sessionCapabilities: { close: {} } } : {}),
-      ...scenario.capabilityExtras,
-    },
-    agentInfo: { name: "prp-kit-acp-test-agent", title: `test agent: ${scenario.name}`, version: "1.0.0" },
-    authMethods: [],
-  };
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession: scenario.capabilities?.loadSession === true,
+        ...(scenario.capabilities?.close ? { sessionCapabilities: { close: {} } } : {}),
+        ...scenario.capabilityExtras,
+      },
+      agentInfo: { name: "prp-kit-acp-test-agent", title: `test agent: ${scenario.name}`, version: "1.0.0" },
+      authMethods: [],
+    };
   })
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     sessionId = sessions.create(params.cwd);
@@ -126,10 +152,15 @@ const app = acp.agent({ name: "prp-kit-acp-test-agent" })
   })
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
     const history = sessions.history(params.sessionId);
-    if (!history) throw new acp.RequestError(-32002, `no session ${params.sessionId} here${sessionDir ? ` or in ${sessionDir}` : " (this agent keeps no sessions: --session-dir)"}`);
+    if (!history)
+      throw new acp.RequestError(
+        -32002,
+        `no session ${params.sessionId} here${sessionDir ? ` or in ${sessionDir}` : " (this agent keeps no sessions: --session-dir)"}`,
+      );
     sessionId = params.sessionId;
     // ACP: the agent replays the whole conversation as session/update notifications, then answers.
-    for (const update of history) await client.notify(acp.methods.client.session.update, { sessionId, update: update as acp.SessionUpdate });
+    for (const update of history)
+      await client.notify(acp.methods.client.session.update, { sessionId, update: update as acp.SessionUpdate });
     return {};
   })
   .onRequest(acp.methods.agent.session.close, () => ({}))

@@ -15,7 +15,11 @@ export type AgentStep =
   /** A line written to stdout as is, past the SDK: how a malformed or unknown message is sent. */
   | { kind: "raw"; message: Record<string, unknown> }
   /** `session/request_permission`; the chosen option is then reported in a tool_call_update and a chunk. */
-  | { kind: "permission"; toolCall: Record<string, unknown>; options: Array<{ optionId: string; name: string; kind: string }> }
+  | {
+      kind: "permission";
+      toolCall: Record<string, unknown>;
+      options: Array<{ optionId: string; name: string; kind: string }>;
+    }
   /**
    * `elicitation/create` in form mode (only when the client advertised form elicitation); the
    * answer is then reported in a chunk: `question answer: <action> <content as JSON>`.
@@ -49,7 +53,19 @@ export interface AgentScenario {
   stopReason?: "end_turn" | "max_tokens" | "max_turn_requests" | "refusal";
 }
 
-const STEP_KINDS = new Set(["update", "chunks", "raw", "permission", "question", "await_cancel", "error", "crash", "crash_once", "stderr", "delay"]);
+const STEP_KINDS = new Set([
+  "update",
+  "chunks",
+  "raw",
+  "permission",
+  "question",
+  "await_cancel",
+  "error",
+  "crash",
+  "crash_once",
+  "stderr",
+  "delay",
+]);
 
 export const acpScenariosDir = (): string => join(packageRoot(), "src/harness/acp/scenarios");
 
@@ -64,10 +80,14 @@ export function resolveAgentScenario(nameOrFile: string): string {
 /** Reads a scenario; the error says which step is wrong. */
 export function loadAgentScenario(path: string): AgentScenario {
   const value = JSON.parse(readFileSync(path, "utf8")) as AgentScenario;
-  if (value?.schema !== "prp_kit.acp_test_agent.scenario.v1") throw new Error(`${path}: schema must be prp_kit.acp_test_agent.scenario.v1`);
+  if (value?.schema !== "prp_kit.acp_test_agent.scenario.v1")
+    throw new Error(`${path}: schema must be prp_kit.acp_test_agent.scenario.v1`);
   if (!Array.isArray(value.steps)) throw new Error(`${path}: steps must be an array`);
   value.steps.forEach((step, i) => {
-    if (!STEP_KINDS.has(step?.kind)) throw new Error(`${path}: /steps/${i}/kind ${JSON.stringify(step?.kind)} is not one of ${[...STEP_KINDS].join(", ")}`);
+    if (!STEP_KINDS.has(step?.kind))
+      throw new Error(
+        `${path}: /steps/${i}/kind ${JSON.stringify(step?.kind)} is not one of ${[...STEP_KINDS].join(", ")}`,
+      );
   });
   return value;
 }

@@ -34,7 +34,11 @@ export class TestAgentSessions {
   history(id: string): Update[] | null {
     if (!this.dir) return this.memory.get(id) ?? null;
     if (!/^acp_test_session_[0-9]+$/.test(id) || !existsSync(this.file(id))) return null;
-    return readFileSync(this.file(id), "utf8").trimEnd().split("\n").slice(1).map((line) => JSON.parse(line) as Update);
+    return readFileSync(this.file(id), "utf8")
+      .trimEnd()
+      .split("\n")
+      .slice(1)
+      .map((line) => JSON.parse(line) as Update);
   }
 
   private file(id: string): string {

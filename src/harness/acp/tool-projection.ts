@@ -15,8 +15,21 @@ export interface ToolState {
 }
 
 /** ACP tool kinds → PRP operations (the issue's table; what PRP has no word for is `unknown`). */
-const OPERATION: Record<string, string> = { read: "read", search: "search", fetch: "read", execute: "execute", edit: "edit", delete: "edit", move: "edit" };
-const STATUS: Record<string, string> = { pending: "running", in_progress: "running", completed: "completed", failed: "failed" };
+const OPERATION: Record<string, string> = {
+  read: "read",
+  search: "search",
+  fetch: "read",
+  execute: "execute",
+  edit: "edit",
+  delete: "edit",
+  move: "edit",
+};
+const STATUS: Record<string, string> = {
+  pending: "running",
+  in_progress: "running",
+  completed: "completed",
+  failed: "failed",
+};
 const MAX_OUTPUT = 65_536;
 
 type ToolEvent = { eventType: string; payload: Obj };
@@ -27,7 +40,12 @@ type ToolEvent = { eventType: string; payload: Obj };
  * workspace.change.updated for each diff it carries. Pure; `tools` and `ids` are the
  * projection's state. A tool call id that projects onto another's PRP id fails closed.
  */
-export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids: IdMap, cwd: string): { events: ToolEvent[] } | { error: string } {
+export function projectToolCall(
+  update: Obj,
+  tools: Map<string, ToolState>,
+  ids: IdMap,
+  cwd: string,
+): { events: ToolEvent[] } | { error: string } {
   const toolCallId = update.toolCallId as string;
   const executionId = projectId("tool", toolCallId);
   const collision = ids.bind(executionId, toolCallId);
@@ -38,8 +56,16 @@ export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids:
   if (!tool) {
     tool = {
       payload: {
-        schema: "paperclip.tool.execution.v1", executionId, transport: "builtin", operation: "unknown", status: "running",
-        output: null, outputBytes: 0, outputTruncated: false, outputDigest: null, name: null,
+        schema: "paperclip.tool.execution.v1",
+        executionId,
+        transport: "builtin",
+        operation: "unknown",
+        status: "running",
+        output: null,
+        outputBytes: 0,
+        outputTruncated: false,
+        outputDigest: null,
+        name: null,
       },
       done: false,
       diffs: 0,
@@ -56,16 +82,31 @@ export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids:
   const text = outputText(update.content);
   if (text !== null) {
     const bytes = Buffer.byteLength(text);
-    Object.assign(p, { output: cutText(text, MAX_OUTPUT), outputBytes: bytes, outputTruncated: text.length > MAX_OUTPUT, outputDigest: sha256Digest(text) });
+    Object.assign(p, {
+      output: cutText(text, MAX_OUTPUT),
+      outputBytes: bytes,
+      outputTruncated: text.length > MAX_OUTPUT,
+      outputDigest: sha256Digest(text),
+    });
   }
   const target = firstLocation(update.locations, cwd);
   if (target !== undefined) p.target = target;
   const finished = p.status === "completed" || p.status === "failed";
-  events.push({ eventType: fresh ? "tool.execution.started" : finished ? "tool.execution.completed" : "tool.execution.progressed", payload: { ...p } });
+  events.push({
+    eventType: fresh ? "tool.execution.started" : finished ? "tool.execution.completed" : "tool.execution.progressed",
+    payload: { ...p },
+  });
   if (fresh && finished) events.push({ eventType: "tool.execution.completed", payload: { ...p } });
   tool.done = finished;
-  for (const diff of Array.isArray(update.content) ? update.content.filter((c) => isObj(c) && c.type === "diff" && typeof c.path === "string" && typeof c.newText === "string") : []) {
-    events.push({ eventType: "workspace.change.updated", payload: diffPayload(diff as Obj, `${executionId}_diff_${++tool.diffs}`, cwd) });
+  for (const diff of Array.isArray(update.content)
+    ? update.content.filter(
+        (c) => isObj(c) && c.type === "diff" && typeof c.path === "string" && typeof c.newText === "string",
+      )
+    : []) {
+    events.push({
+      eventType: "workspace.change.updated",
+      payload: diffPayload(diff as Obj, `${executionId}_diff_${++tool.diffs}`, cwd),
+    });
   }
   return { events };
 }
@@ -73,7 +114,9 @@ export function projectToolCall(update: Obj, tools: Map<string, ToolState>, ids:
 /** The call's text output, credential-shaped parts redacted: the event carries, counts and digests what a reader may see. */
 function outputText(content: unknown): string | null {
   if (!Array.isArray(content)) return null;
-  const texts = content.filter((c) => isObj(c) && c.type === "content" && isObj(c.content) && c.content.type === "text").map((c) => String(((c as Obj).content as Obj).text));
+  const texts = content
+    .filter((c) => isObj(c) && c.type === "content" && isObj(c.content) && c.content.type === "text")
+    .map((c) => String(((c as Obj).content as Obj).text));
   return texts.length > 0 ? redactText(texts.join("\n")).text : null;
 }
 
@@ -84,7 +127,13 @@ export function workspacePath(path: string, cwd: string): string | null {
 }
 
 function firstLocation(locations: unknown, cwd: string): string | null | undefined {
-  if (!Array.isArray(locations) || locations.length === 0 || !isObj(locations[0]) || typeof locations[0].path !== "string") return undefined;
+  if (
+    !Array.isArray(locations) ||
+    locations.length === 0 ||
+    !isObj(locations[0]) ||
+    typeof locations[0].path !== "string"
+  )
+    return undefined;
   return workspacePath(locations[0].path, cwd);
 }
 
@@ -97,9 +146,17 @@ function diffPayload(diff: Obj, diffId: string, cwd: string): Obj {
   const oldText = typeof diff.oldText === "string" ? diff.oldText : null;
   const newText = String(diff.newText);
   // ACP gives whole texts, not hunks: the counts are the lines of each side, an upper bound.
-  const files = path === null ? [] : [{
-    path, changeKind: oldText === null ? "added" : "modified", previousPath: null,
-    additions: lineCount(newText), deletions: oldText === null ? 0 : lineCount(oldText),
-  }];
+  const files =
+    path === null
+      ? []
+      : [
+          {
+            path,
+            changeKind: oldText === null ? "added" : "modified",
+            previousPath: null,
+            additions: lineCount(newText),
+            deletions: oldText === null ? 0 : lineCount(oldText),
+          },
+        ];
   return { schema: "paperclip.workspace.diff.v1", diffId: diffId.slice(0, 160), complete: false, files, body: null };
 }

@@ -9,9 +9,20 @@ import { cutText } from "../../contract/text-cut.js";
  * SDK delivers.
  */
 export const UPDATE_KINDS = new Set([
-  "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan",
-  "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update",
-  "notice", "compaction_update", "compaction_summary_chunk",
+  "user_message_chunk",
+  "agent_message_chunk",
+  "agent_thought_chunk",
+  "tool_call",
+  "tool_call_update",
+  "plan",
+  "available_commands_update",
+  "current_mode_update",
+  "config_option_update",
+  "session_info_update",
+  "usage_update",
+  "notice",
+  "compaction_update",
+  "compaction_summary_chunk",
 ]);
 
 type Obj = Record<string, unknown>;
@@ -49,7 +60,9 @@ export function updateProblem(params: unknown): string | null {
       return optStr(u, "title") ? null : "tool_call_update title must be a string";
     case "plan": {
       if (!arr(u, "entries")) return "plan needs entries";
-      const bad = (u.entries as unknown[]).findIndex((e) => !isObj(e) || !str(e, "content") || !str(e, "priority") || !str(e, "status"));
+      const bad = (u.entries as unknown[]).findIndex(
+        (e) => !isObj(e) || !str(e, "content") || !str(e, "priority") || !str(e, "status"),
+      );
       return bad >= 0 ? `plan entries[${bad}] needs content, priority and status` : null;
     }
     case "available_commands_update":
@@ -59,7 +72,9 @@ export function updateProblem(params: unknown): string | null {
     case "config_option_update":
       return arr(u, "configOptions") ? null : "config_option_update needs configOptions";
     case "usage_update":
-      return typeof u.used === "number" && typeof u.size === "number" ? null : "usage_update needs numeric used and size";
+      return typeof u.used === "number" && typeof u.size === "number"
+        ? null
+        : "usage_update needs numeric used and size";
     case "notice":
       return str(u, "severity") && str(u, "title") ? null : "notice needs severity and title";
     case "compaction_update":

@@ -9,9 +9,7 @@ import type { SandboxPaths } from "./sandbox-policy.js";
  * - `hide`: an empty, read-only folder (or file) laid over the path, whatever holds it.
  */
 export type MountOp =
-  | { op: "ro" | "rw"; path: string }
-  | { op: "link"; path: string; target: string }
-  | { op: "hide"; path: string };
+  { op: "ro" | "rw"; path: string } | { op: "link"; path: string; target: string } | { op: "hide"; path: string };
 
 /** What every program needs to start: the system's folders, read-only, where they exist. */
 export const SYSTEM_READABLE = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
@@ -41,7 +39,8 @@ export function mountPlan(paths: SandboxPaths): MountOp[] {
     if (ops.get(key)?.op !== "rw") ops.set(key, { op, path: real }); // writable wins over read-only
   };
   /** A bind inside another of the same kind shows nothing more: each costs a mount at every start. */
-  const redundant = (o: MountOp) => (o.op === "ro" || o.op === "rw") &&
+  const redundant = (o: MountOp) =>
+    (o.op === "ro" || o.op === "rw") &&
     [...ops.values()].some((p) => p !== o && p.op === o.op && o.path.startsWith(p.path === "/" ? "/" : `${p.path}/`));
   for (const p of SYSTEM_READABLE) bind(p, "ro");
   for (const p of paths.readable) bind(p, "ro");
@@ -50,8 +49,11 @@ export function mountPlan(paths: SandboxPaths): MountOp[] {
     const n = normalize(p);
     if (isAbsolute(n) && existsSync(n)) ops.set(`hide ${realpathSync(n)}`, { op: "hide", path: realpathSync(n) });
   }
-  return [...ops.values()].filter((o) => !redundant(o)).sort((a, b) => depth(a.path) - depth(b.path) || RANK[a.op] - RANK[b.op]);
+  return [...ops.values()]
+    .filter((o) => !redundant(o))
+    .sort((a, b) => depth(a.path) - depth(b.path) || RANK[a.op] - RANK[b.op]);
 }
 
 /** The plan as the setup script's arguments: `OP PATH [TARGET]` each. */
-export const planArgs = (plan: MountOp[]): string[] => plan.flatMap((o) => (o.op === "link" ? [o.op, o.path, o.target] : [o.op, o.path]));
+export const planArgs = (plan: MountOp[]): string[] =>
+  plan.flatMap((o) => (o.op === "link" ? [o.op, o.path, o.target] : [o.op, o.path]));

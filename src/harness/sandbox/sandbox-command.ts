@@ -9,7 +9,6 @@ import { LAUNCH, SETUP } from "./sandbox-setup.js";
 import type { SandboxPaths } from "./sandbox-policy.js";
 import { unshareCommand } from "./sandbox-probe.js";
 
-
 const INIT = fileURLToPath(new URL("./sandbox-init.js", import.meta.url));
 
 /**
@@ -22,7 +21,8 @@ function ownRuntime(): string[] {
   const folders = [root];
   const own = join(root, "node_modules");
   if (existsSync(own)) folders.push(realpathSync(own));
-  for (let dir = root; dirname(dir) !== dir; dir = dirname(dir)) if (basename(dir) === "node_modules") folders.push(dir);
+  for (let dir = root; dirname(dir) !== dir; dir = dirname(dir))
+    if (basename(dir) === "node_modules") folders.push(dir);
   return folders;
 }
 
@@ -40,9 +40,13 @@ export interface SandboxedCommand {
  */
 export function sandboxedCommand(paths: SandboxPaths, cwd: string, command: string, args: string[]): SandboxedCommand {
   // PID 1 is this package's init run by this node: both stay readable whatever the caller asked.
-  const plan = mountPlan({ ...paths, readable: [...ownRuntime(), dirname(dirname(realpathSync(process.execPath))), ...paths.readable] });
+  const plan = mountPlan({
+    ...paths,
+    readable: [...ownRuntime(), dirname(dirname(realpathSync(process.execPath))), ...paths.readable],
+  });
   const bad = [cwd, ...plan.map((o) => o.path)].find((p) => p.includes("\n"));
-  if (bad !== undefined) throw new Error(`the sandbox cannot show or hide a path with a newline: ${JSON.stringify(bad)}`);
+  if (bad !== undefined)
+    throw new Error(`the sandbox cannot show or hide a path with a newline: ${JSON.stringify(bad)}`);
   const root = mkdtempSync(join(tmpdir(), "prp-sandbox-"));
   // The launcher may start nothing before PID 1, so the runner makes its FIFO (see LAUNCH).
   execFileSync("mkfifo", ["-m", "600", join(root, ".prp-alive")]);
@@ -53,9 +57,28 @@ export function sandboxedCommand(paths: SandboxPaths, cwd: string, command: stri
     command: unshare,
     args: [
       // No --fork: the launcher forks PID 1 itself, so that it can let go of the harness's stdio.
-      "--user", "--map-root-user", "--mount", "--pid", "--propagation", "private",
-      "/bin/sh", "-c", LAUNCH, "prp-sandbox", SETUP, root, cwd, String(uid), String(gid), process.execPath, INIT, unshare,
-      ...planArgs(plan), "--", command, ...args,
+      "--user",
+      "--map-root-user",
+      "--mount",
+      "--pid",
+      "--propagation",
+      "private",
+      "/bin/sh",
+      "-c",
+      LAUNCH,
+      "prp-sandbox",
+      SETUP,
+      root,
+      cwd,
+      String(uid),
+      String(gid),
+      process.execPath,
+      INIT,
+      unshare,
+      ...planArgs(plan),
+      "--",
+      command,
+      ...args,
     ],
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };

@@ -25,7 +25,21 @@ const report = (status: object) => {
 };
 // Node leaves inherited descriptors open in a child: the shell closes the status descriptor, so
 // that the harness cannot write a status of its own, and the launcher's pipe.
-const child = spawn("/bin/sh", ["-c", 'exec "$@" 3>&- 4<&-', "prp-sandbox", unshare!, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--", ...command], { stdio: "inherit" });
+const child = spawn(
+  "/bin/sh",
+  [
+    "-c",
+    'exec "$@" 3>&- 4<&-',
+    "prp-sandbox",
+    unshare!,
+    "--user",
+    `--map-user=${uid}`,
+    `--map-group=${gid}`,
+    "--",
+    ...command,
+  ],
+  { stdio: "inherit" },
+);
 // The harness alone holds its stdin and stdout from here: when it closes stdout, the runner sees it.
 closeSync(0);
 closeSync(1);
@@ -34,4 +48,7 @@ child.on("error", (error) => {
   process.exit(125);
 });
 child.on("exit", (exitCode, signal) => report({ exitCode, signal }));
-new Socket({ fd: LAUNCHER_FD, readable: true, writable: false }).on("close", () => process.exit(137)).on("error", () => {}).resume();
+new Socket({ fd: LAUNCHER_FD, readable: true, writable: false })
+  .on("close", () => process.exit(137))
+  .on("error", () => {})
+  .resume();

@@ -64,11 +64,27 @@ export interface SandboxFlags {
  * Refuses, rather than falls back, when the kernel will not make the namespaces: the caller
  * prints the reason and exits SANDBOX_UNAVAILABLE_EXIT. `none` is said on stderr every time.
  */
-export function sandboxPolicy(flags: SandboxFlags, hidden: string[], say: (line: string) => void): { ok: true; policy: SandboxPolicy } | { ok: false; message: string } {
+export function sandboxPolicy(
+  flags: SandboxFlags,
+  hidden: string[],
+  say: (line: string) => void,
+): { ok: true; policy: SandboxPolicy } | { ok: false; message: string } {
   if (flags.sandbox === "none") say(NO_SANDBOX_WARNING);
   else {
     const probe = probeSandbox();
-    if (!probe.ok) return { ok: false, message: `--sandbox ${flags.sandbox}: the harness sandbox cannot be set up here: ${probe.reason}. --sandbox none runs the harness without it (read what that gives up in docs/threat-model.md)` };
+    if (!probe.ok)
+      return {
+        ok: false,
+        message: `--sandbox ${flags.sandbox}: the harness sandbox cannot be set up here: ${probe.reason}. --sandbox none runs the harness without it (read what that gives up in docs/threat-model.md)`,
+      };
   }
-  return { ok: true, policy: { mode: flags.sandbox, readable: flags.sandboxRead, writable: flags.sandboxWrite, hidden: [...flags.sandboxHide, ...hidden] } };
+  return {
+    ok: true,
+    policy: {
+      mode: flags.sandbox,
+      readable: flags.sandboxRead,
+      writable: flags.sandboxWrite,
+      hidden: [...flags.sandboxHide, ...hidden],
+    },
+  };
 }

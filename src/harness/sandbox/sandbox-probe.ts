@@ -26,10 +26,30 @@ let probed: SandboxProbe | null = null;
  */
 export function probeSandbox(): SandboxProbe {
   if (probed) return probed;
-  if (process.platform !== "linux") return (probed = { ok: false, reason: `namespaces are a Linux facility; this is ${process.platform}` });
+  if (process.platform !== "linux")
+    return (probed = { ok: false, reason: `namespaces are a Linux facility; this is ${process.platform}` });
   const unshare = unshareCommand();
-  const r = spawnSync(unshare, ["--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "/bin/sh", "-c", "mount -t tmpfs prp-probe /tmp"], { encoding: "utf8", timeout: 10_000 });
+  const r = spawnSync(
+    unshare,
+    [
+      "--user",
+      "--map-root-user",
+      "--mount",
+      "--pid",
+      "--fork",
+      "--kill-child",
+      "--mount-proc",
+      "/bin/sh",
+      "-c",
+      "mount -t tmpfs prp-probe /tmp",
+    ],
+    { encoding: "utf8", timeout: 10_000 },
+  );
   if (r.error) return (probed = { ok: false, reason: `cannot run ${unshare} (util-linux): ${r.error.message}` });
-  if (r.status !== 0) return (probed = { ok: false, reason: `the kernel refused the namespaces: ${(r.stderr || `exit ${r.status ?? r.signal}`).trim().split("\n").pop()}` });
+  if (r.status !== 0)
+    return (probed = {
+      ok: false,
+      reason: `the kernel refused the namespaces: ${(r.stderr || `exit ${r.status ?? r.signal}`).trim().split("\n").pop()}`,
+    });
   return (probed = { ok: true });
 }

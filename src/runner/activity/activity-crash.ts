@@ -7,7 +7,11 @@ import type { ActivityRecorder } from "./activity-endpoint.js";
  * is committed (`before-activity-commit:N`), or right after the commit, before the helper hears
  * so (`after-activity-commit:N`). Other crash points leave the recorder as it is.
  */
-export function withActivityCrashPoint(record: ActivityRecorder, crashAt: CrashPoint | null, log: (text: string) => void): ActivityRecorder {
+export function withActivityCrashPoint(
+  record: ActivityRecorder,
+  crashAt: CrashPoint | null,
+  log: (text: string) => void,
+): ActivityRecorder {
   if (crashAt?.point !== "before-activity-commit" && crashAt?.point !== "after-activity-commit") return record;
   let records = 0;
   const crash = () => {

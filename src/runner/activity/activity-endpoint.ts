@@ -75,21 +75,46 @@ function serve(socket: Socket, context: string, activity: HarnessActivity, recor
   };
   readOneMessage(socket, (message) => {
     socket.setTimeout(0); // from here the answer waits only for the commit
-    const invalid = { ok: false, code: "invalid_request", message: "expected one JSON line: {op: \"context\", secret} or {op: \"record\", secret, context, namespace, activityKey}" } as const;
+    const invalid = {
+      ok: false,
+      code: "invalid_request",
+      message:
+        'expected one JSON line: {op: "context", secret} or {op: "record", secret, context, namespace, activityKey}',
+    } as const;
     if (message === null) return reply(invalid);
     // Before anything else, even the context: only the harness the runner is running now may ask.
     if (!activity.admits(message.secret)) {
-      return reply({ ok: false, code: "generation_refused", message: `this request does not carry the secret of the harness the runner is running now (${SECRET_ENV}): only that harness and the tools it starts may record activity for this run; another run's harness, an earlier harness of this run, or a process never given the secret is refused. Nothing was recorded` });
+      return reply({
+        ok: false,
+        code: "generation_refused",
+        message: `this request does not carry the secret of the harness the runner is running now (${SECRET_ENV}): only that harness and the tools it starts may record activity for this run; another run's harness, an earlier harness of this run, or a process never given the secret is refused. Nothing was recorded`,
+      });
     }
     if (message.op === "context") return reply({ ok: true, context });
-    if (message.op !== "record" || typeof message.context !== "string" || typeof message.namespace !== "string" || typeof message.activityKey !== "string") return reply(invalid);
+    if (
+      message.op !== "record" ||
+      typeof message.context !== "string" ||
+      typeof message.namespace !== "string" ||
+      typeof message.activityKey !== "string"
+    )
+      return reply(invalid);
     if (message.context !== context) {
-      return reply({ ok: false, code: "context_invalidated", message: "this context is not the runner's current one: a runner recovery or warm attachment since it was captured invalidated it; nothing was recorded (capture a new context with notification-context before the next operation)" });
+      return reply({
+        ok: false,
+        code: "context_invalidated",
+        message:
+          "this context is not the runner's current one: a runner recovery or warm attachment since it was captured invalidated it; nothing was recorded (capture a new context with notification-context before the next operation)",
+      });
     }
     const payload = activityPayload(message.namespace, message.activityKey);
-    if (!payload.ok) return reply({ ok: false, code: "invalid_argument", message: `${payload.error.path}: ${payload.error.message}` });
+    if (!payload.ok)
+      return reply({ ok: false, code: "invalid_argument", message: `${payload.error.path}: ${payload.error.message}` });
     void record(payload.value).then((outcome) =>
-      reply(outcome === "recorded" ? { ok: true } : { ok: false, code: "run_ended", message: "the run has ended: nothing more is recorded for it" }),
+      reply(
+        outcome === "recorded"
+          ? { ok: true }
+          : { ok: false, code: "run_ended", message: "the run has ended: nothing more is recorded for it" },
+      ),
     );
   });
 }

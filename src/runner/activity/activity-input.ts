@@ -11,7 +11,10 @@ export interface ActivityPayload {
  * 1–160 code points each, no C0 control, no DEL, no lone surrogate): the same schema the
  * authority applies, so what passes here is never refused there.
  */
-export function activityPayload(namespace: string, activityKey: string): { ok: true; value: ActivityPayload } | { ok: false; error: ContractError } {
+export function activityPayload(
+  namespace: string,
+  activityKey: string,
+): { ok: true; value: ActivityPayload } | { ok: false; error: ContractError } {
   const payload = { namespace, activityKey };
   const decoded = decodeValue(payload, { kind: "runtime-activity" });
   return decoded.ok ? { ok: true, value: payload } : { ok: false, error: decoded.error };

@@ -12,11 +12,14 @@ export const DESCRIPTOR_SCHEMA = "paperclip.runtime_notification.endpoint.v1";
 export const MAX_MESSAGE_BYTES = 4096;
 
 /** `secret`: the harness generation's (see HarnessActivity); absent when the caller was never given one, and then refused. */
-export type ActivityRequest = ({ op: "context" } | { op: "record"; context: string; namespace: string; activityKey: string }) & { secret?: string };
+export type ActivityRequest = (
+  { op: "context" } | { op: "record"; context: string; namespace: string; activityKey: string }
+) & { secret?: string };
 
 export type ActivityReply = { ok: true; context?: string } | { ok: false; code: ActivityRefusal; message: string };
 
-export type ActivityRefusal = "invalid_argument" | "invalid_request" | "generation_refused" | "context_invalidated" | "run_ended";
+export type ActivityRefusal =
+  "invalid_argument" | "invalid_request" | "generation_refused" | "context_invalidated" | "run_ended";
 
 /** Calls `onMessage` with the first line the peer sends: parsed, or null when it is not a JSON object within bounds. */
 export function readOneMessage(socket: Socket, onMessage: (message: Record<string, unknown> | null) => void): void {
@@ -31,7 +34,6 @@ export function readOneMessage(socket: Socket, onMessage: (message: Record<strin
   };
   socket.on("data", (chunk: Buffer) => deliver(reader.push(chunk)));
   socket.on("end", () => deliver(reader.end())); // a peer that closes without a line is left to its 'close'
-
 }
 
 /** Through the codec's parser, so a deep or duplicate-keyed message is refused like any other bad one. */

@@ -82,7 +82,8 @@ export class CredentialObserver {
     const store = this.options.store;
     const b = store.load(this.bindingId);
     if (!b || b.baseline === look.fingerprint) return;
-    if (b.baseline === null || b.pending !== null) return store.record(this.bindingId, { baseline: look.fingerprint, revision: b.revision, pending: b.pending });
+    if (b.baseline === null || b.pending !== null)
+      return store.record(this.bindingId, { baseline: look.fingerprint, revision: b.revision, pending: b.pending });
     const revision = b.revision + 1;
     store.record(this.bindingId, { baseline: look.fingerprint, revision, pending: revision });
     this.options.recorded?.(revision);

@@ -13,7 +13,11 @@ export interface CredentialsUpdatedPayload {
 }
 
 /** Exactly the four fields the closed payload allows: never a token, account, path or fingerprint. */
-export const credentialsUpdated = (provider: string, bindingId: string, revision: number): CredentialsUpdatedPayload => ({
+export const credentialsUpdated = (
+  provider: string,
+  bindingId: string,
+  revision: number,
+): CredentialsUpdatedPayload => ({
   schema: CREDENTIALS_UPDATED_SCHEMA,
   provider,
   bindingId,
@@ -22,7 +26,12 @@ export const credentialsUpdated = (provider: string, bindingId: string, revision
 });
 
 /** The binding and revision of an auth.credentials.updated payload; null for anything else. */
-export function credentialRevisionOf(eventType: string, payload: Record<string, unknown>): { bindingId: string; revision: number } | null {
+export function credentialRevisionOf(
+  eventType: string,
+  payload: Record<string, unknown>,
+): { bindingId: string; revision: number } | null {
   if (eventType !== CREDENTIALS_UPDATED) return null;
-  return typeof payload.bindingId === "string" && typeof payload.revision === "number" ? { bindingId: payload.bindingId, revision: payload.revision } : null;
+  return typeof payload.bindingId === "string" && typeof payload.revision === "number"
+    ? { bindingId: payload.bindingId, revision: payload.revision }
+    : null;
 }

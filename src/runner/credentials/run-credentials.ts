@@ -5,7 +5,9 @@ import { memoryCredentialStore, type CredentialStore } from "./credential-store.
 import { CREDENTIALS_UPDATED, HARNESS_AUTH_BINDING } from "./credentials-event.js";
 
 /** What a run is configured to observe; the store is the runner's state in durable mode, memory otherwise. */
-export type CredentialObservation = Omit<CredentialObserverOptions, "emit" | "store" | "bindingId"> & { store?: CredentialStore };
+export type CredentialObservation = Omit<CredentialObserverOptions, "emit" | "store" | "bindingId"> & {
+  store?: CredentialStore;
+};
 
 const TURN_ENDS: ReadonlySet<string> = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
 
@@ -30,7 +32,8 @@ export class RunCredentials {
 
   /** A command the run carried out: run.prepare may opt in. */
   applied(command: PrpCommand): void {
-    if (command.type === "run.prepare" && (command.payload as Record<string, unknown>).observeCredentials === true) this.observe();
+    if (command.type === "run.prepare" && (command.payload as Record<string, unknown>).observeCredentials === true)
+      this.observe();
   }
 
   /** A restarted runner observes again when its predecessor's host had opted in. */
@@ -68,7 +71,12 @@ export class RunCredentials {
       store,
       emit: (payload) => {
         if (this.ended) return;
-        this.emit({ eventType: CREDENTIALS_UPDATED, payload: { ...payload }, fromHarness: false, admitted: () => store.admitted(payload.bindingId, payload.revision) });
+        this.emit({
+          eventType: CREDENTIALS_UPDATED,
+          payload: { ...payload },
+          fromHarness: false,
+          admitted: () => store.admitted(payload.bindingId, payload.revision),
+        });
       },
     });
     this.observer.start();

@@ -26,9 +26,14 @@ export function deltaCoalescer(next: (event: GatedEvent) => void): { emit(event:
     if (!pending) return;
     const p = pending;
     pending = null;
-    next(p.count === 1 ? p.event : { ...p.event, payload: { ...p.event.payload, text: p.text, coalescedDeltas: p.count } });
+    next(
+      p.count === 1 ? p.event : { ...p.event, payload: { ...p.event.payload, text: p.text, coalescedDeltas: p.count } },
+    );
   };
-  const mergeable = (e: GatedEvent) => e.eventType === "item.delta" && typeof e.payload.text === "string" && Object.keys(e.payload).every((k) => k === "text");
+  const mergeable = (e: GatedEvent) =>
+    e.eventType === "item.delta" &&
+    typeof e.payload.text === "string" &&
+    Object.keys(e.payload).every((k) => k === "text");
   return {
     emit(event) {
       if (!mergeable(event)) {

@@ -2,7 +2,23 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { admit } from "../../contract/admission.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../../contract/versions.js";
 import type { PrpCommand } from "../../contract/kinds.js";
-import { dial, openRunnerChannel, parseConnectUrl, resolveEndpoint, systemTimers, type ControlEnvelope, type HeartbeatOptions, type ResolvedEndpoint, type RunIdentity, type RunnerCredential, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers, type TransportError } from "../../transport/index.js";
+import {
+  dial,
+  openRunnerChannel,
+  parseConnectUrl,
+  resolveEndpoint,
+  systemTimers,
+  type ControlEnvelope,
+  type HeartbeatOptions,
+  type ResolvedEndpoint,
+  type RunIdentity,
+  type RunnerCredential,
+  type RunnerLease,
+  type RunnerToCoreKind,
+  type SecureChannel,
+  type Timers,
+  type TransportError,
+} from "../../transport/index.js";
 import type { ActivityPayload } from "../activity/activity-input.js";
 import type { RecordOutcome } from "../activity/activity-endpoint.js";
 import { RunController, type RunControllerOptions } from "../run-controller.js";
@@ -12,7 +28,13 @@ import { outboxSink } from "./outbox-sink.js";
 import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "./runner-state.js";
 
 /** The authority's refusals after which the in-memory lease is dropped: only a new bootstrap can open a session. */
-const LEASE_REFUSED: ReadonlySet<string> = new Set(["credential_expired", "credential_revoked", "unknown_credential", "credential_used", "unauthorized"]);
+const LEASE_REFUSED: ReadonlySet<string> = new Set([
+  "credential_expired",
+  "credential_revoked",
+  "unknown_credential",
+  "credential_used",
+  "unauthorized",
+]);
 
 /**
  * The authority's refusals of an event that resending the same committed bytes cannot cure (the
@@ -20,7 +42,13 @@ const LEASE_REFUSED: ReadonlySet<string> = new Set(["credential_expired", "crede
  * forever, so the runner stops. The runner admits events by the authority's own rule
  * (src/contract/admission.ts), so only an outbox written by another build can hold one.
  */
-const INCURABLE_REFUSALS: ReadonlySet<string> = new Set(["invalid_event", "identity_mismatch", "semantic_correlation_mismatch", "duplicate_mismatch", "event_after_terminal"]);
+const INCURABLE_REFUSALS: ReadonlySet<string> = new Set([
+  "invalid_event",
+  "identity_mismatch",
+  "semantic_correlation_mismatch",
+  "duplicate_mismatch",
+  "event_after_terminal",
+]);
 
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
@@ -77,7 +105,10 @@ export interface CrashPoint {
 
 /** Parses `POINT:N` for each point above; null for anything else. */
 export function parseCrashPoint(text: string | undefined): CrashPoint | null {
-  const m = /^(after-commit|after-journal|after-credential|before-activity-commit|after-activity-commit):([1-9][0-9]*)$/.exec(text ?? "");
+  const m =
+    /^(after-commit|after-journal|after-credential|before-activity-commit|after-activity-commit):([1-9][0-9]*)$/.exec(
+      text ?? "",
+    );
   return m ? { point: m[1] as CrashPoint["point"], at: Number(m[2]) } : null;
 }
 
@@ -89,7 +120,11 @@ const crash = (): never => {
 /** How a durable runner process ends; the exit code tells its supervisor what to do next. */
 export type DurableOutcome =
   | { code: 0; reason: "run_delivered" | "suspended" }
-  | { code: 3; reason: "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" | "stopped_before_delivery" }
+  | {
+      code: 3;
+      reason:
+        "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" | "stopped_before_delivery";
+    }
   | { code: 4; reason: "unrecoverable"; detail: string }
   /** The authority refused an event its outbox holds, and resending cannot change that: the run cannot be delivered. */
   | { code: 5; reason: "refused_by_authority"; detail: string }
@@ -148,15 +183,29 @@ export class DurableRunner {
     this.controller = new RunController(
       {
         // Until a welcome says otherwise, the version of the last connection (a replacement process) or the highest offered.
-        ...options, runId: id.runId, sessionId: id.normalizedSessionId, coalesce: deltaCoalescer, protocolVersion: this.state.negotiatedVersion() ?? this.protocolMax,
-        ...(options.credentials ? { credentials: { ...options.credentials, store: this.state.credentials, recorded: (revision: number) => options.crashAt?.point === "after-credential" && options.crashAt.at === revision && crash() } } : {}),
+        ...options,
+        runId: id.runId,
+        sessionId: id.normalizedSessionId,
+        coalesce: deltaCoalescer,
+        protocolVersion: this.state.negotiatedVersion() ?? this.protocolMax,
+        ...(options.credentials
+          ? {
+              credentials: {
+                ...options.credentials,
+                store: this.state.credentials,
+                recorded: (revision: number) =>
+                  options.crashAt?.point === "after-credential" && options.crashAt.at === revision && crash(),
+              },
+            }
+          : {}),
       },
       outboxSink(this.state, id, {
         send: (_envelope, sourceSeq) => {
           if (options.crashAt?.point === "after-commit" && options.crashAt.at === sourceSeq) crash();
           this.sendWindow();
         },
-        unrecoverable: (admission) => this.end({ code: 4, reason: "unrecoverable", detail: `${admission.code}: ${admission.message}` }),
+        unrecoverable: (admission) =>
+          this.end({ code: 4, reason: "unrecoverable", detail: `${admission.code}: ${admission.message}` }),
         backpressure: (message) => options.log(`backpressure: ${message}; the harness waits until ACKs free room`),
         waitForRoom: (resume) => this.roomWaiters.push(resume),
       }),
@@ -219,9 +268,14 @@ export class DurableRunner {
     const prepared = this.state.journaled("run.prepare");
     const r = this.state.recovery();
     const resumable = prepared && r.driverSessionId !== null && r.loadSession !== null && !r.turnEnded;
-    this.controller.emitRunnerEvent("runner.reconciled", { outcome: "same_durable_session_resumed", harness: prepared ? "lost" : "not_started", ...(resumable ? { session: "resuming" } : {}) });
+    this.controller.emitRunnerEvent("runner.reconciled", {
+      outcome: "same_durable_session_resumed",
+      harness: prepared ? "lost" : "not_started",
+      ...(resumable ? { session: "resuming" } : {}),
+    });
     // The current goal state, sent again so that a v2+ peer sees it whatever it acknowledged (runtime.md §9).
-    for (const retained of this.state.retainedGoalEvents()) this.controller.emitRunnerEvent(retained.eventType, retained.payload);
+    for (const retained of this.state.retainedGoalEvents())
+      this.controller.emitRunnerEvent(retained.eventType, retained.payload);
     this.controller.resumeCredentials();
     if (resumable) {
       const turn = r.turnId !== null || this.state.journaled("turn.start") ? { turnId: r.turnId } : null;
@@ -232,19 +286,25 @@ export class DurableRunner {
   private async connectLoop(endpoint: ResolvedEndpoint): Promise<void> {
     while (this.finished) {
       if (!this.credential) return void this.end({ code: 3, reason: "lease_expired_requires_bootstrap" });
-      if (this.stopDeadline !== null && this.clock.now() >= this.stopDeadline) return void this.end({ code: 3, reason: "stopped_before_delivery" });
+      if (this.stopDeadline !== null && this.clock.now() >= this.stopDeadline)
+        return void this.end({ code: 3, reason: "stopped_before_delivery" });
       if (this.credential.kind === "lease" && this.credential.expiresAtUnixMs <= this.clock.now()) {
         this.credential = null;
         continue;
       }
       const ws = await dial(endpoint, this.options.caBundle !== undefined ? { caBundle: this.options.caBundle } : {});
-      if (!ws.ok && ws.error.code === "tls_untrusted") return void this.end({ code: 6, reason: "authority_untrusted", detail: ws.error.message });
+      if (!ws.ok && ws.error.code === "tls_untrusted")
+        return void this.end({ code: 6, reason: "authority_untrusted", detail: ws.error.message });
       if (ws.ok) {
         const closed = await this.session(ws.value);
         if (!this.finished) return;
         if (closed) this.options.log(`connection closed: ${closed.code}: ${closed.message}`);
         if (closed?.peerCode !== undefined && INCURABLE_REFUSALS.has(closed.peerCode)) {
-          return void this.end({ code: 5, reason: "refused_by_authority", detail: `${closed.peerCode}: the authority refuses an event of the outbox, and resending it cannot change that (state kept in ${this.options.stateDir})` });
+          return void this.end({
+            code: 5,
+            reason: "refused_by_authority",
+            detail: `${closed.peerCode}: the authority refuses an event of the outbox, and resending it cannot change that (state kept in ${this.options.stateDir})`,
+          });
         }
       } else {
         this.options.log(`dial failed: ${ws.error.message}`);
@@ -268,9 +328,14 @@ export class DurableRunner {
       runnerDigest: this.options.runnerDigest,
       range: { min: MIN_PROTOCOL_VERSION, max: this.protocolMax },
       ...(this.options.contractDigest !== undefined ? { contractDigest: this.options.contractDigest } : {}),
-      resume: { lastControllerCommandSeq: c.lastControllerCommandSeq, nextSourceEventSeq: c.nextSourceSeq, ackedSourceSeq: c.ackedSourceSeq },
+      resume: {
+        lastControllerCommandSeq: c.lastControllerCommandSeq,
+        nextSourceEventSeq: c.nextSourceSeq,
+        ackedSourceSeq: c.ackedSourceSeq,
+      },
       handlers: {
-        onEnvelope: (envelope) => (envelope.kind === "lease_renewed" ? this.keeper?.renewed(envelope.payload) : this.onEnvelope(envelope)),
+        onEnvelope: (envelope) =>
+          envelope.kind === "lease_renewed" ? this.keeper?.renewed(envelope.payload) : this.onEnvelope(envelope),
         onClose: (diagnostic) => {
           this.keeper?.stop();
           this.keeper = null;
@@ -282,12 +347,18 @@ export class DurableRunner {
     if (!opened.ok) {
       // Refused at the hello, before any credential was looked at: the ticket is unspent, and no redial can help.
       if (opened.error.peerCode === "contract_mismatch") {
-        this.end({ code: 7, reason: "contract_mismatch", detail: `the authority does not accept the contract this runner was built for (${this.options.contractDigest ?? "none reported"}): upgrade the runner image; the ticket is unspent` });
+        this.end({
+          code: 7,
+          reason: "contract_mismatch",
+          detail: `the authority does not accept the contract this runner was built for (${this.options.contractDigest ?? "none reported"}): upgrade the runner image; the ticket is unspent`,
+        });
         return opened.error;
       }
       // Once a bootstrap handshake has started, the ticket may have been consumed: never retry it (§5.3).
       if (credential.kind === "bootstrap") {
-        this.options.log(`the bootstrap handshake failed: ${opened.error.peerCode ?? opened.error.code}: ${opened.error.message}`);
+        this.options.log(
+          `the bootstrap handshake failed: ${opened.error.peerCode ?? opened.error.code}: ${opened.error.message}`,
+        );
         this.end({ code: 3, reason: "bootstrap_possibly_consumed" });
       }
       // The authority's refusal arrives as the close reason; a lease it refuses is worth nothing.
@@ -302,7 +373,13 @@ export class DurableRunner {
     this.controller.setProtocolVersion(version);
     this.maxBatchEvents = opened.value.welcome.payload.maxBatchEvents;
     // Lease renewal (runtime.md §5.9): the renewed lease is the one to redial with.
-    this.keeper = new LeaseKeeper({ channel: this.channel, lease: this.credential, renewalVersion: opened.value.welcome.payload.connectionLeaseRenewalVersion, timers: this.clock, onLease: (lease) => (this.credential = lease) });
+    this.keeper = new LeaseKeeper({
+      channel: this.channel,
+      lease: this.credential,
+      renewalVersion: opened.value.welcome.payload.connectionLeaseRenewalVersion,
+      timers: this.clock,
+      onLease: (lease) => (this.credential = lease),
+    });
     this.state.setLifecycle(this.terminalAdmitted ? "stopped" : "ready");
     this.sentThrough = opened.value.welcome.payload.ackedSourceSeq;
     if (!this.applyAck(opened.value.welcome.payload.ackedSourceSeq)) return closed;
@@ -330,7 +407,11 @@ export class DurableRunner {
         }
         return;
       case "ping":
-        this.channel?.send("pong", { lifecycle: this.state.counters().lifecycle, outboxBytes: this.state.counters().outboxBytes, ackedSourceSeq: this.state.counters().ackedSourceSeq });
+        this.channel?.send("pong", {
+          lifecycle: this.state.counters().lifecycle,
+          outboxBytes: this.state.counters().outboxBytes,
+          ackedSourceSeq: this.state.counters().ackedSourceSeq,
+        });
         return;
       case "revoke":
         // Not awaited: the ACKs that let the outbox drain arrive through this same handler.
@@ -380,13 +461,15 @@ export class DurableRunner {
     const admitted = admit("command", raw);
     if (!admitted.ok) {
       const id = (raw as { commandId?: unknown })?.commandId;
-      if (typeof id === "string") this.sendResult(id, "rejected", { code: admitted.error.code, message: admitted.error.message });
+      if (typeof id === "string")
+        this.sendResult(id, "rejected", { code: admitted.error.code, message: admitted.error.message });
       return;
     }
     const command = admitted.value;
     const decision = this.state.beginCommand(command as never);
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
-    if (decision.kind === "rejected") return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
+    if (decision.kind === "rejected")
+      return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
     if (this.options.crashAt?.point === "after-journal" && this.options.crashAt.at === command.controllerSeq) crash();
     const outcome = await this.execute(command as PrpCommand);
     this.state.finishCommand(command.commandId, outcome.status, outcome.result);
@@ -395,15 +478,22 @@ export class DurableRunner {
   }
 
   /** The effect of one journaled command; a policy refusal has no effect (logicalEffectCount 0). */
-  private async execute(command: PrpCommand): Promise<{ status: "completed" | "failed" | "rejected"; result: Record<string, unknown> }> {
-    const refused = (code: string, message: string) => ({ status: "rejected" as const, result: { code, message, logicalEffectCount: 0 } });
+  private async execute(
+    command: PrpCommand,
+  ): Promise<{ status: "completed" | "failed" | "rejected"; result: Record<string, unknown> }> {
+    const refused = (code: string, message: string) => ({
+      status: "rejected" as const,
+      result: { code, message, logicalEffectCount: 0 },
+    });
     const done = { status: "completed" as const, result: { outcome: "accepted", logicalEffectCount: 1 } };
     // After the terminal no command has an effect, in this process or a replacement (wire.md O9).
-    if (this.terminalAdmitted) return { status: "completed", result: { outcome: "already_terminal", logicalEffectCount: 0 } };
+    if (this.terminalAdmitted)
+      return { status: "completed", result: { outcome: "already_terminal", logicalEffectCount: 0 } };
     const lifecycle = this.state.counters().lifecycle;
     if (command.type === "runner.drain") {
       // Stop taking new work, finish what runs, keep flushing the outbox (runtime.md §5.9).
-      if (lifecycle === "draining") return { status: "completed", result: { outcome: "already_draining", logicalEffectCount: 0 } };
+      if (lifecycle === "draining")
+        return { status: "completed", result: { outcome: "already_draining", logicalEffectCount: 0 } };
       this.state.setLifecycle("draining");
       this.controller.emitRunnerEvent("runner.draining", {});
       return done;
@@ -422,7 +512,10 @@ export class DurableRunner {
       return done;
     }
     if (command.type === "turn.start" && (lifecycle === "draining" || this.state.counters().backpressure)) {
-      return refused(lifecycle === "draining" ? "runner_draining" : "backpressure", `a new turn is refused while the runner is ${lifecycle === "draining" ? "draining" : "under backpressure"}`);
+      return refused(
+        lifecycle === "draining" ? "runner_draining" : "backpressure",
+        `a new turn is refused while the runner is ${lifecycle === "draining" ? "draining" : "under backpressure"}`,
+      );
     }
     const refusal = this.controller.refusal(command);
     if (refusal) return refused(refusal.code, refusal.reason);

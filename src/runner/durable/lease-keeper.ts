@@ -1,4 +1,13 @@
-import { LEASE_RENEWAL_VERSION, transportError, type LeaseRenewPayload, type Payload, type RunnerLease, type RunnerToCoreKind, type SecureChannel, type Timers } from "../../transport/index.js";
+import {
+  LEASE_RENEWAL_VERSION,
+  transportError,
+  type LeaseRenewPayload,
+  type Payload,
+  type RunnerLease,
+  type RunnerToCoreKind,
+  type SecureChannel,
+  type Timers,
+} from "../../transport/index.js";
 
 /** The shortest wait before asking again for a renewal that went unanswered. */
 const RETRY_FLOOR_MS = 1_000;
@@ -38,12 +47,19 @@ export class LeaseKeeper {
   /** The answer to this keeper's `lease_renew`. */
   renewed(payload: Payload): void {
     const sent = this.inFlight;
-    const refuse = (path: string, message: string) => this.options.channel.abort(transportError("lease_mismatch", path, message));
-    if (sent === null) return this.options.channel.abort(transportError("unexpected_message", "/kind", "lease_renewed came with no lease_renew outstanding"));
-    if (payload.previousExpiresAtUnixMs !== sent.currentExpiresAtUnixMs) return refuse("/payload/previousExpiresAtUnixMs", "the echoed expiry is not the one this runner sent");
-    if (payload.revocationEpoch !== sent.revocationEpoch) return refuse("/payload/revocationEpoch", "the echoed revocation epoch is not the one this runner sent");
+    const refuse = (path: string, message: string) =>
+      this.options.channel.abort(transportError("lease_mismatch", path, message));
+    if (sent === null)
+      return this.options.channel.abort(
+        transportError("unexpected_message", "/kind", "lease_renewed came with no lease_renew outstanding"),
+      );
+    if (payload.previousExpiresAtUnixMs !== sent.currentExpiresAtUnixMs)
+      return refuse("/payload/previousExpiresAtUnixMs", "the echoed expiry is not the one this runner sent");
+    if (payload.revocationEpoch !== sent.revocationEpoch)
+      return refuse("/payload/revocationEpoch", "the echoed revocation epoch is not the one this runner sent");
     const expiresAtUnixMs = payload.connectionLeaseExpiresAtUnixMs as number;
-    if (expiresAtUnixMs < sent.currentExpiresAtUnixMs) return refuse("/payload/connectionLeaseExpiresAtUnixMs", "the renewed lease would end before the one it renews");
+    if (expiresAtUnixMs < sent.currentExpiresAtUnixMs)
+      return refuse("/payload/connectionLeaseExpiresAtUnixMs", "the renewed lease would end before the one it renews");
     this.inFlight = null;
     this.stop(); // the retry of this renewal, if one is pending
     const { renewalUnanswered: _answered, ...lease } = this.lease;
@@ -72,7 +88,10 @@ export class LeaseKeeper {
 
   private renew(): void {
     this.cancel = null;
-    const request: LeaseRenewPayload = { currentExpiresAtUnixMs: this.lease.expiresAtUnixMs, revocationEpoch: this.lease.revocationEpoch };
+    const request: LeaseRenewPayload = {
+      currentExpiresAtUnixMs: this.lease.expiresAtUnixMs,
+      revocationEpoch: this.lease.revocationEpoch,
+    };
     if (!this.options.channel.send("lease_renew", { ...request }).ok) return; // closed: the connect loop redials
     this.inFlight = request;
     this.lease = { ...this.lease, renewalUnanswered: true };

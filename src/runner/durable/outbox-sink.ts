@@ -50,27 +50,34 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
   let reported = false;
   const admit = (e: PendingEvent): Admission => {
     const priority = priorityOf(e.eventType, e.payload.code);
-    const admission = state.admit(priority, e.eventType, (sourceSeq) => {
-      const admitted = admittedLine(
-        buildEvent({
-          sourceSeq,
-          sourceEventId: sequencedId("event", identity.runnerInstanceId, sourceSeq, 16),
-          emittedAt: new Date().toISOString(),
-          sourceInstanceId: identity.runnerInstanceId,
-          runId: identity.runId,
-          normalizedSessionId: identity.normalizedSessionId,
-          eventType: e.eventType,
-          payload: e.payload,
-          turnId: e.turnId ? identity.turnId : undefined,
-          itemId: e.itemId ? identity.itemId : undefined,
-          providerItemId: e.itemId !== identity.itemId ? e.itemId : undefined,
-          schemaVersion: e.schemaVersion,
-        }),
-      );
-      // Thrown out of the outbox's transaction, so that no sequence number is used.
-      if ("noCanonicalForm" in admitted) throw new NoCanonicalForm(admitted.noCanonicalForm);
-      return admitted.line;
-    }, recoveryChange(e), GOAL_EVENTS.has(e.eventType) ? e.payload : null, admittedCredential(state, e));
+    const admission = state.admit(
+      priority,
+      e.eventType,
+      (sourceSeq) => {
+        const admitted = admittedLine(
+          buildEvent({
+            sourceSeq,
+            sourceEventId: sequencedId("event", identity.runnerInstanceId, sourceSeq, 16),
+            emittedAt: new Date().toISOString(),
+            sourceInstanceId: identity.runnerInstanceId,
+            runId: identity.runId,
+            normalizedSessionId: identity.normalizedSessionId,
+            eventType: e.eventType,
+            payload: e.payload,
+            turnId: e.turnId ? identity.turnId : undefined,
+            itemId: e.itemId ? identity.itemId : undefined,
+            providerItemId: e.itemId !== identity.itemId ? e.itemId : undefined,
+            schemaVersion: e.schemaVersion,
+          }),
+        );
+        // Thrown out of the outbox's transaction, so that no sequence number is used.
+        if ("noCanonicalForm" in admitted) throw new NoCanonicalForm(admitted.noCanonicalForm);
+        return admitted.line;
+      },
+      recoveryChange(e),
+      GOAL_EVENTS.has(e.eventType) ? e.payload : null,
+      admittedCredential(state, e),
+    );
     if (admission.ok) hooks.send(admission.envelope, admission.sourceSeq);
     return admission;
   };
@@ -91,12 +98,21 @@ export function outboxSink(state: RunnerState, identity: DurableIdentity, hooks:
         if (!reported) {
           reported = true;
           const c = state.counters();
-          admit({ eventType: "runner.backpressure", payload: { code: "backpressure", message: admission.message, outboxBytes: c.outboxBytes, softLimitBytes: state.binding.maxOutboxBytes - state.binding.p0ReserveBytes } });
+          admit({
+            eventType: "runner.backpressure",
+            payload: {
+              code: "backpressure",
+              message: admission.message,
+              outboxBytes: c.outboxBytes,
+              softLimitBytes: state.binding.maxOutboxBytes - state.binding.p0ReserveBytes,
+            },
+          });
           hooks.backpressure(admission.message);
         }
         return { kind: "full" };
       }
-      if (admission.code === "p0_storage_exhausted" || admission.code === "state_unrecoverable") hooks.unrecoverable(admission);
+      if (admission.code === "p0_storage_exhausted" || admission.code === "state_unrecoverable")
+        hooks.unrecoverable(admission);
       return { kind: "refused", code: admission.code, message: admission.message };
     },
     onRoom: (resume) => hooks.waitForRoom(resume),

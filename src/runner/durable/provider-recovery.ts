@@ -17,7 +17,12 @@ export interface ProviderRecovery {
   turnEnded: boolean;
 }
 
-export const NO_RECOVERY: ProviderRecovery = { driverSessionId: null, loadSession: null, turnId: null, turnEnded: false };
+export const NO_RECOVERY: ProviderRecovery = {
+  driverSessionId: null,
+  loadSession: null,
+  turnId: null,
+  turnEnded: false,
+};
 
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
 
@@ -25,12 +30,18 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** What an admitted event changes in the record; null when it changes nothing. */
-export function recoveryChange(event: { eventType: string; payload: Obj; turnId?: string | undefined }): Partial<ProviderRecovery> | null {
+export function recoveryChange(event: {
+  eventType: string;
+  payload: Obj;
+  turnId?: string | undefined;
+}): Partial<ProviderRecovery> | null {
   const p = event.payload;
   switch (event.eventType) {
     case "harness.ready": {
       const agent = p.agent;
-      return { loadSession: isObj(agent) ? isObj(agent.capabilities) && agent.capabilities.loadSession === true : null };
+      return {
+        loadSession: isObj(agent) ? isObj(agent.capabilities) && agent.capabilities.loadSession === true : null,
+      };
     }
     case "session.started":
     case "session.resumed":

@@ -3,7 +3,13 @@ import { after, describe, it } from "node:test";
 import { COMMITTED_WINDOW, MAX_DIAGNOSTICS, MAX_RUNNER_CONNECTIONS } from "../../../src/authority/limits.js";
 import { ServerKey } from "../../../src/authority/server-key.js";
 import type { Result } from "../../../src/authority/errors.js";
-import type { AuthorityStore, BatchedEvent, NewCommand, NewCommittedEvent, StoreTransaction } from "../../../src/authority/store.js";
+import type {
+  AuthorityStore,
+  BatchedEvent,
+  NewCommand,
+  NewCommittedEvent,
+  StoreTransaction,
+} from "../../../src/authority/store.js";
 import { authority, codeOf, connect, event, identity, serverKey, unwrap, withRun, type Authority } from "../support.js";
 
 /**
@@ -33,7 +39,14 @@ export interface OpenedStore {
 /** The canonical JSON a committed event's row keeps (the store compares it as text). */
 const row = (seq: number, overrides: Partial<NewCommittedEvent> = {}, run = 1): NewCommittedEvent => {
   const e = event(seq, run);
-  return { sourceSeq: seq, sourceEventId: e.sourceEventId as string, eventType: e.eventType as string, priority: e.priority as number, envelope: JSON.stringify(e), ...overrides };
+  return {
+    sourceSeq: seq,
+    sourceEventId: e.sourceEventId as string,
+    eventType: e.eventType as string,
+    priority: e.priority as number,
+    envelope: JSON.stringify(e),
+    ...overrides,
+  };
 };
 
 const command = (n: number, overrides: Partial<NewCommand> = {}): NewCommand => ({
@@ -65,12 +78,22 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(created.ackedSourceSeq, 0);
       assert.equal(created.currentConnectionId, null);
       assert.deepEqual(unwrap(await s.registerRun(identity(2), { protocolVersion: 3, nowMs: 2 })), created);
-      assert.equal(codeOf(await s.registerRun(identity(2, { turnId: "other" }), { protocolVersion: 3, nowMs: 3 })), "run_identity_mismatch");
+      assert.equal(
+        codeOf(await s.registerRun(identity(2, { turnId: "other" }), { protocolVersion: 3, nowMs: 3 })),
+        "run_identity_mismatch",
+      );
       unwrap(await s.registerRun(identity(1), { protocolVersion: 2, nowMs: 4 }));
       assert.deepEqual(await s.runIds(), ["run_1", "run_2"]);
       assert.equal(await s.run("run_9"), undefined);
       assert.equal(await s.runCursor("run_9"), undefined);
-      assert.deepEqual(await s.runCursor("run_1"), { identity: identity(1), ackedSourceSeq: 0, terminalSourceSeq: null, currentConnectionId: null, revocationEpoch: 0, protocolVersion: 2 });
+      assert.deepEqual(await s.runCursor("run_1"), {
+        identity: identity(1),
+        ackedSourceSeq: 0,
+        terminalSourceSeq: null,
+        currentConnectionId: null,
+        revocationEpoch: 0,
+        protocolVersion: 2,
+      });
       assert.equal((await s.run("run_1"))!.protocolVersion, 2);
       await s.close();
     });
@@ -83,18 +106,31 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(codeOf(await s.commitEvent("run_1", conn, row(1), 11)), "sequence_stale");
       assert.equal(codeOf(await s.commitEvent("run_1", "connection_9", row(2), 11)), "connection_superseded");
       assert.equal(codeOf(await s.commitEvent("run_9", conn, row(2), 11)), "unknown_run");
-      assert.equal(codeOf(await s.commitEvent("run_1", conn, row(2, { sourceEventId: row(1).sourceEventId }), 11)), "duplicate_mismatch");
+      assert.equal(
+        codeOf(await s.commitEvent("run_1", conn, row(2, { sourceEventId: row(1).sourceEventId }), 11)),
+        "duplicate_mismatch",
+      );
       const newer = (await connect(a)).connectionId;
-      assert.equal(codeOf(await s.commitEvent("run_1", conn, row(2), 12)), "connection_superseded", "the old connection lost the run");
+      assert.equal(
+        codeOf(await s.commitEvent("run_1", conn, row(2), 12)),
+        "connection_superseded",
+        "the old connection lost the run",
+      );
       assert.equal((await s.runCursor("run_1"))!.ackedSourceSeq, 1);
-      assert.deepEqual((await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq), [1]);
+      assert.deepEqual(
+        (await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq),
+        [1],
+      );
       unwrap(await s.commitEvent("run_1", newer, row(2), 13));
       await s.close();
     });
 
     it("two concurrent commits of the same sourceSeq: exactly one wins", async () => {
       const { o, conn } = await connected();
-      const results = await Promise.all([o.store.commitEvent("run_1", conn, row(1), 1), o.store.commitEvent("run_1", conn, row(1), 1)]);
+      const results = await Promise.all([
+        o.store.commitEvent("run_1", conn, row(1), 1),
+        o.store.commitEvent("run_1", conn, row(1), 1),
+      ]);
       assert.deepEqual(results.map((r) => r.ok).sort(), [false, true]);
       assert.equal(codeOf(results.find((r) => !r.ok)!), "sequence_stale");
       assert.equal((await o.store.eventLog("run_1", 0, 10)).length, 1);
@@ -107,15 +143,27 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const total = COMMITTED_WINDOW + 6;
       for (let seq = 1; seq <= total; seq++) unwrap(await s.commitEvent("run_1", conn, row(seq), 1000 + seq));
       const window = await s.committedWindow("run_1");
-      assert.deepEqual(window.map((e) => e.sourceSeq), Array.from({ length: COMMITTED_WINDOW }, (_, i) => total - COMMITTED_WINDOW + 1 + i));
+      assert.deepEqual(
+        window.map((e) => e.sourceSeq),
+        Array.from({ length: COMMITTED_WINDOW }, (_, i) => total - COMMITTED_WINDOW + 1 + i),
+      );
       const log = await s.eventLog("run_1", 0, 1000);
-      assert.deepEqual(log.map((e) => e.sourceSeq), Array.from({ length: total }, (_, i) => i + 1));
+      assert.deepEqual(
+        log.map((e) => e.sourceSeq),
+        Array.from({ length: total }, (_, i) => i + 1),
+      );
       assert.deepEqual(log[0], { ...row(1), committedAtUnixMs: 1001 });
-      assert.deepEqual((await s.eventLog("run_1", 65, 3)).map((e) => e.sourceSeq), [66, 67, 68]);
+      assert.deepEqual(
+        (await s.eventLog("run_1", 65, 3)).map((e) => e.sourceSeq),
+        [66, 67, 68],
+      );
       assert.deepEqual(await s.eventLog("run_1", total, 10), []);
       assert.deepEqual(await s.eventLog("run_9", 0, 10), []);
       assert.equal(await s.committedEvent("run_1", row(1).sourceEventId), undefined, "out of the window");
-      assert.equal(codeOf(await s.countRedelivery("run_1", conn, row(1).sourceEventId, row(1).envelope)), "sequence_stale");
+      assert.equal(
+        codeOf(await s.countRedelivery("run_1", conn, row(1).sourceEventId, row(1).envelope)),
+        "sequence_stale",
+      );
       await s.close();
     });
 
@@ -123,9 +171,14 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const { o, conn } = await connected();
       const s = o.store;
       unwrap(await s.commitEvent("run_1", conn, row(1), 1));
-      assert.deepEqual(unwrap(await s.countRedelivery("run_1", conn, row(1).sourceEventId, row(1).envelope)), { ackedSourceSeq: 1 });
+      assert.deepEqual(unwrap(await s.countRedelivery("run_1", conn, row(1).sourceEventId, row(1).envelope)), {
+        ackedSourceSeq: 1,
+      });
       assert.equal(codeOf(await s.countRedelivery("run_1", conn, row(1).sourceEventId, "{}")), "duplicate_mismatch");
-      assert.equal(codeOf(await s.countRedelivery("run_1", "connection_9", row(1).sourceEventId, row(1).envelope)), "connection_superseded");
+      assert.equal(
+        codeOf(await s.countRedelivery("run_1", "connection_9", row(1).sourceEventId, row(1).envelope)),
+        "connection_superseded",
+      );
       assert.equal((await s.committedEvent("run_1", row(1).sourceEventId))!.deliveryCount, 2);
       assert.equal((await s.run("run_1"))!.replayDeliveries, 1);
       await s.close();
@@ -168,10 +221,15 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const results = await s.commitEvents(
         [
           { runId: "run_1", connectionId: conn, event: row(1), withinCommit: host(row(1).sourceEventId) },
-          { runId: "run_2", connectionId: conn2, event: row(1, {}, 2), withinCommit: async (tx) => {
-            await host("doomed")(tx);
-            throw new Error("the control plane's ledger is locked");
-          } },
+          {
+            runId: "run_2",
+            connectionId: conn2,
+            event: row(1, {}, 2),
+            withinCommit: async (tx) => {
+              await host("doomed")(tx);
+              throw new Error("the control plane's ledger is locked");
+            },
+          },
           { runId: "run_1", connectionId: conn, event: row(2), withinCommit: host(row(2).sourceEventId) },
           { runId: "run_1", connectionId: conn, event: row(4), withinCommit: host("never") },
           { runId: "run_2", connectionId: conn2, event: row(2, {}, 2) },
@@ -179,18 +237,48 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         ],
         5,
       );
-      assert.deepEqual(results.map((r) => (r.ok ? r.value.ackedSourceSeq : r.error.code)), [1, "callback_failed", 2, "sequence_gap", "sequence_gap", "connection_superseded"]);
-      assert.deepEqual(hosted.sort(), ["doomed", row(1).sourceEventId, row(2).sourceEventId].sort(), "a refused item never reaches the host");
-      assert.deepEqual(await o.hostRows(), [row(1).sourceEventId, row(2).sourceEventId].sort(), "the failed host's row rolled back with its event, the others' committed");
-      assert.deepEqual((await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq), [1, 2]);
+      assert.deepEqual(
+        results.map((r) => (r.ok ? r.value.ackedSourceSeq : r.error.code)),
+        [1, "callback_failed", 2, "sequence_gap", "sequence_gap", "connection_superseded"],
+      );
+      assert.deepEqual(
+        hosted.sort(),
+        ["doomed", row(1).sourceEventId, row(2).sourceEventId].sort(),
+        "a refused item never reaches the host",
+      );
+      assert.deepEqual(
+        await o.hostRows(),
+        [row(1).sourceEventId, row(2).sourceEventId].sort(),
+        "the failed host's row rolled back with its event, the others' committed",
+      );
+      assert.deepEqual(
+        (await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq),
+        [1, 2],
+      );
       assert.equal((await s.runCursor("run_1"))!.ackedSourceSeq, 2);
       assert.deepEqual(await s.eventLog("run_2", 0, 10), []);
       assert.deepEqual(await s.committedWindow("run_2"), []);
       assert.equal((await s.runCursor("run_2"))!.ackedSourceSeq, 0);
       // The refused event is committed by the next batch, as a runner's resend would be.
-      const retried = await s.commitEvents([{ runId: "run_2", connectionId: conn2, event: row(1, {}, 2), withinCommit: host(row(1, {}, 2).sourceEventId) }], 6);
-      assert.deepEqual(retried.map((r) => r.ok && r.value.ackedSourceSeq), [1]);
-      assert.deepEqual(await o.hostRows(), [row(1).sourceEventId, row(2).sourceEventId, row(1, {}, 2).sourceEventId].sort());
+      const retried = await s.commitEvents(
+        [
+          {
+            runId: "run_2",
+            connectionId: conn2,
+            event: row(1, {}, 2),
+            withinCommit: host(row(1, {}, 2).sourceEventId),
+          },
+        ],
+        6,
+      );
+      assert.deepEqual(
+        retried.map((r) => r.ok && r.value.ackedSourceSeq),
+        [1],
+      );
+      assert.deepEqual(
+        await o.hostRows(),
+        [row(1).sourceEventId, row(2).sourceEventId, row(1, {}, 2).sourceEventId].sort(),
+      );
       assert.deepEqual(await s.commitEvents([], 7), [], "an empty batch commits nothing");
       await s.close();
     });
@@ -205,20 +293,31 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         [
           { runId: "run_1", connectionId: conn, event: row(1) },
           { runId: "run_1", connectionId: conn, event: row(2) },
-          { runId: "run_1", connectionId: conn, event: row(3), withinCommit: async (tx) => {
-            await reads(tx);
-            throw new Error("the ledger refused it");
-          } },
+          {
+            runId: "run_1",
+            connectionId: conn,
+            event: row(3),
+            withinCommit: async (tx) => {
+              await reads(tx);
+              throw new Error("the ledger refused it");
+            },
+          },
           { runId: "run_1", connectionId: conn, event: row(3) },
           { runId: "run_1", connectionId: conn, event: row(4), withinCommit: reads },
           { runId: "run_1", connectionId: conn, event: row(5) },
         ],
         5,
       );
-      assert.deepEqual(results.map((r) => (r.ok ? r.value.ackedSourceSeq : r.error.code)), [1, 2, "callback_failed", 3, 4, 5]);
+      assert.deepEqual(
+        results.map((r) => (r.ok ? r.value.ackedSourceSeq : r.error.code)),
+        [1, 2, "callback_failed", 3, 4, 5],
+      );
       assert.deepEqual(seen, [3, 4], "each host saw the cursor at its own event");
       assert.equal((await s.runCursor("run_1"))!.ackedSourceSeq, 5);
-      assert.deepEqual((await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq), [1, 2, 3, 4, 5]);
+      assert.deepEqual(
+        (await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq),
+        [1, 2, 3, 4, 5],
+      );
       await s.close();
     });
 
@@ -234,28 +333,54 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         { runId: "run_1", connectionId: "connection_9", event: row(72) },
         { runId: "run_1", connectionId: conn1, event: row(73) },
       ];
-      const expected = [...Array.from({ length: 70 }, (_, i) => i + 1), "duplicate_mismatch", 71, 1, 2, "event_after_terminal", "unknown_run", "connection_superseded", "sequence_gap"];
-      const outcomes = async (commit: (s: AuthorityStore, batch: BatchedEvent[]) => Promise<Array<Result<{ ackedSourceSeq: number }>>>) => {
+      const expected = [
+        ...Array.from({ length: 70 }, (_, i) => i + 1),
+        "duplicate_mismatch",
+        71,
+        1,
+        2,
+        "event_after_terminal",
+        "unknown_run",
+        "connection_superseded",
+        "sequence_gap",
+      ];
+      const outcomes = async (
+        commit: (s: AuthorityStore, batch: BatchedEvent[]) => Promise<Array<Result<{ ackedSourceSeq: number }>>>,
+      ) => {
         const { o, a, conn } = await connected();
         await withRun(a, 2);
         const conn2 = (await connect(a, "run_2")).connectionId;
-        const results = (await commit(o.store, items(conn, conn2))).map((r) => (r.ok ? r.value.ackedSourceSeq : r.error.code));
+        const results = (await commit(o.store, items(conn, conn2))).map((r) =>
+          r.ok ? r.value.ackedSourceSeq : r.error.code,
+        );
         const state = {
           log: (await o.store.eventLog("run_1", 0, 100)).map((e) => [e.sourceSeq, e.sourceEventId]),
           window: (await o.store.committedWindow("run_1")).map((e) => [e.sourceSeq, e.sourceEventId]),
           run2: (await o.store.committedWindow("run_2")).map((e) => e.sourceSeq),
-          cursors: [await o.store.runCursor("run_1"), await o.store.runCursor("run_2")].map((c) => [c!.ackedSourceSeq, c!.terminalSourceSeq]),
+          cursors: [await o.store.runCursor("run_1"), await o.store.runCursor("run_2")].map((c) => [
+            c!.ackedSourceSeq,
+            c!.terminalSourceSeq,
+          ]),
         };
         await o.store.close();
         return { results, state };
       };
       const batched = await outcomes((s, batch) => s.commitEvents(batch, 1));
       assert.deepEqual(batched.results, expected);
-      assert.deepEqual(batched.state.log.map(([seq]) => seq), Array.from({ length: 71 }, (_, i) => i + 1));
+      assert.deepEqual(
+        batched.state.log.map(([seq]) => seq),
+        Array.from({ length: 71 }, (_, i) => i + 1),
+      );
       assert.deepEqual(batched.state.log.at(-1), [71, row(6).sourceEventId]);
-      assert.deepEqual(batched.state.window.map(([seq]) => seq), Array.from({ length: COMMITTED_WINDOW }, (_, i) => 71 - COMMITTED_WINDOW + 1 + i));
+      assert.deepEqual(
+        batched.state.window.map(([seq]) => seq),
+        Array.from({ length: COMMITTED_WINDOW }, (_, i) => 71 - COMMITTED_WINDOW + 1 + i),
+      );
       assert.deepEqual(batched.state.run2, [1, 2]);
-      assert.deepEqual(batched.state.cursors, [[71, null], [2, 2]]);
+      assert.deepEqual(batched.state.cursors, [
+        [71, null],
+        [2, 2],
+      ]);
       const oneByOne = await outcomes(async (s, batch) => {
         const results: Array<Result<{ ackedSourceSeq: number }>> = [];
         for (const item of batch) results.push(await s.commitEvent(item.runId, item.connectionId, item.event, 1));
@@ -281,23 +406,79 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(codeOf(await s.appendCommand("run_1", command(2), 1)), "controller_seq_moved");
       assert.equal(codeOf(await s.appendCommand("run_9", command(1), 1)), "unknown_run");
       unwrap(await s.appendCommand("run_1", command(1), 1));
-      assert.equal(codeOf(await s.appendCommand("run_1", command(2, { commandId: "command_1" }), 1)), "command_conflict");
+      assert.equal(
+        codeOf(await s.appendCommand("run_1", command(2, { commandId: "command_1" }), 1)),
+        "command_conflict",
+      );
       unwrap(await s.appendCommand("run_1", command(2), 1));
-      assert.equal(codeOf(await s.recordCommandResult("run_1", conn, { commandId: "command_1", status: "completed", result: "{}" }, 2)), "command_not_delivered");
+      assert.equal(
+        codeOf(
+          await s.recordCommandResult("run_1", conn, { commandId: "command_1", status: "completed", result: "{}" }, 2),
+        ),
+        "command_not_delivered",
+      );
       const first = unwrap(await s.deliverNextCommand("run_1", conn, false, 3));
-      assert.deepEqual([first?.commandId, first?.deliveryCount, first?.lastDeliveredConnectionId], ["command_1", 1, conn]);
+      assert.deepEqual(
+        [first?.commandId, first?.deliveryCount, first?.lastDeliveredConnectionId],
+        ["command_1", 1, conn],
+      );
       assert.equal(unwrap(await s.deliverNextCommand("run_1", conn, false, 4)), null, "in flight: not sent again");
-      assert.equal(unwrap(await s.deliverNextCommand("run_1", conn, true, 4))?.deliveryCount, 2, "repeat sends it again");
+      assert.equal(
+        unwrap(await s.deliverNextCommand("run_1", conn, true, 4))?.deliveryCount,
+        2,
+        "repeat sends it again",
+      );
       assert.equal(codeOf(await s.deliverNextCommand("run_1", "connection_9", false, 4)), "connection_superseded");
-      const done = unwrap(await s.recordCommandResult("run_1", conn, { commandId: "command_1", status: "completed", result: '{"ok":1}' }, 5));
+      const done = unwrap(
+        await s.recordCommandResult(
+          "run_1",
+          conn,
+          { commandId: "command_1", status: "completed", result: '{"ok":1}' },
+          5,
+        ),
+      );
       assert.deepEqual([done.duplicate, done.command.status, done.command.result], [false, "completed", '{"ok":1}']);
-      assert.equal(unwrap(await s.recordCommandResult("run_1", conn, { commandId: "command_1", status: "completed", result: '{"ok":1}' }, 6)).duplicate, true);
-      assert.equal(codeOf(await s.recordCommandResult("run_1", conn, { commandId: "command_1", status: "failed", result: '{"ok":0}' }, 6)), "command_result_mismatch");
-      assert.equal(codeOf(await s.recordCommandResult("run_1", conn, { commandId: "command_9", status: "failed", result: "{}" }, 6)), "unknown_command");
+      assert.equal(
+        unwrap(
+          await s.recordCommandResult(
+            "run_1",
+            conn,
+            { commandId: "command_1", status: "completed", result: '{"ok":1}' },
+            6,
+          ),
+        ).duplicate,
+        true,
+      );
+      assert.equal(
+        codeOf(
+          await s.recordCommandResult(
+            "run_1",
+            conn,
+            { commandId: "command_1", status: "failed", result: '{"ok":0}' },
+            6,
+          ),
+        ),
+        "command_result_mismatch",
+      );
+      assert.equal(
+        codeOf(
+          await s.recordCommandResult("run_1", conn, { commandId: "command_9", status: "failed", result: "{}" }, 6),
+        ),
+        "unknown_command",
+      );
       assert.equal(unwrap(await s.deliverNextCommand("run_1", conn, false, 7))?.commandId, "command_2");
       const run = (await s.run("run_1"))!;
-      assert.deepEqual([run.commandCount, run.commandDeliveryCounts, run.duplicateCommandResults], [2, { command_1: 2, command_2: 1 }, 1]);
-      assert.deepEqual((await s.commands("run_1")).map((c) => [c.controllerSeq, c.status]), [[1, "completed"], [2, null]]);
+      assert.deepEqual(
+        [run.commandCount, run.commandDeliveryCounts, run.duplicateCommandResults],
+        [2, { command_1: 2, command_2: 1 }, 1],
+      );
+      assert.deepEqual(
+        (await s.commands("run_1")).map((c) => [c.controllerSeq, c.status]),
+        [
+          [1, "completed"],
+          [2, null],
+        ],
+      );
       assert.equal((await s.command("run_1", "command_2"))?.type, "turn.start");
       assert.equal(await s.command("run_1", "command_9"), undefined);
       await s.close();
@@ -309,13 +490,30 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const unused = unwrap(await a.credentials.issueBootstrapTicket("run_1"));
       const lease = (await s.run("run_1"))!.lastLeaseId!;
       const revoked = unwrap(await s.revoke("run_1", undefined, a.clock.now()));
-      assert.deepEqual(revoked, { revocationEpoch: 1, revokedCredentials: 2 }, "the lease and the unused ticket; the used ticket stays used");
+      assert.deepEqual(
+        revoked,
+        { revocationEpoch: 1, revokedCredentials: 2 },
+        "the lease and the unused ticket; the used ticket stays used",
+      );
       assert.notEqual((await s.credential(unused.credentialId))!.revokedAtUnixMs, null);
       assert.equal(codeOf(await s.revoke("run_1", 1, a.clock.now())), "revocation_epoch_not_greater");
       assert.equal(unwrap(await s.revoke("run_1", 5, a.clock.now())).revocationEpoch, 5);
       assert.equal(codeOf(await s.revoke("run_9", undefined, 0)), "unknown_run");
       assert.equal((await s.runCursor("run_1"))!.revocationEpoch, 5);
-      assert.equal(codeOf(await s.renewLease({ runId: "run_1", connectionId: conn, leaseId: lease, observedExpiresAtUnixMs: 0, revocationEpoch: 5, ttlMs: 60_000, nowMs: a.clock.now() })), "credential_revoked");
+      assert.equal(
+        codeOf(
+          await s.renewLease({
+            runId: "run_1",
+            connectionId: conn,
+            leaseId: lease,
+            observedExpiresAtUnixMs: 0,
+            revocationEpoch: 5,
+            ttlMs: 60_000,
+            nowMs: a.clock.now(),
+          }),
+        ),
+        "credential_revoked",
+      );
       const fresh = await connect(a);
       assert.equal(fresh.connectionLeaseRevocationEpoch, 5, "a new ticket works under the new epoch");
       await s.close();
@@ -326,23 +524,75 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const s = o.store;
       const ticket = unwrap(await a.credentials.issueBootstrapTicket("run_1"));
       const row1 = (await s.credential(ticket.credentialId))!;
-      const mint = { credentialId: `sha256:${"a".repeat(64)}`, authKeyDigest: `sha256:${"b".repeat(64)}`, leaseId: "lease_x", expiresAtUnixMs: a.clock.now() + 60_000 };
-      assert.equal(codeOf(await s.reauthorize({ expected: { ...row1, expiresAtUnixMs: row1.expiresAtUnixMs + 1 }, selectedVersion: 3, mint, nowMs: a.clock.now() })), "credential_changed");
-      assert.equal(codeOf(await s.reauthorize({ expected: row1, selectedVersion: 3, mint, nowMs: row1.expiresAtUnixMs })), "credential_expired");
-      assert.equal(codeOf(await s.reauthorize({ expected: row1, selectedVersion: 3, mint: null, nowMs: a.clock.now() })), "credential_kind_mismatch");
+      const mint = {
+        credentialId: `sha256:${"a".repeat(64)}`,
+        authKeyDigest: `sha256:${"b".repeat(64)}`,
+        leaseId: "lease_x",
+        expiresAtUnixMs: a.clock.now() + 60_000,
+      };
+      assert.equal(
+        codeOf(
+          await s.reauthorize({
+            expected: { ...row1, expiresAtUnixMs: row1.expiresAtUnixMs + 1 },
+            selectedVersion: 3,
+            mint,
+            nowMs: a.clock.now(),
+          }),
+        ),
+        "credential_changed",
+      );
+      assert.equal(
+        codeOf(await s.reauthorize({ expected: row1, selectedVersion: 3, mint, nowMs: row1.expiresAtUnixMs })),
+        "credential_expired",
+      );
+      assert.equal(
+        codeOf(await s.reauthorize({ expected: row1, selectedVersion: 3, mint: null, nowMs: a.clock.now() })),
+        "credential_kind_mismatch",
+      );
       const admitted = unwrap(await s.reauthorize({ expected: row1, selectedVersion: 3, mint, nowMs: a.clock.now() }));
-      assert.deepEqual([admitted.connectionId, admitted.freshBootstrap, admitted.lease.leaseId], ["connection_2", true, "lease_x"]);
-      assert.equal(codeOf(await s.reauthorize({ expected: row1, selectedVersion: 3, mint, nowMs: a.clock.now() })), "credential_changed", "it is used now");
-      assert.equal(codeOf(await s.reauthorize({ expected: admitted.lease, selectedVersion: 2, mint: null, nowMs: a.clock.now() })), "version_mismatch");
-      const runner = { runnerVersion: "9.9.9", runnerDigest: `sha256:${"c".repeat(64)}`, contractDigest: `sha256:${"d".repeat(64)}` };
-      const again = unwrap(await s.reauthorize({ expected: admitted.lease, selectedVersion: 3, mint: null, nowMs: a.clock.now(), runner }));
+      assert.deepEqual(
+        [admitted.connectionId, admitted.freshBootstrap, admitted.lease.leaseId],
+        ["connection_2", true, "lease_x"],
+      );
+      assert.equal(
+        codeOf(await s.reauthorize({ expected: row1, selectedVersion: 3, mint, nowMs: a.clock.now() })),
+        "credential_changed",
+        "it is used now",
+      );
+      assert.equal(
+        codeOf(await s.reauthorize({ expected: admitted.lease, selectedVersion: 2, mint: null, nowMs: a.clock.now() })),
+        "version_mismatch",
+      );
+      const runner = {
+        runnerVersion: "9.9.9",
+        runnerDigest: `sha256:${"c".repeat(64)}`,
+        contractDigest: `sha256:${"d".repeat(64)}`,
+      };
+      const again = unwrap(
+        await s.reauthorize({ expected: admitted.lease, selectedVersion: 3, mint: null, nowMs: a.clock.now(), runner }),
+      );
       assert.deepEqual([again.connectionId, again.freshBootstrap], ["connection_3", false]);
       const run = (await s.run("run_1"))!;
-      assert.deepEqual([run.currentConnectionId, run.connectionCount, run.freshBootstraps, run.lastLeaseId], ["connection_3", 3, 2, "lease_x"]);
+      assert.deepEqual(
+        [run.currentConnectionId, run.connectionCount, run.freshBootstraps, run.lastLeaseId],
+        ["connection_3", 3, 2, "lease_x"],
+      );
       // Each admission is recorded with the build its runner reported; the refusals above are not.
       const recorded = await s.runnerConnections("run_1");
-      assert.deepEqual(recorded.map((c) => [c.connectionId, c.protocolVersion, c.contractDigest]), [["connection_1", 3, null], ["connection_2", 3, null], ["connection_3", 3, runner.contractDigest]]);
-      assert.deepEqual(recorded[2], { connectionId: "connection_3", connectedAt: a.clock.now(), protocolVersion: 3, ...runner });
+      assert.deepEqual(
+        recorded.map((c) => [c.connectionId, c.protocolVersion, c.contractDigest]),
+        [
+          ["connection_1", 3, null],
+          ["connection_2", 3, null],
+          ["connection_3", 3, runner.contractDigest],
+        ],
+      );
+      assert.deepEqual(recorded[2], {
+        connectionId: "connection_3",
+        connectedAt: a.clock.now(),
+        protocolVersion: 3,
+        ...runner,
+      });
       await s.close();
     });
 
@@ -350,13 +600,29 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const { o, a } = await connected();
       const s = o.store;
       const ticket = unwrap(await a.credentials.issueBootstrapTicket("run_1"));
-      const mint = { credentialId: `sha256:${"a".repeat(64)}`, authKeyDigest: `sha256:${"b".repeat(64)}`, leaseId: "lease_x", expiresAtUnixMs: a.clock.now() + 60_000 };
-      const { lease } = unwrap(await s.reauthorize({ expected: (await s.credential(ticket.credentialId))!, selectedVersion: 3, mint, nowMs: a.clock.now() }));
-      for (let i = 0; i < MAX_RUNNER_CONNECTIONS; i++) unwrap(await s.reauthorize({ expected: lease, selectedVersion: 3, mint: null, nowMs: a.clock.now() }));
+      const mint = {
+        credentialId: `sha256:${"a".repeat(64)}`,
+        authKeyDigest: `sha256:${"b".repeat(64)}`,
+        leaseId: "lease_x",
+        expiresAtUnixMs: a.clock.now() + 60_000,
+      };
+      const { lease } = unwrap(
+        await s.reauthorize({
+          expected: (await s.credential(ticket.credentialId))!,
+          selectedVersion: 3,
+          mint,
+          nowMs: a.clock.now(),
+        }),
+      );
+      for (let i = 0; i < MAX_RUNNER_CONNECTIONS; i++)
+        unwrap(await s.reauthorize({ expected: lease, selectedVersion: 3, mint: null, nowMs: a.clock.now() }));
       const recorded = await s.runnerConnections("run_1");
       // connection_1 (connected), connection_2 (the ticket), then MAX_RUNNER_CONNECTIONS more on the lease.
       const last = MAX_RUNNER_CONNECTIONS + 2;
-      assert.deepEqual(recorded.map((c) => c.connectionId), Array.from({ length: MAX_RUNNER_CONNECTIONS }, (_, i) => `connection_${last - MAX_RUNNER_CONNECTIONS + 1 + i}`));
+      assert.deepEqual(
+        recorded.map((c) => c.connectionId),
+        Array.from({ length: MAX_RUNNER_CONNECTIONS }, (_, i) => `connection_${last - MAX_RUNNER_CONNECTIONS + 1 + i}`),
+      );
       assert.deepEqual(await s.runnerConnections("run_9"), []);
       await s.close();
     });
@@ -365,16 +631,42 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const { o, a, conn } = await connected();
       const s = o.store;
       const run = (await s.run("run_1"))!;
-      const req = { runId: "run_1", connectionId: conn, leaseId: run.lastLeaseId!, observedExpiresAtUnixMs: run.lastLeaseExpiresAtUnixMs!, revocationEpoch: 0, ttlMs: 120_000, nowMs: a.clock.now() + 1000 };
+      const req = {
+        runId: "run_1",
+        connectionId: conn,
+        leaseId: run.lastLeaseId!,
+        observedExpiresAtUnixMs: run.lastLeaseExpiresAtUnixMs!,
+        revocationEpoch: 0,
+        ttlMs: 120_000,
+        nowMs: a.clock.now() + 1000,
+      };
       const renewed = unwrap(await s.renewLease(req));
-      assert.deepEqual(renewed, { previousExpiresAtUnixMs: req.observedExpiresAtUnixMs, expiresAtUnixMs: req.nowMs + 120_000, revocationEpoch: 0, replayed: false });
-      assert.deepEqual(unwrap(await s.renewLease({ ...req, nowMs: req.nowMs + 5 })), { ...renewed, replayed: true }, "a retry gets the persisted extension back");
+      assert.deepEqual(renewed, {
+        previousExpiresAtUnixMs: req.observedExpiresAtUnixMs,
+        expiresAtUnixMs: req.nowMs + 120_000,
+        revocationEpoch: 0,
+        replayed: false,
+      });
+      assert.deepEqual(
+        unwrap(await s.renewLease({ ...req, nowMs: req.nowMs + 5 })),
+        { ...renewed, replayed: true },
+        "a retry gets the persisted extension back",
+      );
       assert.equal((await s.run("run_1"))!.lastLeaseExpiresAtUnixMs, renewed.expiresAtUnixMs);
       assert.equal(codeOf(await s.renewLease({ ...req, observedExpiresAtUnixMs: 7 })), "lease_renewal_refused");
       assert.equal(codeOf(await s.renewLease({ ...req, connectionId: "connection_9" })), "connection_superseded");
       assert.equal(codeOf(await s.renewLease({ ...req, leaseId: "lease_nobody" })), "lease_renewal_refused");
       assert.equal(codeOf(await s.renewLease({ ...req, revocationEpoch: 1 })), "lease_renewal_refused");
-      assert.equal(codeOf(await s.renewLease({ ...req, observedExpiresAtUnixMs: renewed.expiresAtUnixMs, nowMs: renewed.expiresAtUnixMs })), "credential_expired");
+      assert.equal(
+        codeOf(
+          await s.renewLease({
+            ...req,
+            observedExpiresAtUnixMs: renewed.expiresAtUnixMs,
+            nowMs: renewed.expiresAtUnixMs,
+          }),
+        ),
+        "credential_expired",
+      );
       assert.equal(codeOf(await s.renewLease({ ...req, runId: "run_9" })), "unknown_run");
       await s.close();
     });
@@ -382,7 +674,13 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     it("prune deletes used, revoked and expired credentials and keeps the live ones", async () => {
       const { o, a } = await connected(); // one used ticket, one live lease
       const s = o.store;
-      const ticket = (n: string, expiresAtUnixMs: number) => ({ runId: "run_1", credentialId: `sha256:${n.repeat(64)}`, authKeyDigest: `sha256:${"c".repeat(64)}`, issuedAtUnixMs: a.clock.now(), expiresAtUnixMs });
+      const ticket = (n: string, expiresAtUnixMs: number) => ({
+        runId: "run_1",
+        credentialId: `sha256:${n.repeat(64)}`,
+        authKeyDigest: `sha256:${"c".repeat(64)}`,
+        issuedAtUnixMs: a.clock.now(),
+        expiresAtUnixMs,
+      });
       unwrap(await s.insertTicket(ticket("a", a.clock.now() + 10_000)));
       unwrap(await s.insertTicket(ticket("b", a.clock.now() + 1_000)));
       assert.equal(codeOf(await s.insertTicket({ ...ticket("d", 1), runId: "run_9" })), "unknown_run");
@@ -400,7 +698,8 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const o = await factory.open();
       const s = o.store;
       unwrap(await s.registerRun(identity(1), { protocolVersion: 3, nowMs: 0 }));
-      for (let i = 1; i <= MAX_DIAGNOSTICS + 3; i++) await s.recordDiagnostic("run_1", { code: "c", message: `m${i}` }, i);
+      for (let i = 1; i <= MAX_DIAGNOSTICS + 3; i++)
+        await s.recordDiagnostic("run_1", { code: "c", message: `m${i}` }, i);
       await s.recordMalformedFrame("run_1", { code: "invalid_json", message: "frame\0 x" }, 99);
       await s.recordDiagnostic("run_9", { code: "c", message: "nobody" }, 1);
       await s.recordMalformedFrame("run_9", { code: "c", message: "nobody" }, 1);
@@ -417,9 +716,11 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const o = await factory.open();
       const s = o.store;
       unwrap(await s.registerRun(identity(1), { protocolVersion: 3, nowMs: 0 }));
-      for (let i = 1; i <= 5; i++) await s.recordAuthFailure("run_1", { code: "proof_mismatch", message: `attempt ${i}` }, i);
+      for (let i = 1; i <= 5; i++)
+        await s.recordAuthFailure("run_1", { code: "proof_mismatch", message: `attempt ${i}` }, i);
       await s.recordAuthFailure("run_1", { code: "unknown_credential", message: "a single refusal" }, 6);
-      for (let i = 0; i < MAX_DIAGNOSTICS + 2; i++) await s.recordDiagnostic("run_1", { code: "other", message: `o${i}` }, 10 + i);
+      for (let i = 0; i < MAX_DIAGNOSTICS + 2; i++)
+        await s.recordDiagnostic("run_1", { code: "other", message: `o${i}` }, 10 + i);
       await s.recordAuthFailure("run_9", { code: "proof_mismatch", message: "nobody" }, 1);
       assert.deepEqual(await s.authFailures("run_1"), { proof_mismatch: 5, unknown_credential: 1 });
       assert.deepEqual(await s.authFailures("run_9"), {});
@@ -442,7 +743,10 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
       await o.store.close();
       const other = ServerKey.generate();
-      await assert.rejects(o.reopen({ serverKey: other }), (err: Error & { code?: string }) => err.code === "state_server_key_mismatch");
+      await assert.rejects(
+        o.reopen({ serverKey: other }),
+        (err: Error & { code?: string }) => err.code === "state_server_key_mismatch",
+      );
       const same = await o.reopen({ serverKey });
       assert.equal((await same.credential(ticket.credentialId))!.authKeyDigest, digest, "the right key opens it");
       await same.close();
@@ -459,7 +763,10 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       await o.store.close();
       const s = await o.reopen();
       assert.deepEqual(await s.run("run_1"), before);
-      assert.deepEqual((await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq), [1, 2, 3]);
+      assert.deepEqual(
+        (await s.eventLog("run_1", 0, 10)).map((e) => e.sourceSeq),
+        [1, 2, 3],
+      );
       assert.equal((await s.committedWindow("run_1")).length, 3);
       unwrap(await s.commitEvent("run_1", conn, row(4), 4));
       await s.close();

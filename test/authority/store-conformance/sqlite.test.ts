@@ -23,8 +23,14 @@ storeConformance("SQLite", {
     return {
       store: SqliteAuthorityStore.open(dir, { serverKey }),
       reopen: async (options = {}) => SqliteAuthorityStore.open(dir, { serverKey, ...options }),
-      rawAuthKeys: async () => raw(dir, (db) => (db.prepare("SELECT auth_key_digest FROM credentials").all() as Array<{ auth_key_digest: string }>).map((r) => r.auth_key_digest)),
-      createHostTable: async () => void raw(dir, (db) => db.exec("CREATE TABLE host_events (source_event_id TEXT PRIMARY KEY)")),
+      rawAuthKeys: async () =>
+        raw(dir, (db) =>
+          (db.prepare("SELECT auth_key_digest FROM credentials").all() as Array<{ auth_key_digest: string }>).map(
+            (r) => r.auth_key_digest,
+          ),
+        ),
+      createHostTable: async () =>
+        void raw(dir, (db) => db.exec("CREATE TABLE host_events (source_event_id TEXT PRIMARY KEY)")),
       hostInsert: async (tx, id) => {
         if (tx.kind !== "sqlite") throw new Error(`a SQLite store handed a ${tx.kind} transaction`);
         tx.db.prepare("INSERT INTO host_events (source_event_id) VALUES (?)").run(id);
@@ -33,7 +39,14 @@ storeConformance("SQLite", {
         if (tx.kind !== "sqlite") throw new Error(`a SQLite store handed a ${tx.kind} transaction`);
         return tx.db.prepare("SELECT acked_source_seq FROM runs WHERE run_id = ?").pluck().get(runId) as number;
       },
-      hostRows: async () => raw(dir, (db) => (db.prepare("SELECT source_event_id FROM host_events ORDER BY source_event_id").all() as Array<{ source_event_id: string }>).map((r) => r.source_event_id)),
+      hostRows: async () =>
+        raw(dir, (db) =>
+          (
+            db.prepare("SELECT source_event_id FROM host_events ORDER BY source_event_id").all() as Array<{
+              source_event_id: string;
+            }>
+          ).map((r) => r.source_event_id),
+        ),
     };
   },
   stop: async () => tmp.cleanup(),

@@ -38,20 +38,67 @@ function itemProperties(json: any): any {
 
 describe("contract digest: what keeps it (runtime.md §12.2)", () => {
   const keeps: Array<[string, (root: string) => void]> = [
-    ["a changed schema description", (r) => editJson(r, RESULT, (j) => { j.description = `${j.description} Reworded.`; })],
-    ["a changed title and $comment", (r) => editJson(r, RESULT, (j) => { j.title = "Renamed result"; j.$comment = "note"; })],
-    ["a reformatted schema (indent, member order)", (r) => edit(r, RESULT, (t) => {
-      const j = JSON.parse(t);
-      const reversed = Object.fromEntries(Object.entries(j).reverse());
-      return JSON.stringify(reversed, null, "\t");
-    })],
-    ["examples added to a property", (r) => editJson(r, RESULT, (j) => { itemProperties(j).description.examples = ["write the tests"]; })],
-    ["a comment in a registered constant list", (r) => edit(r, "src/transport/envelope.ts", (t) => t.replace("export const HANDSHAKE_KINDS", "// The three steps.\nexport const HANDSHAKE_KINDS"))],
-    ["a constant list reformatted: quotes, line breaks, trailing comma", (r) => edit(r, "src/contract/reserved-environment.ts", (t) =>
-      t.replace(/"PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT",\n/, "'PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT' ,\n\n"))],
-    ["a renamed function beside the constants", (r) => edit(r, "src/contract/versions.ts", (t) => t.replace(/isSupportedProtocolVersion/g, "isKnownProtocolVersion"))],
-    ["a renamed generated type (its schema's title)", (r) => edit(r, "src/contract/generated/types.ts", (t) => t.replace(/\bPRPV1RunEventEnvelope\b/g, "RunEventV1"))],
-    ["a comment in the generated types", (r) => edit(r, "src/contract/generated/types.ts", (t) => t.replace(/^export type /m, "/** Anything at all. */\nexport type "))],
+    [
+      "a changed schema description",
+      (r) =>
+        editJson(r, RESULT, (j) => {
+          j.description = `${j.description} Reworded.`;
+        }),
+    ],
+    [
+      "a changed title and $comment",
+      (r) =>
+        editJson(r, RESULT, (j) => {
+          j.title = "Renamed result";
+          j.$comment = "note";
+        }),
+    ],
+    [
+      "a reformatted schema (indent, member order)",
+      (r) =>
+        edit(r, RESULT, (t) => {
+          const j = JSON.parse(t);
+          const reversed = Object.fromEntries(Object.entries(j).reverse());
+          return JSON.stringify(reversed, null, "\t");
+        }),
+    ],
+    [
+      "examples added to a property",
+      (r) =>
+        editJson(r, RESULT, (j) => {
+          itemProperties(j).description.examples = ["write the tests"];
+        }),
+    ],
+    [
+      "a comment in a registered constant list",
+      (r) =>
+        edit(r, "src/transport/envelope.ts", (t) =>
+          t.replace("export const HANDSHAKE_KINDS", "// The three steps.\nexport const HANDSHAKE_KINDS"),
+        ),
+    ],
+    [
+      "a constant list reformatted: quotes, line breaks, trailing comma",
+      (r) =>
+        edit(r, "src/contract/reserved-environment.ts", (t) =>
+          t.replace(/"PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT",\n/, "'PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT' ,\n\n"),
+        ),
+    ],
+    [
+      "a renamed function beside the constants",
+      (r) =>
+        edit(r, "src/contract/versions.ts", (t) => t.replace(/isSupportedProtocolVersion/g, "isKnownProtocolVersion")),
+    ],
+    [
+      "a renamed generated type (its schema's title)",
+      (r) => edit(r, "src/contract/generated/types.ts", (t) => t.replace(/\bPRPV1RunEventEnvelope\b/g, "RunEventV1")),
+    ],
+    [
+      "a comment in the generated types",
+      (r) =>
+        edit(r, "src/contract/generated/types.ts", (t) =>
+          t.replace(/^export type /m, "/** Anything at all. */\nexport type "),
+        ),
+    ],
   ];
   for (const [what, change] of keeps) {
     it(`is unchanged by ${what}`, () => {
@@ -64,13 +111,65 @@ describe("contract digest: what keeps it (runtime.md §12.2)", () => {
 
 describe("contract digest: what changes it", () => {
   const changes: Array<[string, string, (root: string) => void]> = [
-    ["a new optional field", RESULT, (r) => editJson(r, RESULT, (j) => { j.properties.reviewer = { type: "string" }; })],
-    ["a changed constraint on remainingWork[].description", RESULT, (r) => editJson(r, RESULT, (j) => { itemProperties(j).description.maxLength = 4000; })],
-    ["a removed property named `description` (data, not an annotation)", RESULT, (r) => editJson(r, RESULT, (j) => { delete itemProperties(j).description; })],
-    ["a new enum value", "protocol/schemas/terminal.schema.json", (r) => editJson(r, "protocol/schemas/terminal.schema.json", (j) => { j.properties.reportedWorkDisposition.enum.push("deferred"); })],
-    ["a new reserved environment key", "src/contract/reserved-environment.ts", (r) => edit(r, "src/contract/reserved-environment.ts", (t) => t.replace('"PAPERCLIP_RUNNER_BOOTSTRAP_TICKET",', '"PAPERCLIP_RUNNER_BOOTSTRAP_TICKET",\n  "PAPERCLIP_RUNTIME_SANDBOX_ID",'))],
-    ["a new member in a generated type", "src/contract/generated/types.ts", (r) => edit(r, "src/contract/generated/types.ts", (t) => t.replace('schema: "paperclip.prp.event.v1";', 'schema: "paperclip.prp.event.v1";\n  extra?: string;'))],
-    ["a changed frame limit", "src/contract/versions.ts", (r) => edit(r, "src/contract/versions.ts", (t) => t.replace("MAX_FRAME_BYTES = 1_048_576", "MAX_FRAME_BYTES = 2_097_152"))],
+    [
+      "a new optional field",
+      RESULT,
+      (r) =>
+        editJson(r, RESULT, (j) => {
+          j.properties.reviewer = { type: "string" };
+        }),
+    ],
+    [
+      "a changed constraint on remainingWork[].description",
+      RESULT,
+      (r) =>
+        editJson(r, RESULT, (j) => {
+          itemProperties(j).description.maxLength = 4000;
+        }),
+    ],
+    [
+      "a removed property named `description` (data, not an annotation)",
+      RESULT,
+      (r) =>
+        editJson(r, RESULT, (j) => {
+          delete itemProperties(j).description;
+        }),
+    ],
+    [
+      "a new enum value",
+      "protocol/schemas/terminal.schema.json",
+      (r) =>
+        editJson(r, "protocol/schemas/terminal.schema.json", (j) => {
+          j.properties.reportedWorkDisposition.enum.push("deferred");
+        }),
+    ],
+    [
+      "a new reserved environment key",
+      "src/contract/reserved-environment.ts",
+      (r) =>
+        edit(r, "src/contract/reserved-environment.ts", (t) =>
+          t.replace(
+            '"PAPERCLIP_RUNNER_BOOTSTRAP_TICKET",',
+            '"PAPERCLIP_RUNNER_BOOTSTRAP_TICKET",\n  "PAPERCLIP_RUNTIME_SANDBOX_ID",',
+          ),
+        ),
+    ],
+    [
+      "a new member in a generated type",
+      "src/contract/generated/types.ts",
+      (r) =>
+        edit(r, "src/contract/generated/types.ts", (t) =>
+          t.replace('schema: "paperclip.prp.event.v1";', 'schema: "paperclip.prp.event.v1";\n  extra?: string;'),
+        ),
+    ],
+    [
+      "a changed frame limit",
+      "src/contract/versions.ts",
+      (r) =>
+        edit(r, "src/contract/versions.ts", (t) =>
+          t.replace("MAX_FRAME_BYTES = 1_048_576", "MAX_FRAME_BYTES = 2_097_152"),
+        ),
+    ],
   ];
   for (const [what, source, change] of changes) {
     it(`changes for ${what}, and names the source`, () => {
@@ -86,9 +185,14 @@ describe("contract digest: what changes it", () => {
   it("a schema folder lists the changed file", () => {
     const root = copyTree();
     const before = digestOf(root).sources.find((s) => s.source === "protocol/schemas")!.files!;
-    editJson(root, RESULT, (j) => { j.properties.reviewer = { type: "string" }; });
+    editJson(root, RESULT, (j) => {
+      j.properties.reviewer = { type: "string" };
+    });
     const afterFiles = digestOf(root).sources.find((s) => s.source === "protocol/schemas")!.files!;
-    assert.deepEqual(afterFiles.filter((f, i) => f.digest !== before[i]!.digest).map((f) => f.path), [RESULT]);
+    assert.deepEqual(
+      afterFiles.filter((f, i) => f.digest !== before[i]!.digest).map((f) => f.path),
+      [RESULT],
+    );
   });
 });
 
@@ -98,13 +202,21 @@ describe("contract digest: a missing registered source fails", () => {
     unlinkSync(join(root, "src/contract/reserved-environment.ts"));
     const r = computeContractDigest(root);
     assert.equal(r.ok, false);
-    assert.deepEqual(r.ok ? null : [r.error.code, r.error.path], ["source_missing", "src/contract/reserved-environment.ts"]);
+    assert.deepEqual(r.ok ? null : [r.error.code, r.error.path], [
+      "source_missing",
+      "src/contract/reserved-environment.ts",
+    ]);
   });
   it("refuses a registered constant that is no longer declared", () => {
     const root = copyTree();
-    edit(root, "src/transport/envelope.ts", (t) => t.replace("export const HANDSHAKE_KINDS", "export const HANDSHAKE_STEPS"));
+    edit(root, "src/transport/envelope.ts", (t) =>
+      t.replace("export const HANDSHAKE_KINDS", "export const HANDSHAKE_STEPS"),
+    );
     const r = computeContractDigest(root);
-    assert.deepEqual(r.ok ? null : [r.error.code, r.error.path], ["source_missing", "src/transport/envelope.ts#HANDSHAKE_KINDS"]);
+    assert.deepEqual(r.ok ? null : [r.error.code, r.error.path], [
+      "source_missing",
+      "src/transport/envelope.ts#HANDSHAKE_KINDS",
+    ]);
     assert.match(r.ok ? "" : r.error.message, /registered contract source/);
   });
   it("refuses an empty schema folder", () => {

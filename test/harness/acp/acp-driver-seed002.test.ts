@@ -7,17 +7,39 @@ import { until } from "../../support/until.js";
 import { driveAgent, type Driven } from "./drive-agent.js";
 
 const payload = (r: Driven, type: string, i = 0) => r.of(type)[i]!.payload as Record<string, any>;
-const states = (r: Driven) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason, r.terminal.reportedWorkDisposition];
-const answerText = (r: Driven) => String(r.of("item.completed").map((e) => (e.payload as Record<string, unknown>).text).at(-1));
+const states = (r: Driven) => [
+  r.terminal.turnTerminalState,
+  r.terminal.runTerminalState,
+  r.terminal.reconciliation.reason,
+  r.terminal.reportedWorkDisposition,
+];
+const answerText = (r: Driven) =>
+  String(
+    r
+      .of("item.completed")
+      .map((e) => (e.payload as Record<string, unknown>).text)
+      .at(-1),
+  );
 
 async function noOrphans(r: Driven): Promise<void> {
   const pid = payload(r, "harness.ready").pid as number;
-  await until(() => liveGroupMembers(pid).length === 0, () => `the agent group ${pid} to be gone: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+  await until(
+    () => liveGroupMembers(pid).length === 0,
+    () => `the agent group ${pid} to be gone: ${describeProcesses(liveGroupMembers(pid))}`,
+    5_000,
+  );
 }
 
 /** The `question` scenario's form: wire.md §11.4 ids. */
-const Q = { target: questionId(1, "deploy_target"), name: questionId(2, "preferred_name"), retries: questionId(3, "retries") };
-const submit = (answers: Record<string, unknown>) => ({ action: "submit", response: { schema: "paperclip.question_response.v1", answers } });
+const Q = {
+  target: questionId(1, "deploy_target"),
+  name: questionId(2, "preferred_name"),
+  retries: questionId(3, "retries"),
+};
+const submit = (answers: Record<string, unknown>) => ({
+  action: "submit",
+  response: { schema: "paperclip.question_response.v1", answers },
+});
 
 describe("seed 002 through the ACP driver, against the SDK test agent (local)", () => {
   it("rule 3: an allowed tool call gets its input receipt right after the allow, and one result when it completes", async () => {
@@ -26,17 +48,30 @@ describe("seed 002 through the ACP driver, against the SDK test agent (local)", 
     assert.equal(r.types[resolvedAt + 1], "semantic_tool.input");
     const input = payload(r, "semantic_tool.input");
     assert.deepEqual(input.input, { command: "npm install" });
-    assert.deepEqual(input.semantic_tool.content, { digest: canonicalDigest({ command: "npm install" }), redactionDisposition: "none", references: [] });
+    assert.deepEqual(input.semantic_tool.content, {
+      digest: canonicalDigest({ command: "npm install" }),
+      redactionDisposition: "none",
+      references: [],
+    });
     assert.equal(input.semantic_tool.callId, "call_exec_1");
     assert.equal(r.of("semantic_tool.result").length, 1);
     assert.ok(r.types.indexOf("semantic_tool.result") > r.types.indexOf("tool.execution.completed"));
-    assert.deepEqual([payload(r, "semantic_tool.result").semantic_tool.outcome, payload(r, "semantic_tool.result").semantic_tool.auditReceiptId], ["succeeded", payload(r, "runtime_request.created").request.requestId]);
+    assert.deepEqual(
+      [
+        payload(r, "semantic_tool.result").semantic_tool.outcome,
+        payload(r, "semantic_tool.result").semantic_tool.auditReceiptId,
+      ],
+      ["succeeded", payload(r, "runtime_request.created").request.requestId],
+    );
     await noOrphans(r);
   });
 
   it("rule 3: a denied permission gets no receipt", async () => {
     const r = await driveAgent("permission", { answers: [{ action: "decline" }] });
-    assert.deepEqual(r.types.filter((t) => t.startsWith("semantic_tool.")), []);
+    assert.deepEqual(
+      r.types.filter((t) => t.startsWith("semantic_tool.")),
+      [],
+    );
     await noOrphans(r);
   });
 
@@ -47,26 +82,60 @@ describe("seed 002 through the ACP driver, against the SDK test agent (local)", 
   });
 
   it("rules 4-5: a form question → a question set; the controller's answer reaches the agent as accept with content", async () => {
-    const r = await driveAgent("question", { answers: [submit({ [Q.target]: { selectedOptionIds: ["option-2"] }, [Q.name]: { text: "Ada" }, [Q.retries]: { text: "3" } })] });
+    const r = await driveAgent("question", {
+      answers: [
+        submit({
+          [Q.target]: { selectedOptionIds: ["option-2"] },
+          [Q.name]: { text: "Ada" },
+          [Q.retries]: { text: "3" },
+        }),
+      ],
+    });
     const request = payload(r, "runtime_request.created").request;
     assert.equal(request.schema, "paperclip.runtime_request.v2");
-    assert.deepEqual(request.input.questions.map((q: { id: string; answerMode: string }) => [q.id, q.answerMode]), [[Q.target, "single_select"], [Q.name, "text"], [Q.retries, "text"]]);
+    assert.deepEqual(
+      request.input.questions.map((q: { id: string; answerMode: string }) => [q.id, q.answerMode]),
+      [
+        [Q.target, "single_select"],
+        [Q.name, "text"],
+        [Q.retries, "text"],
+      ],
+    );
     assert.deepEqual(payload(r, "runtime_request.created").providerRequest, { id: 0, method: "elicitation/create" });
-    assert.deepEqual(payload(r, "runtime_request.resolved").resolution, { action: "accept", content: { deploy_target: "production", preferred_name: "Ada", retries: 3 } });
-    assert.match(answerText(r), /question answer: accept \{"deploy_target":"production","preferred_name":"Ada","retries":3\}/);
+    assert.deepEqual(payload(r, "runtime_request.resolved").resolution, {
+      action: "accept",
+      content: { deploy_target: "production", preferred_name: "Ada", retries: 3 },
+    });
+    assert.match(
+      answerText(r),
+      /question answer: accept \{"deploy_target":"production","preferred_name":"Ada","retries":3\}/,
+    );
     assert.equal(states(r)[1], "succeeded");
     await noOrphans(r);
   });
 
   it("rule 4: answers are validated: an unknown question id and a non-integer are rejected with typed receipts, a valid answer then goes through", async () => {
-    const r = await driveAgent("question", { answers: [
-      submit({ [Q.target]: { selectedOptionIds: ["option-1"] }, [Q.name]: { text: "Ada" }, "field-9-nope-000000000000": { text: "x" } }),
-      submit({ [Q.target]: { selectedOptionIds: ["option-1"] }, [Q.name]: { text: "Ada" }, [Q.retries]: { text: "three" } }),
-      submit({ [Q.target]: { selectedOptionIds: ["option-7"] }, [Q.name]: { text: "Ada" } }),
-      submit({ [Q.target]: { selectedOptionIds: ["option-1"] }, [Q.name]: { text: "Ada" } }),
-    ] });
+    const r = await driveAgent("question", {
+      answers: [
+        submit({
+          [Q.target]: { selectedOptionIds: ["option-1"] },
+          [Q.name]: { text: "Ada" },
+          "field-9-nope-000000000000": { text: "x" },
+        }),
+        submit({
+          [Q.target]: { selectedOptionIds: ["option-1"] },
+          [Q.name]: { text: "Ada" },
+          [Q.retries]: { text: "three" },
+        }),
+        submit({ [Q.target]: { selectedOptionIds: ["option-7"] }, [Q.name]: { text: "Ada" } }),
+        submit({ [Q.target]: { selectedOptionIds: ["option-1"] }, [Q.name]: { text: "Ada" } }),
+      ],
+    });
     const rejected = r.receipts.filter((x) => x.type === "request.resolve" && x.status === "rejected");
-    assert.deepEqual(rejected.map((x) => x.code), ["binding_mismatch", "binding_mismatch", "binding_mismatch"]);
+    assert.deepEqual(
+      rejected.map((x) => x.code),
+      ["binding_mismatch", "binding_mismatch", "binding_mismatch"],
+    );
     assert.match(String(rejected[0]!.reason), /unknown question ID "field-9-nope/);
     assert.match(String(rejected[1]!.reason), /not an integer/);
     assert.match(String(rejected[2]!.reason), /option "option-7" does not belong/);
@@ -83,7 +152,11 @@ describe("seed 002 through the ACP driver, against the SDK test agent (local)", 
 
   it("rule 4: without a controller the policy decides: deny cancels the question, as an event", async () => {
     const r = await driveAgent("question", { policy: "deny" });
-    assert.deepEqual(payload(r, "runtime_request.cancelled"), { requestId: "acp_question_0", reason: "cancelled", decidedBy: { by: "policy", policy: "deny" } });
+    assert.deepEqual(payload(r, "runtime_request.cancelled"), {
+      requestId: "acp_question_0",
+      reason: "cancelled",
+      decidedBy: { by: "policy", policy: "deny" },
+    });
     assert.match(answerText(r), /question answer: cancel$/);
     await noOrphans(r);
   });

@@ -10,41 +10,97 @@ import type { HarnessFact } from "../../../src/harness/harness-driver.js";
 import { within } from "../../support/within.js";
 import { driveAgent, testAgentCommand, type Driven } from "./drive-agent.js";
 
-const states = (r: Driven) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
+const states = (r: Driven) => [
+  r.terminal.turnTerminalState,
+  r.terminal.runTerminalState,
+  r.terminal.reconciliation.reason,
+];
 const payload = (r: Driven, type: string, i = 0) => r.of(type)[i]!.payload as Record<string, any>;
 
 /** No process of the agent's group outlives the run (checked in /proc). */
 async function noOrphans(r: Driven): Promise<void> {
   const pid = payload(r, "harness.ready").pid as number;
   assert.ok(pid > 1, "harness.ready names the agent's group");
-  await until(() => liveGroupMembers(pid).length === 0, () => `the agent group ${pid} to be gone: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+  await until(
+    () => liveGroupMembers(pid).length === 0,
+    () => `the agent group ${pid} to be gone: ${describeProcesses(liveGroupMembers(pid))}`,
+    5_000,
+  );
 }
 
 describe("the ACP driver in the local runner, against the SDK test agent", () => {
   it("streamed-answer: plan, reasoning, a tool call with a diff, the answer on the final channel; succeeded", async () => {
     const r = await driveAgent("streamed-answer");
     assert.deepEqual(r.types, [
-      "runtime.phase.changed", "workspace.ready", "harness.starting", "harness.ready", "session.starting", "session.started", "runtime.phase.changed",
-      "session.capabilities.updated", "session.goal.snapshot", "turn.submitted", "turn.started", "plan.updated", "item.started", "item.delta", "tool.execution.started", "tool.execution.progressed",
-      "tool.execution.completed", "workspace.change.updated", "plan.updated", "item.started", "item.delta", "item.delta",
-      "item.completed", "item.completed", "turn.completed", "run.result.proposed", "session.closed", "harness.exited", "run.terminal",
+      "runtime.phase.changed",
+      "workspace.ready",
+      "harness.starting",
+      "harness.ready",
+      "session.starting",
+      "session.started",
+      "runtime.phase.changed",
+      "session.capabilities.updated",
+      "session.goal.snapshot",
+      "turn.submitted",
+      "turn.started",
+      "plan.updated",
+      "item.started",
+      "item.delta",
+      "tool.execution.started",
+      "tool.execution.progressed",
+      "tool.execution.completed",
+      "workspace.change.updated",
+      "plan.updated",
+      "item.started",
+      "item.delta",
+      "item.delta",
+      "item.completed",
+      "item.completed",
+      "turn.completed",
+      "run.result.proposed",
+      "session.closed",
+      "harness.exited",
+      "run.terminal",
     ]);
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
-    assert.deepEqual(payload(r, "item.completed", 1), { kind: "assistant_message", text: "I fixed the greeting: the test passes now.", channel: "final" });
+    assert.deepEqual(payload(r, "item.completed", 1), {
+      kind: "assistant_message",
+      text: "I fixed the greeting: the test passes now.",
+      channel: "final",
+    });
     assert.equal(payload(r, "harness.ready").agent.name, "prp-kit-acp-test-agent");
     // ACP has no session goal: the capability says so, whatever the agent, and there is no goal.
-    assert.deepEqual(payload(r, "session.capabilities.updated"), { sessionGoals: { availability: "unsupported", actions: [] } });
+    assert.deepEqual(payload(r, "session.capabilities.updated"), {
+      sessionGoals: { availability: "unsupported", actions: [] },
+    });
     assert.deepEqual(payload(r, "session.goal.snapshot"), { goal: null });
-    assert.deepEqual(payload(r, "workspace.change.updated").files[0], { path: "src/greeting.ts", changeKind: "modified", previousPath: null, additions: 1, deletions: 1 });
-    assert.equal(payload(r, "harness.exited").exitCode, 0, "the agent exits on its own once the session is closed and stdin ends");
+    assert.deepEqual(payload(r, "workspace.change.updated").files[0], {
+      path: "src/greeting.ts",
+      changeKind: "modified",
+      previousPath: null,
+      additions: 1,
+      deletions: 1,
+    });
+    assert.equal(
+      payload(r, "harness.exited").exitCode,
+      0,
+      "the agent exits on its own once the session is closed and stdin ends",
+    );
     await noOrphans(r);
   });
 
   it("permission asked and answered accept → allow_once; the agent reports the option it got", async () => {
     const r = await driveAgent("permission", { answers: [{ action: "accept" }] });
     const request = payload(r, "runtime_request.created").request;
-    assert.deepEqual(request.choices.map((c: { key: string }) => c.key), ["allow", "allow_always", "deny"]);
-    assert.deepEqual(payload(r, "runtime_request.resolved"), { requestId: request.requestId, resolution: { optionId: "allow", optionKind: "allow_once", allowed: true }, decidedBy: { by: "controller" } });
+    assert.deepEqual(
+      request.choices.map((c: { key: string }) => c.key),
+      ["allow", "allow_always", "deny"],
+    );
+    assert.deepEqual(payload(r, "runtime_request.resolved"), {
+      requestId: request.requestId,
+      resolution: { optionId: "allow", optionKind: "allow_once", allowed: true },
+      decidedBy: { by: "controller" },
+    });
     assert.match(payload(r, "item.completed").text, /permission outcome: allow/);
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     await noOrphans(r);
@@ -106,7 +162,10 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
 
   it("malformed updates and an unknown extension become diagnostics; the turn goes on", async () => {
     const r = await driveAgent("malformed-update");
-    assert.deepEqual(r.of("harness.diagnostic").map((e) => (e.payload as any).code), ["acp_update_dropped", "acp_update_dropped", "acp_extension_ignored"]);
+    assert.deepEqual(
+      r.of("harness.diagnostic").map((e) => (e.payload as any).code),
+      ["acp_update_dropped", "acp_update_dropped", "acp_extension_ignored"],
+    );
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     await noOrphans(r);
   });
@@ -123,18 +182,41 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
     const cwd = mkdtempSync(join(tmpdir(), "prp-acp-killed-"));
     try {
       // The replacement is another process: it finds the session where the first one stored it.
-      const r = await driveAgent("killed-once", { cwd, command: `${testAgentCommand("killed-once")} --session-dir ${join(cwd, "sessions")}` });
+      const r = await driveAgent("killed-once", {
+        cwd,
+        command: `${testAgentCommand("killed-once")} --session-dir ${join(cwd, "sessions")}`,
+      });
       assert.equal(r.of("harness.ready").length, 2, r.types.join(", "));
-      assert.deepEqual([payload(r, "harness.exited").signal, payload(r, "harness.exited").restarting], ["SIGKILL", true]);
+      assert.deepEqual(
+        [payload(r, "harness.exited").signal, payload(r, "harness.exited").restarting],
+        ["SIGKILL", true],
+      );
       assert.equal(r.of("turn.failed").length, 0, "the turn is carried on, not failed");
-      assert.deepEqual(r.types.filter((t) => t.startsWith("session.")), ["session.starting", "session.started", "session.capabilities.updated", "session.goal.snapshot", "session.reconciled", "session.capabilities.updated", "session.goal.snapshot", "session.resuming", "session.resumed"]);
+      assert.deepEqual(
+        r.types.filter((t) => t.startsWith("session.")),
+        [
+          "session.starting",
+          "session.started",
+          "session.capabilities.updated",
+          "session.goal.snapshot",
+          "session.reconciled",
+          "session.capabilities.updated",
+          "session.goal.snapshot",
+          "session.resuming",
+          "session.resumed",
+        ],
+      );
       assert.equal(payload(r, "session.resumed").driverSessionId, payload(r, "session.started").driverSessionId);
       const items = r.of("item.started").map((e) => e.itemId);
       assert.equal(new Set(items).size, items.length, `item ids stay apart across agents: ${items.join(", ")}`);
       assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
       for (const e of r.of("harness.ready")) {
         const pid = (e.payload as Record<string, number>).pid!;
-        await until(() => liveGroupMembers(pid).length === 0, () => `agent group ${pid} gone`, 5_000);
+        await until(
+          () => liveGroupMembers(pid).length === 0,
+          () => `agent group ${pid} gone`,
+          5_000,
+        );
       }
     } finally {
       rmSync(cwd, { recursive: true, force: true });
@@ -157,20 +239,53 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
       let gone!: () => void;
       const isReady = new Promise<void>((r) => (ready = r));
       const isGone = new Promise<void>((r) => (gone = r));
-      const driver = new AcpDriver({ command: testAgentCommand(scenario), cwd: "/tmp", permissionPolicy: "deny", runId: "run_1", sessionId: "session_1", graceMs: 200 });
-      driver.start({ fact: (f) => { facts.push(f); if (f.kind === "ready") ready(); }, gone: () => gone() });
+      const driver = new AcpDriver({
+        command: testAgentCommand(scenario),
+        cwd: "/tmp",
+        permissionPolicy: "deny",
+        runId: "run_1",
+        sessionId: "session_1",
+        graceMs: 200,
+      });
+      driver.start({
+        fact: (f) => {
+          facts.push(f);
+          if (f.kind === "ready") ready();
+        },
+        gone: () => gone(),
+      });
       let pid = 0;
       try {
         await within(isReady, 20_000, "the agent to answer initialize");
         pid = (facts.find((f) => f.kind === "ready") as { pid: number }).pid;
-        driver.openSession({ normalizedSessionId: "session_1", driverSessionId: "driver_session_1", resume: true, resumeSessionId: "acp_test_session_1" });
-        await until(() => facts.some((f) => f.kind === "event" && f.eventType.startsWith("session.") && f.eventType !== "session.resuming"), "a session fact", 20_000);
+        driver.openSession({
+          normalizedSessionId: "session_1",
+          driverSessionId: "driver_session_1",
+          resume: true,
+          resumeSessionId: "acp_test_session_1",
+        });
+        await until(
+          () =>
+            facts.some(
+              (f) => f.kind === "event" && f.eventType.startsWith("session.") && f.eventType !== "session.resuming",
+            ),
+          "a session fact",
+          20_000,
+        );
       } finally {
         driver.stop();
         await within(isGone, 20_000, "the agent to be gone");
       }
-      await until(() => liveGroupMembers(pid).length === 0, () => `agent group ${pid} gone: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
-      return facts.flatMap((f) => (f.kind === "event" && f.eventType.startsWith("session.") ? [[f.eventType, f.payload.code ?? f.payload.driverSessionId]] : []));
+      await until(
+        () => liveGroupMembers(pid).length === 0,
+        () => `agent group ${pid} gone: ${describeProcesses(liveGroupMembers(pid))}`,
+        5_000,
+      );
+      return facts.flatMap((f) =>
+        f.kind === "event" && f.eventType.startsWith("session.")
+          ? [[f.eventType, f.payload.code ?? f.payload.driverSessionId]]
+          : [],
+      );
     };
 
     it("an agent that does not advertise loadSession: session.failed load_session_unsupported, and no session/new instead", async () => {
@@ -178,7 +293,10 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
     });
 
     it("an agent that cannot find the session: session/load is asked, and its error is session.failed", async () => {
-      assert.deepEqual(await openRecorded("working"), [["session.resuming", "acp_test_session_1"], ["session.failed", "resource_not_found"]]);
+      assert.deepEqual(await openRecorded("working"), [
+        ["session.resuming", "acp_test_session_1"],
+        ["session.failed", "resource_not_found"],
+      ]);
     });
   });
 });

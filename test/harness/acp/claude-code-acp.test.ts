@@ -34,6 +34,10 @@ describe("the real claude-code-acp, offline and logged out", () => {
     assert.match(failed!.message, /^authentication required: log the agent in/);
     assert.deepEqual([r.terminal.turnTerminalState, r.terminal.runTerminalState], ["failed", "failed"]);
     const pid = (ready[0]!.payload as Record<string, number>).pid!;
-    await until(() => liveGroupMembers(pid).length === 0, () => `no live process in claude-code-acp's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`, 5_000);
+    await until(
+      () => liveGroupMembers(pid).length === 0,
+      () => `no live process in claude-code-acp's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
+      5_000,
+    );
   });
 });

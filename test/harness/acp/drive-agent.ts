@@ -59,44 +59,73 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   let lastRequest: string | null = null;
   const send = (type: string, payload: Record<string, unknown>) => {
     seq++;
-    runner.acceptLine(JSON.stringify({ schema: "paperclip.prp.command.v1", commandId: `command_${seq}`, controllerSeq: seq, type, issuedAt: "2026-08-07T21:00:00.000Z", payload }));
+    runner.acceptLine(
+      JSON.stringify({
+        schema: "paperclip.prp.command.v1",
+        commandId: `command_${seq}`,
+        controllerSeq: seq,
+        type,
+        issuedAt: "2026-08-07T21:00:00.000Z",
+        payload,
+      }),
+    );
   };
   const driver = new AcpDriver({
-    command: options.command ?? testAgentCommand(scenario), cwd: options.cwd ?? "/tmp", permissionPolicy: options.policy ?? "ask",
-    runId, sessionId: `session_${runId}`, graceMs: 200, settleMs: 2_000, ...(options.env ? { env: options.env } : {}), ...options.driver,
+    command: options.command ?? testAgentCommand(scenario),
+    cwd: options.cwd ?? "/tmp",
+    permissionPolicy: options.policy ?? "ask",
+    runId,
+    sessionId: `session_${runId}`,
+    graceMs: 200,
+    settleMs: 2_000,
+    ...(options.env ? { env: options.env } : {}),
+    ...options.driver,
   });
-  const runner: LocalRunner = new LocalRunner({ driver, runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, readyTimeoutMs: 20_000 }, {
-    write: (line) => {
-      lines.push(line);
-      const record = parseStreamRecord(line);
-      if (!record) throw new Error(`not a stream record: ${line}`);
-      if (record.kind === "receipt") {
-        receipts.push(record.receipt);
-        options.react?.(record.receipt, send);
-        if (record.receipt.status !== "accepted") options.trace?.({ eventType: `receipt ${record.receipt.status}`, payload: record.receipt } as unknown as PrpEvent);
-        if (record.receipt.status === "rejected" && record.receipt.type === "request.resolve" && lastRequest && answers.length > 0) send("request.resolve", { requestId: lastRequest, resolution: answers.shift()! });
-      }
-      else {
-        const e = record.event;
-        events.push(e);
-        options.trace?.(e);
-        options.react?.(e, send);
-        const payload = e.payload as Record<string, any>;
-        if (e.eventType === "runtime_request.created") lastRequest = payload.request.requestId;
-        if (e.eventType === "runtime_request.created" && answers.length > 0) send("request.resolve", { requestId: payload.request.requestId, resolution: answers.shift()! });
-        if (e.eventType === "runtime_request.created" && options.onFirstRequest && !sentOnRequest) {
-          sentOnRequest = true;
-          send(options.onFirstRequest, { reason: "operator" });
+  const runner: LocalRunner = new LocalRunner(
+    { driver, runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, readyTimeoutMs: 20_000 },
+    {
+      write: (line) => {
+        lines.push(line);
+        const record = parseStreamRecord(line);
+        if (!record) throw new Error(`not a stream record: ${line}`);
+        if (record.kind === "receipt") {
+          receipts.push(record.receipt);
+          options.react?.(record.receipt, send);
+          if (record.receipt.status !== "accepted")
+            options.trace?.({
+              eventType: `receipt ${record.receipt.status}`,
+              payload: record.receipt,
+            } as unknown as PrpEvent);
+          if (
+            record.receipt.status === "rejected" &&
+            record.receipt.type === "request.resolve" &&
+            lastRequest &&
+            answers.length > 0
+          )
+            send("request.resolve", { requestId: lastRequest, resolution: answers.shift()! });
+        } else {
+          const e = record.event;
+          events.push(e);
+          options.trace?.(e);
+          options.react?.(e, send);
+          const payload = e.payload as Record<string, any>;
+          if (e.eventType === "runtime_request.created") lastRequest = payload.request.requestId;
+          if (e.eventType === "runtime_request.created" && answers.length > 0)
+            send("request.resolve", { requestId: payload.request.requestId, resolution: answers.shift()! });
+          if (e.eventType === "runtime_request.created" && options.onFirstRequest && !sentOnRequest) {
+            sentOnRequest = true;
+            send(options.onFirstRequest, { reason: "operator" });
+          }
+          if (e.eventType === "item.delta" && options.onFirstDelta && !sentOnDelta) {
+            sentOnDelta = true;
+            send(options.onFirstDelta, { reason: "operator" });
+          }
         }
-        if (e.eventType === "item.delta" && options.onFirstDelta && !sentOnDelta) {
-          sentOnDelta = true;
-          send(options.onFirstDelta, { reason: "operator" });
-        }
-      }
-      return true;
+        return true;
+      },
+      onDrain: () => {},
     },
-    onDrain: () => {},
-  });
+  );
   send("run.prepare", { workspace: "local" });
   send("session.open", { reuse: "new_per_run" });
   send("turn.start", { text: "Fix the failing test." });
@@ -109,6 +138,14 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
   }
   // wire.md §7.4 on every transcript: each authorised call has exactly one input and one result receipt.
   const binding = semanticToolBindingError(events, { runId, normalizedSessionId: `session_${runId}` });
-  if (binding) throw new Error(`${scenario}: the semantic receipts break the binding rule: ${binding.path}: ${binding.message}`);
-  return { events, lines, receipts, types: events.map((e) => e.eventType), terminal: terminal as unknown as Record<string, any>, of: (t) => events.filter((e) => e.eventType === t) };
+  if (binding)
+    throw new Error(`${scenario}: the semantic receipts break the binding rule: ${binding.path}: ${binding.message}`);
+  return {
+    events,
+    lines,
+    receipts,
+    types: events.map((e) => e.eventType),
+    terminal: terminal as unknown as Record<string, any>,
+    of: (t) => events.filter((e) => e.eventType === t),
+  };
 }

@@ -30,9 +30,24 @@ record(`start ${process.pid}`);
 type Obj = Record<string, any>;
 const send = (message: Obj) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 const SESSION = "hostile_session_1";
-const chunk = (text: string) => send({ method: "session/update", params: { sessionId: SESSION, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
+const chunk = (text: string) =>
+  send({
+    method: "session/update",
+    params: { sessionId: SESSION, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } },
+  });
 const permission = (title: string, kind: string, id = 5) =>
-  send({ id, method: "session/request_permission", params: { sessionId: SESSION, toolCall: { toolCallId: `call_${kind}_${id}`, title, kind }, options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }, { optionId: "reject", name: "Reject", kind: "reject_once" }] } });
+  send({
+    id,
+    method: "session/request_permission",
+    params: {
+      sessionId: SESSION,
+      toolCall: { toolCallId: `call_${kind}_${id}`, title, kind },
+      options: [
+        { optionId: "allow", name: "Allow", kind: "allow_once" },
+        { optionId: "reject", name: "Reject", kind: "reject_once" },
+      ],
+    },
+  });
 
 let promptId: unknown = null;
 // Alive until killed, whatever happens to its stdio: only the runner can end it.
@@ -81,26 +96,36 @@ function onPrompt(id: unknown): void {
   }
 }
 
-createInterface({ input: process.stdin }).on("line", (line) => {
-  let message: Obj;
-  try {
-    message = JSON.parse(line) as Obj;
-  } catch {
-    return;
-  }
-  record(message.method ?? `answer ${JSON.stringify(message.result ?? message.error)}`);
-  if (message.method === "initialize") {
-    if (mode === "never-initialize") return;
-    send({ id: message.id, result: { protocolVersion: mode === "bad-version" ? 999999 : 1, agentCapabilities: {}, agentInfo: { name: "hostile", version: "1" }, authMethods: [] } });
-  } else if (message.method === "session/new") {
-    if (mode !== "never-session-new") send({ id: message.id, result: { sessionId: SESSION } });
-  } else if (message.method === "session/prompt") {
-    onPrompt(message.id);
-  } else if (message.method === undefined && message.id === 5 && promptId !== null) {
-    // The permission answered: the turn ends, and says what the agent was told.
-    chunk(`outcome: ${JSON.stringify(message.result?.outcome ?? null)}`);
-    send({ id: promptId, result: { stopReason: "end_turn" } });
-  }
-}).on("close", () => {
-  if (mode === "bait-switch" || mode === "bad-version" || mode === "flood") process.exit(0);
-});
+createInterface({ input: process.stdin })
+  .on("line", (line) => {
+    let message: Obj;
+    try {
+      message = JSON.parse(line) as Obj;
+    } catch {
+      return;
+    }
+    record(message.method ?? `answer ${JSON.stringify(message.result ?? message.error)}`);
+    if (message.method === "initialize") {
+      if (mode === "never-initialize") return;
+      send({
+        id: message.id,
+        result: {
+          protocolVersion: mode === "bad-version" ? 999999 : 1,
+          agentCapabilities: {},
+          agentInfo: { name: "hostile", version: "1" },
+          authMethods: [],
+        },
+      });
+    } else if (message.method === "session/new") {
+      if (mode !== "never-session-new") send({ id: message.id, result: { sessionId: SESSION } });
+    } else if (message.method === "session/prompt") {
+      onPrompt(message.id);
+    } else if (message.method === undefined && message.id === 5 && promptId !== null) {
+      // The permission answered: the turn ends, and says what the agent was told.
+      chunk(`outcome: ${JSON.stringify(message.result?.outcome ?? null)}`);
+      send({ id: promptId, result: { stopReason: "end_turn" } });
+    }
+  })
+  .on("close", () => {
+    if (mode === "bait-switch" || mode === "bad-version" || mode === "flood") process.exit(0);
+  });

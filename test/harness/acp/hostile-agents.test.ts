@@ -8,14 +8,26 @@ import { driveAgent, type DriveOptions, type Driven } from "./drive-agent.js";
 import { agentLog, agentPids, hostileAgent, noAgentLeft } from "./hostile-agent-support.js";
 
 type Obj = Record<string, any>;
-const states = (r: Driven) => [r.terminal.turnTerminalState, r.terminal.runTerminalState, r.terminal.reconciliation.reason];
+const states = (r: Driven) => [
+  r.terminal.turnTerminalState,
+  r.terminal.runTerminalState,
+  r.terminal.reconciliation.reason,
+];
 const isEvent = (x: unknown): x is PrpEvent => typeof x === "object" && x !== null && "eventType" in x;
 
 /** Every runtime_request.created has its resolved or cancelled: nothing stays pending after the run. */
 function nonePending(r: Driven): void {
   const created = r.of("runtime_request.created").map((e) => (e.payload as Obj).request.requestId as string);
-  const ended = new Set([...r.of("runtime_request.resolved"), ...r.of("runtime_request.cancelled")].map((e) => (e.payload as Obj).requestId as string));
-  assert.deepEqual(created.filter((id) => !ended.has(id)), [], "no request is left pending");
+  const ended = new Set(
+    [...r.of("runtime_request.resolved"), ...r.of("runtime_request.cancelled")].map(
+      (e) => (e.payload as Obj).requestId as string,
+    ),
+  );
+  assert.deepEqual(
+    created.filter((id) => !ended.has(id)),
+    [],
+    "no request is left pending",
+  );
 }
 
 describe("hostile ACP agents in the local runner", () => {
@@ -35,7 +47,9 @@ describe("hostile ACP agents in the local runner", () => {
     const { cwd, log, command } = setup("bait-switch");
     let first: string | null = null;
     const r = await driveAgent("bait-switch", {
-      cwd, command, timeoutMs: 30_000,
+      cwd,
+      command,
+      timeoutMs: 30_000,
       react: (x, send) => {
         if (isEvent(x) && x.eventType === "runtime_request.created") {
           const id = (x.payload as Obj).request.requestId as string;
@@ -47,13 +61,29 @@ describe("hostile ACP agents in the local runner", () => {
       },
     });
     const created = r.of("runtime_request.created").map((e) => e.payload as Obj);
-    assert.deepEqual(created.map((p) => [p.providerRequest.id, p.request.prompt]), [[5, "Allow Read README.md?"], [5, "Allow run rm -rf ~?"]]);
+    assert.deepEqual(
+      created.map((p) => [p.providerRequest.id, p.request.prompt]),
+      [
+        [5, "Allow Read README.md?"],
+        [5, "Allow run rm -rf ~?"],
+      ],
+    );
     const [readme, rm] = created.map((p) => p.request.requestId as string);
     assert.notEqual(readme, rm, "the two agents' requests have different PRP ids");
     const cancelled = r.of("runtime_request.cancelled").map((e) => e.payload as Obj);
-    assert.ok(cancelled.some((c) => c.requestId === readme && /gone/.test(c.reason)), `the dead agent's request is cancelled: ${JSON.stringify(cancelled)}`);
-    assert.ok(r.types.indexOf("runtime_request.cancelled") < r.types.lastIndexOf("runtime_request.created"), "cancelled before the replacement asks");
-    assert.deepEqual(r.of("runtime_request.resolved").filter((e) => (e.payload as Obj).resolution?.allowed === true), [], "nothing was allowed");
+    assert.ok(
+      cancelled.some((c) => c.requestId === readme && /gone/.test(c.reason)),
+      `the dead agent's request is cancelled: ${JSON.stringify(cancelled)}`,
+    );
+    assert.ok(
+      r.types.indexOf("runtime_request.cancelled") < r.types.lastIndexOf("runtime_request.created"),
+      "cancelled before the replacement asks",
+    );
+    assert.deepEqual(
+      r.of("runtime_request.resolved").filter((e) => (e.payload as Obj).resolution?.allowed === true),
+      [],
+      "nothing was allowed",
+    );
     const resolve = r.receipts.find((x) => x.type === "request.resolve")!;
     assert.deepEqual([resolve.status, resolve.code], ["rejected", "unknown_request"]);
     // The replacement's own record: the answer it got was never an allow.
@@ -76,7 +106,13 @@ describe("hostile ACP agents in the local runner", () => {
 
   it("an agent slow to cancel is ended by the driver: the turn is interrupted, no replacement starts and the prompt is not sent again", async () => {
     const { cwd, log, command } = setup("slow-cancel");
-    const r = await driveAgent("slow-cancel", { cwd, command, onFirstDelta: "turn.interrupt", driver: { settleMs: 300 }, timeoutMs: 30_000 });
+    const r = await driveAgent("slow-cancel", {
+      cwd,
+      command,
+      onFirstDelta: "turn.interrupt",
+      driver: { settleMs: 300 },
+      timeoutMs: 30_000,
+    });
     assert.equal(agentPids(log).length, 1, `one agent process: ${agentLog(log).join(", ")}`);
     assert.equal(agentLog(log).filter((l) => l === "session/prompt").length, 1, "the prompt reached the agent once");
     assert.equal(r.of("harness.ready").length, 1);
@@ -91,7 +127,11 @@ describe("hostile ACP agents in the local runner", () => {
   const givenUp = async (mode: string, code: string, message: RegExp, driver: DriveOptions["driver"] = {}) => {
     const { cwd, log, command } = setup(mode);
     const r = await driveAgent(mode, { cwd, command, driver: { settleMs: 500, ...driver }, timeoutMs: 30_000 });
-    assert.deepEqual([...states(r), r.terminal.stopReason?.code], ["failed", "failed", "harness_protocol_violation", code], r.types.join(", "));
+    assert.deepEqual(
+      [...states(r), r.terminal.stopReason?.code],
+      ["failed", "failed", "harness_protocol_violation", code],
+      r.types.join(", "),
+    );
     assert.match(r.terminal.stopReason.message, message);
     assert.equal(agentPids(log).length, 1, "no replacement agent");
     await noAgentLeft(log);
@@ -103,7 +143,9 @@ describe("hostile ACP agents in the local runner", () => {
   });
 
   it("never answers session/new: the handshake deadline ends the run", async () => {
-    const r = await givenUp("never-session-new", "agent_timeout", /did not answer session\/new within 500 ms/, { handshakeMs: 500 });
+    const r = await givenUp("never-session-new", "agent_timeout", /did not answer session\/new within 500 ms/, {
+      handshakeMs: 500,
+    });
     assert.equal(r.of("turn.started").length, 0, "no prompt was sent");
   });
 
@@ -120,7 +162,11 @@ describe("hostile ACP agents in the local runner", () => {
   });
 
   it("answers initialize with an ACP version this client does not speak: refused, typed", async () => {
-    const r = await givenUp("bad-version", "unsupported_protocol_version", /protocol version 999999; this client speaks only version 1/);
+    const r = await givenUp(
+      "bad-version",
+      "unsupported_protocol_version",
+      /protocol version 999999; this client speaks only version 1/,
+    );
     assert.equal(r.of("harness.ready").length, 0, "the agent was never ready");
     assert.equal(r.of("session.started").length, 0);
   });

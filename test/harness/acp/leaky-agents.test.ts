@@ -17,7 +17,10 @@ describe("an untrusted ACP agent, through the driver and the local runner", () =
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("credentials sent through every channel are absent from the run's record; what travels beside them arrives", async () => {
-    const run = await driveAgent("secrets", { command: testAgentCommand(writeSecretsScenario(dir)), policy: "allow-reads" });
+    const run = await driveAgent("secrets", {
+      command: testAgentCommand(writeSecretsScenario(dir)),
+      policy: "allow-reads",
+    });
     const record = run.lines.join("\n");
     assert.equal(run.terminal.runTerminalState, "succeeded", record.slice(-2000));
     for (const canary of CANARIES) assert.ok(record.includes(canary), `${canary} reached an event`);
@@ -27,7 +30,10 @@ describe("an untrusted ACP agent, through the driver and the local runner", () =
     const input = run.of("semantic_tool.input")[0]!.payload as Obj;
     assert.equal(input.semantic_tool.content.redactionDisposition, "redacted");
     assert.equal(input.input.path, "canary-path");
-    assert.ok(run.of("harness.exited").some((e) => JSON.stringify(e.payload).includes("Authorization: [redacted]")), "the agent's stderr tail is redacted, not dropped");
+    assert.ok(
+      run.of("harness.exited").some((e) => JSON.stringify(e.payload).includes("Authorization: [redacted]")),
+      "the agent's stderr tail is redacted, not dropped",
+    );
   });
 
   for (const where of ["initialize", "prompt"] as const) {
@@ -43,9 +49,14 @@ describe("an untrusted ACP agent, through the driver and the local runner", () =
 
   it("texts with an emoji across every cut point: the run succeeds and nothing is refused", async () => {
     const cut = (n: number) => `${"x".repeat(n - 1)}${EMOJI}`; // the emoji's first half is unit n
-    const update = (u: Obj) => ({ kind: "raw", message: { jsonrpc: "2.0", method: "session/update", params: { sessionId: "acp_test_session_1", update: u } } });
+    const update = (u: Obj) => ({
+      kind: "raw",
+      message: { jsonrpc: "2.0", method: "session/update", params: { sessionId: "acp_test_session_1", update: u } },
+    });
     const scenario = {
-      schema: "prp_kit.acp_test_agent.scenario.v1", name: "emoji-cuts", description: "an emoji across each cut point",
+      schema: "prp_kit.acp_test_agent.scenario.v1",
+      name: "emoji-cuts",
+      description: "an emoji across each cut point",
       steps: [
         update({ sessionUpdate: "tool_call", toolCallId: "call_1", title: cut(4000), kind: "read", status: "pending" }),
         update({ sessionUpdate: "tool_call_update", toolCallId: "call_1", status: "completed" }),
@@ -53,7 +64,10 @@ describe("an untrusted ACP agent, through the driver and the local runner", () =
         update({ sessionUpdate: "notice", severity: "info", title: cut(4000) }),
         { kind: "raw", message: { jsonrpc: "2.0", method: `_vendor/${cut(160 - "_vendor/".length)}`, params: {} } },
         // The answer: an emoji across the run result's 12,000-unit summary cut and, 65,536 units in, the item's text cut.
-        update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${cut(12_000)}${"x".repeat(20_000)}` } }),
+        update({
+          sessionUpdate: "agent_message_chunk",
+          content: { type: "text", text: `${cut(12_000)}${"x".repeat(20_000)}` },
+        }),
         update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: cut(65_536 - 32_001) } }),
       ],
     };
@@ -61,13 +75,23 @@ describe("an untrusted ACP agent, through the driver and the local runner", () =
     writeFileSync(path, JSON.stringify(scenario));
     const run = await driveAgent("emoji-cuts", { command: testAgentCommand(path) });
     assert.equal(run.terminal.runTerminalState, "succeeded", JSON.stringify(run.terminal));
-    assert.deepEqual(run.of("runner.diagnostic").map((e) => (e.payload as Obj).code), [], "no event refused");
+    assert.deepEqual(
+      run.of("runner.diagnostic").map((e) => (e.payload as Obj).code),
+      [],
+      "no event refused",
+    );
     const texts = [
-      (run.of("tool.execution.started")[0]!.payload as Obj).name, (run.of("plan.updated")[0]!.payload as Obj).steps[0].body,
-      (run.of("provider.notice.recorded")[0]!.payload as Obj).summary, (run.of("run.result.proposed")[0]!.payload as Obj).summary,
+      (run.of("tool.execution.started")[0]!.payload as Obj).name,
+      (run.of("plan.updated")[0]!.payload as Obj).steps[0].body,
+      (run.of("provider.notice.recorded")[0]!.payload as Obj).summary,
+      (run.of("run.result.proposed")[0]!.payload as Obj).summary,
       (run.of("item.completed").at(-1)!.payload as Obj).text,
     ];
-    assert.deepEqual(texts.map((t: string) => t.length), [3999, 3999, 3999, 11_999, 65_535], "each text cut before the emoji, not inside it");
+    assert.deepEqual(
+      texts.map((t: string) => t.length),
+      [3999, 3999, 3999, 11_999, 65_535],
+      "each text cut before the emoji, not inside it",
+    );
     assert.ok(run.of("harness.diagnostic").some((e) => (e.payload as Obj).code === "acp_extension_ignored"));
   });
 });

@@ -12,48 +12,143 @@ export const SECRET_MARK = "SEKRIT";
  * so a channel that silently stopped carrying anything does not pass as redacted.
  */
 export const CANARIES = [
-  "canary-info", "canary-config", "canary-plan", "canary-command", "canary-title", "canary-output", "canary-path", "canary-notrpc", "canary-mode", "canary-cap", "canary-session-config",
+  "canary-info",
+  "canary-config",
+  "canary-plan",
+  "canary-command",
+  "canary-title",
+  "canary-output",
+  "canary-path",
+  "canary-notrpc",
+  "canary-mode",
+  "canary-cap",
+  "canary-session-config",
 ];
 
 const s = (what: string) => `${SECRET_MARK}-${what}-1`;
 
 /** The credentials the brief names, under the keys that used to leave them in clear. */
 const KEYED_SECRETS = {
-  APITOKEN: s("apitoken"), SECRETKEY: s("secretkey"), secrets: { db: s("db") }, tokens: [s("tokens")], apiKeys: [s("apikeys")], private_keys: [s("private-keys")],
-  ssh_key: s("ssh-key"), auth: s("auth"), bearer: s("bearer"), pwd: s("pwd"), headers: [{ name: "Authorization", value: `Bearer ${SECRET_MARK}0header0token1` }],
+  APITOKEN: s("apitoken"),
+  SECRETKEY: s("secretkey"),
+  secrets: { db: s("db") },
+  tokens: [s("tokens")],
+  apiKeys: [s("apikeys")],
+  private_keys: [s("private-keys")],
+  ssh_key: s("ssh-key"),
+  auth: s("auth"),
+  bearer: s("bearer"),
+  pwd: s("pwd"),
+  headers: [{ name: "Authorization", value: `Bearer ${SECRET_MARK}0header0token1` }],
 };
 
 /** An ACP test agent scenario (a file for test-agent-process) that sends credentials through every channel the projection copies from. */
 export function writeSecretsScenario(dir: string): string {
-  const raw = (update: Record<string, unknown>) => ({ kind: "raw", message: { jsonrpc: "2.0", method: "session/update", params: { sessionId: "acp_test_session_1", update } } });
-  const rawInput = { path: "canary-path", pwd: s("rawinput-pwd"), env: [{ name: "GITHUB_TOKEN", value: s("rawinput-env") }], args: ["--token", s("rawinput-flag")] };
-  const toolCall = { toolCallId: "call_read_1", title: `curl -H 'Authorization: Bearer ${SECRET_MARK}0title0token1' canary-title`, kind: "read", rawInput };
+  const raw = (update: Record<string, unknown>) => ({
+    kind: "raw",
+    message: { jsonrpc: "2.0", method: "session/update", params: { sessionId: "acp_test_session_1", update } },
+  });
+  const rawInput = {
+    path: "canary-path",
+    pwd: s("rawinput-pwd"),
+    env: [{ name: "GITHUB_TOKEN", value: s("rawinput-env") }],
+    args: ["--token", s("rawinput-flag")],
+  };
+  const toolCall = {
+    toolCallId: "call_read_1",
+    title: `curl -H 'Authorization: Bearer ${SECRET_MARK}0title0token1' canary-title`,
+    kind: "read",
+    rawInput,
+  };
   const scenario = {
-    schema: "prp_kit.acp_test_agent.scenario.v1", name: "secrets", description: "credentials through every channel",
+    schema: "prp_kit.acp_test_agent.scenario.v1",
+    name: "secrets",
+    description: "credentials through every channel",
     capabilityExtras: { _meta: { vendor: { canary: "canary-cap", bearer: s("cap-meta") } } },
     sessionExtras: {
-      modes: { currentModeId: "canary-mode", availableModes: [{ id: "canary-mode", name: "Default", _meta: { session_token: s("mode-meta") } }] },
-      configOptions: [{ id: "api_key", name: "API key", type: "select", currentValue: s("session-config"), options: [] }, { id: "model", name: "Model", type: "select", currentValue: "canary-session-config", options: [] }],
+      modes: {
+        currentModeId: "canary-mode",
+        availableModes: [{ id: "canary-mode", name: "Default", _meta: { session_token: s("mode-meta") } }],
+      },
+      configOptions: [
+        { id: "api_key", name: "API key", type: "select", currentValue: s("session-config"), options: [] },
+        { id: "model", name: "Model", type: "select", currentValue: "canary-session-config", options: [] },
+      ],
     },
     steps: [
-      { kind: "update", update: { sessionUpdate: "session_info_update", title: "canary-info", _meta: { ...KEYED_SECRETS } } },
-      raw({ sessionUpdate: "session_info_update", title: "canary-info", ...KEYED_SECRETS, author: "canary-info-author" }),
+      {
+        kind: "update",
+        update: { sessionUpdate: "session_info_update", title: "canary-info", _meta: { ...KEYED_SECRETS } },
+      },
+      raw({
+        sessionUpdate: "session_info_update",
+        title: "canary-info",
+        ...KEYED_SECRETS,
+        author: "canary-info-author",
+      }),
       raw({
         sessionUpdate: "config_option_update",
         configOptions: [
-          { id: "model", name: "Model", type: "select", currentValue: "canary-config", options: [{ value: "canary-config", name: "Fast" }], _meta: { apiKey: s("config-meta") } },
-          { id: "api_key", name: "API key", type: "select", currentValue: s("config-value"), options: [{ value: s("config-option"), name: "API key" }] },
+          {
+            id: "model",
+            name: "Model",
+            type: "select",
+            currentValue: "canary-config",
+            options: [{ value: "canary-config", name: "Fast" }],
+            _meta: { apiKey: s("config-meta") },
+          },
+          {
+            id: "api_key",
+            name: "API key",
+            type: "select",
+            currentValue: s("config-value"),
+            options: [{ value: s("config-option"), name: "API key" }],
+          },
         ],
       }),
-      raw({ sessionUpdate: "available_commands_update", availableCommands: [{ name: "canary-command", description: "d", input: { hint: "h" }, _meta: { private_key: s("command-meta") } }], _meta: { token: s("commands-meta") } }),
-      raw({ sessionUpdate: "plan", entries: [{ content: `canary-plan: call with Authorization: Bearer ${SECRET_MARK}0plan0token1`, priority: "high", status: "pending", _meta: { token: s("plan-entry-meta") } }], _meta: { secret: s("plan-meta") } }),
+      raw({
+        sessionUpdate: "available_commands_update",
+        availableCommands: [
+          { name: "canary-command", description: "d", input: { hint: "h" }, _meta: { private_key: s("command-meta") } },
+        ],
+        _meta: { token: s("commands-meta") },
+      }),
+      raw({
+        sessionUpdate: "plan",
+        entries: [
+          {
+            content: `canary-plan: call with Authorization: Bearer ${SECRET_MARK}0plan0token1`,
+            priority: "high",
+            status: "pending",
+            _meta: { token: s("plan-entry-meta") },
+          },
+        ],
+        _meta: { secret: s("plan-meta") },
+      }),
       raw({ sessionUpdate: "tool_call", ...toolCall, status: "pending" }),
       raw({
-        sessionUpdate: "tool_call_update", toolCallId: "call_read_1", status: "in_progress",
-        content: [{ type: "content", content: { type: "text", text: `canary-output OPENAI_API_KEY=sk-proj-${SECRET_MARK}0output0abcdefghij12345 ghp_${SECRET_MARK}0123456789abcdefghijklmnopqrstu` } }],
+        sessionUpdate: "tool_call_update",
+        toolCallId: "call_read_1",
+        status: "in_progress",
+        content: [
+          {
+            type: "content",
+            content: {
+              type: "text",
+              text: `canary-output OPENAI_API_KEY=sk-proj-${SECRET_MARK}0output0abcdefghij12345 ghp_${SECRET_MARK}0123456789abcdefghijklmnopqrstu`,
+            },
+          },
+        ],
         rawOutput: { access_token: s("raw-output"), canary: "canary-raw-output" },
       }),
-      { kind: "permission", toolCall, options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }, { optionId: "reject", name: "Reject", kind: "reject_once" }] },
+      {
+        kind: "permission",
+        toolCall,
+        options: [
+          { optionId: "allow", name: "Allow", kind: "allow_once" },
+          { optionId: "reject", name: "Reject", kind: "reject_once" },
+        ],
+      },
       { kind: "raw", message: { hello: "canary-notrpc", password: s("not-jsonrpc") } },
       { kind: "stderr", text: `Authorization: Bearer ${SECRET_MARK}0stderr0token1` },
       { kind: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "done" } } },
@@ -71,7 +166,9 @@ export function writeSecretsScenario(dir: string): string {
  */
 export function writeDeepAgent(dir: string): string {
   const path = join(dir, "deep-agent.mjs");
-  writeFileSync(path, `
+  writeFileSync(
+    path,
+    `
 import { createInterface } from "node:readline";
 const where = process.argv[2];
 const deep = "[".repeat(32000) + "]".repeat(32000);
@@ -84,6 +181,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   else if (m.method === "session/new") send(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { sessionId: "deep_session" } }));
   else if (m.method === "session/prompt") send(\`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"deep_session","update":{"sessionUpdate":"session_info_update","_meta":\${deep}}}}\`);
 }).on("close", () => process.exit(0));
-`);
+`,
+  );
   return path;
 }

@@ -6,7 +6,14 @@ import { after, describe, it } from "node:test";
 import { ActivityEndpoint, type RecordOutcome } from "../../../src/runner/activity/activity-endpoint.js";
 import type { ActivityPayload } from "../../../src/runner/activity/activity-input.js";
 import { HarnessActivity } from "../../../src/runner/activity/harness-activity.js";
-import { CONTEXT_ENV, DESCRIPTOR_FILE, HELPER_ENV, SECRET_ENV, harnessEnv, helperPath } from "../../../src/harness/notification-env.js";
+import {
+  CONTEXT_ENV,
+  DESCRIPTOR_FILE,
+  HELPER_ENV,
+  SECRET_ENV,
+  harnessEnv,
+  helperPath,
+} from "../../../src/harness/notification-env.js";
 import { helper } from "./support.js";
 
 const activities: HarnessActivity[] = [];
@@ -42,9 +49,16 @@ describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
     assert.ok(helperPath().startsWith("/") && helperPath().endsWith("/bin/prp-runnerd.js"));
     assert.equal(published[CONTEXT_ENV], join(activity.dir, DESCRIPTOR_FILE));
     assert.match(published[SECRET_ENV]!, /^[A-Za-z0-9_-]{43}$/, "256 random bits");
-    const env = harnessEnv({ [HELPER_ENV]: "/tmp/evil", [CONTEXT_ENV]: "/tmp/evil.json", [SECRET_ENV]: "borrowed", HOME: "/home/x" }, { ...published });
+    const env = harnessEnv(
+      { [HELPER_ENV]: "/tmp/evil", [CONTEXT_ENV]: "/tmp/evil.json", [SECRET_ENV]: "borrowed", HOME: "/home/x" },
+      { ...published },
+    );
     assert.deepEqual(env, { HOME: "/home/x", ...published });
-    assert.deepEqual(harnessEnv({ [SECRET_ENV]: "borrowed" }, {}), {}, "a configured secret is dropped even with nothing published");
+    assert.deepEqual(
+      harnessEnv({ [SECRET_ENV]: "borrowed" }, {}),
+      {},
+      "a configured secret is dropped even with nothing published",
+    );
   });
 
   it("the activity folder is a private folder of its own under the system's temporary folder, removed with remove()", async () => {
@@ -53,7 +67,11 @@ describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
       assert.equal(realpathSync(dirname(activity.dir)), realpathSync(tmpdir()));
       assert.equal(mode(activity.dir), 0o700, "folder 0700");
       assert.deepEqual([dirname(e.socketPath), dirname(e.descriptorPath)], [activity.dir, activity.dir]);
-      assert.deepEqual(readdirSync(activity.dir).sort(), [DESCRIPTOR_FILE, "runtime-notification.sock"], "the socket and the descriptor, nothing else");
+      assert.deepEqual(
+        readdirSync(activity.dir).sort(),
+        [DESCRIPTOR_FILE, "runtime-notification.sock"],
+        "the socket and the descriptor, nothing else",
+      );
     } finally {
       e.close();
     }
@@ -71,18 +89,33 @@ describe("runtime activity endpoint and helper (runtime.md §13.2)", () => {
         ["no secret", { [CONTEXT_ENV]: e.descriptorPath }],
         ["another runner's secret", { [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: other.env[SECRET_ENV]! }],
         ["the previous generation's secret", { [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: previous }],
-        ["the secret with one character changed", { [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: `${activity.env[SECRET_ENV]!.slice(0, -1)}${activity.env[SECRET_ENV]!.endsWith("A") ? "B" : "A"}` }],
+        [
+          "the secret with one character changed",
+          {
+            [CONTEXT_ENV]: e.descriptorPath,
+            [SECRET_ENV]: `${activity.env[SECRET_ENV]!.slice(0, -1)}${activity.env[SECRET_ENV]!.endsWith("A") ? "B" : "A"}`,
+          },
+        ],
       ];
       for (const [name, callerEnv] of cases) {
         for (const args of [["notification-context"], ["record-activity", e.context, "ns", name]]) {
           const ran = await helper(callerEnv, args);
           assert.equal(ran.status, 3, `${name}, ${args[0]}: ${ran.stderr}`);
-          assert.match(ran.stderr, /generation_refused: this request does not carry the secret of the harness the runner is running now/, name);
+          assert.match(
+            ran.stderr,
+            /generation_refused: this request does not carry the secret of the harness the runner is running now/,
+            name,
+          );
           assert.equal(ran.stdout, "", `${name}: no context handed out`);
         }
       }
       assert.deepEqual(recorded, [], "nothing recorded");
-      const current = await helper({ [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: activity.env[SECRET_ENV]! }, ["record-activity", e.context, "ns", "current"]);
+      const current = await helper({ [CONTEXT_ENV]: e.descriptorPath, [SECRET_ENV]: activity.env[SECRET_ENV]! }, [
+        "record-activity",
+        e.context,
+        "ns",
+        "current",
+      ]);
       assert.equal(current.status, 0, current.stderr);
       assert.deepEqual(recorded, [{ namespace: "ns", activityKey: "current" }], "the current generation is served");
     } finally {

@@ -11,28 +11,61 @@ import { eventLine } from "../../../src/cli/event-line.js";
 import { runPrp } from "../../cli/run-cli.js";
 import { PATIENT_HARNESS } from "../../support/scripts.js";
 import { until } from "../../support/until.js";
-import { crossRunCalls, helper, judgeActivity, notificationEnvOf, waitingRunner, type ActivityCall } from "./support.js";
+import {
+  crossRunCalls,
+  helper,
+  judgeActivity,
+  notificationEnvOf,
+  waitingRunner,
+  type ActivityCall,
+} from "./support.js";
 
-const activities = (events: PrpEvent[]) => events.filter((e) => e.eventType === "runtime.activity.recorded").map((e) => e.payload);
-const event = (type: string, payload: Record<string, unknown>, seq = 1) => ({ eventType: type, payload, sourceSeq: seq }) as unknown as PrpEvent;
+const activities = (events: PrpEvent[]) =>
+  events.filter((e) => e.eventType === "runtime.activity.recorded").map((e) => e.payload);
+const event = (type: string, payload: Record<string, unknown>, seq = 1) =>
+  ({ eventType: type, payload, sourceSeq: seq }) as unknown as PrpEvent;
 
 describe("runtime activity in local mode (prp-runnerd --local)", () => {
   it("the judge fails a log that lost an acknowledged record, repeated one, holds a refused one or one nobody asked for", () => {
-    const calls: ActivityCall[] = [{ namespace: "ns", activityKey: "ok", status: 0 }, { namespace: "ns", activityKey: "stale", status: 3 }, { namespace: "ns", activityKey: "lost", status: 4 }];
+    const calls: ActivityCall[] = [
+      { namespace: "ns", activityKey: "ok", status: 0 },
+      { namespace: "ns", activityKey: "stale", status: 3 },
+      { namespace: "ns", activityKey: "lost", status: 4 },
+    ];
     const good = [event("runtime.activity.recorded", { namespace: "ns", activityKey: "ok" })];
     assert.deepEqual(judgeActivity(calls, good), []);
-    assert.deepEqual(judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "ns", activityKey: "lost" })]), [], "a call that ended 4 may be in the log once");
+    assert.deepEqual(
+      judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "ns", activityKey: "lost" })]),
+      [],
+      "a call that ended 4 may be in the log once",
+    );
     assert.equal(judgeActivity(calls, []).length, 1, "an acknowledged record missing");
     assert.equal(judgeActivity(calls, [...good, ...good]).length, 1, "an acknowledged record twice");
-    assert.equal(judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "ns", activityKey: "stale" })]).length, 1, "a refused record in the log");
-    assert.equal(judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "x", activityKey: "y" })]).length, 1, "a record nobody asked for");
+    assert.equal(
+      judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "ns", activityKey: "stale" })])
+        .length,
+      1,
+      "a refused record in the log",
+    );
+    assert.equal(
+      judgeActivity(calls, [...good, event("runtime.activity.recorded", { namespace: "x", activityKey: "y" })]).length,
+      1,
+      "a record nobody asked for",
+    );
   });
 
   it("the runtime-activity scenario's harness records through the published helper: each success one event, shown live and by prp replay", async () => {
     const events: PrpEvent[] = [];
     const client = new LocalRunnerClient({
-      runId: "run_activity_scenario", sessionId: "session_activity_scenario", runnerId: "runner_activity_scenario", scriptPath: join(scenariosDir(), "runtime-activity.json"), delayMs: 0, extraArgs: PATIENT_HARNESS,
-      onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
+      runId: "run_activity_scenario",
+      sessionId: "session_activity_scenario",
+      runnerId: "runner_activity_scenario",
+      scriptPath: join(scenariosDir(), "runtime-activity.json"),
+      delayMs: 0,
+      extraArgs: PATIENT_HARNESS,
+      onEvent: (e) => events.push(e),
+      onReceipt: () => {},
+      onBadLine: () => {},
     });
     const out = mkdtempSync(join(tmpdir(), "prp-activity-run-"));
     try {
@@ -40,11 +73,17 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
       client.send("session.open");
       client.send("turn.start", { turnId: "turn_1" });
       assert.equal((await client.exited()).exitCode, 0, client.stderrTail().join("\n"));
-      assert.deepEqual(activities(events), [{ namespace: "paperclip.test", activityKey: "tests.passed" }, { namespace: "paperclip.review", activityKey: "diff.opened" }]);
-      for (const e of events.filter((e) => e.eventType === "runtime.activity.recorded")) assert.equal(e.priority, 1, "P1");
+      assert.deepEqual(activities(events), [
+        { namespace: "paperclip.test", activityKey: "tests.passed" },
+        { namespace: "paperclip.review", activityKey: "diff.opened" },
+      ]);
+      for (const e of events.filter((e) => e.eventType === "runtime.activity.recorded"))
+        assert.equal(e.priority, 1, "P1");
       assert.equal((events.at(-1)!.payload as any).runTerminalState, "succeeded");
       // The harness's own record of the helper's exit status (its log tail, carried by harness.exited).
-      const log = ((events.find((e) => e.eventType === "harness.exited")!.payload as any).log.lines as string[]).join("\n");
+      const log = ((events.find((e) => e.eventType === "harness.exited")!.payload as any).log.lines as string[]).join(
+        "\n",
+      );
       assert.match(log, /"paperclip.test" "tests.passed": record-activity exited 0/);
       assert.match(log, /"paperclip.review" "diff.opened": record-activity exited 0/);
       // What prp run, prp demo and prp fault print for each event as it comes.
@@ -106,7 +145,11 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
       assert.notEqual(a.env[SECRET_ENV], b.env[SECRET_ENV], "each harness has its own secret");
       for (const env of [a.env, b.env]) {
         const folder = dirname(env[CONTEXT_ENV]!);
-        assert.equal(realpathSync(dirname(folder)), realpathSync(tmpdir()), "the descriptor is in a folder of its own under the temporary folder");
+        assert.equal(
+          realpathSync(dirname(folder)),
+          realpathSync(tmpdir()),
+          "the descriptor is in a folder of its own under the temporary folder",
+        );
         assert.match(folder, /\/prp-activity-[^/]+$/);
       }
       const calls = await crossRunCalls(a.env, b.env);
@@ -118,7 +161,14 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
         c.client.close();
         await c.client.exited();
       }
-      assert.deepEqual(judgeActivity([...calls.calls, { namespace: "paperclip.test", activityKey: "own", status: own.status }], b.events), [], b.describe());
+      assert.deepEqual(
+        judgeActivity(
+          [...calls.calls, { namespace: "paperclip.test", activityKey: "own", status: own.status }],
+          b.events,
+        ),
+        [],
+        b.describe(),
+      );
       assert.equal(activities(a.events).length, 0, a.describe());
     } finally {
       await a.client.terminate();
@@ -138,12 +188,18 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
       const context = await helper(second, ["notification-context"]);
       assert.equal(context.status, 0, context.stderr);
       const calls: ActivityCall[] = [];
-      for (const [env, key] of [[run.env, "stale-generation"], [second, "current-generation"]] as const) {
+      for (const [env, key] of [
+        [run.env, "stale-generation"],
+        [second, "current-generation"],
+      ] as const) {
         const ran = await helper(env, ["record-activity", context.stdout.trim(), "paperclip.test", key]);
         if (key === "stale-generation") assert.match(ran.stderr, /generation_refused/);
         calls.push({ namespace: "paperclip.test", activityKey: key, status: ran.status });
       }
-      assert.deepEqual(calls.map((c) => c.status), [3, 0]);
+      assert.deepEqual(
+        calls.map((c) => c.status),
+        [3, 0],
+      );
       run.client.send("turn.interrupt", { reason: "test over" });
       run.client.close();
       await run.client.exited();
@@ -153,7 +209,10 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
     }
   });
 
-  for (const [point, inStream] of [["before-activity-commit:1", 0], ["after-activity-commit:1", 1]] as const) {
+  for (const [point, inStream] of [
+    ["before-activity-commit:1", 0],
+    ["after-activity-commit:1", 1],
+  ] as const) {
     it(`a runner killed at ${point} while record-activity waits: the helper exits 4, the stream holds the record ${inStream} time(s), and the next runner refuses the old context`, async () => {
       const first = await waitingRunner(`run_crash_${inStream}`, { PRP_RUNNER_CRASH_AT: point });
       let second: Awaited<ReturnType<typeof waitingRunner>> | null = null;
@@ -166,8 +225,14 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
         assert.match(ran.stderr, /may or may not be recorded/);
         const exit = await first.client.exited();
         assert.equal(exit.signal, "SIGKILL");
-        assert.ok(first.client.stderrTail().some((l) => l.includes(`crash point ${point} reached`)), first.describe());
-        assert.deepEqual(judgeActivity([{ namespace: "paperclip.test", activityKey: "crash", status: 4 }], first.events), []);
+        assert.ok(
+          first.client.stderrTail().some((l) => l.includes(`crash point ${point} reached`)),
+          first.describe(),
+        );
+        assert.deepEqual(
+          judgeActivity([{ namespace: "paperclip.test", activityKey: "crash", status: 4 }], first.events),
+          [],
+        );
         assert.equal(activities(first.events).length, inStream, first.describe());
         // The controller starts a new runner (a local run cannot be resumed): the old context is not its.
         second = await waitingRunner(`run_after_crash_${inStream}`);

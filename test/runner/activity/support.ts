@@ -16,9 +16,15 @@ export interface HelperRun {
 }
 
 /** Runs the published helper as a harness tool would (its own process, the executable itself, never awaited synchronously: an in-process authority must go on). */
-export function helper(env: Record<string, string | undefined>, args: string[], executable = helperPath()): Promise<HelperRun> {
+export function helper(
+  env: Record<string, string | undefined>,
+  args: string[],
+  executable = helperPath(),
+): Promise<HelperRun> {
   return new Promise((done) => {
-    const clean = Object.fromEntries(Object.entries({ PATH: process.env.PATH, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
+    const clean = Object.fromEntries(
+      Object.entries({ PATH: process.env.PATH, ...env }).filter((e): e is [string, string] => e[1] !== undefined),
+    );
     execFile(executable, args, { env: clean, timeout: 120_000 }, (error, stdout, stderr) => {
       done({ status: error ? (typeof error.code === "number" ? error.code : null) : 0, stdout, stderr });
     });
@@ -27,13 +33,21 @@ export function helper(env: Record<string, string | undefined>, args: string[], 
 
 /** The whole environment a process really got, read from /proc (not from what the runner says it set). */
 export function environOf(pid: number): Record<string, string> {
-  return Object.fromEntries(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+  return Object.fromEntries(
+    readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+  );
 }
 
 /** The runtime-notification variables a process really got: the helper, the descriptor and its generation's secret. */
 export function notificationEnvOf(pid: number): Record<string, string> {
   const env = environOf(pid);
-  assert.ok(env[HELPER_ENV] && env[CONTEXT_ENV] && env[SECRET_ENV], `process ${pid} has the three runtime-notification variables`);
+  assert.ok(
+    env[HELPER_ENV] && env[CONTEXT_ENV] && env[SECRET_ENV],
+    `process ${pid} has the three runtime-notification variables`,
+  );
   return { [HELPER_ENV]: env[HELPER_ENV]!, [CONTEXT_ENV]: env[CONTEXT_ENV]!, [SECRET_ENV]: env[SECRET_ENV]! };
 }
 
@@ -53,15 +67,22 @@ export interface ActivityCall {
  */
 export function judgeActivity(calls: ActivityCall[], log: PrpEvent[]): string[] {
   const problems: string[] = [];
-  const recorded = log.filter((e) => e.eventType === "runtime.activity.recorded").map((e) => e.payload as { namespace: string; activityKey: string });
-  const count = (c: ActivityCall) => recorded.filter((r) => r.namespace === c.namespace && r.activityKey === c.activityKey).length;
+  const recorded = log
+    .filter((e) => e.eventType === "runtime.activity.recorded")
+    .map((e) => e.payload as { namespace: string; activityKey: string });
+  const count = (c: ActivityCall) =>
+    recorded.filter((r) => r.namespace === c.namespace && r.activityKey === c.activityKey).length;
   for (const c of calls) {
     const n = count(c);
     const allowed = c.status === 0 ? [1] : c.status === 4 ? [0, 1] : [0];
-    if (!allowed.includes(n)) problems.push(`${c.namespace}/${c.activityKey} (helper exit ${c.status}) is in the log ${n} time(s); expected ${allowed.join(" or ")}`);
+    if (!allowed.includes(n))
+      problems.push(
+        `${c.namespace}/${c.activityKey} (helper exit ${c.status}) is in the log ${n} time(s); expected ${allowed.join(" or ")}`,
+      );
   }
   for (const r of recorded) {
-    if (!calls.some((c) => c.namespace === r.namespace && c.activityKey === r.activityKey)) problems.push(`${r.namespace}/${r.activityKey} is in the log but no call asked for it`);
+    if (!calls.some((c) => c.namespace === r.namespace && c.activityKey === r.activityKey))
+      problems.push(`${r.namespace}/${r.activityKey} is in the log but no call asked for it`);
   }
   return problems;
 }
@@ -71,7 +92,10 @@ export function judgeActivity(calls: ActivityCall[], log: PrpEvent[]): string[] 
  * context, and records with the context B's own harness captured; every call must be refused
  * (exit 3, generation_refused). Returns the calls, for the judge of B's log, and B's context.
  */
-export async function crossRunCalls(a: Record<string, string>, b: Record<string, string>): Promise<{ calls: ActivityCall[]; context: string }> {
+export async function crossRunCalls(
+  a: Record<string, string>,
+  b: Record<string, string>,
+): Promise<{ calls: ActivityCall[]; context: string }> {
   const intoB = { ...a, [CONTEXT_ENV]: b[CONTEXT_ENV]! };
   const asked = await helper(intoB, ["notification-context"]);
   assert.equal(asked.status, 3, asked.stderr);
@@ -90,14 +114,28 @@ export async function crossRunCalls(a: Record<string, string>, b: Record<string,
 export async function waitingRunner(runId: string, env?: Record<string, string>) {
   const events: PrpEvent[] = [];
   const client = new LocalRunnerClient({
-    runId, sessionId: `session_${runId}`, runnerId: `runner_${runId}`, scriptPath: join(scenariosDir(), "linger.json"), delayMs: 0, extraArgs: PATIENT_HARNESS, ...(env ? { env } : {}),
-    onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: () => {},
+    runId,
+    sessionId: `session_${runId}`,
+    runnerId: `runner_${runId}`,
+    scriptPath: join(scenariosDir(), "linger.json"),
+    delayMs: 0,
+    extraArgs: PATIENT_HARNESS,
+    ...(env ? { env } : {}),
+    onEvent: (e) => events.push(e),
+    onReceipt: () => {},
+    onBadLine: () => {},
   });
-  const describe = () => `events: ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`;
+  const describe = () =>
+    `events: ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`;
   client.send("run.prepare");
   client.send("session.open");
   client.send("turn.start", { turnId: "turn_1" });
-  await until(() => events.some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt"), describe, 30_000);
+  await until(
+    () =>
+      events.some((e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt"),
+    describe,
+    30_000,
+  );
   const pid = (events.find((e) => e.eventType === "harness.ready")!.payload as any).pid as number;
   return { client, events, describe, env: notificationEnvOf(pid) };
 }

@@ -5,7 +5,11 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fakeCredentialFile } from "../../../src/harness/fake-credentials.js";
 import { lookAtCredentialFile } from "../../../src/runner/credentials/credential-file.js";
-import { CredentialObserver, CREDENTIAL_POLL_MS, watchDirectory } from "../../../src/runner/credentials/credential-observer.js";
+import {
+  CredentialObserver,
+  CREDENTIAL_POLL_MS,
+  watchDirectory,
+} from "../../../src/runner/credentials/credential-observer.js";
 import { memoryCredentialStore, type CredentialStore } from "../../../src/runner/credentials/credential-store.js";
 import type { CredentialsUpdatedPayload } from "../../../src/runner/credentials/credentials-event.js";
 import { ManualTimers } from "../../support/manual-timers.js";
@@ -21,14 +25,30 @@ function observed(options: { watch?: boolean; store?: CredentialStore; path?: st
   const timers = new ManualTimers();
   const emitted: CredentialsUpdatedPayload[] = [];
   const store = options.store ?? memoryCredentialStore();
-  const observer = new CredentialObserver({ provider: "codex", path, store, timers, ...(options.watch ? {} : { watch: () => null }), emit: (p) => emitted.push(p) });
+  const observer = new CredentialObserver({
+    provider: "codex",
+    path,
+    store,
+    timers,
+    ...(options.watch ? {} : { watch: () => null }),
+    emit: (p) => emitted.push(p),
+  });
   /** Writes the file and lets the poll look. */
   const write = (account: string, token: string) => {
     writeFileSync(path, fakeCredentialFile(account, token));
     timers.advance(CREDENTIAL_POLL_MS);
   };
   const revisions = () => emitted.map((p) => p.revision);
-  return { path, timers, emitted, store, observer, write, revisions, admitAll: () => emitted.forEach((p) => store.admitted(p.bindingId, p.revision)) };
+  return {
+    path,
+    timers,
+    emitted,
+    store,
+    observer,
+    write,
+    revisions,
+    admitAll: () => emitted.forEach((p) => store.admitted(p.bindingId, p.revision)),
+  };
 }
 
 describe("the credential file", () => {
@@ -41,13 +61,19 @@ describe("the credential file", () => {
       writeFileSync(path, whole.slice(0, cut));
       assert.equal(lookAtCredentialFile(path).kind, "unreadable", `a write cut at ${cut} bytes`);
     }
-    for (const other of ["[]", "{}", "\"tok\"", "null"]) {
+    for (const other of ["[]", "{}", '"tok"', "null"]) {
       writeFileSync(path, other);
       assert.equal(lookAtCredentialFile(path).kind, "unreadable", other);
     }
     writeFileSync(path, whole);
     const a = lookAtCredentialFile(path);
-    writeFileSync(path, JSON.stringify({ tokens: { account_id: "acct-1", refresh_token: "tok-1-refresh", access_token: "tok-1" }, auth_mode: "chatgpt" }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        tokens: { account_id: "acct-1", refresh_token: "tok-1-refresh", access_token: "tok-1" },
+        auth_mode: "chatgpt",
+      }),
+    );
     assert.equal(a.kind, "valid");
     assert.deepEqual(lookAtCredentialFile(path), a, "the same content, reordered");
     writeFileSync(path, fakeCredentialFile("acct-2", "tok-1"));
@@ -65,8 +91,20 @@ describe("the credential observer (runtime.md §13.1)", () => {
     o.admitAll();
     o.write("acct-b", "tok-2");
     assert.deepEqual(o.emitted, [
-      { schema: "paperclip.auth.credentials.updated.v1", provider: "codex", bindingId: "harness-auth", revision: 1, detection: "credential_store" },
-      { schema: "paperclip.auth.credentials.updated.v1", provider: "codex", bindingId: "harness-auth", revision: 2, detection: "credential_store" },
+      {
+        schema: "paperclip.auth.credentials.updated.v1",
+        provider: "codex",
+        bindingId: "harness-auth",
+        revision: 1,
+        detection: "credential_store",
+      },
+      {
+        schema: "paperclip.auth.credentials.updated.v1",
+        provider: "codex",
+        bindingId: "harness-auth",
+        revision: 2,
+        detection: "credential_store",
+      },
     ]);
     o.observer.stop();
   });
@@ -145,7 +183,11 @@ describe("the credential observer (runtime.md §13.1)", () => {
   it("a missing directory is no failure: the poll finds the file once it appears", () => {
     const dir = join(root, `later-${++n}`);
     const o = observed({ watch: true, path: join(dir, "auth.json") });
-    assert.equal(watchDirectory(dir, () => {}), null, "no directory to watch");
+    assert.equal(
+      watchDirectory(dir, () => {}),
+      null,
+      "no directory to watch",
+    );
     o.observer.start();
     o.timers.advance(CREDENTIAL_POLL_MS);
     mkdirSync(dir);
@@ -182,7 +224,13 @@ describe("the credential observer (runtime.md §13.1)", () => {
     o.write("acct-secret-account", "tok-secret-2");
     assert.deepEqual(Object.keys(o.emitted[0]!).sort(), ["bindingId", "detection", "provider", "revision", "schema"]);
     const text = JSON.stringify(o.emitted);
-    for (const secret of ["tok-secret", "acct-secret-account", o.path, (lookAtCredentialFile(o.path) as { fingerprint: string }).fingerprint]) assert.ok(!text.includes(secret), `no ${secret}`);
+    for (const secret of [
+      "tok-secret",
+      "acct-secret-account",
+      o.path,
+      (lookAtCredentialFile(o.path) as { fingerprint: string }).fingerprint,
+    ])
+      assert.ok(!text.includes(secret), `no ${secret}`);
     o.observer.stop();
   });
 });

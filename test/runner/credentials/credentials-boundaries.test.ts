@@ -20,7 +20,9 @@ describe("credential checks at the turn's end and before the terminal", () => {
   after(() => rmSync(root, { recursive: true, force: true }));
   const happy = loadedScript("happy-path").script;
   const refresh = { kind: "credentials", action: "replace", account: "acct-a", token: "tok-2" };
-  const turnEnd = (happy.steps as Array<{ kind: string; event_type?: string }>).findIndex((s) => s.event_type === "turn.completed");
+  const turnEnd = (happy.steps as Array<{ kind: string; event_type?: string }>).findIndex(
+    (s) => s.event_type === "turn.completed",
+  );
   const cases = [
     { name: "a refresh during the turn follows turn.completed", at: turnEnd, after: "turn.completed" },
     { name: "a refresh after the turn comes just before run.terminal", at: turnEnd + 1, after: "harness.exited" },
@@ -40,7 +42,11 @@ describe("credential checks at the turn's end and before the terminal", () => {
       const authority = await SecureAuthority.start();
       try {
         const identity = await authority.newRun();
-        for (const [type, payload] of [["run.prepare", { workspace: "boundary", observeCredentials: true }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "go", turnId: identity.turnId }]] as const) {
+        for (const [type, payload] of [
+          ["run.prepare", { workspace: "boundary", observeCredentials: true }],
+          ["session.open", { reuse: "new_per_run" }],
+          ["turn.start", { text: "go", turnId: identity.turnId }],
+        ] as const) {
           assert.ok((await authority.server.queueCommand(identity.runId, type, payload)).ok);
         }
         const { runner, log } = await unqueuedRunner(authority, identity, {
@@ -48,7 +54,11 @@ describe("credential checks at the turn's end and before the terminal", () => {
           readyTimeoutMs: 30_000,
           credentials: { provider: "codex", path, timers: new ManualTimers(), watch: () => null },
         });
-        assert.deepEqual(await within(runner.run(), 60_000, "the run"), { code: 0, reason: "run_delivered" }, log.join("\n"));
+        assert.deepEqual(
+          await within(runner.run(), 60_000, "the run"),
+          { code: 0, reason: "run_delivered" },
+          log.join("\n"),
+        );
         const types = (authority.committed.get(identity.runId) ?? []).map((e) => e.eventType);
         assert.equal(types.filter((t) => t === "auth.credentials.updated").length, 1, types.join(","));
         assert.equal(types[types.indexOf("auth.credentials.updated") - 1], c.after, types.join(","));

@@ -12,7 +12,13 @@ import { SecureAuthority, unqueuedRunner } from "../../security/support.js";
 import { PATIENT_HARNESS } from "../../support/scripts.js";
 import { until } from "../../support/until.js";
 import { within } from "../../support/within.js";
-import { credentialFaultsScript, foundIn, plantedSecrets, storedCredentialEvents, storedObserverRow } from "./stored-record.js";
+import {
+  credentialFaultsScript,
+  foundIn,
+  plantedSecrets,
+  storedCredentialEvents,
+  storedObserverRow,
+} from "./stored-record.js";
 
 const root = mkdtempSync(join(tmpdir(), "prp-credential-runs-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -25,15 +31,25 @@ async function localRun(observe: boolean): Promise<{ events: PrpEvent[]; path: s
   const path = credentialPath();
   const events: PrpEvent[] = [];
   const client = new LocalRunnerClient({
-    runId: `run_local${n}`, sessionId: `session_local${n}`, runnerId: `runner_local${n}`, scriptPath: script,
+    runId: `run_local${n}`,
+    sessionId: `session_local${n}`,
+    runnerId: `runner_local${n}`,
+    scriptPath: script,
     extraArgs: [...PATIENT_HARNESS, "--credential-file", path, "--credential-provider", "codex"],
-    onEvent: (e) => events.push(e), onReceipt: () => {}, onBadLine: (l) => assert.fail(`bad line ${l}`),
+    onEvent: (e) => events.push(e),
+    onReceipt: () => {},
+    onBadLine: (l) => assert.fail(`bad line ${l}`),
   });
   try {
     client.send("run.prepare", { workspace: "local", ...(observe ? { observeCredentials: true } : {}) });
     client.send("session.open", { reuse: "new_per_run" });
     client.send("turn.start", { text: "go" });
-    await until(() => events.some((e) => e.eventType === "run.terminal"), () => `run.terminal; events ${events.map((e) => e.eventType).join(",")}; stderr ${client.stderrTail().join(" | ")}`, 60_000);
+    await until(
+      () => events.some((e) => e.eventType === "run.terminal"),
+      () =>
+        `run.terminal; events ${events.map((e) => e.eventType).join(",")}; stderr ${client.stderrTail().join(" | ")}`,
+      60_000,
+    );
   } finally {
     client.close();
     await client.exited();
@@ -41,18 +57,35 @@ async function localRun(observe: boolean): Promise<{ events: PrpEvent[]; path: s
   return { events, path };
 }
 
-const revisions = (events: PrpEvent[]) => events.filter((e) => e.eventType === "auth.credentials.updated").map((e) => (e.payload as { revision: number }).revision);
+const revisions = (events: PrpEvent[]) =>
+  events
+    .filter((e) => e.eventType === "auth.credentials.updated")
+    .map((e) => (e.payload as { revision: number }).revision);
 
 describe("credential observation in a local run (prp-runnerd --local)", () => {
   it("a refresh and an account switch are revisions 1 and 2; the first write, a half write, a deletion, a rewrite and a touch are nothing", async () => {
     const { events, path } = await localRun(true);
     assert.deepEqual(revisions(events), [1, 2], events.map((e) => e.eventType).join(","));
     const updates = events.filter((e) => e.eventType === "auth.credentials.updated");
-    for (const e of updates) assert.deepEqual(e.payload, { schema: "paperclip.auth.credentials.updated.v1", provider: "codex", bindingId: "harness-auth", revision: (e.payload as { revision: number }).revision, detection: "credential_store" });
+    for (const e of updates)
+      assert.deepEqual(e.payload, {
+        schema: "paperclip.auth.credentials.updated.v1",
+        provider: "codex",
+        bindingId: "harness-auth",
+        revision: (e.payload as { revision: number }).revision,
+        detection: "credential_store",
+      });
     assert.ok(updates.every((e) => e.priority === 0 && e.normalizedSessionId === "session_local1"));
     const text = JSON.stringify(events);
-    assert.deepEqual(plantedSecrets(root, path).filter((s) => text.includes(s)), [], "no token, account, path or fingerprint in any event");
-    assert.ok(events.findIndex((e) => e.eventType === "auth.credentials.updated") < events.findIndex((e) => e.eventType === "run.terminal"));
+    assert.deepEqual(
+      plantedSecrets(root, path).filter((s) => text.includes(s)),
+      [],
+      "no token, account, path or fingerprint in any event",
+    );
+    assert.ok(
+      events.findIndex((e) => e.eventType === "auth.credentials.updated") <
+        events.findIndex((e) => e.eventType === "run.terminal"),
+    );
   });
 
   it("a host that does not opt in receives no event from the same harness (the twin)", async () => {
@@ -63,10 +96,17 @@ describe("credential observation in a local run (prp-runnerd --local)", () => {
 });
 
 describe("credential observation in a durable run (authority's record)", () => {
-  async function durableRun(authority: SecureAuthority, observe: boolean): Promise<{ identity: RunIdentity; stateDir: string; path: string; log: string[] }> {
+  async function durableRun(
+    authority: SecureAuthority,
+    observe: boolean,
+  ): Promise<{ identity: RunIdentity; stateDir: string; path: string; log: string[] }> {
     const identity = await authority.newRun();
     const path = credentialPath();
-    for (const [type, payload] of [["run.prepare", { workspace: "credentials", ...(observe ? { observeCredentials: true } : {}) }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "go", turnId: identity.turnId }]] as const) {
+    for (const [type, payload] of [
+      ["run.prepare", { workspace: "credentials", ...(observe ? { observeCredentials: true } : {}) }],
+      ["session.open", { reuse: "new_per_run" }],
+      ["turn.start", { text: "go", turnId: identity.turnId }],
+    ] as const) {
       const queued = await authority.server.queueCommand(identity.runId, type, payload);
       assert.ok(queued.ok);
     }
@@ -75,7 +115,11 @@ describe("credential observation in a durable run (authority's record)", () => {
       readyTimeoutMs: 30_000,
       credentials: { provider: "codex", path },
     });
-    assert.deepEqual(await within(runner.run(), 90_000, "the run"), { code: 0, reason: "run_delivered" }, log.join("\n"));
+    assert.deepEqual(
+      await within(runner.run(), 90_000, "the run"),
+      { code: 0, reason: "run_delivered" },
+      log.join("\n"),
+    );
     return { identity, stateDir, path, log };
   }
 
@@ -91,18 +135,48 @@ describe("credential observation in a durable run (authority's record)", () => {
     try {
       const { identity, stateDir, path, log } = await durableRun(authority, true);
       const stored = storedCredentialEvents(join(authority.root, "authority"), identity.runId);
-      assert.deepEqual(stored.map((e) => e.revision), [1, 2], "exactly one stored event per revision");
-      assert.deepEqual(calls.map((c) => c.revision), [1, 1, 2], "refused once, then called again for the resend");
+      assert.deepEqual(
+        stored.map((e) => e.revision),
+        [1, 2],
+        "exactly one stored event per revision",
+      );
+      assert.deepEqual(
+        calls.map((c) => c.revision),
+        [1, 1, 2],
+        "refused once, then called again for the resend",
+      );
       assert.equal(calls[0]!.sourceEventId, calls[1]!.sourceEventId, "the resend is the same event");
       assert.equal(calls[1]!.sourceEventId, stored[0]!.sourceEventId);
-      assert.ok(log.some((l) => l.includes("callback_failed")), `the runner saw its event refused: ${log.join(" | ")}`);
+      assert.ok(
+        log.some((l) => l.includes("callback_failed")),
+        `the runner saw its event refused: ${log.join(" | ")}`,
+      );
       // The runner's state on disk: revision 2 committed with its baseline, nothing pending.
-      assert.deepEqual(storedObserverRow(stateDir), { bindingId: "harness-auth", revision: 2, baseline: (lookAtCredentialFile(path) as { fingerprint: string }).fingerprint, pending: null });
+      assert.deepEqual(storedObserverRow(stateDir), {
+        bindingId: "harness-auth",
+        revision: 2,
+        baseline: (lookAtCredentialFile(path) as { fingerprint: string }).fingerprint,
+        pending: null,
+      });
       const secrets = plantedSecrets(root, path);
-      assert.deepEqual(foundIn(join(authority.root, "authority"), secrets), [], "the authority stored no token, account, path or fingerprint");
-      assert.deepEqual(foundIn(stateDir, secrets.filter((s) => s.startsWith("fake-access-token") || s.startsWith("acct-"))), [], "nor did the runner's state");
+      assert.deepEqual(
+        foundIn(join(authority.root, "authority"), secrets),
+        [],
+        "the authority stored no token, account, path or fingerprint",
+      );
+      assert.deepEqual(
+        foundIn(
+          stateDir,
+          secrets.filter((s) => s.startsWith("fake-access-token") || s.startsWith("acct-")),
+        ),
+        [],
+        "nor did the runner's state",
+      );
       // The scan's twin: it does find what the authority stored.
-      assert.deepEqual(foundIn(join(authority.root, "authority"), ["harness-auth", stored[1]!.sourceEventId]), ["harness-auth", stored[1]!.sourceEventId]);
+      assert.deepEqual(foundIn(join(authority.root, "authority"), ["harness-auth", stored[1]!.sourceEventId]), [
+        "harness-auth",
+        stored[1]!.sourceEventId,
+      ]);
     } finally {
       await authority.close();
     }

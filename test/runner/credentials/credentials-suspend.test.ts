@@ -28,7 +28,11 @@ describe("a credential change observed at runner.suspend", () => {
         const path = join(root, identity.runId, "auth.json");
         mkdirSync(join(root, identity.runId));
         writeFileSync(path, fakeCredentialFile("acct-a", "tok-1"));
-        for (const [type, payload] of [["run.prepare", { workspace: "suspend", observeCredentials: true }], ["session.open", { reuse: "new_per_run" }], ["turn.start", { text: "go", turnId: identity.turnId }]] as const) {
+        for (const [type, payload] of [
+          ["run.prepare", { workspace: "suspend", observeCredentials: true }],
+          ["session.open", { reuse: "new_per_run" }],
+          ["turn.start", { text: "go", turnId: identity.turnId }],
+        ] as const) {
           assert.ok((await authority.server.queueCommand(identity.runId, type, payload)).ok);
         }
         const { runner, log } = await unqueuedRunner(authority, identity, {
@@ -38,14 +42,35 @@ describe("a credential change observed at runner.suspend", () => {
         });
         const running = runner.run();
         const committed = () => authority.committed.get(identity.runId) ?? [];
-        await until(() => committed().some((e) => e.eventType === "runtime.phase.changed" && (e.payload as { phase?: string }).phase === "awaiting_interrupt"), "the turn to wait", 30_000);
+        await until(
+          () =>
+            committed().some(
+              (e) =>
+                e.eventType === "runtime.phase.changed" &&
+                (e.payload as { phase?: string }).phase === "awaiting_interrupt",
+            ),
+          "the turn to wait",
+          30_000,
+        );
         if (changed) writeFileSync(path, fakeCredentialFile("acct-a", "tok-2"));
         assert.ok((await authority.server.queueCommand(identity.runId, "runner.suspend", {})).ok);
-        assert.deepEqual(await within(running, 60_000, "the suspend"), { code: 0, reason: "suspended" }, log.join("\n"));
+        assert.deepEqual(
+          await within(running, 60_000, "the suspend"),
+          { code: 0, reason: "suspended" },
+          log.join("\n"),
+        );
         const types = committed().map((e) => e.eventType);
         const stored = storedCredentialEvents(join(authority.root, "authority"), identity.runId);
-        assert.deepEqual(stored.map((e) => e.revision), changed ? [1] : [], types.join(","));
-        if (changed) assert.ok(stored[0]!.sourceSeq < committed().find((e) => e.eventType === "runner.suspended")!.sourceSeq, types.join(","));
+        assert.deepEqual(
+          stored.map((e) => e.revision),
+          changed ? [1] : [],
+          types.join(","),
+        );
+        if (changed)
+          assert.ok(
+            stored[0]!.sourceSeq < committed().find((e) => e.eventType === "runner.suspended")!.sourceSeq,
+            types.join(","),
+          );
       } finally {
         await authority.close();
       }

@@ -19,10 +19,19 @@ export interface StoredCredentialEvent {
 export function storedCredentialEvents(authorityDir: string, runId: string): StoredCredentialEvent[] {
   const db = new Database(join(authorityDir, STORE_FILE), { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare("SELECT source_seq, source_event_id, envelope FROM event_log WHERE run_id = ? AND event_type = 'auth.credentials.updated' ORDER BY source_seq").all(runId) as Array<{ source_seq: number; source_event_id: string; envelope: string }>;
+    const rows = db
+      .prepare(
+        "SELECT source_seq, source_event_id, envelope FROM event_log WHERE run_id = ? AND event_type = 'auth.credentials.updated' ORDER BY source_seq",
+      )
+      .all(runId) as Array<{ source_seq: number; source_event_id: string; envelope: string }>;
     return rows.map((r) => {
       const payload = (JSON.parse(r.envelope) as { payload: Record<string, unknown> }).payload;
-      return { sourceSeq: r.source_seq, sourceEventId: r.source_event_id, revision: payload.revision as number, payload };
+      return {
+        sourceSeq: r.source_seq,
+        sourceEventId: r.source_event_id,
+        revision: payload.revision as number,
+        payload,
+      };
     });
   } finally {
     db.close();
@@ -30,10 +39,13 @@ export function storedCredentialEvents(authorityDir: string, runId: string): Sto
 }
 
 /** The runner state file's credential_observer row, read apart from the runner's code. */
-export function storedObserverRow(stateDir: string): (Omit<CredentialBinding, "provider"> & { bindingId: string }) | undefined {
+export function storedObserverRow(
+  stateDir: string,
+): (Omit<CredentialBinding, "provider"> & { bindingId: string }) | undefined {
   const db = new Database(join(stateDir, STATE_FILE), { readonly: true, fileMustExist: true });
   try {
-    const r = db.prepare("SELECT binding_id, revision, baseline, pending FROM credential_observer").get() as { binding_id: string; revision: number; baseline: string | null; pending: number | null } | undefined;
+    const r = db.prepare("SELECT binding_id, revision, baseline, pending FROM credential_observer").get() as
+      { binding_id: string; revision: number; baseline: string | null; pending: number | null } | undefined;
     return r && { bindingId: r.binding_id, revision: r.revision, baseline: r.baseline, pending: r.pending };
   } finally {
     db.close();
@@ -42,7 +54,11 @@ export function storedObserverRow(stateDir: string): (Omit<CredentialBinding, "p
 
 /** Which of `needles` occur in the bytes of the files of `dir` (a database with its -wal and -shm). */
 export function foundIn(dir: string, needles: string[]): string[] {
-  const bytes = Buffer.concat(readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => readFileSync(join(dir, e.name))));
+  const bytes = Buffer.concat(
+    readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => readFileSync(join(dir, e.name))),
+  );
   return needles.filter((n) => bytes.includes(Buffer.from(n, "utf8")));
 }
 
@@ -62,7 +78,11 @@ export function credentialFaultsScript(dir: string): string {
 
 /** What the scenario puts in the file: tokens, accounts, and the fingerprints of each whole file. */
 export function plantedSecrets(dir: string, credentialPath: string): string[] {
-  const fingerprints = [["acct-fake-a", "fake-access-token-1"], ["acct-fake-a", "fake-access-token-2"], ["acct-fake-b", "fake-access-token-2"]].map(([account, token]) => {
+  const fingerprints = [
+    ["acct-fake-a", "fake-access-token-1"],
+    ["acct-fake-a", "fake-access-token-2"],
+    ["acct-fake-b", "fake-access-token-2"],
+  ].map(([account, token]) => {
     const file = join(dir, `fingerprint-${account}-${token}.json`);
     writeFileSync(file, fakeCredentialFile(account!, token!));
     return (lookAtCredentialFile(file) as { fingerprint: string }).fingerprint;
