@@ -19,7 +19,9 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { availableParallelism } from "node:os";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { TapDigest } from "./tap-digest.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, "..");
@@ -92,11 +94,19 @@ function main(argv: string[]): void {
   const child = spawn(
     process.execPath,
     [...guard, "--test", "--test-timeout=600000", ...concurrency, ...passOn, ...files],
-    { stdio: "inherit" },
+    { stdio: ["inherit", "pipe", "inherit"] },
   );
+  // The TAP passes through; the failing tests are repeated above the summary (tap-digest.ts).
+  const digest = new TapDigest();
+  const print = (lines: string[]) => {
+    for (const line of lines) process.stdout.write(`${line}\n`);
+  };
+  createInterface({ input: child.stdout!, crlfDelay: Infinity }).on("line", (line) => print(digest.push(line)));
   // The runner gets the signal too when it comes from the terminal; from a CI's kill it does not.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
-  child.on("exit", (code, signal) => {
+  // "close", not "exit": every line of the child's output has been read by then.
+  child.on("close", (code, signal) => {
+    print(digest.end());
     if (signal) {
       console.error(`run-tests: node --test ended by ${signal}`);
       process.exit(1);
