@@ -19,7 +19,7 @@ import { until } from "../support/until.js";
 const onEvent = (type: string, command: string, payload: (e: PrpEvent) => Record<string, unknown>): FaultStep => ({
   afterEvents: 1,
   act: async (ctx) => {
-    await until(() => ctx.committed().some((e) => e.eventType === type), `a committed ${type}`, 20_000);
+    await until(() => ctx.committed().some((e) => e.eventType === type), `a committed ${type}`);
     const e = ctx.committed().find((x) => x.eventType === type)!;
     await ctx.authority.queueCommand(ctx.runId, command, payload(e));
   },
@@ -77,7 +77,6 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
       await until(
         () => liveGroupMembers(pid).length === 0,
         () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
-        5_000,
       );
     }
     assert.deepEqual(facts.survivors, [], "no process of the run outlives it");
@@ -270,7 +269,7 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
       afterEvents: 1,
       act: async (ctx) => {
         const created = () => ctx.committed().filter((e) => e.eventType === "runtime_request.created");
-        await until(() => created().length === 2, "both agents' permission requests committed", 20_000);
+        await until(() => created().length === 2, "both agents' permission requests committed");
         const first = created()[0]!;
         await ctx.authority.queueCommand(ctx.runId, "request.resolve", {
           requestId: (first.payload as any).request.requestId,

@@ -65,7 +65,6 @@ describe("ACP warm resume: a restarted durable runner loads the agent's session 
               () => liveGroupMembers(group).length === 0,
               () =>
                 `the orphan guard ends the first agent's group ${group}: ${describeProcesses(liveGroupMembers(group))}`,
-              10_000,
             );
             if (options.holdTurn) {
               await until(
@@ -96,7 +95,6 @@ describe("ACP warm resume: a restarted durable runner loads the agent's session 
       await until(
         () => liveGroupMembers(group).length === 0,
         () => `no live process in agent group ${group}: ${describeProcesses(liveGroupMembers(group))}`,
-        10_000,
       );
     assert.deepEqual(facts.survivors, [], "no process of the run outlives it");
     const terminal = events.at(-1)!.payload as Obj;

@@ -57,7 +57,6 @@ async function noOrphans(r: Ran): Promise<void> {
   await until(
     () => liveGroupMembers(pid).length === 0,
     () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
-    5_000,
   );
 }
 
@@ -268,7 +267,6 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
       await until(
         () => liveGroupMembers(pid).length === 0,
         () => `no live process in agent group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
-        5_000,
       );
     }
   });
@@ -307,7 +305,6 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
         await until(
           () => stdout.includes('"item.delta"'),
           () => `the agent's first delta\n${stderr}`,
-          20_000,
         );
         child.kill("SIGINT");
         const status = await within(closed, 30_000, "prp run to exit after Ctrl-C");

@@ -14,7 +14,7 @@ async function helloThenClose(url: string, frame: string): Promise<void> {
   ws.on("close", () => (closed = true));
   ws.on("open", () => ws.send(frame));
   try {
-    await until(() => closed, `the daemon to close a connection whose hello repeats a member name`, 20_000);
+    await until(() => closed, `the daemon to close a connection whose hello repeats a member name`);
   } finally {
     ws.terminate();
   }
@@ -40,7 +40,6 @@ describe("prp authority serve: what an unauthenticated peer sends cannot grow th
     await until(
       () => daemon.stderr().includes("duplicate member name"),
       () => `the refusal to be logged; stderr: ${daemon.stderr().slice(-2000)}`,
-      10_000,
     );
     const grown = daemon.stderr().slice(before);
     const lines = grown.split("\n").filter((l) => l !== "");

@@ -33,7 +33,7 @@ describe("a durable runner killed with SIGKILL", () => {
                   .some(
                     (e) => e.eventType === "runtime.phase.changed" && (e.payload as any).phase === "awaiting_interrupt",
                   );
-              await until(waiting, "the turn to wait for an interrupt", 10_000);
+              await until(waiting, "the turn to wait for an interrupt");
               const group = (ctx.committed().find((e) => e.eventType === "harness.ready")!.payload as any)
                 .pid as number;
               harnessGroup = group;
@@ -42,7 +42,6 @@ describe("a durable runner killed with SIGKILL", () => {
               await until(
                 () => liveGroupMembers(group).length === 0,
                 () => `the harness group to end; survivors: ${describeProcesses(liveGroupMembers(group))}`,
-                2_000,
               );
             },
           },

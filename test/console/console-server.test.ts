@@ -281,7 +281,6 @@ describe("the console's server: its token, headers, limits and bundle files, bla
       await until(
         () => closedAfter.length === 12,
         () => `the 12 silent sockets to be closed (${closedAfter.length} closed, after ${closedAfter.join(", ")} ms)`,
-        5_000,
       );
     } finally {
       for (const socket of sockets) socket.destroy();

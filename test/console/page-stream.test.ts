@@ -92,7 +92,6 @@ describe("the page's event-stream reader (fetch, not EventSource)", () => {
       await until(
         () => seen.length === 4,
         () => `four events (got ${JSON.stringify(seen)})`,
-        10_000,
       );
     } finally {
       stream.close();

@@ -75,7 +75,7 @@ describe("the console's run stream: every event as it comes, the view coalesced"
         }
       }
     })().catch(() => {});
-    await until(() => messages.some((m) => m.event === "view"), "the first view", 10_000);
+    await until(() => messages.some((m) => m.event === "view"), "the first view");
 
     const batches = 40;
     const started = Date.now();
@@ -88,7 +88,6 @@ describe("the console's run stream: every event as it comes, the view coalesced"
     await until(
       () => messages.filter((m) => m.event === "view").some((m) => (m.data as RunView).position === total),
       `a view at position ${total}`,
-      10_000,
     );
     abort.abort();
     await reading;

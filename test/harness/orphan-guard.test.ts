@@ -60,7 +60,7 @@ describe("orphan guard", () => {
       ]);
       pgid = Number(first);
       const group = pgid;
-      await until(() => ready(group), what, 5_000);
+      await until(() => ready(group), what);
       guards = newGuards(owner.pid!);
       assert.equal(guards.length, 1, "the owner started one guard");
       assert.equal(
@@ -73,7 +73,7 @@ describe("orphan guard", () => {
       await groupGone(group, 2_000);
       const [, signal] = await ownerExit;
       assert.equal(signal, "SIGKILL");
-      await until(() => !isLive(guards[0]!.pid), "the guard to exit after acting", 2_000);
+      await until(() => !isLive(guards[0]!.pid), "the guard to exit after acting");
     } finally {
       cleanUp(pgid, [owner.pid!, ...guards.map((g) => g.pid)]);
     }
@@ -104,12 +104,12 @@ describe("orphan guard", () => {
     const proc = new SupervisedProcess(HARNESS);
     let guards: { pid: number }[] = [];
     try {
-      await until(() => liveGroupMembers(proc.pid).length >= 2, "the harness shell and its background sleep", 5_000);
+      await until(() => liveGroupMembers(proc.pid).length >= 2, "the harness shell and its background sleep");
       guards = newGuards(process.pid, before);
       assert.equal(guards.length, 1, "one guard per supervised group");
       await proc.terminate();
       assert.deepEqual(liveGroupMembers(proc.pid), []);
-      await until(() => !isLive(guards[0]!.pid), "the released guard to exit", 2_000);
+      await until(() => !isLive(guards[0]!.pid), "the released guard to exit");
     } finally {
       cleanUp(
         proc.pid,
@@ -126,7 +126,7 @@ describe("orphan guard", () => {
       assert.equal(guards.length, 1, "one guard per supervised group");
       proc.closeStdin(); // `read` ends: the group's only process exits
       await proc.exited;
-      await until(() => !isLive(guards[0]!.pid), "the guard to be released at the leader's exit", 2_000);
+      await until(() => !isLive(guards[0]!.pid), "the guard to be released at the leader's exit");
     } finally {
       cleanUp(
         proc.pid,
@@ -144,7 +144,7 @@ describe("orphan guard", () => {
       assert.equal(guards.length, 1);
       guard.arm(sleeper.pid!);
       guard.release();
-      await until(() => !isLive(guards[0]!.pid), "the released guard to exit", 2_000);
+      await until(() => !isLive(guards[0]!.pid), "the released guard to exit");
       assert.deepEqual(liveGroupMembers(sleeper.pid!), [sleeper.pid], "the group is untouched");
     } finally {
       sleeper.kill("SIGKILL");

@@ -217,12 +217,11 @@ describe("the harness sandbox", () => {
       onOversize: () => {},
     });
     try {
-      await until(() => escaped(token).length > 0, `the escapee ${token} is running`, 10_000);
+      await until(() => escaped(token).length > 0, `the escapee ${token} is running`);
       await h.terminate();
       await until(
         () => carrying(token).length === 0,
         () => `no process carries ${token} once the harness is ended (live: ${carrying(token).join(", ")})`,
-        5_000,
       );
     } finally {
       killAll(carrying(token));
@@ -245,12 +244,11 @@ describe("the harness sandbox", () => {
     );
     const runner = spawn(process.execPath, [owner], { stdio: "ignore" });
     try {
-      await until(() => escaped(token).length > 0, `the escapee ${token} is running`, 10_000);
+      await until(() => escaped(token).length > 0, `the escapee ${token} is running`);
       runner.kill("SIGKILL");
       await until(
         () => carrying(token).length === 0,
         () => `no process carries ${token} after its runner's SIGKILL (live: ${carrying(token).join(", ")})`,
-        5_000,
       );
     } finally {
       runner.kill("SIGKILL");

@@ -44,7 +44,6 @@ function start(scriptPath: string, protocolMax: number) {
     await until(
       () => receipts.filter((r) => r.type === type).length >= n,
       () => `receipt ${n} of ${type}; got ${JSON.stringify(receipts)}`,
-      20_000,
     );
     return receipts.filter((r) => r.type === type)[n - 1]!;
   };

@@ -43,7 +43,6 @@ function start(script: string, extraArgs: string[] = []) {
       () => exited || events.some(predicate),
       () =>
         `an event the test waits for; the runner wrote ${events.map((e) => e.eventType).join(", ")}; stderr: ${client.stderrTail().join(" | ")}`,
-      20_000,
     );
     const hit = events.find(predicate);
     assert.ok(
@@ -205,7 +204,6 @@ describe("prp-runnerd --local", () => {
       await until(
         () => !existsSync(`/proc/${leader}`),
         () => `the harness leader ${leader} to exit and be reaped`,
-        10_000,
       );
       assert.ok(
         !run.events.some((e) => e.eventType === "harness.exited"),
@@ -292,7 +290,6 @@ describe("prp-runnerd --local", () => {
       await until(
         () => liveGroupMembers(harnessGroup).length === 0,
         () => `the harness group to end; survivors: ${describeProcesses(liveGroupMembers(harnessGroup))}`,
-        2_000,
       );
       assert.equal((await client.exited()).signal, "SIGKILL");
     } finally {

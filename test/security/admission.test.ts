@@ -137,7 +137,7 @@ describe("admission: idle and unauthenticated connections", () => {
       assert.equal((await authority.diagnosed(run.runId, "peer_silent")).code, "peer_silent");
       assert.equal(authority.server.activeRunnerConnectionCount(run.runId), 0);
       // ws alone would hold the socket 30 s for the close frame's answer.
-      await until(() => establishedOn(authority.port) === 0, "the server to end the stalled runner's socket", 10_000);
+      await until(() => establishedOn(authority.port) === 0, "the server to end the stalled runner's socket");
       (runner.ws as unknown as { _socket: Socket })._socket.resume();
       assert.deepEqual(await within(closed, 5_000, "the runner to read the close"), {
         code: 1008,

@@ -1,11 +1,13 @@
 /**
  * Polls a condition every 5 ms; past the deadline it throws, saying what it waited for (`what`
- * may be a function, to describe the state at that moment).
+ * may be a function, to describe the state at that moment). The deadline only turns a hang into
+ * a failure with a name: it is generous (60 s) because a loaded CI machine may take many times
+ * longer than a quiet one, and no test measures speed with it.
  */
 export async function until(
   condition: () => boolean | Promise<boolean>,
   what: string | (() => string) = "condition",
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {

@@ -26,7 +26,6 @@ async function noOrphans(r: Driven): Promise<void> {
   await until(
     () => liveGroupMembers(pid).length === 0,
     () => `the agent group ${pid} to be gone: ${describeProcesses(liveGroupMembers(pid))}`,
-    5_000,
   );
 }
 

@@ -24,7 +24,6 @@ async function noOrphans(r: Driven): Promise<void> {
   await until(
     () => liveGroupMembers(pid).length === 0,
     () => `the agent group ${pid} to be gone: ${describeProcesses(liveGroupMembers(pid))}`,
-    5_000,
   );
 }
 
@@ -215,7 +214,6 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
         await until(
           () => liveGroupMembers(pid).length === 0,
           () => `agent group ${pid} gone`,
-          5_000,
         );
       }
     } finally {
@@ -270,7 +268,6 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
               (f) => f.kind === "event" && f.eventType.startsWith("session.") && f.eventType !== "session.resuming",
             ),
           "a session fact",
-          20_000,
         );
       } finally {
         driver.stop();
@@ -279,7 +276,6 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
       await until(
         () => liveGroupMembers(pid).length === 0,
         () => `agent group ${pid} gone: ${describeProcesses(liveGroupMembers(pid))}`,
-        5_000,
       );
       return facts.flatMap((f) =>
         f.kind === "event" && f.eventType.startsWith("session.")

@@ -37,7 +37,6 @@ describe("the real claude-code-acp, offline and logged out", () => {
     await until(
       () => liveGroupMembers(pid).length === 0,
       () => `no live process in claude-code-acp's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
-      5_000,
     );
   });
 });

@@ -33,6 +33,5 @@ export async function noAgentLeft(log: string): Promise<void> {
   await until(
     () => left().length === 0,
     () => `the agent processes to be gone: ${describeProcesses(left())}`,
-    5_000,
   );
 }

@@ -71,7 +71,7 @@ async function deliveredBySdk(updates: Record<string, unknown>[]): Promise<numbe
         `${JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: S, update: VALID[0], _meta: { i: -1 } } })}\n`,
       ),
     );
-    await until(() => delivered.includes(-1), "the SDK delivers the final marker update", 5_000);
+    await until(() => delivered.includes(-1), "the SDK delivers the final marker update");
   } finally {
     console.error = errors;
     connection.close();

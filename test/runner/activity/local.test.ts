@@ -121,7 +121,7 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
       };
       assert.equal((await call("paperclip.test", "one")).status, 0);
       // Exit 0 means the record was already written to stdout: it is there without waiting for more.
-      await until(() => activities(events).length === 1, describe, 5_000);
+      await until(() => activities(events).length === 1, describe);
       assert.equal((await call("paperclip.test", "two")).status, 0);
       assert.equal((await call("paperclip.test", "bad\u0001")).status, 2);
       assert.equal((await call("paperclip.test", "stale", "ctx_not_the_current_one")).status, 3);

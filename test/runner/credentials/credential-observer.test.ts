@@ -176,7 +176,7 @@ describe("the credential observer (runtime.md §13.1)", () => {
     const temp = join(o.path, "..", ".auth.json.tmp");
     writeFileSync(temp, fakeCredentialFile("acct-a", "tok-2"));
     renameSync(temp, o.path);
-    await until(() => o.emitted.length === 1, "the watch to report the replacement", 10_000);
+    await until(() => o.emitted.length === 1, "the watch to report the replacement");
     o.observer.stop();
   });
 
