@@ -21,8 +21,8 @@ export const fixtureIdentity = {
   itemId: "item_fixture",
 };
 
-export const FIXTURE_TICKET = "credential_ticket_fixture";
-export const FIXTURE_LEASE = "credential_lease_fixture";
+export const FIXTURE_TICKET = `sha256:${"d4".repeat(32)}`;
+export const FIXTURE_LEASE = `sha256:${"e5".repeat(32)}`;
 export const FIXTURE_COMMAND = "command_fixture_1";
 export const FIXTURE_EVENTS = 3;
 
