@@ -139,6 +139,30 @@ export interface AuthorityStore {
 }
 
 /**
+ * The store's aggregates, each implemented per database as one part over a shared connection
+ * (sqlite/, postgres/): a new aggregate is a new part and a new slice here.
+ */
+export type RunsPart = Pick<AuthorityStore, "registerRun" | "run" | "runCursor" | "runIds">;
+export type CredentialsPart = Pick<
+  AuthorityStore,
+  "insertTicket" | "credential" | "reauthorize" | "revoke" | "renewLease" | "prune"
+>;
+export type EventsPart = Pick<
+  AuthorityStore,
+  "committedEvent" | "committedWindow" | "countRedelivery" | "commitEvent" | "commitEvents" | "eventLog"
+>;
+export type CommandsPart = Pick<
+  AuthorityStore,
+  "command" | "commands" | "appendCommand" | "deliverNextCommand" | "recordCommandResult"
+>;
+export type DiagnosticsPart = Pick<
+  AuthorityStore,
+  "recordMalformedFrame" | "recordDiagnostic" | "recordAuthFailure" | "diagnostics" | "authFailures"
+>;
+export type ConnectionsPart = Pick<AuthorityStore, "runnerConnections">;
+export type NoticesPart = Pick<AuthorityStore, "subscribe">;
+
+/**
  * The open transaction of `commitEvent`, for the host's own rows: the caller's SQL runs on the
  * store's own connection, so it commits or rolls back with the cursor. Each store names its
  * driver handle rather than hiding it behind a query wrapper, because the SQL a host writes is

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { MIGRATIONS, migrate } from "../../src/authority/postgres-schema.js";
+import { MIGRATIONS } from "../../src/authority/migrations/list.js";
+import { migratePostgres as migrate } from "../../src/authority/postgres/migrate.js";
 import { PostgresAuthorityStore } from "../../src/authority/postgres-store.js";
 import type { StoreNotice } from "../../src/authority/store.js";
 import { startTestPostgres, withPgClient, type TestPostgres } from "../support/postgres.js";
@@ -44,7 +45,8 @@ describe("PostgreSQL store: migrations and notices between instances", () => {
     const next = {
       version: MIGRATIONS.length + 1,
       name: "a test column",
-      sql: "ALTER TABLE runs ADD COLUMN note TEXT",
+      sqlite: "ALTER TABLE runs ADD COLUMN note TEXT",
+      postgres: "ALTER TABLE runs ADD COLUMN note TEXT",
     };
     assert.deepEqual(await withPgClient(url, (c) => migrate(c, url, 0, [...MIGRATIONS, next])), [next.version]);
     await assert.rejects(
@@ -57,7 +59,12 @@ describe("PostgreSQL store: migrations and notices between instances", () => {
     const url = await server.database();
     const broken = [
       ...MIGRATIONS,
-      { version: MIGRATIONS.length + 1, name: "broken", sql: "ALTER TABLE no_such_table ADD COLUMN x INT" },
+      {
+        version: MIGRATIONS.length + 1,
+        name: "broken",
+        sqlite: "",
+        postgres: "ALTER TABLE no_such_table ADD COLUMN x INT",
+      },
     ];
     await assert.rejects(
       withPgClient(url, (c) => migrate(c, url, 0, broken)),

@@ -1,0 +1,57 @@
+import { StateError } from "../../storage/private-sqlite.js";
+import { POSTGRES_V1, POSTGRES_V2, SQLITE_V1, SQLITE_V2 } from "./schema.js";
+
+/**
+ * One forward-only step of the authority store's schema, for both databases: applied in
+ * version order, each once, and recorded in the store's `schema_migrations` table. A new
+ * aggregate's tables are a new version here, never an edit of a released one.
+ */
+export interface Migration {
+  version: number;
+  /** What the version adds, recorded beside it. */
+  name: string;
+  sqlite: string;
+  postgres: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "authority store: runs, credentials, commands, window, run log, diagnostics",
+    sqlite: SQLITE_V1,
+    postgres: POSTGRES_V1,
+  },
+  {
+    version: 2,
+    name: "runner connections: each admitted connection with the build its runner reported (contract digest)",
+    sqlite: SQLITE_V2,
+    postgres: POSTGRES_V2,
+  },
+];
+
+/** The table both databases record applied versions in. */
+export const MIGRATIONS_TABLE = "schema_migrations";
+
+/**
+ * The migrations still to apply to a store that records `recorded`, in order. A store that
+ * records a version this code does not know was written by a newer release, and is refused
+ * rather than used (`state_unknown_schema`).
+ */
+export function pendingMigrations(
+  recorded: readonly number[],
+  location: string,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Migration[] {
+  const known = new Set(migrations.map((m) => m.version));
+  const unknown = recorded.find((v) => !known.has(v));
+  if (unknown !== undefined) {
+    const latest = Math.max(0, ...migrations.map((m) => m.version));
+    throw new StateError(
+      "state_unknown_schema",
+      location,
+      `the store records schema version ${Math.max(...recorded)}, and this code knows versions up to ${latest}: it was written by a newer release; open it with that release or a later one`,
+    );
+  }
+  const applied = new Set(recorded);
+  return migrations.filter((m) => !applied.has(m.version)).sort((a, b) => a.version - b.version);
+}

@@ -1,0 +1,156 @@
+import { STORE_SCHEMA } from "../limits.js";
+
+/**
+ * The authority store's schema, once per dialect, as the migrations write it (list.ts). Each
+ * version's text is frozen once released: a change is a new version. SQLite tables are STRICT;
+ * PostgreSQL's times and counters are BIGINT. The SQLite store also keeps its format's name in
+ * `meta` (the marker stores before recorded versions carried).
+ */
+export const SQLITE_V1 = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE runs (
+  run_id TEXT PRIMARY KEY,
+  runner_instance_id TEXT NOT NULL, environment_lease_id TEXT NOT NULL, normalized_session_id TEXT NOT NULL,
+  turn_id TEXT NOT NULL, item_id TEXT NOT NULL,
+  protocol_version INTEGER NOT NULL,
+  acked_source_seq INTEGER NOT NULL DEFAULT 0,
+  connection_count INTEGER NOT NULL DEFAULT 0,
+  current_connection_id TEXT,
+  revocation_epoch INTEGER NOT NULL DEFAULT 0,
+  replay_deliveries INTEGER NOT NULL DEFAULT 0,
+  duplicate_command_results INTEGER NOT NULL DEFAULT 0,
+  fresh_bootstraps INTEGER NOT NULL DEFAULT 0,
+  malformed_frames INTEGER NOT NULL DEFAULT 0,
+  last_lease_id TEXT,
+  last_lease_expires_at INTEGER,
+  created_at INTEGER NOT NULL) STRICT;
+CREATE TABLE credentials (
+  credential_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  kind TEXT NOT NULL CHECK (kind IN ('bootstrap', 'lease')),
+  auth_key_digest TEXT NOT NULL, -- sealed:v1:…, the auth key sealed under the server key (sealed-credential.ts)
+  issued_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  used_at INTEGER, revoked_at INTEGER,
+  lease_id TEXT UNIQUE,
+  revocation_epoch INTEGER NOT NULL,
+  protocol_version INTEGER) STRICT;
+CREATE INDEX credentials_by_run ON credentials (run_id);
+CREATE TABLE lease_renewals (
+  credential_id TEXT PRIMARY KEY REFERENCES credentials (credential_id) ON DELETE CASCADE,
+  previous_expires_at INTEGER NOT NULL,
+  renewals INTEGER NOT NULL,
+  renewed_at INTEGER NOT NULL) STRICT;
+CREATE TABLE commands (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  controller_seq INTEGER NOT NULL, command_id TEXT NOT NULL, command_type TEXT NOT NULL,
+  payload TEXT NOT NULL, envelope TEXT NOT NULL, queued_at INTEGER NOT NULL,
+  delivery_count INTEGER NOT NULL DEFAULT 0, last_delivered_connection_id TEXT, last_delivered_at INTEGER,
+  status TEXT, result TEXT, result_at INTEGER,
+  PRIMARY KEY (run_id, controller_seq), UNIQUE (run_id, command_id)) STRICT;
+CREATE TABLE committed_events (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  source_seq INTEGER NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+  priority INTEGER NOT NULL, envelope TEXT NOT NULL, delivery_count INTEGER NOT NULL, committed_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, source_seq), UNIQUE (run_id, source_event_id)) STRICT;
+CREATE TABLE event_log (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  source_seq INTEGER NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+  priority INTEGER NOT NULL, envelope TEXT NOT NULL, committed_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, source_seq)) STRICT;
+CREATE TABLE diagnostics (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  code TEXT NOT NULL, message TEXT NOT NULL, at INTEGER NOT NULL) STRICT;
+CREATE INDEX diagnostics_by_run ON diagnostics (run_id, id);
+CREATE TABLE auth_failures (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  code TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  first_id INTEGER NOT NULL, latest_id INTEGER NOT NULL,
+  PRIMARY KEY (run_id, code)) STRICT;
+INSERT INTO meta (key, value) VALUES ('schema', '${STORE_SCHEMA}');
+`;
+
+export const SQLITE_V2 = `
+CREATE TABLE runner_connections (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  connection_number INTEGER NOT NULL,
+  connected_at INTEGER NOT NULL,
+  protocol_version INTEGER NOT NULL,
+  runner_version TEXT, runner_digest TEXT, contract_digest TEXT,
+  PRIMARY KEY (run_id, connection_number)) STRICT;
+`;
+
+export const POSTGRES_V1 = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+  run_id TEXT PRIMARY KEY,
+  runner_instance_id TEXT NOT NULL, environment_lease_id TEXT NOT NULL, normalized_session_id TEXT NOT NULL,
+  turn_id TEXT NOT NULL, item_id TEXT NOT NULL,
+  protocol_version INTEGER NOT NULL,
+  acked_source_seq BIGINT NOT NULL DEFAULT 0,
+  connection_count BIGINT NOT NULL DEFAULT 0,
+  current_connection_id TEXT,
+  revocation_epoch BIGINT NOT NULL DEFAULT 0,
+  replay_deliveries BIGINT NOT NULL DEFAULT 0,
+  duplicate_command_results BIGINT NOT NULL DEFAULT 0,
+  fresh_bootstraps BIGINT NOT NULL DEFAULT 0,
+  malformed_frames BIGINT NOT NULL DEFAULT 0,
+  last_lease_id TEXT,
+  last_lease_expires_at BIGINT,
+  created_at BIGINT NOT NULL);
+CREATE TABLE credentials (
+  credential_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  kind TEXT NOT NULL CHECK (kind IN ('bootstrap', 'lease')),
+  auth_key_digest TEXT NOT NULL,
+  issued_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,
+  used_at BIGINT, revoked_at BIGINT,
+  lease_id TEXT UNIQUE,
+  revocation_epoch BIGINT NOT NULL,
+  protocol_version INTEGER);
+CREATE INDEX credentials_by_run ON credentials (run_id);
+CREATE TABLE lease_renewals (
+  credential_id TEXT PRIMARY KEY REFERENCES credentials (credential_id) ON DELETE CASCADE,
+  previous_expires_at BIGINT NOT NULL,
+  renewals BIGINT NOT NULL,
+  renewed_at BIGINT NOT NULL);
+CREATE TABLE commands (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  controller_seq INTEGER NOT NULL, command_id TEXT NOT NULL, command_type TEXT NOT NULL,
+  payload TEXT NOT NULL, envelope TEXT NOT NULL, queued_at BIGINT NOT NULL,
+  delivery_count BIGINT NOT NULL DEFAULT 0, last_delivered_connection_id TEXT, last_delivered_at BIGINT,
+  status TEXT, result TEXT, result_at BIGINT,
+  PRIMARY KEY (run_id, controller_seq), UNIQUE (run_id, command_id));
+CREATE TABLE committed_events (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  source_seq BIGINT NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+  priority INTEGER NOT NULL, envelope TEXT NOT NULL, delivery_count BIGINT NOT NULL, committed_at BIGINT NOT NULL,
+  PRIMARY KEY (run_id, source_seq), UNIQUE (run_id, source_event_id));
+CREATE TABLE event_log (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  source_seq BIGINT NOT NULL, source_event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+  priority INTEGER NOT NULL, envelope TEXT NOT NULL, committed_at BIGINT NOT NULL,
+  PRIMARY KEY (run_id, source_seq));
+CREATE TABLE diagnostics (
+  id BIGSERIAL PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  code TEXT NOT NULL, message TEXT NOT NULL, at BIGINT NOT NULL);
+CREATE INDEX diagnostics_by_run ON diagnostics (run_id, id);
+CREATE TABLE auth_failures (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  code TEXT NOT NULL,
+  count BIGINT NOT NULL,
+  first_id BIGINT NOT NULL, latest_id BIGINT NOT NULL,
+  PRIMARY KEY (run_id, code));
+`;
+
+export const POSTGRES_V2 = `
+CREATE TABLE runner_connections (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  connection_number BIGINT NOT NULL,
+  connected_at BIGINT NOT NULL,
+  protocol_version INTEGER NOT NULL,
+  runner_version TEXT, runner_digest TEXT, contract_digest TEXT,
+  PRIMARY KEY (run_id, connection_number));
+`;

@@ -1,0 +1,54 @@
+import { fail, ok, type Result } from "../errors.js";
+import { checkIdentity, identityDifference, type RunIdentity } from "../identity.js";
+import { cursorFrom, identityFrom } from "../store-rows.js";
+import type { RunCursor, RunInit, RunSnapshot, RunsPart } from "../store.js";
+import type { PostgresHandle } from "./handle.js";
+
+/** Runs: registered once by identity, found again after a restart. */
+export class PostgresRuns implements RunsPart {
+  constructor(private readonly h: PostgresHandle) {}
+
+  async registerRun(identity: RunIdentity, init: RunInit): Promise<Result<RunSnapshot>> {
+    const checked = checkIdentity(identity);
+    if (!checked.ok) return checked;
+    const id = checked.value;
+    return this.h.transaction(async (c) => {
+      await c.query(
+        `INSERT INTO runs (run_id, runner_instance_id, environment_lease_id, normalized_session_id, turn_id, item_id, protocol_version, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING`,
+        [
+          id.runId,
+          id.runnerInstanceId,
+          id.environmentLeaseId,
+          id.normalizedSessionId,
+          id.turnId,
+          id.itemId,
+          init.protocolVersion,
+          init.nowMs,
+        ],
+      );
+      const run = (await this.h.lockRun(c, id.runId))!;
+      const differs = identityDifference(identityFrom(run), id);
+      if (differs)
+        return fail("run_identity_mismatch", `/${differs}`, `run ${id.runId} is stored with another ${differs}`);
+      return ok(await this.h.snapshot(c, run));
+    });
+  }
+
+  async run(runId: string): Promise<RunSnapshot | undefined> {
+    const [r] = await this.h.query("SELECT * FROM runs WHERE run_id = $1", [runId]);
+    return r ? this.h.snapshot(this.h.pool, r) : undefined;
+  }
+
+  async runCursor(runId: string): Promise<RunCursor | undefined> {
+    const [r] = await this.h.query(
+      "SELECT r.*, (SELECT MIN(source_seq) FROM committed_events e WHERE e.run_id = r.run_id AND e.event_type = 'run.terminal') AS terminal_seq FROM runs r WHERE r.run_id = $1",
+      [runId],
+    );
+    return r ? cursorFrom(r, r.terminal_seq as number | null) : undefined;
+  }
+
+  async runIds(): Promise<string[]> {
+    return (await this.h.query('SELECT run_id FROM runs ORDER BY run_id COLLATE "C"')).map((r) => r.run_id as string);
+  }
+}
