@@ -16,6 +16,7 @@ import {
 } from "../../src/runner/durable/runner-state.js";
 import { BUILD, durableRunner, prpEvent, SecureAuthority } from "../security/support.js";
 import { within } from "../support/within.js";
+import { PATIENT_HARNESS } from "../support/scripts.js";
 
 /** A script whose item.completed carries `payload`: something the runner can never carry. */
 function refusedEventScript(dir: string, name: string, payload: Record<string, unknown>): string {
@@ -83,7 +84,7 @@ describe("an event that can never be carried fails the run closed (never silentl
       runnerId: "runner_refused",
       scriptPath,
       delayMs: 0,
-      extraArgs: ["--harness-max-line-bytes", "2000000"],
+      extraArgs: [...PATIENT_HARNESS, "--harness-max-line-bytes", "2000000"],
       onEvent: (e) => {
         events.push(e);
         if (e.eventType === "run.terminal") client.close();

@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { LocalRunnerClient } from "../../src/runner/local-client.js";
 import { AT, result } from "../contract/samples.js";
+import { withPatientHarness } from "../support/scripts.js";
 
 /** Runs a script through prp-runnerd and returns every event once the runner has exited. */
 async function runScript(scriptPath: string, extraArgs: string[] = []): Promise<PrpEvent[]> {
@@ -16,7 +17,7 @@ async function runScript(scriptPath: string, extraArgs: string[] = []): Promise<
     runnerId: "runner_fault",
     scriptPath,
     delayMs: 0,
-    extraArgs,
+    extraArgs: withPatientHarness(extraArgs, "prp-runnerd"),
     onEvent: (e) => {
       events.push(e);
       if (e.eventType === "run.terminal") client.close();
