@@ -14,6 +14,7 @@ import {
 } from "../harness/harness-driver.js";
 import { reconcileTerminal, type Intent, type StopCause } from "./reconcile.js";
 import { cutText } from "../contract/text-cut.js";
+import { TURN_ENDS } from "../contract/turn-ends.js";
 
 /** The PRP command types a run acts on. */
 export const SUPPORTED_COMMANDS: ReadonlySet<string> = new Set([
@@ -36,7 +37,6 @@ const GOAL_EVENT: Record<GoalChange, string> = {
 };
 /** Event families only the runner may report; a harness that sends one is not believed. */
 const RUNNER_OWNED = /^(run|harness|runner)\./;
-const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
 
 export type Timer = "ready" | "session_started";
 

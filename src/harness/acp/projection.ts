@@ -10,9 +10,9 @@ import { receiptItemId, SemanticReceipts, type CallEnd, type ReceiptEvent } from
 import { updateProblem } from "./update-check.js";
 import { projectToolCall, type ToolState } from "./tool-projection.js";
 import { cutText } from "../../contract/text-cut.js";
+import { isPlainObject as isObj } from "../../contract/plain-object.js";
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** What the projection reads: the ACP wire in order, and what the driver did around it. */
 export type AcpInput =
