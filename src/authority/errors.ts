@@ -1,3 +1,5 @@
+import type { Outcome } from "../contract/result.js";
+
 /**
  * Why the authority refused something. Every refusal in src/authority is one of these codes,
  * returned as a value. On an open runner connection every refusal of ingest or of a command
@@ -59,14 +61,14 @@ export interface AuthorityError {
 
 /** A refusal is assignable to every Result, so one value can be passed on whatever the caller returns. */
 export type Refusal = { ok: false; error: AuthorityError };
-export type Result<T> = { ok: true; value: T } | Refusal;
+export type Result<T> = Outcome<T, AuthorityError>;
 
 export const authorityError = (code: AuthorityErrorCode, path: string, message: string): AuthorityError => ({
   code,
   path,
   message,
 });
-export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+export { ok } from "../contract/result.js";
 export const fail = (code: AuthorityErrorCode, path: string, message: string): Refusal => ({
   ok: false,
   error: authorityError(code, path, message),

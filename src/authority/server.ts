@@ -3,7 +3,7 @@ import type { VersionRange } from "../contract/negotiate.js";
 import { MIN_PROTOCOL_VERSION } from "../contract/versions.js";
 import type { AdmissionCounts, AdmissionOptions } from "../transport/admission.js";
 import { cutNoted } from "../contract/text-cut.js";
-import { isLoopback } from "../transport/endpoint.js";
+import { isLoopback } from "../transport/loopback.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
 import {
   acceptCoreChannel,

@@ -8,6 +8,7 @@ import { storeFailureKind } from "../authority/store-failure.js";
 import type { AuthorityStore, RunSnapshot } from "../authority/store.js";
 import { parseJson } from "../contract/json-input.js";
 import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
+import { durableRunnerArgs } from "../runner/spawn.js";
 import { RUNNER_CONNECT_PATH_PREFIX } from "../transport/upgrade-server.js";
 import {
   CliFailure,
@@ -163,27 +164,13 @@ Examples:
           opts.agent !== undefined
             ? ["--harness", "acp", "--agent-command", opts.agent]
             : ["--script", opts.script ?? "happy-path"];
-        const runnerArgs = [
-          "--connect-url",
-          `${opts.connectUrl ?? "<authority-url>"}${connectPath}`,
-          "--state-dir",
-          `<state-dir>`,
-          "--run-id",
-          identity.runId,
-          "--session-id",
-          identity.normalizedSessionId,
-          "--runner-id",
-          identity.runnerInstanceId,
-          "--environment-lease-id",
-          identity.environmentLeaseId,
-          "--turn-id",
-          identity.turnId,
-          "--item-id",
-          identity.itemId,
-          "--protocol-max",
-          String(opts.protocolVersion),
-          ...harness,
-        ];
+        const runnerArgs = durableRunnerArgs({
+          connectUrl: `${opts.connectUrl ?? "<authority-url>"}${connectPath}`,
+          stateDir: "<state-dir>",
+          identity,
+          harnessArgs: harness,
+          protocolMax: opts.protocolVersion,
+        });
         print(
           opts.json,
           { runId: identity.runId, identity, protocolVersion: opts.protocolVersion, commands, connectPath, runnerArgs },

@@ -1,5 +1,4 @@
 import { mkdirSync } from "node:fs";
-import { isIP } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import type { StoreLocation } from "../authority/open-store.js";
 import type { AuthorityStore } from "../authority/store.js";
@@ -7,6 +6,7 @@ import type { RunSource } from "../console/run-source.js";
 import { ConsoleServer } from "../console/server.js";
 import { StoreSource } from "../console/store-source.js";
 import { writePrivateFile } from "../storage/private-file.js";
+import { isLoopback } from "../transport/loopback.js";
 import {
   CliFailure,
   loadServerKey,
@@ -17,10 +17,6 @@ import {
 } from "./authority-options.js";
 
 export const DEFAULT_CONSOLE_LISTEN = { host: "127.0.0.1", port: 0 };
-
-/** Whether a listen address only this machine can reach. */
-export const isLoopback = (host: string): boolean =>
-  host === "localhost" || (isIP(host) === 4 && host.startsWith("127.")) || host === "::1";
 
 /** Starts a console on `source`, prints its URL (stdout) and a warning for a non-loopback address (stderr). */
 export async function startConsole(
@@ -41,7 +37,7 @@ export async function startConsole(
     await source.close();
     throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
   }
-  if (!isLoopback(listen.host))
+  if (!isLoopback(listen.host, { localhost: true }))
     process.stderr.write(
       `prp: warning: the console listens on ${listen.host}, not loopback: anyone who can reach it and has the URL can watch runs and send commands; it speaks plain HTTP\n`,
     );

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIP } from "node:net";
+import { isLoopback } from "../transport/loopback.js";
 
 /**
  * What every response carries: the page loads only its own files and talks only to its own
@@ -13,7 +14,6 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "x-content-type-options": "nosniff",
 };
 
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1"]);
 const WILDCARDS = new Set(["0.0.0.0", "::", ""]);
 
 /** `name:port` or `[v6]:port` (port 80 when absent), lowercased; undefined when malformed. */
@@ -24,14 +24,15 @@ function parseHost(header: string): { name: string; port: number } | undefined {
 }
 
 /**
- * Whether `Host` names this server: its own address, or a loopback name, with its port. A page
- * on some other name that resolves here (DNS rebinding) is refused, so it cannot read the API
- * as same-origin. On a wildcard address any IP literal is accepted: an IP cannot be rebound.
+ * Whether `Host` names this server: its own address, or loopback (an address, or localhost),
+ * with its port. A page on some other name that resolves here (DNS rebinding) is refused, so it
+ * cannot read the API as same-origin. On a wildcard address any IP literal is accepted: an IP
+ * cannot be rebound.
  */
 export function hostAllowed(header: string | undefined, listenHost: string, port: number): boolean {
   const host = header === undefined ? undefined : parseHost(header);
   if (!host || host.port !== port) return false;
-  if (LOOPBACK_NAMES.has(host.name) || host.name === listenHost.toLowerCase()) return true;
+  if (isLoopback(host.name, { localhost: true }) || host.name === listenHost.toLowerCase()) return true;
   return WILDCARDS.has(listenHost) && isIP(host.name) !== 0;
 }
 
@@ -44,10 +45,9 @@ export interface Refusal {
 /** The refusal of a request from the wrong `Host` or `Origin`, or none. */
 export function checkRequestOrigin(req: IncomingMessage, listenHost: string, port: number): Refusal | undefined {
   if (!hostAllowed(req.headers.host, listenHost, port)) {
-    const names =
-      LOOPBACK_NAMES.has(listenHost) || WILDCARDS.has(listenHost)
-        ? "127.0.0.1, localhost"
-        : `${listenHost}, 127.0.0.1, localhost`;
+    const names = [...new Set([...(WILDCARDS.has(listenHost) ? [] : [listenHost]), "127.0.0.1", "localhost"])].join(
+      ", ",
+    );
     return {
       status: 421,
       code: "host_refused",

@@ -20,7 +20,7 @@ import { probeSandbox } from "../harness/sandbox/sandbox-probe.js";
 import { loadScript, resolveScriptPath } from "../harness/script-file.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { parseConnectUrl } from "../transport/endpoint.js";
-import type { RunIdentity } from "../transport/envelope.js";
+import { IDENTITY_FIELDS, type RunIdentity } from "../transport/envelope.js";
 import { withActivityCrashPoint } from "./activity/activity-crash.js";
 import { ActivityEndpoint } from "./activity/activity-endpoint.js";
 import { HarnessActivity } from "./activity/harness-activity.js";
@@ -204,14 +204,7 @@ function check(options: StartRunnerOptions): void {
           ["runnerId", options.runnerId],
         ];
   if (options.mode === "durable") {
-    for (const key of [
-      "runnerInstanceId",
-      "environmentLeaseId",
-      "runId",
-      "normalizedSessionId",
-      "turnId",
-      "itemId",
-    ] as const) {
+    for (const key of IDENTITY_FIELDS) {
       if (options.identity[key] === undefined) fail(`identity.${key}`, "required");
     }
   }

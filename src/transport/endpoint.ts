@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
 import { fail, ok, type Result } from "./errors.js";
+import { isLoopback } from "./loopback.js";
 
 /** A connect URL that passed the rules of runtime.md §5.1. */
 export interface Endpoint {
@@ -63,16 +64,6 @@ export function parseConnectUrl(text: string): Result<Endpoint> {
     path: url.pathname,
   });
 }
-
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
-LOOPBACK.addAddress("::1", "ipv6");
-LOOPBACK.addSubnet("::ffff:127.0.0.0", 104, "ipv6"); // IPv4-mapped 127/8
-
-export const isLoopback = (address: string): boolean => {
-  const family = isIP(address);
-  return family !== 0 && LOOPBACK.check(address, family === 4 ? "ipv4" : "ipv6");
-};
 
 /** 4 or 16 bytes of an IP literal, for a numeric order. */
 function addressBytes(address: string): number[] {

@@ -1,3 +1,5 @@
+import type { Outcome } from "../contract/result.js";
+
 /**
  * Why a secure session refused something. Every refusal in src/transport is one of these codes,
  * returned as a value; the caller closes the connection (or already has it closed for it) and
@@ -71,7 +73,7 @@ export interface TransportError {
   message: string;
 }
 
-export type Result<T> = { ok: true; value: T } | { ok: false; error: TransportError };
+export type Result<T> = Outcome<T, TransportError>;
 
 export const transportError = (code: TransportErrorCode, path: string, message: string): TransportError => ({
   code,
@@ -79,7 +81,7 @@ export const transportError = (code: TransportErrorCode, path: string, message: 
   message,
 });
 
-export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+export { ok } from "../contract/result.js";
 
 export const fail = <T = never>(code: TransportErrorCode, path: string, message: string): Result<T> => ({
   ok: false,

@@ -7,6 +7,7 @@ export * from "./secure-frame.js";
 export * from "./handshake-payloads.js";
 export * from "./handshake.js";
 export * from "./endpoint.js";
+export * from "./loopback.js";
 export * from "./dial.js";
 export * from "./upgrade-server.js";
 export * from "./timers.js";

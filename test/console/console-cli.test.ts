@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { isLoopback } from "../../src/cli/console-serve.js";
 import { protocolDir } from "../../src/contract/package-root.js";
 import type { RunRow, RunView, TimelineEvent } from "../../src/console/api-types.js";
 import { replayFixture } from "../../src/reducer/index.js";
+import { isLoopback } from "../../src/transport/loopback.js";
 import { startDaemon } from "../cli/authority-processes.js";
 import { runPrp } from "../cli/run-cli.js";
 import { until } from "../support/until.js";
@@ -45,8 +45,10 @@ describe("prp console without a browser: replay files, the daemon's --console, t
   };
 
   it("a loopback address is told apart from one others can reach", () => {
-    for (const host of ["127.0.0.1", "127.0.0.2", "localhost", "::1"]) assert.equal(isLoopback(host), true, host);
-    for (const host of ["0.0.0.0", "192.168.1.4", "::", "example.org"]) assert.equal(isLoopback(host), false, host);
+    for (const host of ["127.0.0.1", "127.0.0.2", "localhost", "::1"])
+      assert.equal(isLoopback(host, { localhost: true }), true, host);
+    for (const host of ["0.0.0.0", "192.168.1.4", "::", "example.org"])
+      assert.equal(isLoopback(host, { localhost: true }), false, host);
   });
 
   it("prp console FILE steps through a replay fixture: the session at each step is the reduction of the events up to it; commands are refused", async () => {

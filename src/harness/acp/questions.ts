@@ -1,8 +1,8 @@
 import { sha256Hex } from "../../contract/digest.js";
 import { cutText } from "../../contract/text-cut.js";
+import { isPlainObject } from "../../contract/plain-object.js";
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (v: unknown): string => (typeof v === "string" ? v.trim() : "");
 
 /** How one form field answers back: the ACP value each option stands for, or how text is read. */
@@ -43,7 +43,7 @@ export function projectForm(params: Obj): ProjectedForm | { error: string } {
       error: `elicitation mode ${cutText(String(JSON.stringify(params.mode)), 40)} is not supported (only form)`,
     };
   const schema = params.requestedSchema;
-  if (!isObj(schema) || !isObj(schema.properties))
+  if (!isPlainObject(schema) || !isPlainObject(schema.properties))
     return { error: "a form elicitation needs requestedSchema.properties" };
   const entries = Object.entries(schema.properties);
   if (entries.length === 0 || entries.length > MAX_QUESTIONS)
@@ -54,7 +54,8 @@ export function projectForm(params: Obj): ProjectedForm | { error: string } {
   const questions: Obj[] = [];
   const fields: Field[] = [];
   for (const [i, [property, spec]] of entries.entries()) {
-    if (!isObj(spec)) return { error: `property ${cutText(String(JSON.stringify(property)), 80)} has no schema` };
+    if (!isPlainObject(spec))
+      return { error: `property ${cutText(String(JSON.stringify(property)), 80)} has no schema` };
     const id = questionId(i + 1, property);
     if (id.length > 160)
       return { error: `property name ${cutText(String(JSON.stringify(property)), 80)}… is too long for a question id` };
@@ -152,7 +153,9 @@ function question(
 /** The choices of a select property, or null when it is not one. */
 function selectChoices(spec: Obj): Array<{ value: string | boolean; label: string }> | null {
   const titled = (list: unknown) =>
-    Array.isArray(list) ? list.filter(isObj).map((o) => ({ value: String(o.const), label: text(o.title) })) : null;
+    Array.isArray(list)
+      ? list.filter(isPlainObject).map((o) => ({ value: String(o.const), label: text(o.title) }))
+      : null;
   if (spec.type === "boolean")
     return [
       { value: true, label: "Yes" },
@@ -165,7 +168,7 @@ function selectChoices(spec: Obj): Array<{ value: string | boolean; label: strin
     }
     return titled(spec.oneOf);
   }
-  if (spec.type === "array" && isObj(spec.items)) {
+  if (spec.type === "array" && isPlainObject(spec.items)) {
     if (Array.isArray(spec.items.enum)) return spec.items.enum.map((v) => ({ value: String(v), label: String(v) }));
     return titled(spec.items.anyOf);
   }
@@ -178,11 +181,11 @@ function selectChoices(spec: Obj): Array<{ value: string | boolean; label: strin
  * stand for, text as a string or a number. An empty answer leaves its field out.
  */
 export function formContent(fields: Field[], response: Obj): { content: Obj } | { error: string } {
-  const answers = isObj(response.answers) ? response.answers : {};
+  const answers = isPlainObject(response.answers) ? response.answers : {};
   const content: Obj = {};
   for (const f of fields) {
     const answer = answers[f.questionId];
-    if (!isObj(answer)) continue;
+    if (!isPlainObject(answer)) continue;
     if (Array.isArray(answer.selectedOptionIds)) {
       const values = answer.selectedOptionIds.map((o) => f.values?.get(String(o)));
       if (values.some((v) => v === undefined))

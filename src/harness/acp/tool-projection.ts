@@ -3,9 +3,9 @@ import { sha256Digest } from "../../contract/digest.js";
 import { IdMap, projectId } from "./acp-ids.js";
 import { redactText } from "../redaction.js";
 import { cutText } from "../../contract/text-cut.js";
+import { isPlainObject } from "../../contract/plain-object.js";
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export interface ToolState {
   /** The current `paperclip.tool.execution.v1` payload. */
@@ -100,7 +100,7 @@ export function projectToolCall(
   tool.done = finished;
   for (const diff of Array.isArray(update.content)
     ? update.content.filter(
-        (c) => isObj(c) && c.type === "diff" && typeof c.path === "string" && typeof c.newText === "string",
+        (c) => isPlainObject(c) && c.type === "diff" && typeof c.path === "string" && typeof c.newText === "string",
       )
     : []) {
     events.push({
@@ -115,7 +115,7 @@ export function projectToolCall(
 function outputText(content: unknown): string | null {
   if (!Array.isArray(content)) return null;
   const texts = content
-    .filter((c) => isObj(c) && c.type === "content" && isObj(c.content) && c.content.type === "text")
+    .filter((c) => isPlainObject(c) && c.type === "content" && isPlainObject(c.content) && c.content.type === "text")
     .map((c) => String(((c as Obj).content as Obj).text));
   return texts.length > 0 ? redactText(texts.join("\n")).text : null;
 }
@@ -130,7 +130,7 @@ function firstLocation(locations: unknown, cwd: string): string | null | undefin
   if (
     !Array.isArray(locations) ||
     locations.length === 0 ||
-    !isObj(locations[0]) ||
+    !isPlainObject(locations[0]) ||
     typeof locations[0].path !== "string"
   )
     return undefined;

@@ -1,4 +1,5 @@
 import { cutText } from "../../contract/text-cut.js";
+import { isPlainObject } from "../../contract/plain-object.js";
 
 /**
  * Which `session/update` notifications the ACP SDK accepts (runtime.md §11.1 admission, for ACP).
@@ -26,23 +27,22 @@ export const UPDATE_KINDS = new Set([
 ]);
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (o: Obj, key: string) => typeof o[key] === "string";
 const optStr = (o: Obj, key: string) => o[key] === undefined || o[key] === null || typeof o[key] === "string";
 const arr = (o: Obj, key: string) => Array.isArray(o[key]);
 const optArr = (o: Obj, key: string) => o[key] === undefined || o[key] === null || Array.isArray(o[key]);
 
 function contentProblem(content: unknown): string | null {
-  if (!isObj(content) || typeof content.type !== "string") return "content must be a content block with a type";
+  if (!isPlainObject(content) || typeof content.type !== "string") return "content must be a content block with a type";
   if (content.type === "text" && !str(content, "text")) return "a text content block needs text";
   return null;
 }
 
 /** Why the SDK would drop this `session/update` params, or null when it delivers it. */
 export function updateProblem(params: unknown): string | null {
-  if (!isObj(params) || !str(params, "sessionId")) return "params need a sessionId";
+  if (!isPlainObject(params) || !str(params, "sessionId")) return "params need a sessionId";
   const u = params.update;
-  if (!isObj(u) || !str(u, "sessionUpdate")) return "params need an update with a sessionUpdate kind";
+  if (!isPlainObject(u) || !str(u, "sessionUpdate")) return "params need an update with a sessionUpdate kind";
   const kind = u.sessionUpdate as string;
   if (!UPDATE_KINDS.has(kind)) return `unknown sessionUpdate kind ${cutText(String(JSON.stringify(kind)), 80)}`;
   switch (kind) {
@@ -61,7 +61,7 @@ export function updateProblem(params: unknown): string | null {
     case "plan": {
       if (!arr(u, "entries")) return "plan needs entries";
       const bad = (u.entries as unknown[]).findIndex(
-        (e) => !isObj(e) || !str(e, "content") || !str(e, "priority") || !str(e, "status"),
+        (e) => !isPlainObject(e) || !str(e, "content") || !str(e, "priority") || !str(e, "status"),
       );
       return bad >= 0 ? `plan entries[${bad}] needs content, priority and status` : null;
     }

@@ -1,4 +1,5 @@
 import type { PrpCommand } from "../../contract/kinds.js";
+import { TURN_ENDS } from "../../contract/turn-ends.js";
 import type { GatedEvent } from "../emit-gate.js";
 import { CredentialObserver, type CredentialObserverOptions } from "./credential-observer.js";
 import { memoryCredentialStore, type CredentialStore } from "./credential-store.js";
@@ -8,8 +9,6 @@ import { CREDENTIALS_UPDATED, HARNESS_AUTH_BINDING } from "./credentials-event.j
 export type CredentialObservation = Omit<CredentialObserverOptions, "emit" | "store" | "bindingId"> & {
   store?: CredentialStore;
 };
-
-const TURN_ENDS: ReadonlySet<string> = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
 
 /**
  * A run's credential observation (runtime.md §13.1), at the run controller's boundaries: it

@@ -1,3 +1,6 @@
+import { isPlainObject } from "../../contract/plain-object.js";
+import { TURN_ENDS } from "../../contract/turn-ends.js";
+
 /**
  * The provider recovery record (runtime.md §8.3): what a restarted durable runner needs to
  * resume its harness's session. It is read off the events the runner commits, in the same
@@ -24,10 +27,7 @@ export const NO_RECOVERY: ProviderRecovery = {
   turnEnded: false,
 };
 
-const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
-
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** What an admitted event changes in the record; null when it changes nothing. */
 export function recoveryChange(event: {
@@ -40,7 +40,9 @@ export function recoveryChange(event: {
     case "harness.ready": {
       const agent = p.agent;
       return {
-        loadSession: isObj(agent) ? isObj(agent.capabilities) && agent.capabilities.loadSession === true : null,
+        loadSession: isPlainObject(agent)
+          ? isPlainObject(agent.capabilities) && agent.capabilities.loadSession === true
+          : null,
       };
     }
     case "session.started":

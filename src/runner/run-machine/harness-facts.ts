@@ -1,4 +1,5 @@
 import { decodeValue } from "../../contract/decode.js";
+import { TURN_ENDS } from "../../contract/turn-ends.js";
 import type { GoalChange, HarnessFact, HarnessGone } from "../../harness/harness-driver.js";
 import type { RunState } from "./run-state.js";
 import { saidReady, type PendingRequest } from "./state.js";
@@ -11,7 +12,6 @@ const GOAL_EVENT: Record<GoalChange, string> = {
 };
 /** Event families only the runner may report; a harness that sends one is not believed. */
 const RUNNER_OWNED = /^(run|harness|runner)\./;
-const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted", "turn.cancelled"]);
 
 /** What the harness reported, believed only from a harness that has kept the protocol. */
 export function onFact(run: RunState, fact: HarnessFact): void {

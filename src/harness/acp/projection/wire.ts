@@ -1,7 +1,9 @@
+import { isPlainObject } from "../../../contract/plain-object.js";
+
 /** A JSON object as it came off the wire. */
 export type Obj = Record<string, unknown>;
 
-export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isObj: (v: unknown) => v is Obj = isPlainObject;
 
 /** A JSON-RPC id as a map key: the number 5 and the string "5" stay apart. */
 export const key = (id: unknown): string => JSON.stringify(id ?? null);
