@@ -19,6 +19,7 @@ const LAYERS = [
   "runner",
   "authority",
   "console",
+  "fault",
   "cli",
 ];
 

@@ -18,14 +18,15 @@ export * from "./handshake-hooks.js";
 export { ServerKey } from "./server-key.js";
 export * from "./server-key-source.js";
 export * from "./sealed-credential.js";
-export {
-  AuthorityServer,
-  type AuthorityServerOptions,
-  type AuthorityServerSettings,
-  type SqliteStateDir,
-  type ConnectionLimits,
-  type LogFields,
-} from "./server.js";
+export { AuthorityServer } from "./server.js";
+export type {
+  AuthorityServerOptions,
+  AuthorityServerSettings,
+  SqliteStateDir,
+  ConnectionLimits,
+  LogFields,
+} from "./server-options.js";
+export type { AuthorityHooks, HookedConnection } from "./authority-hooks.js";
 export {
   openAuthorityStore,
   parseStoreLocation,

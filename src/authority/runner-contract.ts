@@ -21,6 +21,18 @@ export interface RunnerContractOptions {
   root?: string;
 }
 
+/** What `--runner-contract` and `--contract-archive` say, before the digest is known. */
+export interface RunnerContractFlags {
+  runnerContract: RunnerContractPolicy;
+  contractArchive?: string;
+}
+
+export const runnerContractFrom = (flags: RunnerContractFlags, digest: string): RunnerContractOptions => ({
+  policy: flags.runnerContract,
+  digest,
+  ...(flags.contractArchive !== undefined ? { archive: flags.contractArchive } : {}),
+});
+
 const hexOf = (digest: string) => digest.replace(/^sha256:/, "");
 
 const refuse = (message: string): TransportError => ({

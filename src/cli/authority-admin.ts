@@ -19,7 +19,7 @@ import {
   withStoreOptions,
   type StoreOptions,
 } from "./authority-options.js";
-import { newIdSuffix } from "./id-suffix.js";
+import { newIdSuffix } from "../contract/id-suffix.js";
 import { parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { printableJson, visible } from "./terminal-text.js";
 

@@ -21,7 +21,8 @@ import {
 import { jsonLogger } from "./json-log.js";
 import { parsePositiveInt } from "./options.js";
 import { runnerBuild } from "../runner/runner-build.js";
-import { runnerContractFrom, withRunnerContractOptions, type RunnerContractFlags } from "./runner-contract-options.js";
+import { runnerContractFrom, type RunnerContractFlags } from "../authority/runner-contract.js";
+import { withRunnerContractOptions } from "./runner-contract-options.js";
 
 interface ServeOptions extends StoreOptions, RunnerContractFlags {
   listen: { host: string; port: number };

@@ -18,9 +18,3 @@ export const CREDENTIAL_FILE_HELP =
   "the harness's credential file to observe (e.g. $CODEX_HOME/auth.json) once run.prepare carries observeCredentials: true; each change is reported as auth.credentials.updated with a revision, never the file's content or path";
 export const CREDENTIAL_PROVIDER_HELP =
   "with --credential-file: the provider the event names (default: the harness driver, fake or acp)";
-
-/** The prp-runnerd flags for an observed credential file. */
-export const credentialRunnerdArgs = (file: string | undefined, provider: string | undefined): string[] => [
-  ...(file ? ["--credential-file", file] : []),
-  ...(provider ? ["--credential-provider", provider] : []),
-];

@@ -12,7 +12,7 @@ import type { ServerKey } from "../authority/server-key.js";
 import { readServerKeyFile } from "../authority/server-key-source.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { StateError } from "../storage/private-sqlite.js";
-import { runDurable, type DurableRunFacts } from "./durable-run.js";
+import { runDurable, type DurableRunFacts } from "../fault/durable-run.js";
 import type { ConsoleServer } from "../console/server.js";
 import type { StoreOptions } from "./authority-options.js";
 import { DEFAULT_CONSOLE_LISTEN, startConsole, storeSource, untilStopped } from "./console-serve.js";
@@ -35,7 +35,8 @@ import {
   type SandboxFlags,
 } from "./sandbox-options.js";
 import { agentTarget, scriptTarget } from "./run-target.js";
-import { withRunnerContractOptions, type RunnerContractFlags } from "./runner-contract-options.js";
+import type { RunnerContractFlags } from "../authority/runner-contract.js";
+import { withRunnerContractOptions } from "./runner-contract-options.js";
 
 interface DemoOptions extends RunnerContractFlags, SandboxFlags {
   script?: string;

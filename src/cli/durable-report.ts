@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import { reduceEvents } from "../reducer/index.js";
-import type { DurableRunFacts } from "./durable-run.js";
+import type { DurableRunFacts } from "../fault/durable-run.js";
 import type { RunTarget } from "./run-target.js";
 import { visibleLines } from "./terminal-text.js";
 

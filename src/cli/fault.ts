@@ -4,9 +4,9 @@ import type { Command } from "commander";
 import { eventLine } from "./event-line.js";
 import { reportDurableRun } from "./durable-report.js";
 import { targetOfScript } from "./run-target.js";
-import type { FaultVerdict } from "./fault-judge.js";
-import { runFaultOnce } from "./fault-run.js";
-import { FAULTS } from "./faults.js";
+import type { FaultVerdict } from "../fault/fault-judge.js";
+import { runFaultOnce } from "../fault/fault-run.js";
+import { FAULTS } from "../fault/faults.js";
 import {
   HARNESS_READY_HELP,
   harnessReadyArgs,
@@ -15,7 +15,7 @@ import {
   parseProtocolVersion,
   parseSeed,
 } from "./options.js";
-import { drawSeed } from "./seeded-random.js";
+import { drawSeed } from "../fault/seeded-random.js";
 import { scriptFromOption } from "./script-option.js";
 
 export interface FaultRunOptions {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "commander";
 import { isSupportedProtocolVersion, SUPPORTED_RANGE_TEXT } from "../contract/versions.js";
-import { MAX_SEED } from "./seeded-random.js";
+import { MAX_SEED } from "../fault/seeded-random.js";
 
 /** commander parsers that refuse bad numbers with a message, instead of passing NaN on. */
 export function parseNonNegativeInt(value: string): number {

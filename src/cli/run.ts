@@ -8,13 +8,13 @@ import { BundleWriter, bundleFileProblems } from "../bundle/native-execution.js"
 import { RecordCheck, type RecordProblem } from "../bundle/record-check.js";
 import type * as T from "../contract/generated/types.js";
 import { LocalRunnerClient } from "../runner/local-client.js";
+import { credentialRunnerdArgs } from "../runner/spawn.js";
 import { STOP_SIGNALS, signalExitStatus } from "../runner/stop-signals.js";
 import type { CommandReceipt } from "../runner/stream.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import {
   CREDENTIAL_FILE_HELP,
   CREDENTIAL_PROVIDER_HELP,
-  credentialRunnerdArgs,
   parseCredentialFile,
   parseCredentialProvider,
 } from "./credential-options.js";
@@ -27,7 +27,7 @@ import {
   type SandboxFlags,
 } from "./sandbox-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
-import { newIdSuffix } from "./id-suffix.js";
+import { newIdSuffix } from "../contract/id-suffix.js";
 import {
   HARNESS_READY_HELP,
   harnessReadyArgs,

@@ -1,14 +1,5 @@
 import { Option, type Command } from "commander";
-import {
-  RUNNER_CONTRACT_POLICIES,
-  type RunnerContractOptions,
-  type RunnerContractPolicy,
-} from "../authority/runner-contract.js";
-
-export interface RunnerContractFlags {
-  runnerContract: RunnerContractPolicy;
-  contractArchive?: string;
-}
+import { RUNNER_CONTRACT_POLICIES } from "../authority/runner-contract.js";
 
 /** `--runner-contract` and `--contract-archive`, for every command that hosts an authority. */
 export function withRunnerContractOptions(command: Command): Command {
@@ -26,9 +17,3 @@ export function withRunnerContractOptions(command: Command): Command {
       "with --runner-contract compatible: known contracts, one folder per digest (prp contract export --out DIR)",
     );
 }
-
-export const runnerContractFrom = (flags: RunnerContractFlags, digest: string): RunnerContractOptions => ({
-  policy: flags.runnerContract,
-  digest,
-  ...(flags.contractArchive !== undefined ? { archive: flags.contractArchive } : {}),
-});

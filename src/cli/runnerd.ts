@@ -7,7 +7,6 @@ import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { readCaBundle } from "../transport/ca-bundle.js";
-import { parseCrashPoint } from "../runner/durable/durable-runner.js";
 import { installFailsafe } from "../runner/failsafe.js";
 import {
   ACP_READY_MS,
@@ -26,14 +25,13 @@ import {
 import { AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { addActivityCommands } from "./runnerd-activity.js";
-import { handoff } from "./runnerd-handoff.js";
+import { handoff } from "../runner/runnerd-handoff.js";
 import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, withSandboxOptions, type SandboxFlags } from "./sandbox-options.js";
 import { scriptFromOption } from "./script-option.js";
 import { usageExitsTwo } from "./usage-exit.js";
 
 // Taken out of the environment by bin/prp-runnerd.js before this module was loaded.
-const { bootstrapTicket, crashAt: crashAtText } = handoff;
-const crashPoint = parseCrashPoint(crashAtText);
+const { bootstrapTicket, hooks } = handoff;
 const log = (text: string) => process.stderr.write(`prp-runnerd: ${text}\n`);
 
 interface RunnerdOptions extends SandboxFlags {
@@ -358,7 +356,7 @@ const common = {
         },
       }
     : {}),
-  ...(crashPoint ? { crashAt: crashPoint } : {}),
+  ...(hooks ? { hooks } : {}),
 };
 
 process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run

@@ -17,7 +17,7 @@ export {
   type RunnerOutcome,
   type StartedRunner,
 } from "./start-runner.js";
-export type { CrashPoint } from "./durable/durable-runner.js";
+export type { RunnerHooks } from "./runner-hooks.js";
 export type { PermissionPolicy } from "../harness/acp/permissions.js";
 export { LocalRunnerClient, type LocalClientOptions } from "./local-client.js";
 export { parseStreamRecord, STREAM_SCHEMA, type CommandReceipt, type StreamRecord } from "./stream.js";

@@ -15,7 +15,7 @@ export interface LocalClientOptions {
   extraArgs?: string[];
   /** Another prp-runnerd entry to run (another build); by default this package's. */
   runnerd?: string;
-  /** Variables for the runner besides PATH (fault injection: PRP_RUNNER_CRASH_AT). */
+  /** Variables for the runner besides PATH (a crash point for the fault entry, src/fault/faulty-runnerd.ts). */
   env?: Record<string, string>;
   onEvent: (event: PrpEvent) => void;
   onReceipt: (receipt: CommandReceipt) => void;

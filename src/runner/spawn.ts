@@ -63,6 +63,12 @@ export interface SpawnRunnerOptions {
   runnerd?: string;
 }
 
+/** The prp-runnerd flags for an observed credential file. */
+export const credentialRunnerdArgs = (file: string | undefined, provider: string | undefined): string[] => [
+  ...(file ? ["--credential-file", file] : []),
+  ...(provider ? ["--credential-provider", provider] : []),
+];
+
 /** prp-runnerd's durable-mode flags for `options` (the ticket is not among them). */
 export function durableRunnerArgs(options: Omit<SpawnRunnerOptions, "ticket" | "env" | "cwd" | "runnerd">): string[] {
   const { identity } = options;

@@ -21,10 +21,10 @@ import { loadScript, resolveScriptPath } from "../harness/script-file.js";
 import { DEFAULT_SHUTDOWN_GRACE_MS } from "../harness/supervisor.js";
 import { parseConnectUrl } from "../transport/endpoint.js";
 import { IDENTITY_FIELDS, type RunIdentity } from "../transport/envelope.js";
-import { withActivityCrashPoint } from "./activity/activity-crash.js";
-import { ActivityEndpoint } from "./activity/activity-endpoint.js";
+import { ActivityEndpoint, type ActivityRecorder } from "./activity/activity-endpoint.js";
 import { HarnessActivity } from "./activity/harness-activity.js";
-import { DurableRunner, type CrashPoint, type DurableOutcome } from "./durable/durable-runner.js";
+import { DurableRunner, type DurableOutcome } from "./durable/durable-runner.js";
+import type { RunnerHooks } from "./runner-hooks.js";
 import { LocalRunner } from "./local-runner.js";
 import { runnerBuild } from "./runner-build.js";
 import { signalExitStatus, type StopSignal } from "./stop-signals.js";
@@ -97,11 +97,8 @@ interface CommonRunnerOptions {
   sandbox?: RunnerSandbox;
   /** Diagnostics for a person, one line each, never a secret (default: none). */
   log?: (text: string) => void;
-  /**
-   * Fault injection (tests, `prp fault`): the process kills ITSELF with SIGKILL at this point.
-   * Never set it in a process that does anything else.
-   */
-  crashAt?: CrashPoint;
+  /** Test points inside the run (runner-hooks.ts: the fault framework's crashes); none in production. */
+  hooks?: RunnerHooks;
 }
 
 /** Durable mode: dial the authority, commit every event to the outbox in `stateDir`, exit once the terminal is acknowledged. */
@@ -413,7 +410,8 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   const credentials = options.credentials
     ? { credentials: { provider: options.credentials.provider ?? h.kind, path: options.credentials.file } }
     : {};
-  const crashAt = options.crashAt ?? null;
+  const hooks = options.hooks;
+  const recorder = (record: ActivityRecorder) => hooks?.activity?.(record) ?? record;
   let disposed = false;
   const dispose = () => {
     if (disposed) return;
@@ -443,7 +441,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
         reconnectDelayMs: options.reconnectDelayMs ?? 250,
         stopDeliveryMs: options.stopDeliveryMs ?? 30_000,
         ...(options.deadPeerTimeoutMs ? { heartbeat: { deadPeerTimeoutMs: options.deadPeerTimeoutMs } } : {}),
-        ...(crashAt ? { crashAt } : {}),
+        ...(hooks ? { hooks } : {}),
         log,
       });
     } catch (err) {
@@ -454,7 +452,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
       try {
         const endpoint = await ActivityEndpoint.open(
           activity,
-          withActivityCrashPoint((payload) => runner.recordActivity(payload), crashAt, log),
+          recorder((payload) => runner.recordActivity(payload)),
         );
         const ended = await runner.run();
         endpoint.close();
@@ -517,7 +515,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
     try {
       const endpoint = await ActivityEndpoint.open(
         activity,
-        withActivityCrashPoint((payload) => runner.recordActivity(payload), crashAt, log),
+        recorder((payload) => runner.recordActivity(payload)),
       );
       input.on("data", onData);
       input.on("end", onEnd);

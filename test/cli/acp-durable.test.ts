@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { agentRunnerdArgs } from "../../src/cli/agent-options.js";
-import { runDurable, type DurableRunFacts, type FaultStep } from "../../src/cli/durable-run.js";
+import { runDurable, type DurableRunFacts, type FaultStep } from "../../src/fault/durable-run.js";
 import { semanticToolBindingError } from "../../src/contract/fixture-bindings.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { questionId } from "../../src/harness/acp/questions.js";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { agentRunnerdArgs } from "../../src/cli/agent-options.js";
-import { runDurable } from "../../src/cli/durable-run.js";
+import { runDurable } from "../../src/fault/durable-run.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
 import { CANARIES, SECRET_MARK, writeSecretsScenario } from "../harness/acp/leaky-agents.js";
 

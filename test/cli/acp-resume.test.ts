@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { agentRunnerdArgs } from "../../src/cli/agent-options.js";
-import { runDurable, type FaultContext } from "../../src/cli/durable-run.js";
+import { runDurable, type FaultContext } from "../../src/fault/durable-run.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";

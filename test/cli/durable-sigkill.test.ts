@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { runDurable } from "../../src/cli/durable-run.js";
+import { runDurable } from "../../src/fault/durable-run.js";
 import { loadedScript } from "../support/scripts.js";
 import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";

@@ -10,8 +10,8 @@ import { readServerKeyFile } from "../../src/authority/server-key-source.js";
 import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import { bundleFileProblems, type NativeExecutionBundle } from "../../src/bundle/native-execution.js";
 import { decode } from "../../src/contract/index.js";
-import { FAULTS } from "../../src/cli/faults.js";
-import { seededRandom } from "../../src/cli/seeded-random.js";
+import { FAULTS } from "../../src/fault/faults.js";
+import { seededRandom } from "../../src/fault/seeded-random.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 import { runPrp } from "./run-cli.js";
 

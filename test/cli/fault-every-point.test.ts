@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { DurableRunFacts } from "../../src/cli/durable-run.js";
-import { runFaultOnce, type FaultRun } from "../../src/cli/fault-run.js";
-import { FAULTS } from "../../src/cli/faults.js";
+import type { DurableRunFacts } from "../../src/fault/durable-run.js";
+import { runFaultOnce, type FaultRun } from "../../src/fault/fault-run.js";
+import { FAULTS } from "../../src/fault/faults.js";
 import type { LoadedScript } from "../../src/harness/script-file.js";
 import { loadedScript, PATIENT_HARNESS } from "../support/scripts.js";
 

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { DurableRunFacts } from "../../src/cli/durable-run.js";
-import { judgeFault } from "../../src/cli/fault-judge.js";
-import { runFaultOnce } from "../../src/cli/fault-run.js";
+import type { DurableRunFacts } from "../../src/fault/durable-run.js";
+import { judgeFault } from "../../src/fault/fault-judge.js";
+import { runFaultOnce } from "../../src/fault/fault-run.js";
 import { failing, renumbered } from "./judge-records.js";
-import { FAULTS } from "../../src/cli/faults.js";
+import { FAULTS } from "../../src/fault/faults.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { loadedScript as script, PATIENT_HARNESS } from "../support/scripts.js";
 

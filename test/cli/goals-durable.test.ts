@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { runDurable, type FaultContext } from "../../src/cli/durable-run.js";
+import { runDurable, type FaultContext } from "../../src/fault/durable-run.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { loadScript } from "../../src/harness/script-file.js";
 import { goalEventProblems, goalTrail, writeGoalScript } from "../support/goal-script.js";

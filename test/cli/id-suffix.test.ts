@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { newIdSuffix } from "../../src/cli/id-suffix.js";
+import { newIdSuffix } from "../../src/contract/id-suffix.js";
 import { RUNNER_ID_PATTERN } from "../../src/contract/ids.js";
 
 const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:T]/g, "").slice(0, 14);

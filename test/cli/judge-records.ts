@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import type { DurableRunFacts } from "../../src/cli/durable-run.js";
-import type { FaultVerdict } from "../../src/cli/fault-judge.js";
-import { harnessItemId } from "../../src/cli/script-delivery.js";
+import type { DurableRunFacts } from "../../src/fault/durable-run.js";
+import type { FaultVerdict } from "../../src/fault/fault-judge.js";
+import { harnessItemId } from "../../src/fault/script-delivery.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 
 /** A verdict's failed checks and their reasons, by check: `{}` when it passed. */

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { runDurable } from "../../src/cli/durable-run.js";
-import { judgeFault } from "../../src/cli/fault-judge.js";
-import { FAULTS } from "../../src/cli/faults.js";
-import { describeKillPoint, drawKillPoint, KILL_KINDS, killPlan } from "../../src/cli/kill-points.js";
-import { drawSeed, seededRandom } from "../../src/cli/seeded-random.js";
+import { runDurable } from "../../src/fault/durable-run.js";
+import { judgeFault } from "../../src/fault/fault-judge.js";
+import { FAULTS } from "../../src/fault/faults.js";
+import { describeKillPoint, drawKillPoint, KILL_KINDS, killPlan } from "../../src/fault/kill-points.js";
+import { drawSeed, seededRandom } from "../../src/fault/seeded-random.js";
 import type { LoadedScript } from "../../src/harness/script-file.js";
 import { loadedScript, PATIENT_HARNESS } from "../support/scripts.js";
 

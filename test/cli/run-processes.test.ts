@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, describe, it } from "node:test";
-import { liveRunProcesses, runSurvivors } from "../../src/cli/run-processes.js";
+import { liveRunProcesses, runSurvivors } from "../../src/fault/run-processes.js";
 import { ORPHAN_GUARD_NAME } from "../../src/harness/orphan-guard.js";
 import { isLive } from "../support/processes.js";
 import { until } from "../support/until.js";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { FAULTS } from "../../src/cli/faults.js";
-import { KILL_KINDS } from "../../src/cli/kill-points.js";
-import { seededRandom } from "../../src/cli/seeded-random.js";
+import { FAULTS } from "../../src/fault/faults.js";
+import { KILL_KINDS } from "../../src/fault/kill-points.js";
+import { seededRandom } from "../../src/fault/seeded-random.js";
 
 describe("seeded fault runs", () => {
   it("mulberry32 makes the published sequence: a recorded seed replays on any machine", () => {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
-import type { DurableRunFacts } from "../../src/cli/durable-run.js";
-import { FAULTS } from "../../src/cli/faults.js";
-import { signalledRunFindings } from "../../src/cli/signal-faults.js";
+import type { DurableRunFacts } from "../../src/fault/durable-run.js";
+import { FAULTS } from "../../src/fault/faults.js";
+import { signalledRunFindings } from "../../src/fault/signal-faults.js";
 import type { PrpEvent } from "../../src/contract/kinds.js";
 import { liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";

@@ -9,9 +9,7 @@ import {
   resolveEndpoint,
   systemTimers,
   type ControlEnvelope,
-  type HeartbeatOptions,
   type ResolvedEndpoint,
-  type RunIdentity,
   type RunnerCredential,
   type RunnerLease,
   type RunnerToCoreKind,
@@ -21,117 +19,23 @@ import {
 } from "../../transport/index.js";
 import type { ActivityPayload } from "../activity/activity-input.js";
 import type { RecordOutcome } from "../activity/activity-endpoint.js";
-import { RunController, type RunControllerOptions } from "../run-controller.js";
+import { RunController } from "../run-controller.js";
+import { executeCommand } from "./command-effects.js";
 import { deltaCoalescer } from "./delta-coalescer.js";
+import type { DurableOutcome, DurableRunnerOptions } from "./durable-options.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { outboxSink } from "./outbox-sink.js";
+import { recoverAfterRestart } from "./restart-recovery.js";
+import { INCURABLE_REFUSALS, LEASE_REFUSED } from "./authority-refusals.js";
 import { DEFAULT_MAX_OUTBOX_BYTES, DEFAULT_P0_RESERVE_BYTES, RunnerState } from "./runner-state.js";
 
-/** The authority's refusals after which the in-memory lease is dropped: only a new bootstrap can open a session. */
-const LEASE_REFUSED: ReadonlySet<string> = new Set([
-  "credential_expired",
-  "credential_revoked",
-  "unknown_credential",
-  "credential_used",
-  "unauthorized",
-]);
-
-/**
- * The authority's refusals of an event that resending the same committed bytes cannot cure (the
- * close reason of the connection it refused the event on): redialling would only resend it
- * forever, so the runner stops. The runner admits events by the authority's own rule
- * (src/contract/admission.ts), so only an outbox written by another build can hold one.
- */
-const INCURABLE_REFUSALS: ReadonlySet<string> = new Set([
-  "invalid_event",
-  "identity_mismatch",
-  "semantic_correlation_mismatch",
-  "duplicate_mismatch",
-  "event_after_terminal",
-]);
+export type { DurableOutcome, DurableRunnerOptions } from "./durable-options.js";
 
 /** How long a revoked runner waits for its outbox to be acknowledged before it stops. */
 const REVOKE_FLUSH_MS = 2_000;
 
 /** How long a stopped runner goes on trying to deliver its terminal (see stopDeliveryMs). */
 const DEFAULT_STOP_DELIVERY_MS = 30_000;
-
-export interface DurableRunnerOptions extends Omit<RunControllerOptions, "runId" | "sessionId" | "coalesce"> {
-  identity: RunIdentity;
-  connectUrl: string;
-  /** wss:// only: PEM certificates trusted besides Node's root store (`--ca-bundle-path`). */
-  caBundle?: string;
-  stateDir: string;
-  /** The one-use ticket, from the environment only; discarded after the first welcome. */
-  bootstrapToken: string | null;
-  runnerVersion: string;
-  runnerDigest: string;
-  /** The highest protocol version this runner offers (default 3): its hello advertises 1–protocolMax. */
-  protocolMax?: number;
-  /** The contract digest this runner was built for, reported in every hello. */
-  contractDigest?: string;
-  maxOutboxBytes?: number;
-  p0ReserveBytes?: number;
-  reconnectDelayMs?: number;
-  /**
-   * After a stop signal, how long the runner goes on redialling to deliver the run's terminal
-   * before it exits 3 with its state kept (default 30 s): an authority that keeps closing the
-   * connection for a reason that might pass must not hold a stopped runner forever.
-   */
-  stopDeliveryMs?: number;
-  /** The lease clock: lease expiry and when to renew; tests move it instead of waiting. */
-  clock?: Timers;
-  /** Dead-authority detection: its timeout and its own timers (not `clock`). */
-  heartbeat?: HeartbeatOptions;
-  /** Diagnostics for a person (stderr); never a secret. */
-  log(text: string): void;
-  /**
-   * Fault injection for the runner-restart fault: the process kills itself with SIGKILL right
-   * after committing event `at` (before sending it), or right after journaling command `at`
-   * (before its effect) — the two points where a crash must lose and repeat nothing. The
-   * runtime activity points are kept by src/runner/activity/activity-crash.ts.
-   */
-  crashAt?: CrashPoint;
-}
-
-export interface CrashPoint {
-  /**
-   * `after-credential`: right after credential revision `at` is committed with its baseline, before its event reaches the outbox.
-   * `before-activity-commit` / `after-activity-commit`: around the commit of the `at`-th runtime activity.
-   */
-  point: "after-commit" | "after-journal" | "after-credential" | "before-activity-commit" | "after-activity-commit";
-  at: number;
-}
-
-/** Parses `POINT:N` for each point above; null for anything else. */
-export function parseCrashPoint(text: string | undefined): CrashPoint | null {
-  const m =
-    /^(after-commit|after-journal|after-credential|before-activity-commit|after-activity-commit):([1-9][0-9]*)$/.exec(
-      text ?? "",
-    );
-  return m ? { point: m[1] as CrashPoint["point"], at: Number(m[2]) } : null;
-}
-
-const crash = (): never => {
-  process.kill(process.pid, "SIGKILL");
-  throw new Error("unreachable: SIGKILL");
-};
-
-/** How a durable runner process ends; the exit code tells its supervisor what to do next. */
-export type DurableOutcome =
-  | { code: 0; reason: "run_delivered" | "suspended" }
-  | {
-      code: 3;
-      reason:
-        "lease_expired_requires_bootstrap" | "bootstrap_possibly_consumed" | "revoked" | "stopped_before_delivery";
-    }
-  | { code: 4; reason: "unrecoverable"; detail: string }
-  /** The authority refused an event its outbox holds, and resending cannot change that: the run cannot be delivered. */
-  | { code: 5; reason: "refused_by_authority"; detail: string }
-  /** The wss:// authority's certificate did not verify: the runner never spoke to it, and its ticket is unspent. */
-  | { code: 6; reason: "authority_untrusted"; detail: string }
-  /** The authority refused this runner's contract at the hello: only another runner build can cure it, and the ticket is unspent. */
-  | { code: 7; reason: "contract_mismatch"; detail: string };
 
 /**
  * The runner daemon in durable mode (runtime.md §5): one run, its harness, an SQLite outbox
@@ -193,15 +97,14 @@ export class DurableRunner {
               credentials: {
                 ...options.credentials,
                 store: this.state.credentials,
-                recorded: (revision: number) =>
-                  options.crashAt?.point === "after-credential" && options.crashAt.at === revision && crash(),
+                recorded: (revision: number) => options.hooks?.afterCredential?.(revision),
               },
             }
           : {}),
       },
       outboxSink(this.state, id, {
         send: (_envelope, sourceSeq) => {
-          if (options.crashAt?.point === "after-commit" && options.crashAt.at === sourceSeq) crash();
+          options.hooks?.afterCommit?.(sourceSeq);
           this.sendWindow();
         },
         unrecoverable: (admission) =>
@@ -244,7 +147,7 @@ export class DurableRunner {
   /** Runs until the run is delivered or the runner must stop; returns how it ended. */
   async run(): Promise<DurableOutcome> {
     const done = new Promise<DurableOutcome>((resolve) => (this.finished = resolve));
-    if (this.restarted && !this.terminalAdmitted) this.recoverAfterRestart();
+    if (this.restarted && !this.terminalAdmitted) recoverAfterRestart(this.state, this.controller);
     const parsed = parseConnectUrl(this.options.connectUrl);
     if (!parsed.ok) return this.end({ code: 4, reason: "unrecoverable", detail: parsed.error.message });
     const endpoint = await resolveEndpoint(parsed.value);
@@ -255,32 +158,6 @@ export class DurableRunner {
     this.controller.close();
     this.state.close();
     return outcome;
-  }
-
-  /**
-   * After a restart the harness of the previous process is gone. When it had a session whose
-   * turn was not over, and its agent reported whether it can load sessions (an ACP agent), a
-   * new harness resumes that session (warm resume, runtime.md §8.3), or the run fails closed
-   * saying why. Otherwise a run whose prepare was journaled cannot go on: it ends with the
-   * runner's own facts (no harness exit, no result). Either way the authority gets one terminal.
-   */
-  private recoverAfterRestart(): void {
-    const prepared = this.state.journaled("run.prepare");
-    const r = this.state.recovery();
-    const resumable = prepared && r.driverSessionId !== null && r.loadSession !== null && !r.turnEnded;
-    this.controller.emitRunnerEvent("runner.reconciled", {
-      outcome: "same_durable_session_resumed",
-      harness: prepared ? "lost" : "not_started",
-      ...(resumable ? { session: "resuming" } : {}),
-    });
-    // The current goal state, sent again so that a v2+ peer sees it whatever it acknowledged (runtime.md §9).
-    for (const retained of this.state.retainedGoalEvents())
-      this.controller.emitRunnerEvent(retained.eventType, retained.payload);
-    this.controller.resumeCredentials();
-    if (resumable) {
-      const turn = r.turnId !== null || this.state.journaled("turn.start") ? { turnId: r.turnId } : null;
-      this.controller.recover({ driverSessionId: r.driverSessionId!, loadSession: r.loadSession!, turn });
-    } else if (prepared) void this.controller.stop(null);
   }
 
   private async connectLoop(endpoint: ResolvedEndpoint): Promise<void> {
@@ -470,61 +347,16 @@ export class DurableRunner {
     if (decision.kind === "replay") return this.sendResult(command.commandId, decision.status, decision.result);
     if (decision.kind === "rejected")
       return this.sendResult(command.commandId, "rejected", { code: decision.code, message: decision.message });
-    if (this.options.crashAt?.point === "after-journal" && this.options.crashAt.at === command.controllerSeq) crash();
-    const outcome = await this.execute(command as PrpCommand);
+    this.options.hooks?.afterJournal?.(command.controllerSeq);
+    const outcome = await executeCommand(command as PrpCommand, {
+      state: this.state,
+      controller: this.controller,
+      terminalAdmitted: this.terminalAdmitted,
+      suspended: (commandId) => (this.suspendCommandId = commandId),
+    });
     this.state.finishCommand(command.commandId, outcome.status, outcome.result);
     const stored = this.state.beginCommand(command as never);
     if (stored.kind === "replay") this.sendResult(command.commandId, stored.status, stored.result);
-  }
-
-  /** The effect of one journaled command; a policy refusal has no effect (logicalEffectCount 0). */
-  private async execute(
-    command: PrpCommand,
-  ): Promise<{ status: "completed" | "failed" | "rejected"; result: Record<string, unknown> }> {
-    const refused = (code: string, message: string) => ({
-      status: "rejected" as const,
-      result: { code, message, logicalEffectCount: 0 },
-    });
-    const done = { status: "completed" as const, result: { outcome: "accepted", logicalEffectCount: 1 } };
-    // After the terminal no command has an effect, in this process or a replacement (wire.md O9).
-    if (this.terminalAdmitted)
-      return { status: "completed", result: { outcome: "already_terminal", logicalEffectCount: 0 } };
-    const lifecycle = this.state.counters().lifecycle;
-    if (command.type === "runner.drain") {
-      // Stop taking new work, finish what runs, keep flushing the outbox (runtime.md §5.9).
-      if (lifecycle === "draining")
-        return { status: "completed", result: { outcome: "already_draining", logicalEffectCount: 0 } };
-      this.state.setLifecycle("draining");
-      this.controller.emitRunnerEvent("runner.draining", {});
-      return done;
-    }
-    if (command.type === "runner.suspend") {
-      // Suspend keeps the session for a later resume: no terminal now (runtime.md §5.5, §7.4).
-      this.controller.emitRunnerEvent("runner.suspending", {});
-      await this.controller.suspend();
-      this.controller.emitRunnerEvent("runner.suspended", {});
-      this.suspendCommandId = command.commandId;
-      return done;
-    }
-    if (command.type === "runner.shutdown") {
-      // The runner stops once its outbox is acknowledged; a run still going is cancelled first.
-      await this.controller.stop("cancelled");
-      return done;
-    }
-    if (command.type === "turn.start" && (lifecycle === "draining" || this.state.counters().backpressure)) {
-      return refused(
-        lifecycle === "draining" ? "runner_draining" : "backpressure",
-        `a new turn is refused while the runner is ${lifecycle === "draining" ? "draining" : "under backpressure"}`,
-      );
-    }
-    const refusal = this.controller.refusal(command);
-    if (refusal) return refused(refusal.code, refusal.reason);
-    try {
-      await this.controller.apply(command);
-      return done;
-    } catch (err) {
-      return { status: "failed", result: { code: "command_failed", message: (err as Error).message } };
-    }
   }
 
   private sendResult(commandId: string, status: string, result: unknown): void {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { runDurable, type DurableRunFacts, type FaultContext } from "../../../src/cli/durable-run.js";
+import { runDurable, type DurableRunFacts, type FaultContext } from "../../../src/fault/durable-run.js";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { loadedScript, PATIENT_HARNESS } from "../../support/scripts.js";
 import { until } from "../../support/until.js";

@@ -7,6 +7,7 @@ import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { scenariosDir } from "../../../src/harness/script-file.js";
 import { CONTEXT_ENV, HELPER_ENV, SECRET_ENV, helperPath } from "../../../src/harness/notification-env.js";
 import { LocalRunnerClient } from "../../../src/runner/local-client.js";
+import { faultyRunnerd } from "../../../src/fault/runner-crash.js";
 import { eventLine } from "../../../src/cli/event-line.js";
 import { runPrp } from "../../cli/run-cli.js";
 import { PATIENT_HARNESS } from "../../support/scripts.js";
@@ -214,7 +215,7 @@ describe("runtime activity in local mode (prp-runnerd --local)", () => {
     ["after-activity-commit:1", 1],
   ] as const) {
     it(`a runner killed at ${point} while record-activity waits: the helper exits 4, the stream holds the record ${inStream} time(s), and the next runner refuses the old context`, async () => {
-      const first = await waitingRunner(`run_crash_${inStream}`, { PRP_RUNNER_CRASH_AT: point });
+      const first = await waitingRunner(`run_crash_${inStream}`, { PRP_RUNNER_CRASH_AT: point }, faultyRunnerd());
       let second: Awaited<ReturnType<typeof waitingRunner>> | null = null;
       try {
         const context = await helper(first.env, ["notification-context"]);

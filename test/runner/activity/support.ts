@@ -111,7 +111,8 @@ export async function crossRunCalls(
 }
 
 /** A local runner on the linger script, once its harness waits for an interrupt: its events, and the environment its harness really got. */
-export async function waitingRunner(runId: string, env?: Record<string, string>) {
+/** `runnerd`: another prp-runnerd entry (the fault framework's, for a crash point in `env`). */
+export async function waitingRunner(runId: string, env?: Record<string, string>, runnerd?: string) {
   const events: PrpEvent[] = [];
   const client = new LocalRunnerClient({
     runId,
@@ -121,6 +122,7 @@ export async function waitingRunner(runId: string, env?: Record<string, string>)
     delayMs: 0,
     extraArgs: PATIENT_HARNESS,
     ...(env ? { env } : {}),
+    ...(runnerd ? { runnerd } : {}),
     onEvent: (e) => events.push(e),
     onReceipt: () => {},
     onBadLine: () => {},

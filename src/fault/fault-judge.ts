@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { PrpEvent } from "../contract/kinds.js";
-import { parseCrashPoint } from "../runner/durable/durable-runner.js";
+import { parseCrashPoint } from "./runner-crash.js";
 import type { Script } from "../harness/fake-harness.js";
 import { scriptEmissions } from "../harness/script-emissions.js";
 import { GOAL_EVENTS } from "../contract/version-gates.js";

@@ -87,14 +87,14 @@ export const FAULTS: Record<string, Fault> = {
     plan: fixed(
       [1, 5, 8].map((n) => ({
         afterEvents: n,
-        act: async (ctx) => void (await ctx.authority.redeliverPendingCommand(ctx.runId)),
+        act: async (ctx) => void (await ctx.authorityFaults.redeliverPendingCommand(ctx.runId)),
       })),
     ),
   },
   "lost-ack": {
     describe:
       "the authority commits an event but loses its ACK with the connection; the runner redials, learns the cursor from the welcome and resends only what is unacknowledged",
-    plan: fixed([{ afterEvents: 7, act: async (ctx) => ctx.authority.dropNextAck(ctx.runId) }]),
+    plan: fixed([{ afterEvents: 7, act: async (ctx) => ctx.authorityFaults.dropNextAck(ctx.runId) }]),
   },
   drain: {
     describe:
@@ -190,7 +190,7 @@ export const FAULTS: Record<string, Fault> = {
       {
         afterEvents: 6,
         act: async (ctx) =>
-          void ctx.authority.sendRawCommand(ctx.runId, {
+          void ctx.authorityFaults.sendRawCommand(ctx.runId, {
             commandId: "command_malformed",
             controllerSeq: 99,
             type: "no.such.command",

@@ -6,12 +6,13 @@ import type { RunSnapshot } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import type { LoadedScript } from "../harness/script-file.js";
 import type { SupervisedProcess, ExitFact } from "../harness/supervisor.js";
-import { spawnRunner } from "../runner/spawn.js";
-import { credentialRunnerdArgs } from "./credential-options.js";
-import { newIdSuffix } from "./id-suffix.js";
+import { credentialRunnerdArgs, spawnRunner } from "../runner/spawn.js";
+import { newIdSuffix } from "../contract/id-suffix.js";
 import { runnerBuild } from "../runner/runner-build.js";
-import { runnerContractFrom, type RunnerContractFlags } from "./runner-contract-options.js";
+import { runnerContractFrom, type RunnerContractFlags } from "../authority/runner-contract.js";
+import { AuthorityFaults } from "./authority-faults.js";
 import { runSurvivors } from "./run-processes.js";
+import { faultyRunnerd } from "./runner-crash.js";
 
 /** Something a fault does to a run once the authority has committed a given number of events. */
 export interface FaultStep {
@@ -23,6 +24,8 @@ export interface FaultStep {
 
 export interface FaultContext {
   authority: AuthorityServer;
+  /** What the authority does only under a fault: a lost ACK, a command sent twice or malformed. */
+  authorityFaults: AuthorityFaults;
   runId: string;
   /** The live runner process (replaced by `restartRunner`). */
   runner(): SupervisedProcess;
@@ -64,7 +67,10 @@ export interface DurableRunOptions {
    * --protocol-max. Default 1: a demo's bundle and a fault's judge read v1 event streams (wire.md O10).
    */
   protocolVersion?: number;
-  /** Where the first runner kills itself (`after-commit:N`, `after-journal:N`); a replacement is then started. */
+  /**
+   * Where the first runner kills itself (`after-commit:N`, `after-journal:N`; runner-crash.ts); a
+   * replacement is then started. That runner is the fault entry (faulty-runnerd.ts), not `runnerd`.
+   */
   crashAt?: string;
   /**
    * How long each bootstrap ticket is good for. Default 30 s, not the authority's 5 s: the ticket
@@ -164,7 +170,9 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   // Beside the authority's state, not in it: its database alone opens no credential.
   const ownKey = options.serverKey ? null : ensureServerKeyFile(join(dir, "authority-server-key"));
   const serverKey = options.serverKey ?? ownKey!;
+  const authorityFaults = new AuthorityFaults(() => authority.commands);
   const authority = AuthorityServer.open({
+    hooks: authorityFaults,
     now: () => Date.now() + clockOffset,
     stateDir: join(dir, "authority"),
     serverKey,
@@ -216,9 +224,13 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
       ],
       // The run's folder holds the authority's store and key: never in the harness's view.
       sandboxHide: [dir],
-      ...(options.crashAt && runnersStarted === 1 ? { env: { PRP_RUNNER_CRASH_AT: options.crashAt } } : {}),
       cwd: dir,
-      ...(options.runnerd ? { runnerd: options.runnerd } : {}),
+      // Only the first runner crashes, and only the fault entry knows how (faulty-runnerd.ts).
+      ...(options.crashAt && runnersStarted === 1
+        ? { runnerd: faultyRunnerd(), env: { PRP_RUNNER_CRASH_AT: options.crashAt } }
+        : options.runnerd
+          ? { runnerd: options.runnerd }
+          : {}),
     }).process;
     facts.runnerPids.push(runner.pid);
   };
@@ -232,6 +244,7 @@ export async function runDurable(options: DurableRunOptions): Promise<DurableRun
   }
   const ctx: FaultContext = {
     authority,
+    authorityFaults,
     runId: identity.runId,
     runner: () => runner!,
     restartRunner: async () => {
