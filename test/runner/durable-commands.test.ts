@@ -90,6 +90,11 @@ describe("commands run apart from the envelope pump (a command's effect never ho
     assert.equal(events.filter((e) => e.eventType === "workspace.ready").length, 1, "run.prepare took effect once");
     assert.equal(events.filter((e) => e.eventType === "harness.starting").length, 1);
     assert.equal(events.at(-1)?.eventType, "run.terminal");
+    // The last result may still be on its way into the store when the runner's outcome settles:
+    // the runner sends it before closing, the authority writes it when it reads it.
+    const statuses = async () => (await authority.server.commands.commands(identity.runId)).map((c) => c.status);
+    // If one never arrives, the assertion below names the statuses.
+    await until(async () => !(await statuses()).includes(null), "every command's result stored").catch(() => {});
     const commands = await authority.server.commands.commands(identity.runId);
     assert.deepEqual(
       commands.map((c) => c.status),
