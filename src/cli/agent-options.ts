@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { DEFAULT_AGENT_IDLE_MS } from "../harness/acp/acp-driver.js";
+import { DEFAULT_AGENT_IDLE_MS } from "../harness/acp/acp-driver-options.js";
 import { PERMISSION_POLICIES, type PermissionPolicy } from "../harness/acp/permissions.js";
 import { parsePositiveInt } from "./options.js";
 

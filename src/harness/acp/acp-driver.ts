@@ -1,62 +1,17 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { setTimeout as sleep } from "node:timers/promises";
 import { GOALS_UNSUPPORTED, type HarnessDriver, type HarnessListener, type SessionOpen } from "../harness-driver.js";
-import { nestingError } from "../../contract/json-input.js";
-import { cutTextMarked } from "../../contract/text-cut.js";
-import { MAX_JSON_DEPTH } from "../../contract/versions.js";
-import { DEFAULT_MAX_LINE_BYTES } from "../line-reader.js";
 import { whenGone } from "../gone.js";
-import { harnessView, type SandboxPolicy } from "../sandbox/sandbox-policy.js";
-import { SupervisedProcess } from "../supervisor.js";
-import { activityDirOf, harnessEnv } from "../notification-env.js";
-import { outcomeFor, policyAction, questionPolicyAction, type PermissionPolicy } from "./permissions.js";
+import type { SupervisedProcess } from "../supervisor.js";
+import { DEFAULT_AGENT_IDLE_MS, DEFAULT_HANDSHAKE_MS, type AcpDriverOptions } from "./acp-driver-options.js";
+import { AgentAnswers } from "./agent-answers.js";
+import { launchAgent } from "./agent-process.js";
+import { outcomeFor, policyAction, questionPolicyAction } from "./permissions.js";
 import { AcpProjection, type AcpInput, type ViolationCode } from "./projection.js";
 
-export interface AcpDriverOptions {
-  /** The agent's command line, run by /bin/sh (e.g. `npx -y @zed-industries/claude-code-acp`). */
-  command: string;
-  /** The agent's working directory and the cwd of its ACP session (absolute). */
-  cwd: string;
-  /** Variables for the agent on top of PATH and HOME (`--agent-env K=V`); the reserved runtime keys among them are ignored. */
-  env?: Record<string, string>;
-  /** The runner's own variables for the agent (runtime.md §13.2), set last: configured ones cannot override them. */
-  runtimeEnv?: Record<string, string>;
-  /** Who answers a permission request the controller is not asked about. */
-  permissionPolicy: PermissionPolicy;
-  runId: string;
-  sessionId: string;
-  /** Durable mode: the run's turn and item, which semantic receipts are correlated to. */
-  identity?: { turnId: string; itemId: string };
-  maxLineBytes?: number;
-  logMaxLines?: number;
-  logMaxBytes?: number;
-  /** SIGTERM → SIGKILL grace for the agent's group. */
-  graceMs?: number;
-  /** How long a cancelled turn or a finished agent gets before its group is ended (default 2 s). */
-  settleMs?: number;
-  /** How long the agent has to answer initialize, session/new and session/load (default 60 s: npx may install it first). */
-  handshakeMs?: number;
-  /**
-   * How long a prompt may go without a single message from the agent while the agent is not
-   * waiting on the controller (a permission, a question); any message starts it again.
-   */
-  idleMs?: number;
-  clientVersion?: string;
-  /** The sandbox the agent runs in (its workspace and HOME writable); absent: none. */
-  sandbox?: SandboxPolicy;
-}
-
-export const DEFAULT_HANDSHAKE_MS = 60_000;
-export const DEFAULT_AGENT_IDLE_MS = 300_000;
+export type { AcpDriverOptions } from "./acp-driver-options.js";
 
 type Obj = Record<string, unknown>;
-const key = (id: unknown): string => JSON.stringify(id ?? null);
-
-/** A request the agent waits on: how to answer it, and the answer that cancels it. */
-interface Waiting {
-  resolve(response: unknown): void;
-  cancelled: unknown;
-}
 const CANCELLED_PERMISSION = { outcome: { outcome: "cancelled" } };
 const CANCELLED_QUESTION = { action: "cancel" };
 
@@ -72,10 +27,8 @@ interface Agent {
   initialized: Promise<boolean>;
   session: Promise<boolean> | null;
   prompt: Promise<unknown> | null;
-  /** SDK request handlers (permissions, questions) waiting for an answer, by the provider's request id. */
-  answers: Map<string, Waiting>;
-  /** Answers given before the SDK handed the request to its handler. */
-  early: Map<string, unknown>;
+  /** SDK request handlers (permissions, questions) waiting for an answer. */
+  answers: AgentAnswers;
   ending: boolean;
   /** The turn is being cancelled: a request the SDK hands over from now on is answered cancelled at once. */
   cancelled: boolean;
@@ -114,7 +67,6 @@ export class AcpDriver implements HarnessDriver {
 
   start(listener: HarnessListener): void {
     const o = this.options;
-    const limit = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     const projection = new AcpProjection({
       runId: o.runId,
       sessionId: o.sessionId,
@@ -126,52 +78,11 @@ export class AcpDriver implements HarnessDriver {
     const emit = (input: AcpInput) => {
       for (const fact of projection.project(input)) listener.fact(fact);
     };
-    let incoming!: ReadableStreamDefaultController<acp.AnyMessage>;
-    const env = harnessEnv({ ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env }, o.runtimeEnv ?? {});
-    const view = harnessView(o.sandbox, {
-      readable: activityDirOf(env),
-      writable: [o.cwd, ...(env.HOME ? [env.HOME] : [])],
-    });
-    const h = new SupervisedProcess({
-      command: "/bin/sh",
-      args: ["-c", `exec ${o.command}`],
-      cwd: o.cwd,
-      env,
-      ...(view ? { sandbox: view } : {}),
-      maxLineBytes: limit,
-      ...(o.logMaxLines ? { logMaxLines: o.logMaxLines } : {}),
-      ...(o.logMaxBytes ? { logMaxBytes: o.logMaxBytes } : {}),
-      ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
-      onLine: (text) => {
-        this.watchIdle(agent);
-        let message: unknown;
-        try {
-          message = JSON.parse(text);
-        } catch {
-          return emit({ kind: "unparsable", text });
-        }
-        // Before the projection or the SDK walks it: a deep line would overflow their stacks.
-        const deep = nestingError(message);
-        if (deep)
-          return listener.fact({
-            kind: "violation",
-            code: "protocol_error",
-            message: `the agent wrote a JSON line nested deeper than the ${MAX_JSON_DEPTH}-level limit (at ${cutTextMarked(deep.path, 120)}): refused unread`,
-          });
-        emit({ kind: "received", message });
-        try {
-          incoming.enqueue(message as acp.AnyMessage);
-        } catch {
-          // the connection is closed: nothing reads the agent any more
-        }
-      },
-      onOversize: (bytes) =>
-        listener.fact({
-          kind: "violation",
-          message: `the agent wrote a stdout line of ${bytes} bytes, over the ${limit}-byte limit`,
-        }),
-      // Not at its newline, which may never come: a hostile agent could stream for ever into one line.
-      onOverlong: () =>
+    const { h, stream } = launchAgent(o, {
+      line: () => this.watchIdle(agent),
+      input: emit,
+      fact: (fact) => listener.fact(fact),
+      overlong: (limit) =>
         this.giveUp(
           agent,
           "agent_line_too_long",
@@ -179,34 +90,23 @@ export class AcpDriver implements HarnessDriver {
         ),
     });
     emit({ kind: "spawned", pid: h.pid });
-    const stream: acp.Stream = {
-      readable: new ReadableStream<acp.AnyMessage>({ start: (c) => void (incoming = c) }),
-      writable: new WritableStream<acp.AnyMessage>({
-        write: (message) => {
-          emit({ kind: "sent", message });
-          h.writeLine(JSON.stringify(message));
-        },
-      }),
-    };
-    const answers = new Map<string, Waiting>();
+    const answers = new AgentAnswers();
     /**
      * The SDK hands a request to its handler after the tap projected it: a controller may have
      * answered already; a request the projection did not open (refused, or the run failing
      * closed) is cancelled at once; otherwise it waits, and the policy answers when it decides.
      */
     const wait = <R>(requestId: unknown, cancelled: R, policy: () => string | null) =>
-      new Promise<R>((resolve) => {
-        const early = agent.early.get(key(requestId));
-        if (early) {
-          agent.early.delete(key(requestId));
-          return resolve(early as R);
-        }
-        if (agent.cancelled || !agent.projection.isOpen(requestId)) return resolve(cancelled);
-        answers.set(key(requestId), { resolve: resolve as (r: unknown) => void, cancelled });
-        this.watchIdle(agent); // the agent waits on the controller: its silence is not its fault
-        const action = policy();
-        if (action) this.answer(requestId, { action }, "policy");
-      });
+      answers.wait(
+        requestId,
+        cancelled,
+        () => agent.cancelled || !agent.projection.isOpen(requestId),
+        () => {
+          this.watchIdle(agent); // the agent waits on the controller: its silence is not its fault
+          const action = policy();
+          if (action) this.answer(requestId, { action }, "policy");
+        },
+      );
     const app = acp
       .client({ name: "prp-kit" })
       .onRequest(acp.methods.client.session.requestPermission, ({ params, requestId }) =>
@@ -230,7 +130,6 @@ export class AcpDriver implements HarnessDriver {
       agent: connection.agent,
       connection,
       answers,
-      early: new Map(),
       session: null,
       prompt: null,
       ending: false,
@@ -276,7 +175,7 @@ export class AcpDriver implements HarnessDriver {
       agent.prompting = false;
       this.watchIdle(agent);
       connection.close();
-      for (const w of answers.values()) w.resolve(w.cancelled);
+      answers.cancelAll();
       if (this.current === agent) this.current = null;
       // Ended by the driver after its turn was over: that is how an ACP agent's run ends, not a failure.
       listener.gone({
@@ -378,7 +277,7 @@ export class AcpDriver implements HarnessDriver {
   /** Answers a permission request or a question the agent is waiting on, and says who decided. */
   private answer(providerId: unknown, resolution: Record<string, unknown>, by: "controller" | "policy"): void {
     const a = this.current;
-    if (!a || a.early.has(key(providerId))) return;
+    if (!a || a.answers.answeredEarly(providerId)) return;
     const response = this.responseFor(a, providerId, resolution);
     if (response === undefined) return;
     if ("error" in response)
@@ -389,11 +288,7 @@ export class AcpDriver implements HarnessDriver {
       by,
       ...(by === "policy" ? { policy: this.options.permissionPolicy } : {}),
     });
-    const waiting = a.answers.get(key(providerId));
-    if (!waiting) return void a.early.set(key(providerId), response);
-    a.answers.delete(key(providerId));
-    this.watchIdle(a);
-    waiting.resolve(response);
+    if (a.answers.deliver(providerId, response)) this.watchIdle(a);
   }
 
   /** The ACP response a resolution asks for: an outcome for a permission, an action for a question. */
@@ -448,10 +343,7 @@ export class AcpDriver implements HarnessDriver {
 
   /** Every request the agent waits on is answered cancelled. */
   private cancelAnswers(a: Agent): void {
-    for (const [k, w] of a.answers) {
-      a.answers.delete(k);
-      w.resolve(w.cancelled);
-    }
+    a.answers.cancelAll();
     this.watchIdle(a);
   }
 
