@@ -11,6 +11,7 @@ import { PostgresNotices } from "./postgres/notices.js";
 import { PostgresRuns } from "./postgres/runs.js";
 import { opensServerKeyCheck, serverKeyCheck } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
+import { PartsStore } from "./parts-store.js";
 import type { AuthorityStore } from "./store.js";
 
 export interface PostgresStoreOptions {
@@ -38,14 +39,6 @@ const types = {
       : pg.types.getTypeParser(oid, format as "text")) as pg.CustomTypesConfig["getTypeParser"],
 };
 
-/** Holds the handle and notices before the store's own fields, which build the parts over them, are set. */
-class OverHandle {
-  constructor(
-    protected readonly h: PostgresHandle,
-    protected readonly notices: PostgresNotices,
-  ) {}
-}
-
 /**
  * The authority's durable store on PostgreSQL, for several authority instances on one
  * database (runtime.md §6.2). Every method is one transaction; those that change a run lock
@@ -54,52 +47,22 @@ class OverHandle {
  * Commands queued and revocations commit a NOTIFY, which every other instance's `subscribe`
  * listeners receive after the commit.
  */
-export class PostgresAuthorityStore extends OverHandle implements AuthorityStore {
-  private readonly runs = new PostgresRuns(this.h);
-  private readonly credentials = new PostgresCredentials(this.h);
-  private readonly events = new PostgresEvents(this.h);
-  private readonly queue = new PostgresCommands(this.h);
-  private readonly notes = new PostgresDiagnostics(this.h);
-  private readonly connections = new PostgresConnections(this.h);
-
-  readonly registerRun = this.runs.registerRun.bind(this.runs);
-  readonly run = this.runs.run.bind(this.runs);
-  readonly runCursor = this.runs.runCursor.bind(this.runs);
-  readonly runIds = this.runs.runIds.bind(this.runs);
-
-  readonly insertTicket = this.credentials.insertTicket.bind(this.credentials);
-  readonly credential = this.credentials.credential.bind(this.credentials);
-  readonly reauthorize = this.credentials.reauthorize.bind(this.credentials);
-  readonly revoke = this.credentials.revoke.bind(this.credentials);
-  readonly renewLease = this.credentials.renewLease.bind(this.credentials);
-  readonly prune = this.credentials.prune.bind(this.credentials);
-
-  readonly committedEvent = this.events.committedEvent.bind(this.events);
-  readonly committedWindow = this.events.committedWindow.bind(this.events);
-  readonly countRedelivery = this.events.countRedelivery.bind(this.events);
-  readonly commitEvent = this.events.commitEvent.bind(this.events);
-  readonly commitEvents = this.events.commitEvents.bind(this.events);
-  readonly eventLog = this.events.eventLog.bind(this.events);
-
-  readonly command = this.queue.command.bind(this.queue);
-  readonly commands = this.queue.commands.bind(this.queue);
-  readonly appendCommand = this.queue.appendCommand.bind(this.queue);
-  readonly deliverNextCommand = this.queue.deliverNextCommand.bind(this.queue);
-  readonly recordCommandResult = this.queue.recordCommandResult.bind(this.queue);
-
-  readonly recordMalformedFrame = this.notes.recordMalformedFrame.bind(this.notes);
-  readonly recordDiagnostic = this.notes.recordDiagnostic.bind(this.notes);
-  readonly recordAuthFailure = this.notes.recordAuthFailure.bind(this.notes);
-  readonly diagnostics = this.notes.diagnostics.bind(this.notes);
-  readonly authFailures = this.notes.authFailures.bind(this.notes);
-
-  readonly runnerConnections = this.connections.runnerConnections.bind(this.connections);
-  readonly subscribe = this.notices.subscribe.bind(this.notices);
-
+export class PostgresAuthorityStore extends PartsStore implements AuthorityStore {
   private closed = false;
 
-  private constructor(h: PostgresHandle, notices: PostgresNotices) {
-    super(h, notices);
+  private constructor(
+    private readonly h: PostgresHandle,
+    private readonly notices: PostgresNotices,
+  ) {
+    super({
+      runs: new PostgresRuns(h),
+      credentials: new PostgresCredentials(h),
+      events: new PostgresEvents(h),
+      commands: new PostgresCommands(h),
+      diagnostics: new PostgresDiagnostics(h),
+      connections: new PostgresConnections(h),
+      notices,
+    });
   }
 
   /** The database named without its password: what errors and logs say. */

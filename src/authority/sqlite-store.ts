@@ -10,6 +10,7 @@ import { SqliteEvents } from "./sqlite/events.js";
 import { SqliteHandle } from "./sqlite/handle.js";
 import { SqliteOpenChecks } from "./sqlite/open-checks.js";
 import { SqliteRuns } from "./sqlite/runs.js";
+import { PartsStore } from "./parts-store.js";
 import type { AuthorityStore } from "./store.js";
 
 export interface SqliteStoreOptions {
@@ -33,55 +34,19 @@ export interface SqliteStoreOptions {
  * and refused (StateError) when any fails: among them, the server key must be the one its
  * credentials are sealed under, and each credential's key must open in its own row.
  */
-/** Holds the handle before the store's own fields, which build the parts over it, are set. */
-class OverHandle {
-  constructor(protected readonly h: SqliteHandle) {}
-}
-
-export class SqliteAuthorityStore extends OverHandle implements AuthorityStore {
-  private readonly runs = new SqliteRuns(this.h);
-  private readonly credentials = new SqliteCredentials(this.h);
-  private readonly events = new SqliteEvents(this.h);
-  private readonly queue = new SqliteCommands(this.h);
-  private readonly notes = new SqliteDiagnostics(this.h);
-  private readonly connections = new SqliteConnections(this.h);
-
-  readonly registerRun = this.runs.registerRun.bind(this.runs);
-  readonly run = this.runs.run.bind(this.runs);
-  readonly runCursor = this.runs.runCursor.bind(this.runs);
-  readonly runIds = this.runs.runIds.bind(this.runs);
-
-  readonly insertTicket = this.credentials.insertTicket.bind(this.credentials);
-  readonly credential = this.credentials.credential.bind(this.credentials);
-  readonly reauthorize = this.credentials.reauthorize.bind(this.credentials);
-  readonly revoke = this.credentials.revoke.bind(this.credentials);
-  readonly renewLease = this.credentials.renewLease.bind(this.credentials);
-  readonly prune = this.credentials.prune.bind(this.credentials);
-
-  readonly committedEvent = this.events.committedEvent.bind(this.events);
-  readonly committedWindow = this.events.committedWindow.bind(this.events);
-  readonly countRedelivery = this.events.countRedelivery.bind(this.events);
-  readonly commitEvent = this.events.commitEvent.bind(this.events);
-  readonly commitEvents = this.events.commitEvents.bind(this.events);
-  readonly eventLog = this.events.eventLog.bind(this.events);
-
-  readonly command = this.queue.command.bind(this.queue);
-  readonly commands = this.queue.commands.bind(this.queue);
-  readonly appendCommand = this.queue.appendCommand.bind(this.queue);
-  readonly deliverNextCommand = this.queue.deliverNextCommand.bind(this.queue);
-  readonly recordCommandResult = this.queue.recordCommandResult.bind(this.queue);
-
-  readonly recordMalformedFrame = this.notes.recordMalformedFrame.bind(this.notes);
-  readonly recordDiagnostic = this.notes.recordDiagnostic.bind(this.notes);
-  readonly recordAuthFailure = this.notes.recordAuthFailure.bind(this.notes);
-  readonly diagnostics = this.notes.diagnostics.bind(this.notes);
-  readonly authFailures = this.notes.authFailures.bind(this.notes);
-
-  readonly runnerConnections = this.connections.runnerConnections.bind(this.connections);
-  readonly subscribe = this.connections.subscribe.bind(this.connections);
-
-  private constructor(h: SqliteHandle) {
-    super(h);
+export class SqliteAuthorityStore extends PartsStore implements AuthorityStore {
+  private constructor(private readonly h: SqliteHandle) {
+    const connections = new SqliteConnections(h);
+    super({
+      runs: new SqliteRuns(h),
+      credentials: new SqliteCredentials(h),
+      events: new SqliteEvents(h),
+      commands: new SqliteCommands(h),
+      diagnostics: new SqliteDiagnostics(h),
+      connections,
+      // One process holds a SQLite store: its notices are its own connections part's.
+      notices: connections,
+    });
   }
 
   get path(): string {

@@ -1,0 +1,122 @@
+import type {
+  AuthorityStore,
+  CommandsPart,
+  ConnectionsPart,
+  CredentialsPart,
+  DiagnosticsPart,
+  EventsPart,
+  NoticesPart,
+  RunsPart,
+} from "./store.js";
+
+/** A store's parts, one per aggregate, each built by its database over one shared connection. */
+export interface StoreParts {
+  runs: RunsPart;
+  credentials: CredentialsPart;
+  events: EventsPart;
+  commands: CommandsPart;
+  diagnostics: DiagnosticsPart;
+  connections: ConnectionsPart;
+  notices: NoticesPart;
+}
+
+type P<K extends keyof AuthorityStore> = Parameters<AuthorityStore[K]>;
+
+/**
+ * The AuthorityStore methods that a part answers, routed once for both databases: each store
+ * builds its parts and passes them here, and keeps only what is its own (opening, closing,
+ * where it lives). A new aggregate is a new part, a new slice in store.ts and its routes here.
+ */
+export abstract class PartsStore implements Omit<AuthorityStore, "close"> {
+  constructor(private readonly parts: StoreParts) {}
+
+  registerRun(...a: P<"registerRun">) {
+    return this.parts.runs.registerRun(...a);
+  }
+  run(...a: P<"run">) {
+    return this.parts.runs.run(...a);
+  }
+  runCursor(...a: P<"runCursor">) {
+    return this.parts.runs.runCursor(...a);
+  }
+  runIds(...a: P<"runIds">) {
+    return this.parts.runs.runIds(...a);
+  }
+
+  insertTicket(...a: P<"insertTicket">) {
+    return this.parts.credentials.insertTicket(...a);
+  }
+  credential(...a: P<"credential">) {
+    return this.parts.credentials.credential(...a);
+  }
+  reauthorize(...a: P<"reauthorize">) {
+    return this.parts.credentials.reauthorize(...a);
+  }
+  revoke(...a: P<"revoke">) {
+    return this.parts.credentials.revoke(...a);
+  }
+  renewLease(...a: P<"renewLease">) {
+    return this.parts.credentials.renewLease(...a);
+  }
+  prune(...a: P<"prune">) {
+    return this.parts.credentials.prune(...a);
+  }
+
+  committedEvent(...a: P<"committedEvent">) {
+    return this.parts.events.committedEvent(...a);
+  }
+  committedWindow(...a: P<"committedWindow">) {
+    return this.parts.events.committedWindow(...a);
+  }
+  countRedelivery(...a: P<"countRedelivery">) {
+    return this.parts.events.countRedelivery(...a);
+  }
+  commitEvent(...a: P<"commitEvent">) {
+    return this.parts.events.commitEvent(...a);
+  }
+  commitEvents(...a: P<"commitEvents">) {
+    return this.parts.events.commitEvents(...a);
+  }
+  eventLog(...a: P<"eventLog">) {
+    return this.parts.events.eventLog(...a);
+  }
+
+  command(...a: P<"command">) {
+    return this.parts.commands.command(...a);
+  }
+  commands(...a: P<"commands">) {
+    return this.parts.commands.commands(...a);
+  }
+  appendCommand(...a: P<"appendCommand">) {
+    return this.parts.commands.appendCommand(...a);
+  }
+  deliverNextCommand(...a: P<"deliverNextCommand">) {
+    return this.parts.commands.deliverNextCommand(...a);
+  }
+  recordCommandResult(...a: P<"recordCommandResult">) {
+    return this.parts.commands.recordCommandResult(...a);
+  }
+
+  recordMalformedFrame(...a: P<"recordMalformedFrame">) {
+    return this.parts.diagnostics.recordMalformedFrame(...a);
+  }
+  recordDiagnostic(...a: P<"recordDiagnostic">) {
+    return this.parts.diagnostics.recordDiagnostic(...a);
+  }
+  recordAuthFailure(...a: P<"recordAuthFailure">) {
+    return this.parts.diagnostics.recordAuthFailure(...a);
+  }
+  diagnostics(...a: P<"diagnostics">) {
+    return this.parts.diagnostics.diagnostics(...a);
+  }
+  authFailures(...a: P<"authFailures">) {
+    return this.parts.diagnostics.authFailures(...a);
+  }
+
+  runnerConnections(...a: P<"runnerConnections">) {
+    return this.parts.connections.runnerConnections(...a);
+  }
+  subscribe(...a: P<"subscribe">) {
+    return this.parts.notices.subscribe(...a);
+  }
+}
