@@ -27,13 +27,8 @@ import {
   parseProtocolVersion,
 } from "./options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
-import {
-  SANDBOX_UNAVAILABLE_EXIT,
-  sandboxPolicy,
-  sandboxRunnerdArgs,
-  withSandboxOptions,
-  type SandboxFlags,
-} from "./sandbox-options.js";
+import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
+import { sandboxRunnerdArgs, withSandboxOptions } from "./sandbox-options.js";
 import { agentTarget, scriptTarget } from "./run-target.js";
 import type { RunnerContractFlags } from "../authority/runner-contract.js";
 import { withRunnerContractOptions } from "./runner-contract-options.js";

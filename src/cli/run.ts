@@ -19,13 +19,8 @@ import {
   parseCredentialProvider,
 } from "./credential-options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
-import {
-  SANDBOX_UNAVAILABLE_EXIT,
-  sandboxPolicy,
-  sandboxRunnerdArgs,
-  withSandboxOptions,
-  type SandboxFlags,
-} from "./sandbox-options.js";
+import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
+import { sandboxRunnerdArgs, withSandboxOptions } from "./sandbox-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "../contract/id-suffix.js";
 import {

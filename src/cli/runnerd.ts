@@ -26,7 +26,8 @@ import { AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { addActivityCommands } from "./runnerd-activity.js";
 import { handoff } from "../runner/runnerd-handoff.js";
-import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, withSandboxOptions, type SandboxFlags } from "./sandbox-options.js";
+import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
+import { withSandboxOptions } from "./sandbox-options.js";
 import { scriptFromOption } from "./script-option.js";
 import { usageExitsTwo } from "./usage-exit.js";
 

@@ -3,9 +3,6 @@ import { resolve } from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { defaultSandboxMode, SANDBOX_MODES, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
 
-// The policy itself is the harness layer's: the runner library asks for it too.
-export { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
-
 const existing = (value: string, previous: string[] = []): string[] => {
   const path = resolve(value);
   if (!existsSync(path)) throw new InvalidArgumentError(`"${value}" does not exist`);
