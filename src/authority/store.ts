@@ -128,6 +128,27 @@ export interface AuthorityStore {
   /** The run's newest admitted connections (MAX_RUNNER_CONNECTIONS), oldest first, with the build each runner reported. */
   runnerConnections(runId: string): Promise<RunnerConnection[]>;
 
+  /** Stores a new API token (its digest only: the token itself is shown once and dropped). */
+  insertApiToken(token: ApiTokenRow): Promise<Result<void>>;
+  /** The token with this id, revoked or expired ones included (the caller judges them). */
+  apiToken(tokenId: string): Promise<ApiTokenRow | undefined>;
+  /** Every API token, oldest first. */
+  apiTokens(): Promise<ApiTokenRow[]>;
+  /** Marks a token revoked (`unknown_token` when there is none); revoking twice keeps the first time. */
+  revokeApiToken(tokenId: string, nowMs: number): Promise<Result<ApiTokenRow>>;
+  /**
+   * Creates a run from a spec in ONE transaction: the run (as `registerRun`), its spec row and
+   * its opening commands, so that nothing is half-created. When the run id is already stored
+   * with a spec of the same `specDigest`, nothing changes and `created` is false (a retry
+   * with the same Idempotency-Key); another digest, or a run without a spec, is refused with
+   * `idempotency_key_reused` or `run_exists`.
+   */
+  createRun(request: CreateRunRequest): Promise<Result<{ created: boolean; run: RunSnapshot; spec: RunSpecRow }>>;
+  /** The spec a run was created from through the API; undefined for runs registered otherwise. */
+  runSpec(runId: string): Promise<RunSpecRow | undefined>;
+  /** Runs, newest first, with their spec and cursor, filtered and paged (see RunQuery). */
+  listRuns(query: RunQuery): Promise<RunListPage>;
+
   /**
    * Changes committed through another store instance on the same database (another authority
    * process): a command queued, a run revoked. The listener runs after their commit. Returns
@@ -161,6 +182,10 @@ export type DiagnosticsPart = Pick<
 >;
 export type ConnectionsPart = Pick<AuthorityStore, "runnerConnections">;
 export type NoticesPart = Pick<AuthorityStore, "subscribe">;
+export type ApiPart = Pick<
+  AuthorityStore,
+  "insertApiToken" | "apiToken" | "apiTokens" | "revokeApiToken" | "createRun" | "runSpec" | "listRuns"
+>;
 
 /**
  * The open transaction of `commitEvent`, for the host's own rows: the caller's SQL runs on the
@@ -382,4 +407,74 @@ export interface NewCommandResult {
 export interface Diagnostic {
   code: string;
   message: string;
+}
+
+/** What an API token may do: each scope includes the ones before it. */
+export type ApiScope = "read" | "operate" | "admin";
+
+/** An API token as stored: a locator and a digest, never the token. */
+export interface ApiTokenRow {
+  /** `tok_<hex>`: the public part of the token, shown by `prp authority token list`. */
+  tokenId: string;
+  /** `sha256:<hex>` of the whole token. */
+  digest: string;
+  scope: ApiScope;
+  /** A person's note of what the token is for ("" when none). */
+  label: string;
+  createdAtUnixMs: number;
+  /** null: it never expires. */
+  expiresAtUnixMs: number | null;
+  revokedAtUnixMs: number | null;
+}
+
+/** What a run was created from (POST /v1/runs): the request as given, canonical JSON. */
+export interface RunSpecRow {
+  runId: string;
+  /** The spec's canonical JSON. */
+  spec: string;
+  /** `sha256:<hex>` of the request that created it: a retry must carry the same. */
+  specDigest: string;
+  labels: Record<string, string>;
+  priority: number;
+  /** The token that created it, or null. */
+  createdBy: string | null;
+  createdAtUnixMs: number;
+}
+
+export interface CreateRunRequest {
+  identity: RunIdentity;
+  init: RunInit;
+  spec: Omit<RunSpecRow, "runId" | "createdAtUnixMs">;
+  /** The opening commands, built for `init.protocolVersion` with controllerSeq 1, 2, … */
+  commands: NewCommand[];
+}
+
+/** `pending`: no event committed yet; `running`: events, no terminal; `ended`: run.terminal committed. */
+export type RunState = "pending" | "running" | "ended";
+
+export interface RunQuery {
+  state?: RunState;
+  /** `key=value` pairs the run's labels must all hold. */
+  labels?: Record<string, string>;
+  /** A substring of the run id or of its spec (case-insensitive). */
+  text?: string;
+  /** The cursor of the page before (RunListPage.next). */
+  after?: string;
+  /** 1–500. */
+  limit: number;
+}
+
+export interface RunListEntry {
+  runId: string;
+  state: RunState;
+  protocolVersion: number;
+  ackedSourceSeq: number;
+  createdAtUnixMs: number;
+  spec: RunSpecRow | null;
+}
+
+export interface RunListPage {
+  runs: RunListEntry[];
+  /** Pass as `after` for the next page; null on the last. */
+  next: string | null;
 }
