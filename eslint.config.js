@@ -11,6 +11,7 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
  */
 const LAYERS = [
   "contract",
+  "client",
   "storage",
   "reducer",
   "bundle",
@@ -18,6 +19,7 @@ const LAYERS = [
   "transport",
   "runner",
   "authority",
+  "api",
   "console",
   "fault",
   "cli",
