@@ -97,6 +97,7 @@ export async function liveConsole(prefix: string) {
           commandId: c.commandId,
           type: c.type,
           status: c.status,
+          deliveries: c.deliveryCount,
           payload: JSON.parse(c.payload) as Record<string, unknown>,
         })),
       ),
