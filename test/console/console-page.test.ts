@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { actionForChoice } from "../../src/contract/permission-choices.js";
 import { judgeRun } from "../cli/authority-run.js";
 import { until } from "../support/until.js";
 import { liveConsole, postFromPage, WAIT, type LiveConsole } from "./live-console.js";
@@ -187,6 +188,110 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
       .waitFor(WAIT);
     assert.equal(await runner.exited(), 0, runner.stderr());
     assert.deepEqual(resolutions(runId), [{ action: "accept_for_session", choice: "allow_always" }]);
+    await page.close();
+  });
+
+  it('"Deny always" is sent as the project\'s mapping (a decline of deny_always): judged from the command in the store', async () => {
+    const script = join(live.dir, "permission-deny-always.json");
+    writeFileSync(script, JSON.stringify(ALWAYS_SCRIPT));
+    const { runId, runner } = live.startRun(script);
+    const page = await openRun(runId);
+    const form = page.locator('form[data-request-id="request_permission_1"]');
+    await form.waitFor(WAIT);
+    // Must-fail twin: "deny always" sent as an allow is refused, and nothing reaches the store.
+    const mismatched = await postFromPage(page, runId, {
+      type: "request.resolve",
+      payload: { requestId: "request_permission_1", resolution: { action: "accept", choice: "deny_always" } },
+    });
+    assert.deepEqual(
+      [mismatched.status, mismatched.body.error?.code, mismatched.body.error?.path],
+      [400, "invalid_answer", "/payload/resolution/action"],
+    );
+    assert.deepEqual(
+      (await live.storedCommands(runId)).filter((c) => c.type === "request.resolve"),
+      [],
+      "the refused answer was not queued",
+    );
+    await form.getByLabel("Deny always").check();
+    await form.getByRole("button", { name: "Send answer" }).click();
+    await page
+      .getByTestId("terminal")
+      .getByText(/completed \/ succeeded/)
+      .waitFor(WAIT);
+    assert.equal(await runner.exited(), 0, runner.stderr());
+    const answers = (await live.storedCommands(runId)).filter((c) => c.type === "request.resolve");
+    assert.deepEqual(
+      answers.map((c) => [c.payload.requestId, c.payload.resolution, c.status]),
+      [["request_permission_1", { action: actionForChoice("deny_always"), choice: "deny_always" }, "completed"]],
+      "one answer, stored as the mapping sends deny_always, and applied by the runner",
+    );
+    assert.equal(actionForChoice("deny_always"), "decline", "the project's mapping: deny always is a decline");
+    assert.deepEqual(resolutions(runId), [{ action: "decline", choice: "deny_always" }]);
+    await page.close();
+  });
+
+  it("an answer the runner rejected leaves the request open: a correct answer is then accepted, delivered, and the run goes on", async () => {
+    const { runId, runner } = live.startRun("interactive-question");
+    const page = await openRun(runId);
+    const form = page.locator('form[data-request-id="request_question_1"]');
+    await form.waitFor(WAIT);
+    // A text answer to a question set, queued past the console (the admin command checks only its
+    // shape): the runner checks it against the question set and rejects it.
+    live.admin([
+      "authority",
+      "command",
+      runId,
+      "request.resolve",
+      "--json",
+      "--payload",
+      JSON.stringify({ requestId: "request_question_1", resolution: { action: "submit", text: "online" } }),
+    ]);
+    await until(
+      async () =>
+        (await live.storedCommands(runId)).some((c) => c.type === "request.resolve" && c.status === "rejected"),
+      "the runner to reject the text answer",
+    );
+    const answer = {
+      type: "request.resolve",
+      payload: {
+        requestId: "request_question_1",
+        resolution: {
+          action: "submit",
+          response: {
+            schema: "paperclip.question_response.v1",
+            answers: { strategy: { selectedOptionIds: ["offline"] } },
+          },
+        },
+      },
+    };
+    // The page offers the form again: the request is still waiting for an answer.
+    await form.getByRole("button", { name: "Send answers" }).waitFor(WAIT);
+    const again = await postFromPage(page, runId, answer);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    // Must-fail twin: an answer that is queued (not rejected) is the one answer; a third is refused.
+    const third = await postFromPage(page, runId, answer);
+    assert.deepEqual(
+      [third.status, third.body.error?.code],
+      [409, "request_already_answered"],
+      "a second answer while the first stands",
+    );
+    await page
+      .getByTestId("terminal")
+      .getByText(/completed \/ succeeded/)
+      .waitFor(WAIT);
+    assert.equal(await runner.exited(), 0, runner.stderr());
+    assert.deepEqual(judgeRun(live.committed(runId)), { runTerminalState: "succeeded", problems: [] });
+    assert.deepEqual(
+      (await live.storedCommands(runId))
+        .filter((c) => c.type === "request.resolve")
+        .map((c) => [c.status, c.deliveries > 0]),
+      [
+        ["rejected", true],
+        ["completed", true],
+      ],
+      "the rejected answer, then the accepted one, each delivered once",
+    );
+    assert.deepEqual(resolutions(runId), [answer.payload.resolution], "the harness got the accepted answer only");
     await page.close();
   });
 

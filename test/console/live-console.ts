@@ -10,6 +10,7 @@ import {
   type Child,
   type Daemon,
 } from "../cli/authority-processes.js";
+import { withStore } from "../../src/cli/authority-options.js";
 import { eventLines } from "../cli/authority-run.js";
 import { adminJson, runPrp } from "../cli/run-cli.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
@@ -25,7 +26,7 @@ export const WAIT = { timeout: 60_000 };
  * live browser tests drive. `close` stops every process it (or startRun) started.
  */
 export async function liveConsole(prefix: string) {
-  const { dir, store } = authorityFolder(prefix);
+  const { dir, key, store } = authorityFolder(prefix);
   const started: Child[] = [];
   let daemon: Daemon | undefined;
   let consoleProcess: ConsoleProcess | undefined;
@@ -89,6 +90,17 @@ export async function liveConsole(prefix: string) {
       if (!row) throw new Error(`prp authority runs lists no run ${runId}`);
       return row.commands;
     },
+    /** The run's commands as the authority's store holds them (read beside the daemon, as the admin commands read it). */
+    storedCommands: (runId: string) =>
+      withStore({ store: `sqlite:${join(dir, "store")}`, serverKeyFile: key }, async (s) =>
+        (await s.commands(runId)).map((c) => ({
+          commandId: c.commandId,
+          type: c.type,
+          status: c.status,
+          deliveries: c.deliveryCount,
+          payload: JSON.parse(c.payload) as Record<string, unknown>,
+        })),
+      ),
     /** The run's committed events, as `prp events --json` reads them from the store. */
     committed: (runId: string) => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout),
     /** A run of `script` (a name or a file) created in the store and its runner started against the daemon. */
@@ -131,6 +143,13 @@ export type LiveConsole = Awaited<ReturnType<typeof liveConsole>>;
 /** The positions the run page's timeline shows, in page order. */
 export const shownPositions = (page: Page) =>
   page.locator(".timeline li").evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-position"))));
+
+/** The header the page sends with every API call (its token, from its sessionStorage), as node:test may pass it into the page. */
+export const pageAuthHeaders = async (page: Page): Promise<Record<string, string>> => {
+  const token = (await page.evaluate('sessionStorage.getItem("prp-console-token")')) as string | null;
+  if (token === null) throw new Error("the page holds no access token");
+  return { authorization: `Bearer ${token}` };
+};
 
 /** A POST of a command from the page itself (its token, its origin): what a tampered page could send. */
 export const postFromPage = (page: Page, runId: string, body: unknown) =>
