@@ -10,7 +10,7 @@ import { ajvOptions } from "../../src/contract/compile.js";
 import { DATE_TIME } from "../../src/contract/formats.js";
 import { apiGeneratedFiles } from "../../scripts/api-files.js";
 import { packageRoot } from "../../src/contract/package-root.js";
-import { checkResponse, responseChecker } from "../support/openapi-responses.js";
+import { checkResponse, checkSchema, responseChecker } from "../support/openapi-responses.js";
 import { AT, event } from "./samples.js";
 
 const Ajv2020 = Ajv2020Module.default;
@@ -260,6 +260,18 @@ describe("checkResponse", () => {
     assert.throws(() => checkResponse("GET", "/v1/runs/{runId}", 201, run()), /does not declare/);
     assert.throws(() => checkResponse("GET", "/v1/nothing", 200, {}), /no path/);
     assert.throws(() => checkResponse("DELETE", "/v1/runs", 200, {}), /no DELETE/);
+  });
+
+  it("matches a requested path to its template, and checks one schema (an SSE event's data)", () => {
+    checkResponse("get", "/v1/runs/run%201/events?after=3", 200, { events: [], next: 3, ended: true });
+    assert.throws(
+      () => checkResponse("get", "/v1/runs/r1/events", 200, { events: [], next: -1, ended: true }),
+      /does not match/,
+    );
+    assert.throws(() => checkResponse("get", "/v1/runs/r1/nothing", 200, {}), /no path/);
+    checkSchema("PrpEvent", event(2));
+    assert.throws(() => checkSchema("PrpEvent", event(2, { sourceSeq: 0 })), /does not match/);
+    assert.throws(() => checkSchema("NoSuchSchema", {}), /no schema/);
   });
 
   it("checks against the document it is given: a twin whose Run is closed off refuses a real run", () => {

@@ -23,6 +23,22 @@ const escape = (token: string): string => token.replace(/~/g, "~0").replace(/\//
 
 export interface ResponseChecker {
   checkResponse(method: string, pathTemplate: string, status: number, body: unknown, mediaType?: string): void;
+  /** Throws unless `value` matches the component schema `name` (e.g. PrpEvent for an SSE `data:`). */
+  checkSchema(name: string, value: unknown): void;
+}
+
+/** The document's path template a path matches: itself, or a URL path (query dropped) like /v1/runs/r1. */
+export function pathTemplateOf(paths: Record<string, unknown>, path: string): string | undefined {
+  if (path in paths) return path;
+  const bare = path.replace(/[?#].*$/, "");
+  if (bare in paths) return bare;
+  for (const template of Object.keys(paths)) {
+    const pattern = new RegExp(
+      `^${template.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\\{[^}]+\\\}/g, "[^/]+")}$`,
+    );
+    if (pattern.test(bare)) return template;
+  }
+  return undefined;
 }
 
 /** A checker over one document (the served one by default; a test may pass a broken twin). */
@@ -49,8 +65,10 @@ export function responseChecker(document: Json = openApiDocument()): ResponseChe
     checkResponse(method, pathTemplate, status, body, mediaType = "application/json") {
       const verb = method.toLowerCase();
       const paths = document.paths as Json;
-      const item = paths[pathTemplate] as Json | undefined;
-      assert.ok(item, `the OpenAPI document has no path ${pathTemplate}`);
+      const template = pathTemplateOf(paths, pathTemplate);
+      assert.ok(template, `the OpenAPI document has no path ${pathTemplate}`);
+      pathTemplate = template;
+      const item = paths[pathTemplate] as Json;
       const operation = item[verb] as Json | undefined;
       assert.ok(operation, `the OpenAPI document has no ${method.toUpperCase()} ${pathTemplate}`);
       const responses = operation.responses as Json;
@@ -85,6 +103,23 @@ export function responseChecker(document: Json = openApiDocument()): ResponseChe
         );
       }
     },
+    checkSchema(name, value) {
+      assert.ok(
+        (document.components as Json).schemas && name in ((document.components as Json).schemas as Json),
+        `the OpenAPI document has no schema ${name}`,
+      );
+      const pointer = `#/components/schemas/${escape(name)}`;
+      let validate = compiled.get(pointer);
+      if (validate === undefined) {
+        validate = ajv.compile({ $ref: `${DOCUMENT_ID}${pointer}` });
+        compiled.set(pointer, validate);
+      }
+      if (!validate(value)) {
+        assert.fail(
+          `${name}: the value does not match the document: ${ajv.errorsText(validate.errors, { separator: "; " })}\nvalue: ${JSON.stringify(value).slice(0, 2000)}`,
+        );
+      }
+    },
   };
 }
 
@@ -93,7 +128,8 @@ let served: ResponseChecker | undefined;
 /**
  * Throws (an AssertionError) unless `body` is what the document declares for `status` of
  * `method pathTemplate` (e.g. "GET", "/v1/runs/{runId}/events", 200). `pathTemplate` is the
- * document's template, not the URL that was requested.
+ * document's template, or the path that was requested (`/v1/runs/r1/events?after=3`), which is
+ * matched to its template.
  */
 export function checkResponse(
   method: string,
@@ -104,4 +140,10 @@ export function checkResponse(
 ): void {
   served ??= responseChecker();
   served.checkResponse(method, pathTemplate, status, body, mediaType);
+}
+
+/** Throws unless `value` matches the document's component schema `name` (PrpEvent, CommittedEvent, …). */
+export function checkSchema(name: string, value: unknown): void {
+  served ??= responseChecker();
+  served.checkSchema(name, value);
 }
