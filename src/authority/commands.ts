@@ -8,7 +8,7 @@ import { fail, ok, type Refusal, type Result } from "./errors.js";
 import { MAX_COMMAND_BYTES, RESULT_STATUSES, type ResultStatus } from "./limits.js";
 import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
-import type { AuthorityStore, CommandRow } from "./store.js";
+import type { AuthorityStore, CommandRow, NewCommand } from "./store.js";
 
 export interface CommandQueueOptions {
   store: AuthorityStore;
@@ -83,18 +83,9 @@ export class CommandQueue {
     payload: unknown,
     id: string | undefined,
   ): Promise<Result<QueuedCommand>> {
-    if (typeof type !== "string" || type === "")
-      return fail("invalid_command", "/type", "the command type must be a non-empty string");
-    if (!isPlainObject(payload)) return fail("invalid_command", "/payload", "the payload must be a JSON object");
-    if (id !== undefined && (typeof id !== "string" || id.length < 1 || id.length > 160 || CONTROL.test(id))) {
-      return fail("invalid_command", "/commandId", "a command id must be 1–160 characters without control characters");
-    }
-    let canonicalPayload: string;
-    try {
-      canonicalPayload = canonicalJson(payload);
-    } catch (err) {
-      return fail("invalid_command", "/payload", `the payload is not canonical JSON data: ${(err as Error).message}`);
-    }
+    const checked = checkCommandInput(type, payload, id);
+    if (!checked.ok) return checked;
+    const canonicalPayload = checked.value;
     if (id !== undefined) {
       const existing = await this.store.command(runId, id);
       if (existing) return sameCommand(existing, type, canonicalPayload);
@@ -103,42 +94,24 @@ export class CommandQueue {
     for (let attempt = 0; attempt < 3; attempt++) {
       const run = await this.store.run(runId);
       if (!run) return fail("unknown_run", "/runId", `no run ${runId}`);
-      // A v1 run never gets a v2 command (wire.md D2): said by name, not as a schema failure.
-      const needs = commandSince(type);
-      if (needs > run.protocolVersion)
+      if (run.terminalSourceSeq !== null)
         return fail(
-          "command_needs_newer_version",
-          "/type",
-          `${type} needs protocol version ${needs} or later; run ${runId} is on version ${run.protocolVersion}`,
+          "run_ended",
+          "/runId",
+          `run ${runId} has ended (its run.terminal is committed): it takes no more commands`,
         );
       const controllerSeq = run.commandCount + 1;
-      const commandId = id ?? defaultCommandId(controllerSeq);
-      const envelope = {
-        schema: `paperclip.prp.command.v${run.protocolVersion}`,
-        commandId,
-        controllerSeq,
-        type,
-        issuedAt: new Date(this.now()).toISOString(),
-        payload,
-      };
-      // The runner admits commands by this same rule: what is queued here, it can fingerprint.
-      const admitted = admit("command", envelope);
-      if (!admitted.ok)
-        return fail("invalid_command", admitted.error.path, `${admitted.error.code}: ${admitted.error.message}`);
-      const text = admitted.canonical;
-      const bytes = Buffer.byteLength(text);
-      if (bytes > MAX_COMMAND_BYTES)
-        return fail("command_too_large", "", `the command is ${bytes} bytes; the limit is ${MAX_COMMAND_BYTES}`);
-      const appended = await this.store.appendCommand(
-        runId,
-        { commandId, controllerSeq, type, payload: canonicalPayload, envelope: text },
-        this.now(),
+      const built = buildCommand(
+        { runId, protocolVersion: run.protocolVersion },
+        { controllerSeq, commandId: id ?? defaultCommandId(controllerSeq), type, payload, nowMs: this.now() },
       );
+      if (!built.ok) return built;
+      const appended = await this.store.appendCommand(runId, built.value, this.now());
       if (appended.ok) return ok(queued(appended.value, true));
       if (appended.error.code === "controller_seq_moved") continue;
       if (appended.error.code === "command_conflict") {
         // The id appeared meanwhile (another instance), or a caller-chosen id took the default one.
-        const existing = await this.store.command(runId, commandId);
+        const existing = await this.store.command(runId, built.value.commandId);
         if (existing && id !== undefined) return sameCommand(existing, type, canonicalPayload);
       }
       return appended;
@@ -209,6 +182,69 @@ export class CommandQueue {
   private refuse<T>(runId: string, refusal: Refusal): Promise<Result<T>> {
     return recordRefusal(this.store, runId, refusal, this.now());
   }
+}
+
+/** A command's type, payload and id as given: the payload's canonical JSON, or why not. */
+function checkCommandInput(type: unknown, payload: unknown, id: string | undefined): Result<string> {
+  if (typeof type !== "string" || type === "")
+    return fail("invalid_command", "/type", "the command type must be a non-empty string");
+  if (!isPlainObject(payload)) return fail("invalid_command", "/payload", "the payload must be a JSON object");
+  if (id !== undefined && (typeof id !== "string" || id.length < 1 || id.length > 160 || CONTROL.test(id))) {
+    return fail("invalid_command", "/commandId", "a command id must be 1–160 characters without control characters");
+  }
+  try {
+    return ok(canonicalJson(payload));
+  } catch (err) {
+    return fail("invalid_command", "/payload", `the payload is not canonical JSON data: ${(err as Error).message}`);
+  }
+}
+
+export interface CommandToBuild {
+  controllerSeq: number;
+  commandId: string;
+  type: string;
+  payload: unknown;
+  nowMs: number;
+}
+
+/**
+ * One command's stored row: a `paperclip.prp.command.vN` envelope for the run's protocol
+ * version, checked by the codec the runner admits commands with, and frozen as canonical JSON
+ * (the runner fingerprints the whole command, so every delivery must be the same bytes). The
+ * queue builds each command with it, and a run created from a spec its opening commands.
+ */
+export function buildCommand(run: { runId: string; protocolVersion: number }, c: CommandToBuild): Result<NewCommand> {
+  const checked = checkCommandInput(c.type, c.payload, c.commandId);
+  if (!checked.ok) return checked;
+  // A v1 run never gets a v2 command (wire.md D2): said by name, not as a schema failure.
+  const needs = commandSince(c.type);
+  if (needs > run.protocolVersion)
+    return fail(
+      "command_needs_newer_version",
+      "/type",
+      `${c.type} needs protocol version ${needs} or later; run ${run.runId} is on version ${run.protocolVersion}`,
+    );
+  const envelope = {
+    schema: `paperclip.prp.command.v${run.protocolVersion}`,
+    commandId: c.commandId,
+    controllerSeq: c.controllerSeq,
+    type: c.type,
+    issuedAt: new Date(c.nowMs).toISOString(),
+    payload: c.payload,
+  };
+  const admitted = admit("command", envelope);
+  if (!admitted.ok)
+    return fail("invalid_command", admitted.error.path, `${admitted.error.code}: ${admitted.error.message}`);
+  const bytes = Buffer.byteLength(admitted.canonical);
+  if (bytes > MAX_COMMAND_BYTES)
+    return fail("command_too_large", "", `the command is ${bytes} bytes; the limit is ${MAX_COMMAND_BYTES}`);
+  return ok({
+    commandId: c.commandId,
+    controllerSeq: c.controllerSeq,
+    type: c.type,
+    payload: checked.value,
+    envelope: admitted.canonical,
+  });
 }
 
 function queued(row: CommandRow, created: boolean): QueuedCommand {

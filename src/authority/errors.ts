@@ -47,6 +47,16 @@ export type AuthorityErrorCode =
   | "command_queue_full"
   | "invalid_command_result"
   | "unknown_command"
+  // a run whose run.terminal is committed takes no more commands
+  | "run_ended"
+  // the HTTP API (src/api): tokens, runs created from a spec, the run list
+  | "token_missing"
+  | "token_invalid"
+  | "token_exists"
+  | "unknown_token"
+  | "run_exists"
+  | "idempotency_key_reused"
+  | "invalid_request"
   | "command_not_delivered"
   | "command_result_mismatch"
   // a command type the run's negotiated protocol version does not have (wire.md D2)

@@ -1,4 +1,5 @@
 import type {
+  ApiTokensPart,
   AuthorityStore,
   CommandsPart,
   ConnectionsPart,
@@ -6,6 +7,7 @@ import type {
   DiagnosticsPart,
   EventsPart,
   NoticesPart,
+  RunSpecsPart,
   RunsPart,
 } from "./store.js";
 
@@ -18,6 +20,8 @@ export interface StoreParts {
   diagnostics: DiagnosticsPart;
   connections: ConnectionsPart;
   notices: NoticesPart;
+  tokens: ApiTokensPart;
+  specs: RunSpecsPart;
 }
 
 type P<K extends keyof AuthorityStore> = Parameters<AuthorityStore[K]>;
@@ -118,5 +122,28 @@ export abstract class PartsStore implements Omit<AuthorityStore, "close"> {
   }
   subscribe(...a: P<"subscribe">) {
     return this.parts.notices.subscribe(...a);
+  }
+
+  insertApiToken(...a: P<"insertApiToken">) {
+    return this.parts.tokens.insertApiToken(...a);
+  }
+  apiToken(...a: P<"apiToken">) {
+    return this.parts.tokens.apiToken(...a);
+  }
+  apiTokens(...a: P<"apiTokens">) {
+    return this.parts.tokens.apiTokens(...a);
+  }
+  revokeApiToken(...a: P<"revokeApiToken">) {
+    return this.parts.tokens.revokeApiToken(...a);
+  }
+
+  createRun(...a: P<"createRun">) {
+    return this.parts.specs.createRun(...a);
+  }
+  runSpec(...a: P<"runSpec">) {
+    return this.parts.specs.runSpec(...a);
+  }
+  listRuns(...a: P<"listRuns">) {
+    return this.parts.specs.listRuns(...a);
   }
 }

@@ -8,6 +8,8 @@ import { PostgresEvents } from "./postgres/events.js";
 import { PostgresHandle } from "./postgres/handle.js";
 import { migratePostgres } from "./postgres/migrate.js";
 import { PostgresNotices } from "./postgres/notices.js";
+import { PostgresApiTokens } from "./postgres/api-tokens.js";
+import { PostgresRunSpecs } from "./postgres/run-specs.js";
 import { PostgresRuns } from "./postgres/runs.js";
 import { opensServerKeyCheck, serverKeyCheck } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
@@ -62,6 +64,8 @@ export class PostgresAuthorityStore extends PartsStore implements AuthorityStore
       diagnostics: new PostgresDiagnostics(h),
       connections: new PostgresConnections(h),
       notices,
+      tokens: new PostgresApiTokens(h),
+      specs: new PostgresRunSpecs(h),
     });
   }
 

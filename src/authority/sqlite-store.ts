@@ -11,6 +11,8 @@ import { SqliteHandle } from "./sqlite/handle.js";
 import { SqliteOpenChecks } from "./sqlite/open-checks.js";
 import { SqliteRuns } from "./sqlite/runs.js";
 import { PartsStore } from "./parts-store.js";
+import { SqliteApiTokens } from "./sqlite/api-tokens.js";
+import { SqliteRunSpecs } from "./sqlite/run-specs.js";
 import type { AuthorityStore } from "./store.js";
 
 export interface SqliteStoreOptions {
@@ -46,6 +48,8 @@ export class SqliteAuthorityStore extends PartsStore implements AuthorityStore {
       connections,
       // One process holds a SQLite store: its notices are its own connections part's.
       notices: connections,
+      tokens: new SqliteApiTokens(h),
+      specs: new SqliteRunSpecs(h),
     });
   }
 

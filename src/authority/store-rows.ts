@@ -4,6 +4,8 @@ import { StateError } from "../storage/private-sqlite.js";
 import { openAuthKeyDigest, sealAuthKeyDigest, type CredentialPlace } from "./sealed-credential.js";
 import type { ServerKey } from "./server-key.js";
 import type {
+  ApiScope,
+  ApiTokenRow,
   CommandRow,
   CommittedEventRow,
   CredentialRow,
@@ -11,6 +13,7 @@ import type {
   RunCursor,
   RunnerConnection,
   RunSnapshot,
+  RunSpecRow,
 } from "./store.js";
 
 /**
@@ -137,4 +140,25 @@ export const runnerConnectionFrom = (r: Row): RunnerConnection => ({
   runnerVersion: r.runner_version as string | null,
   runnerDigest: r.runner_digest as string | null,
   contractDigest: r.contract_digest as string | null,
+});
+
+export const apiTokenFrom = (r: Row): ApiTokenRow => ({
+  tokenId: r.token_id as string,
+  digest: r.digest as string,
+  scope: r.scope as ApiScope,
+  label: r.label as string,
+  createdAtUnixMs: r.created_at as number,
+  expiresAtUnixMs: r.expires_at as number | null,
+  revokedAtUnixMs: r.revoked_at as number | null,
+});
+
+/** A run_specs row (the columns prefixed `spec_` when read beside a run: see run-list-query.ts). */
+export const runSpecFrom = (r: Row): RunSpecRow => ({
+  runId: r.run_id as string,
+  spec: r.spec as string,
+  specDigest: r.spec_digest as string,
+  labels: JSON.parse(r.labels as string) as Record<string, string>,
+  priority: r.priority as number,
+  createdBy: r.created_by as string | null,
+  createdAtUnixMs: r.spec_created_at as number,
 });

@@ -6,10 +6,12 @@ import type {
   CommandRow,
   CredentialRow,
   LeaseRenewal,
+  NewCommand,
   NewCommandResult,
   NewCommittedEvent,
   ReauthorizeRequest,
   RenewLeaseRequest,
+  RunSpecRow,
 } from "./store.js";
 
 /**
@@ -191,4 +193,33 @@ export function commandResultDecision(
     return ok({ duplicate: true, command });
   }
   return ok({ duplicate: false, command: { ...command, status: res.status, result: res.result } });
+}
+
+/**
+ * `createRun` on a run id already stored: a retry of the same request (same spec digest) finds
+ * it again; anything else is refused, because the id was derived from a reused Idempotency-Key
+ * or belongs to a run registered without a spec.
+ */
+export function existingRunRefusal(runId: string, stored: RunSpecRow | undefined, specDigest: string): Refusal | null {
+  if (!stored)
+    return fail("run_exists", "/runId", `run ${runId} is already in this store, registered without an API spec`);
+  if (stored.specDigest !== specDigest)
+    return fail(
+      "idempotency_key_reused",
+      "",
+      `this Idempotency-Key already created run ${runId} from another request: use a new key for a new run`,
+    );
+  return null;
+}
+
+/** The opening commands of a new run, checked before any row is written. */
+export function openingCommandsRefusal(runId: string, commands: readonly NewCommand[]): Refusal | null {
+  for (const [i, c] of commands.entries()) {
+    const refused = appendCommandRefusal(runId, i, c.controllerSeq);
+    if (refused) return refused;
+  }
+  const ids = new Set(commands.map((c) => c.commandId));
+  return ids.size === commands.length
+    ? null
+    : fail("command_conflict", "/commands", "two opening commands share an id");
 }

@@ -182,10 +182,8 @@ export type DiagnosticsPart = Pick<
 >;
 export type ConnectionsPart = Pick<AuthorityStore, "runnerConnections">;
 export type NoticesPart = Pick<AuthorityStore, "subscribe">;
-export type ApiPart = Pick<
-  AuthorityStore,
-  "insertApiToken" | "apiToken" | "apiTokens" | "revokeApiToken" | "createRun" | "runSpec" | "listRuns"
->;
+export type ApiTokensPart = Pick<AuthorityStore, "insertApiToken" | "apiToken" | "apiTokens" | "revokeApiToken">;
+export type RunSpecsPart = Pick<AuthorityStore, "createRun" | "runSpec" | "listRuns">;
 
 /**
  * The open transaction of `commitEvent`, for the host's own rows: the caller's SQL runs on the

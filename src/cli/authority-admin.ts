@@ -266,14 +266,8 @@ Example:
         const parsed = parseJson(opts.payload);
         if (!parsed.ok) throw refusal({ ...parsed.error, path: `--payload${parsed.error.path}` });
         const queued = await withStore(opts, async (store) => {
-          const run = await knownRun(store, runId);
-          // Its runner is gone once run.terminal is committed: a command queued now would wait forever.
-          if (run.terminalSourceSeq !== null)
-            throw refusal({
-              code: "run_ended",
-              path: "/runId",
-              message: `run ${runId} has ended (run.terminal is committed): it takes no more commands`,
-            });
+          await knownRun(store, runId);
+          // A run whose run.terminal is committed is refused by the queue (run_ended): no runner would take it.
           const q = await new CommandQueue({ store }).queueCommand(runId, type, parsed.value, opts.id);
           if (!q.ok) throw refusal(q.error);
           return q.value;

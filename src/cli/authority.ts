@@ -4,6 +4,7 @@ import { StateError } from "../storage/private-sqlite.js";
 import { registerAuthorityAdmin } from "./authority-admin.js";
 import { CliFailure, MISCONFIGURED, runAction } from "./authority-options.js";
 import { registerAuthorityServe } from "./authority-serve.js";
+import { registerTokens } from "./authority-tokens.js";
 
 function registerKey(authority: Command): void {
   authority
@@ -37,9 +38,10 @@ export function registerAuthority(program: Command): void {
   const authority = program
     .command("authority")
     .description(
-      "the control-plane authority: serve runners (serve), and administer its store (key, run create, ticket, command, runs, revoke)",
+      "the control-plane authority: serve runners (serve), and administer its store (key, run create, ticket, command, runs, revoke, token)",
     );
   registerAuthorityServe(authority);
   registerKey(authority);
   registerAuthorityAdmin(authority);
+  registerTokens(authority);
 }

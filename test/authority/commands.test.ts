@@ -3,7 +3,7 @@ import { after, describe, it } from "node:test";
 import { defaultCommandId, semanticToolResultCommandId } from "../../src/authority/commands.js";
 import { MAX_COMMAND_BYTES, MAX_COMMANDS } from "../../src/authority/limits.js";
 import { decodeValue } from "../../src/contract/decode.js";
-import { authority, codeOf, connect, tempRoot, unwrap, withRun, type Authority } from "./support.js";
+import { authority, codeOf, connect, event, tempRoot, unwrap, withRun, type Authority } from "./support.js";
 
 async function ready(dir: string, protocolVersion?: number): Promise<Authority> {
   const a = authority(dir);
@@ -86,6 +86,34 @@ describe("authority command queue (runtime.md §5.8)", () => {
     assert.equal(codeOf(await a.commands.queueCommand("run_1", "turn.start", { text: "y" })), "command_conflict");
     assert.equal((await a.store.run("run_1"))!.commandCount, 2);
     await a.store.close();
+  });
+
+  it("refuses a command for a run whose run.terminal is committed; a re-queue of a stored id still answers", async () => {
+    const a = await ready(tmp.dir());
+    const first = unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "a" }, "command_a"));
+    const conn = (await connect(a)).connectionId;
+    const terminal = event(1, 1, { eventType: "run.terminal" });
+    unwrap(
+      await a.store.commitEvent(
+        "run_1",
+        conn,
+        {
+          sourceSeq: 1,
+          sourceEventId: terminal.sourceEventId as string,
+          eventType: "run.terminal",
+          priority: terminal.priority as number,
+          envelope: JSON.stringify(terminal),
+        },
+        a.clock.now(),
+      ),
+    );
+    const refused = await a.commands.queueCommand("run_1", "run.cancel", {});
+    assert.equal(codeOf(refused), "run_ended");
+    assert.equal((await a.store.commands("run_1")).length, 1, "nothing queued");
+    assert.equal(
+      unwrap(await a.commands.queueCommand("run_1", "turn.start", { text: "a" }, "command_a")).controllerSeq,
+      first.controllerSeq,
+    );
   });
 
   it("refuses bad input, an oversize command and the 501st command", async () => {

@@ -1,5 +1,5 @@
 import { StateError } from "../../storage/private-sqlite.js";
-import { POSTGRES_V1, POSTGRES_V2, SQLITE_V1, SQLITE_V2 } from "./schema.js";
+import { POSTGRES_V1, POSTGRES_V2, POSTGRES_V3, SQLITE_V1, SQLITE_V2, SQLITE_V3 } from "./schema.js";
 
 /**
  * One forward-only step of the authority store's schema, for both databases: applied in
@@ -26,6 +26,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "runner connections: each admitted connection with the build its runner reported (contract digest)",
     sqlite: SQLITE_V2,
     postgres: POSTGRES_V2,
+  },
+  {
+    version: 3,
+    name: "HTTP API: bearer tokens (digests only), each API-created run's spec and labels",
+    sqlite: SQLITE_V3,
+    postgres: POSTGRES_V3,
   },
 ];
 

@@ -154,3 +154,40 @@ CREATE TABLE runner_connections (
   runner_version TEXT, runner_digest TEXT, contract_digest TEXT,
   PRIMARY KEY (run_id, connection_number));
 `;
+
+/** Version 3, the HTTP API's: its bearer tokens (digests only), and what each run was created from. */
+const apiTables = (integer: string) => `
+CREATE TABLE api_tokens (
+  token_id TEXT PRIMARY KEY,
+  digest TEXT NOT NULL,
+  scope TEXT NOT NULL CHECK (scope IN ('read', 'operate', 'admin')),
+  label TEXT NOT NULL,
+  created_at ${integer} NOT NULL, expires_at ${integer}, revoked_at ${integer})`;
+
+export const SQLITE_V3 = `
+${apiTables("INTEGER")} STRICT;
+CREATE TABLE run_specs (
+  run_id TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+  spec TEXT NOT NULL, spec_digest TEXT NOT NULL, labels TEXT NOT NULL,
+  priority INTEGER NOT NULL, created_by TEXT, created_at INTEGER NOT NULL) STRICT;
+CREATE TABLE run_labels (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)) STRICT;
+CREATE INDEX run_labels_by_value ON run_labels (key, value);
+CREATE INDEX runs_by_created ON runs (created_at, run_id);
+`;
+
+export const POSTGRES_V3 = `
+${apiTables("BIGINT")};
+CREATE TABLE run_specs (
+  run_id TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+  spec TEXT NOT NULL, spec_digest TEXT NOT NULL, labels TEXT NOT NULL,
+  priority INTEGER NOT NULL, created_by TEXT, created_at BIGINT NOT NULL);
+CREATE TABLE run_labels (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (run_id, key));
+CREATE INDEX run_labels_by_value ON run_labels (key, value);
+CREATE INDEX runs_by_created ON runs (created_at, run_id COLLATE "C");
+`;

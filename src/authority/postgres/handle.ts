@@ -3,7 +3,8 @@ import type pg from "pg";
 import type { CredentialPlace } from "../sealed-credential.js";
 import type { ServerKey } from "../server-key.js";
 import { credentialFrom, sealedAuthKey, snapshotFrom, type Row } from "../store-rows.js";
-import type { CredentialRow, RunSnapshot, StoreNotice } from "../store.js";
+import type { RunIdentity } from "../identity.js";
+import type { CredentialRow, RunInit, RunSnapshot, StoreNotice } from "../store.js";
 
 /** The channel every instance on the database listens on. */
 export const CHANNEL = "prp_authority";
@@ -60,6 +61,23 @@ export class PostgresHandle {
   }
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.pool.query(sql, params)).rows as Row[];
+  }
+  /** A new run's row, unless the id is taken (then the caller reads what is stored). */
+  async insertRun(c: pg.PoolClient, id: RunIdentity, init: RunInit): Promise<void> {
+    await c.query(
+      `INSERT INTO runs (run_id, runner_instance_id, environment_lease_id, normalized_session_id, turn_id, item_id, protocol_version, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING`,
+      [
+        id.runId,
+        id.runnerInstanceId,
+        id.environmentLeaseId,
+        id.normalizedSessionId,
+        id.turnId,
+        id.itemId,
+        init.protocolVersion,
+        init.nowMs,
+      ],
+    );
   }
   async lockRun(c: pg.PoolClient, runId: string): Promise<Row | undefined> {
     return (await c.query("SELECT * FROM runs WHERE run_id = $1 FOR UPDATE", [runId])).rows[0] as Row | undefined;

@@ -13,20 +13,7 @@ export class PostgresRuns implements RunsPart {
     if (!checked.ok) return checked;
     const id = checked.value;
     return this.h.transaction(async (c) => {
-      await c.query(
-        `INSERT INTO runs (run_id, runner_instance_id, environment_lease_id, normalized_session_id, turn_id, item_id, protocol_version, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING`,
-        [
-          id.runId,
-          id.runnerInstanceId,
-          id.environmentLeaseId,
-          id.normalizedSessionId,
-          id.turnId,
-          id.itemId,
-          init.protocolVersion,
-          init.nowMs,
-        ],
-      );
+      await this.h.insertRun(c, id, init);
       const run = (await this.h.lockRun(c, id.runId))!;
       const differs = identityDifference(identityFrom(run), id);
       if (differs)

@@ -5,7 +5,8 @@ import type { CredentialPlace } from "../sealed-credential.js";
 import type { ServerKey } from "../server-key.js";
 import { credentialFrom, sealedAuthKey, snapshotFrom, type Row } from "../store-rows.js";
 import { currentConnection } from "../store-rules.js";
-import type { CredentialRow, RunSnapshot } from "../store.js";
+import type { RunIdentity } from "../identity.js";
+import type { CredentialRow, RunInit, RunSnapshot } from "../store.js";
 
 /**
  * The one connection every part of the SQLite store shares (runs, credentials, events,
@@ -51,6 +52,22 @@ export class SqliteHandle {
     // A cached statement: db.pragma() prepares one per call, and this runs once per event.
     const pages = this.sql("PRAGMA page_count").pluck().get() as number;
     return pages * this.pageSize + extraBytes > this.maxStoreBytes;
+  }
+
+  /** A new run's row (the caller checked the identity and that the id is new). */
+  insertRun(id: RunIdentity, init: RunInit): void {
+    this.sql(
+      "INSERT INTO runs (run_id, runner_instance_id, environment_lease_id, normalized_session_id, turn_id, item_id, protocol_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    ).run(
+      id.runId,
+      id.runnerInstanceId,
+      id.environmentLeaseId,
+      id.normalizedSessionId,
+      id.turnId,
+      id.itemId,
+      init.protocolVersion,
+      init.nowMs,
+    );
   }
 
   runRow(runId: string): Row | undefined {

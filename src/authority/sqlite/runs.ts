@@ -20,20 +20,7 @@ export class SqliteRuns implements RunsPart {
           return fail("run_identity_mismatch", `/${differs}`, `run ${id.runId} is stored with another ${differs}`);
         return ok(this.h.snapshot(existing));
       }
-      this.h
-        .sql(
-          "INSERT INTO runs (run_id, runner_instance_id, environment_lease_id, normalized_session_id, turn_id, item_id, protocol_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .run(
-          id.runId,
-          id.runnerInstanceId,
-          id.environmentLeaseId,
-          id.normalizedSessionId,
-          id.turnId,
-          id.itemId,
-          init.protocolVersion,
-          init.nowMs,
-        );
+      this.h.insertRun(id, init);
       return ok(this.h.snapshot(this.h.runRow(id.runId)!));
     });
   }

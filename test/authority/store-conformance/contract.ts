@@ -58,10 +58,14 @@ const command = (n: number, overrides: Partial<NewCommand> = {}): NewCommand => 
   ...overrides,
 });
 
+/** A further part of the suite (one aggregate's tests), run inside it, before the factory stops. */
+export type ConformancePart = (name: string, factory: StoreFactory) => void;
+
 /** Every method of AuthorityStore, its contract, the same tests for each implementation. */
-export function storeConformance(name: string, factory: StoreFactory): void {
+export function storeConformance(name: string, factory: StoreFactory, parts: readonly ConformancePart[] = []): void {
   describe(`AuthorityStore conformance: ${name}`, () => {
     after(() => factory.stop());
+    for (const part of parts) part(name, factory);
 
     /** A fresh store with run_1 registered and a runner connected (connection_1). */
     async function connected(): Promise<{ o: OpenedStore; a: Authority; conn: string }> {

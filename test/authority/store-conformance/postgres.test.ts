@@ -1,11 +1,12 @@
 import { PostgresAuthorityStore } from "../../../src/authority/postgres-store.js";
 import { startTestPostgres, withPgClient, type TestPostgres } from "../../support/postgres.js";
 import { serverKey } from "../support.js";
-import { storeConformance, type OpenedStore } from "./contract.js";
+import { apiPartsConformance } from "./api-parts.js";
+import { storeConformance, type OpenedStore, type StoreFactory } from "./contract.js";
 
 let server: Promise<TestPostgres> | null = null;
 
-storeConformance("PostgreSQL", {
+const factory: StoreFactory = {
   async open(): Promise<OpenedStore> {
     server ??= startTestPostgres();
     const url = await (await server).database();
@@ -50,4 +51,6 @@ storeConformance("PostgreSQL", {
   stop: async () => {
     if (server) await (await server).stop();
   },
-});
+};
+
+storeConformance("PostgreSQL", factory, [apiPartsConformance]);

@@ -3,7 +3,8 @@ import Database from "better-sqlite3";
 import { STORE_FILE } from "../../../src/authority/limits.js";
 import { SqliteAuthorityStore } from "../../../src/authority/sqlite-store.js";
 import { serverKey, tempRoot } from "../support.js";
-import { storeConformance, type OpenedStore } from "./contract.js";
+import { apiPartsConformance } from "./api-parts.js";
+import { storeConformance, type OpenedStore, type StoreFactory } from "./contract.js";
 
 const tmp = tempRoot("prp-store-conformance-");
 
@@ -17,7 +18,7 @@ function raw<T>(dir: string, fn: (db: Database.Database) => T): T {
   }
 }
 
-storeConformance("SQLite", {
+const factory: StoreFactory = {
   async open(): Promise<OpenedStore> {
     const dir = tmp.dir();
     return {
@@ -50,4 +51,6 @@ storeConformance("SQLite", {
     };
   },
   stop: async () => tmp.cleanup(),
-});
+};
+
+storeConformance("SQLite", factory, [apiPartsConformance]);
