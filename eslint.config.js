@@ -34,7 +34,14 @@ const layerZones = LAYERS.slice(0, -1).map((layer, index) => ({
 
 export default tseslint.config(
   {
-    ignores: ["dist/**", "node_modules/**", "protocol/**", "src/contract/generated/**", "console/web/dist/**"],
+    ignores: [
+      "dist/**",
+      "node_modules/**",
+      "protocol/**",
+      "src/contract/generated/**",
+      "src/contract/api/generated/**",
+      "console/web/dist/**",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -59,6 +59,8 @@ describe("the package as a user gets it", () => {
       "package/bin/prp-runnerd.js",
       "package/dist/src/runner/index.d.ts",
       "package/dist/src/contract/generated/validators.cjs",
+      "package/dist/src/client/index.d.ts",
+      "package/dist/src/contract/api/generated/types.d.ts",
       "package/protocol/contract-digest.json",
     ]) {
       assert.ok(listing.includes(`${path}\n`), `${path} is missing from the tarball`);
@@ -98,6 +100,18 @@ describe("the package as a user gets it", () => {
     );
 
     copyFileSync(EXAMPLE, join(app, "library.ts"));
+    // prp-kit/client: its shipped declarations type-check, and it loads.
+    writeFileSync(
+      join(app, "client.ts"),
+      [
+        'import { PrpApiError, PrpClient, type CommittedEvent, type Run } from "prp-kit/client";',
+        'const client = new PrpClient({ baseUrl: "http://127.0.0.1:1", token: "t" });',
+        "export const follow: (id: string) => AsyncIterable<CommittedEvent> = (id) => client.follow(id);",
+        "export const get: (id: string) => Promise<Run> = (id) => client.getRun(id);",
+        'console.log(typeof client.follow, new PrpApiError(404, "unknown_run", "no such run").code);',
+        "",
+      ].join("\n"),
+    );
     writeFileSync(
       join(app, "tsconfig.json"),
       JSON.stringify({
@@ -111,11 +125,15 @@ describe("the package as a user gets it", () => {
           skipLibCheck: false,
           types: ["node"],
         },
-        files: ["library.ts"],
+        files: ["library.ts", "client.ts"],
       }),
     );
     await step("tsc", process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "."], app, 180_000);
     const output = await step("the example", process.execPath, [join(app, "out/library.js")], app, 120_000);
     assert.match(output, /^\d+ events committed, the last run\.terminal\n$/);
+    assert.equal(
+      await step("prp-kit/client", process.execPath, [join(app, "out/client.js")], app, 60_000),
+      "function unknown_run\n",
+    );
   });
 });
