@@ -33,6 +33,8 @@ export class GroupCommit {
   constructor(
     private readonly store: AuthorityStore,
     private readonly now: () => number,
+    /** Told, once per transaction and after it has committed, which runs it committed events to. */
+    private readonly afterCommit: ((runIds: ReadonlySet<string>) => void) | undefined = undefined,
     private readonly maxBatch = MAX_GROUP_COMMIT,
   ) {}
 
@@ -55,6 +57,10 @@ export class GroupCommit {
           this.now(),
         );
         batch.forEach((p, i) => p.resolve(results[i]!));
+        if (this.afterCommit) {
+          const runs = new Set(batch.filter((_, i) => results[i]!.ok).map((p) => p.item.runId));
+          if (runs.size > 0) this.afterCommit(runs);
+        }
       } catch (err) {
         for (const p of batch) p.reject(err);
       }

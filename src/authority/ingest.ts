@@ -25,6 +25,8 @@ export type OnCommittedEvent = (
 export interface EventIngestOptions {
   store: AuthorityStore;
   onCommittedEvent?: OnCommittedEvent;
+  /** After a transaction has committed events: the runs they belong to (no transaction is open). */
+  afterCommit?: (runIds: ReadonlySet<string>) => void;
   now?: () => number;
 }
 
@@ -106,7 +108,7 @@ export class EventIngest {
     this.store = options.store;
     this.onCommittedEvent = options.onCommittedEvent;
     this.now = options.now ?? Date.now;
-    this.group = new GroupCommit(this.store, this.now);
+    this.group = new GroupCommit(this.store, this.now, options.afterCommit);
   }
 
   /** Stages the event and waits for its outcome: the ACK to send, or the refusal. */

@@ -33,6 +33,12 @@ export interface AuthorityServerSettings {
   runnerContract?: RunnerContractOptions;
   /** The caller's durable commit: the authority acknowledges an event only after it returns. */
   onCommittedEvent?: OnCommittedEvent;
+  /**
+   * Told after each store transaction that committed events, with their runs: a notice for
+   * readers of the store (the HTTP API's event streams), not part of the commit. Unlike
+   * onCommittedEvent it adds no work inside the transaction, and no event waits for it.
+   */
+  afterCommit?: (runIds: ReadonlySet<string>) => void;
   /** The host's reaction to auth.credentials.updated, awaited in the same commit before the ACK (credentials-updated.ts). */
   onCredentialsUpdated?: OnCredentialsUpdated;
   leaseTtlMs?: number;

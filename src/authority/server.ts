@@ -106,6 +106,7 @@ export class AuthorityServer {
         store,
         ...clock,
         ...onCommitted(withCredentialsCallback(options.onCommittedEvent, options.onCredentialsUpdated)),
+        ...(options.afterCommit ? { afterCommit: options.afterCommit } : {}),
       }),
     );
   }

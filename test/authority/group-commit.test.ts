@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { ok } from "../../src/authority/errors.js";
-import type { OnCommittedEvent } from "../../src/authority/ingest.js";
+import { EventIngest, type OnCommittedEvent } from "../../src/authority/ingest.js";
 import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
 import type { AuthorityStore, BatchedEvent } from "../../src/authority/store.js";
 import type { RunIdentity } from "../../src/authority/identity.js";
@@ -98,6 +98,44 @@ describe("group commit: one transaction per tick for every connection, each ACK 
       [1, 0, 1],
     );
     await a.store.close();
+  });
+
+  it("afterCommit is told once per transaction, after it, of the runs it committed events to (not a refused one's)", async () => {
+    const store = SqliteAuthorityStore.open(tmp.dir(), { serverKey });
+    const a = authority("", { store });
+    const connections: string[] = [];
+    for (const n of [1, 2, 3]) {
+      await withRun(a, n);
+      connections.push((await connect(a, `run_${n}`)).connectionId);
+    }
+    const told: Array<{ runs: string[]; stored: number[] }> = [];
+    const ingest = new EventIngest({
+      store,
+      now: a.clock.now,
+      afterCommit: (runs) => {
+        // Read back at once: what the notice names is already in the store for any reader.
+        const ids = [...runs].sort();
+        told.push({ runs: ids, stored: [] });
+        void Promise.all(ids.map(async (r) => (await store.eventLog(r, 0, 10)).length)).then((n) =>
+          told.at(-1)!.stored.push(...n),
+        );
+      },
+    });
+    const results = await Promise.all([
+      ingest.ingest("run_1", connections[0]!, event(1, 1)),
+      ingest.ingest("run_2", connections[1]!, event(2, 2)),
+      ingest.ingest("run_3", connections[2]!, event(1, 3)),
+    ]);
+    assert.deepEqual(
+      results.map((r) => (r.ok ? r.value.ack.ackedSourceSeq : r.error.code)),
+      [1, "sequence_gap", 1],
+    );
+    await until(
+      () => told.at(-1)?.stored.length === 2,
+      () => `the read-back after the notice: ${JSON.stringify(told)}`,
+    );
+    assert.deepEqual(told, [{ runs: ["run_1", "run_3"], stored: [1, 1] }]);
+    await store.close();
   });
 
   it("four runners on the wire: every ACK they receive is after its commit, by the store's record and by the database", async () => {
