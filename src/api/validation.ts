@@ -1,17 +1,16 @@
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import type { FastifySchemaCompiler } from "fastify";
 import { API_SCHEMAS, type ApiSchemaName } from "../contract/api/schemas.js";
+import { DATE_TIME } from "../contract/formats.js";
 import { ApiError } from "./errors.js";
 
 /** A route's schema: a reference into API_SCHEMAS, which stays the one source. */
 export const apiSchema = (name: ApiSchemaName) => ({ $ref: `${API_SCHEMAS.$id}#/$defs/${name}` });
 
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-
 function newAjv(coerceTypes: false | "array"): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, removeAdditional: false, allErrors: false, coerceTypes, useDefaults: false });
-  // The API schemas name date-time for responses; checked here without another dependency.
-  ajv.addFormat("date-time", { type: "string", validate: (s: string) => DATE_TIME.test(s) && !isNaN(Date.parse(s)) });
+  // The contract's own date-time rule, as its validators apply it.
+  ajv.addFormat("date-time", DATE_TIME);
   ajv.addSchema(API_SCHEMAS);
   return ajv;
 }

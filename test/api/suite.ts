@@ -5,7 +5,7 @@ import type { AuthorityStore } from "../../src/authority/store.js";
 import { unwrap } from "../authority/support.js";
 import { until } from "../support/until.js";
 import { follow } from "./sse-client.js";
-import { createRun, fakeRunner, judgeStream, startApi, type TestApi } from "./support.js";
+import { checker, createRun, fakeRunner, judgeStream, startApi, type TestApi } from "./support.js";
 
 /** What the store holds of runs and commands: a refusal must leave it unchanged. */
 async function storeShape(store: AuthorityStore) {
@@ -347,6 +347,7 @@ export function apiSuite(kind: string, open: () => Promise<AuthorityStore>, clos
       const log = await store.eventLog(runId, 0, 1000);
       assert.equal(judgeStream([...got, ...resumed.events()], log), null, "cut and resumed: every event once");
       assert.equal(judgeStream(steady.events(), log), null, "a steady follower: every event once");
+      for (const e of steady.events()) checker.checkSchema("PrpEvent", JSON.parse(e.data));
       // The judge's must-fail twins: it sees one event dropped and one duplicated.
       const joined = [...got, ...resumed.events()];
       assert.match(

@@ -5,6 +5,14 @@ import { EventIngest } from "../../src/authority/ingest.js";
 import type { ApiScope, AuthorityStore } from "../../src/authority/store.js";
 import { event as sampleEvent, terminal } from "../contract/samples.js";
 import { unwrap } from "../authority/support.js";
+import { openApiDocument } from "../../src/contract/api/openapi.js";
+import { pathTemplateOf, responseChecker } from "../support/openapi-responses.js";
+
+/** Every JSON answer a test gets is checked against the served OpenAPI document. */
+const document = openApiDocument();
+export const checker = responseChecker(document);
+/** A route the document lacks (the bad-input table asks one) has nothing to be checked against. */
+const documented = (path: string) => pathTemplateOf(document.paths as Record<string, unknown>, path) !== undefined;
 
 /** The API over `store` on 127.0.0.1, and one token per scope. */
 export interface TestApi {
@@ -70,6 +78,13 @@ export async function startApi(store: AuthorityStore, options: Partial<ApiServer
       } catch {
         // Not JSON (an SSE body, an empty answer): the test reads `text`.
       }
+      if (
+        json !== undefined &&
+        path !== "/v1/openapi.json" &&
+        documented(path) &&
+        res.headers.get("content-type")?.startsWith("application/json")
+      )
+        checker.checkResponse(method, path, res.status, json);
       return { status: res.status, headers: res.headers, text, json };
     },
   };
