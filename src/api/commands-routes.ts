@@ -6,7 +6,7 @@ import { answerProblem, endedRunProblem } from "./command-checks.js";
 import type { ApiContext } from "./context.js";
 import { ApiError, refusal } from "./errors.js";
 import { idempotencyKey } from "./idempotency.js";
-import { commandReceipt, reduceRun } from "./run-view.js";
+import { commandReceipt } from "./run-view.js";
 import { knownRun } from "./runs-routes.js";
 import { apiSchema } from "./validation.js";
 
@@ -47,7 +47,7 @@ export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
         if (ended) throw refusal(ended);
         if (type === "request.resolve") {
           const [session, commands] = await Promise.all([
-            reduceRun(store, runId, run.ackedSourceSeq),
+            ctx.sessions.session(runId, run.ackedSourceSeq),
             store.commands(runId),
           ]);
           const problem = answerProblem(session, commands, payload);

@@ -40,19 +40,40 @@ export const commandReceipt = (c: CommandRow, created?: boolean) => ({
   ...(created === undefined ? {} : { created }),
 });
 
-/** The reducer's session of every committed event of the run, read in pages. */
-export async function reduceRun(store: AuthorityStore, runId: string, upto: number): Promise<SessionSnapshot> {
-  let snapshot = createSnapshot({});
-  for (let at = 0; at < upto;) {
-    const rows = await store.eventLog(runId, at, Math.min(READ_PAGE, upto - at));
-    if (rows.length === 0) break;
-    snapshot = applyEvents(
-      snapshot,
-      rows.map((r) => JSON.parse(r.envelope) as PrpEvent),
-    );
-    at = rows.at(-1)!.sourceSeq;
+/**
+ * The reducer's session of each run, kept for the runs asked about most recently: a request
+ * reads and applies only the events committed since the last one, never the whole run again.
+ */
+export class SessionCache {
+  private readonly sessions = new Map<string, { snapshot: SessionSnapshot; upto: number }>();
+
+  constructor(
+    private readonly store: Pick<AuthorityStore, "eventLog">,
+    private readonly maxRuns = 64,
+  ) {}
+
+  /** The session of the run's events 1…`upto` (its committed count when asked). */
+  async session(runId: string, upto: number): Promise<SessionSnapshot> {
+    const cached = this.sessions.get(runId);
+    let { snapshot, upto: at } = cached && cached.upto <= upto ? cached : { snapshot: createSnapshot({}), upto: 0 };
+    while (at < upto) {
+      const rows = await this.store.eventLog(runId, at, Math.min(READ_PAGE, upto - at));
+      if (rows.length === 0) break;
+      snapshot = applyEvents(
+        snapshot,
+        rows.map((r) => JSON.parse(r.envelope) as PrpEvent),
+      );
+      at = rows.at(-1)!.sourceSeq;
+    }
+    const latest = this.sessions.get(runId);
+    if (!latest || latest.upto <= at) {
+      // Re-inserted, so the Map's order is least recently used first.
+      this.sessions.delete(runId);
+      this.sessions.set(runId, { snapshot, upto: at });
+      if (this.sessions.size > this.maxRuns) this.sessions.delete(this.sessions.keys().next().value!);
+    }
+    return snapshot;
   }
-  return snapshot;
 }
 
 /**
@@ -61,12 +82,13 @@ export async function reduceRun(store: AuthorityStore, runId: string, upto: numb
  */
 export async function runBody(
   store: AuthorityStore,
+  sessions: SessionCache,
   run: RunSnapshot,
   spec: RunSpecRow | undefined,
   createdAtUnixMs: number,
 ) {
   const runId = run.identity.runId;
-  const session = await reduceRun(store, runId, run.ackedSourceSeq);
+  const session = await sessions.session(runId, run.ackedSourceSeq);
   const { timeline: _timeline, processedEventIds: _processed, ...rest } = session;
   const commands = await store.commands(runId);
   return {

@@ -63,7 +63,7 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const created = await store.createRun(createRunRequest(request.body, identity, token.tokenId, ctx.now()));
       if (!created.ok) throw refusal(created.error);
       const { run, spec } = created.value;
-      const body = await runBody(store, run, spec, spec.createdAtUnixMs);
+      const body = await runBody(store, ctx.sessions, run, spec, spec.createdAtUnixMs);
       return reply.code(created.value.created ? 201 : 200).send(body);
     },
   );
@@ -95,7 +95,13 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const run = await knownRun(store, request.params.runId);
       const spec = await store.runSpec(run.identity.runId);
-      return runBody(store, run, spec, spec?.createdAtUnixMs ?? (await createdAt(store, run.identity.runId)));
+      return runBody(
+        store,
+        ctx.sessions,
+        run,
+        spec,
+        spec?.createdAtUnixMs ?? (await createdAt(store, run.identity.runId)),
+      );
     },
   );
 

@@ -12,6 +12,7 @@ import { EventFeed } from "./event-feed.js";
 import { eventRoutes } from "./events-routes.js";
 import { jsonBodyOnly } from "./json-body.js";
 import { DEFAULT_API_LIMITS, type ApiLimits } from "./limits.js";
+import { SessionCache } from "./run-view.js";
 import { runRoutes } from "./runs-routes.js";
 import { validationError, validatorCompiler } from "./validation.js";
 
@@ -60,6 +61,7 @@ export const ApiServer = {
     const ctx: ApiContext = {
       store: options.store,
       feed,
+      sessions: new SessionCache(options.store),
       limits,
       runnerConnectUrl: options.runnerConnectUrl.replace(/\/+$/, ""),
       now,
