@@ -78,8 +78,8 @@ class Sink extends EventEmitter {
   }
 }
 
-const feedOver = (log: ReturnType<typeof memoryLog>, maxBufferedBytes = 1 << 20) =>
-  new EventFeed({ store: log.store, pollMs: 5, maxBufferedBytes, keepAliveMs: 60_000, onError: (e) => assert.fail(e) });
+const feedOver = (log: ReturnType<typeof memoryLog>, maxBufferedBytes = 1 << 20, keepAliveMs = 60_000) =>
+  new EventFeed({ store: log.store, pollMs: 5, maxBufferedBytes, keepAliveMs, onError: (e) => assert.fail(e) });
 
 describe("the live event feed", () => {
   it("reads each commit once and writes the same bytes to every follower", async () => {
@@ -170,6 +170,23 @@ describe("the live event feed", () => {
       );
       assert.equal(judgeStream(early.events(), log.rows), null);
       assert.equal(judgeStream(late.events(), log.rows), null);
+    } finally {
+      feed.close();
+    }
+  });
+
+  it("sends an idle follower keep-alive comments", async () => {
+    const log = memoryLog();
+    const feed = feedOver(log, 1 << 20, 20);
+    try {
+      const idle = new Sink();
+      await feed.follow("run_1", 0, idle as unknown as ServerResponse);
+      await until(
+        () => idle.text().startsWith(":\n\n:\n\n"),
+        () => "two keep-alive comments",
+        5000,
+      );
+      assert.deepEqual(idle.events(), [], "comments only, no event");
     } finally {
       feed.close();
     }

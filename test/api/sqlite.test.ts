@@ -1,4 +1,7 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { get as httpsGet } from "node:https";
 import { after, describe, it } from "node:test";
+import { makeTestCertificates } from "../support/certificates.js";
 import assert from "node:assert/strict";
 import { openStore, tempRoot } from "../authority/support.js";
 import { apiSuite } from "./suite.js";
@@ -59,6 +62,36 @@ describe("the API's port", () => {
         200,
         "another token has its own budget",
       );
+    } finally {
+      await t.api.close();
+      await t.store.close();
+    }
+  });
+
+  it("serves https with a TLS identity", async () => {
+    const dir = tmp.dir();
+    mkdirSync(dir, { recursive: true });
+    const certs = makeTestCertificates(dir);
+    const t = await startApi(openStore(tmp.dir()), {
+      tls: { cert: readFileSync(certs.serverCert), key: readFileSync(certs.serverKey) },
+    });
+    try {
+      assert.match(t.api.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpsGet(
+          `${t.api.url}/v1/runs`,
+          { ca: readFileSync(certs.caCert), headers: { authorization: `Bearer ${t.tokens.read}` }, timeout: 10_000 },
+          (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (d: string) => (body += d));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on("error", reject);
+      });
+      assert.equal(answer.status, 200, answer.body);
+      assert.deepEqual(JSON.parse(answer.body).runs, []);
     } finally {
       await t.api.close();
       await t.store.close();
