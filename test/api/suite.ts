@@ -289,7 +289,24 @@ export function apiSuite(kind: string, open: () => Promise<AuthorityStore>, clos
       assert.equal(first.status, 201, first.text);
       const second = await answer("request_1");
       assert.deepEqual([second.status, second.json.code], [409, "request_already_answered"]);
+      const cancel = { type: "run.cancel", payload: {} };
+      const queued = await t.call("POST", `/v1/runs/${runId}/commands`, {
+        scope: "operate",
+        body: cancel,
+        headers: { "idempotency-key": "cancel-1" },
+      });
+      assert.equal(queued.status, 201, queued.text);
       await runner.terminal();
+      const retry = await t.call("POST", `/v1/runs/${runId}/commands`, {
+        scope: "operate",
+        body: cancel,
+        headers: { "idempotency-key": "cancel-1" },
+      });
+      assert.deepEqual(
+        [retry.status, retry.json.commandId, retry.json.created],
+        [200, queued.json.commandId, false],
+        "a retry of a command queued before the end is answered as queued",
+      );
       const before = (await store.commands(runId)).length;
       const late = await t.call("POST", `/v1/runs/${runId}/commands`, {
         scope: "operate",
