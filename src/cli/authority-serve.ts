@@ -4,6 +4,7 @@ import { InvalidArgumentError } from "commander";
 import { describeStore } from "../authority/open-store.js";
 import { AuthorityServer } from "../authority/server.js";
 import type { AuthorityStore } from "../authority/store.js";
+import { ApiServer, type ApiServerHandle } from "../api/server.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
 import type { ConsoleServer } from "../console/server.js";
 import { StoreSource } from "../console/store-source.js";
@@ -33,6 +34,9 @@ interface ServeOptions extends StoreOptions, RunnerContractFlags {
   /** `--console [host:port]`: true for the default address. */
   console?: { host: string; port: number } | true;
   consoleUrlFile?: string;
+  /** `--api HOST:PORT`: also serve the HTTP API v1 on the same store. */
+  api?: { host: string; port: number };
+  corsOrigin?: string;
 }
 
 /** `HOST:PORT` (IPv6 in brackets); port 0 takes any free port. */
@@ -41,6 +45,19 @@ export function parseListen(value: string): { host: string; port: number } {
   const port = Number(m?.[2]);
   if (!m || port > 65_535) throw new InvalidArgumentError(`expected HOST:PORT (e.g. 127.0.0.1:0), got "${value}"`);
   return { host: m[1]!.replace(/^\[(.*)\]$/, "$1"), port };
+}
+
+/** `scheme://host[:port]`, exactly one origin: CORS opens to nothing wider. */
+function parseOrigin(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.origin !== value)
+    throw new InvalidArgumentError(`expected one origin such as https://app.example.com, got "${value}"`);
+  return value;
 }
 
 /** The TLS identity from `--tls-cert` and `--tls-key`, both or neither. */
@@ -92,6 +109,16 @@ export function registerAuthorityServe(authority: Command): void {
       "--console-url-file <file>",
       "where --console writes its URL with the access token (default: console-url in the sqlite: store's folder, else .prp/console-url); removed at exit",
     )
+    .option(
+      "--api <host:port>",
+      "also serve the HTTP API v1 (docs/api.md) on this address, on the same store; without TLS the host must be loopback. Its URL is printed as `api: URL` after the runner URL",
+      parseListen,
+    )
+    .option(
+      "--cors-origin <origin>",
+      "with --api: the one browser origin (scheme://host[:port]) allowed to call the API; CORS stays closed without it",
+      parseOrigin,
+    )
     .addHelpText(
       "after",
       `
@@ -109,14 +136,20 @@ The admin commands (prp authority run create, ticket, command, runs, revoke; prp
 the same store beside the daemon; the daemon reads it every --poll-ms and delivers new
 commands and revocations to the runners connected to it.
 
-SIGTERM or SIGINT: stop taking connections, close each runner's connection with the reason
+--api HOST:PORT serves the HTTP API v1 beside the runner listener, on the same store (docs/api.md):
+create runs, issue tickets, read and follow events (SSE), queue commands. Every route but
+GET /v1/openapi.json needs an API token (prp authority token create). Without TLS it listens on
+loopback only; with --tls-cert/--tls-key it serves https with the same certificate.
+
+SIGTERM or SIGINT: stop taking connections (and the API's), close each runner's connection with the reason
 authority_shutdown (runners keep their outbox and redial), let commits under way finish, close
 the store, exit 0.
 
 Examples:
   prp authority key --out /etc/prp/authority-key
   prp authority serve --store sqlite:/var/lib/prp/authority --server-key-file /etc/prp/authority-key --listen 127.0.0.1:43127
-  prp authority serve --listen 0.0.0.0:443 --tls-cert cert.pem --tls-key key.pem --server-key-file key`,
+  prp authority serve --listen 0.0.0.0:443 --tls-cert cert.pem --tls-key key.pem --server-key-file key
+  prp authority serve --server-key-file key --api 127.0.0.1:8080 --cors-origin https://app.example.com`,
     )
     .action((opts: ServeOptions) => runAction(() => serve(opts)));
 }
@@ -127,8 +160,12 @@ async function serve(opts: ServeOptions): Promise<number> {
   const tls = tlsIdentity(opts);
   const serverKey = loadServerKey(opts);
   const build = runnerBuild();
+  if (opts.corsOrigin !== undefined && opts.api === undefined)
+    throw new CliFailure("--cors-origin goes with --api", MISCONFIGURED);
   let store: AuthorityStore;
   let authority: AuthorityServer;
+  // Set once the API listens: each commit wakes its followers at once rather than at the next poll.
+  let api: ApiServerHandle | undefined;
   try {
     store = await openCliStore(location, {
       serverKey,
@@ -147,6 +184,14 @@ async function serve(opts: ServeOptions): Promise<number> {
       runnerContract: runnerContractFrom(opts, build.contractDigest),
       ...(opts.leaseTtlMs !== undefined ? { leaseTtlMs: opts.leaseTtlMs } : {}),
       ...(tls ? { tls } : {}),
+      ...(opts.api
+        ? {
+            // Called inside the commit's transaction: the wake reads after it, and the store's
+            // readers wait for an open transaction, so a follower never sees an uncommitted row.
+            onCommittedEvent: (_event: unknown, context: { runId: string }) =>
+              void setImmediate(() => api?.committed(context.runId)),
+          }
+        : {}),
       log: (message, fields) => log({ level: "info", event: fields?.event ?? "authority.note", ...fields, message }),
     });
   } catch (err) {
@@ -164,6 +209,26 @@ async function serve(opts: ServeOptions): Promise<number> {
     throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
   }
   console.log(url);
+  if (opts.api) {
+    try {
+      api = await ApiServer.start({
+        store,
+        host: opts.api.host,
+        port: opts.api.port,
+        runnerConnectUrl: url,
+        ...(tls ? { tls } : {}),
+        ...(opts.corsOrigin !== undefined ? { corsOrigin: opts.corsOrigin } : {}),
+        onError: (err) => log({ level: "warn", event: "api.failed", message: err.message }),
+      });
+    } catch (err) {
+      await authority.close();
+      await store.close();
+      serverKey.destroy();
+      throw new CliFailure(`api_listen_failed: ${(err as Error).message}`, MISCONFIGURED);
+    }
+    console.log(`api: ${api.url}`);
+    log({ level: "info", event: "api.listening", url: api.url });
+  }
   log({
     level: "info",
     event: "authority.listening",
@@ -185,6 +250,7 @@ async function serve(opts: ServeOptions): Promise<number> {
       console.log(publishConsoleUrl(urlFile, consoleServer.url));
     } catch (err) {
       await consoleServer?.close();
+      await api?.close();
       await authority.close();
       await store.close();
       serverKey.destroy();
@@ -205,6 +271,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   process.on("SIGINT", () => {});
   log({ level: "info", event: "authority.stopping", signal });
   await consoleServer?.close();
+  await api?.close();
   if (consoleServer) rmSync(urlFile, { force: true });
   await poller.stop();
   await authority.close();

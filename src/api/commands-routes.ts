@@ -1,0 +1,72 @@
+import type { FastifyInstance } from "fastify";
+import { CommandQueue } from "../authority/commands.js";
+import { sha256Hex } from "../contract/digest.js";
+import { tokenOf } from "./auth.js";
+import { answerProblem, endedRunProblem } from "./command-checks.js";
+import type { ApiContext } from "./context.js";
+import { ApiError, refusal } from "./errors.js";
+import { idempotencyKey } from "./idempotency.js";
+import { commandReceipt } from "./run-view.js";
+import { knownRun } from "./runs-routes.js";
+import { apiSchema } from "./validation.js";
+
+const RUN_PARAMS = {
+  type: "object",
+  additionalProperties: false,
+  required: ["runId"],
+  properties: { runId: { type: "string", minLength: 1, maxLength: 240 } },
+} as const;
+
+/** A retry's command id: the same token, run and Idempotency-Key name the same command. */
+export const idempotentCommandId = (tokenId: string, runId: string, key: string): string =>
+  `command_api_${sha256Hex(`${tokenId}\0${runId}\0${key}`).slice(0, 32)}`;
+
+/**
+ * POST /v1/runs/{runId}/commands: checked against the run (ended? for request.resolve: a
+ * request it asked and nobody answered), then queued through the authority's CommandQueue,
+ * whose contract codec has the last word. With an Idempotency-Key the command id is derived
+ * from it, so the queue's idempotent re-queue answers a retry and refuses another body.
+ */
+export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { store } = ctx;
+  const queue = new CommandQueue({ store, now: ctx.now });
+  app.post<{ Params: { runId: string }; Body: { type: string; payload: Record<string, unknown> } }>(
+    "/v1/runs/:runId/commands",
+    { config: { scope: "operate" }, schema: { params: RUN_PARAMS, body: apiSchema("CommandRequest") } },
+    async (request, reply) => {
+      const token = tokenOf(request);
+      const key = idempotencyKey(request.headers);
+      const run = await knownRun(store, request.params.runId);
+      const runId = run.identity.runId;
+      const { type, payload } = request.body;
+      const commandId = key === undefined ? undefined : idempotentCommandId(token.tokenId, runId, key);
+      // A retry of a command already queued is answered as queued, even once the run has ended.
+      const existing = commandId === undefined ? undefined : await store.command(runId, commandId);
+      if (!existing) {
+        const ended = endedRunProblem(run);
+        if (ended) throw refusal(ended);
+        if (type === "request.resolve") {
+          const [session, commands] = await Promise.all([
+            ctx.sessions.session(runId, run.ackedSourceSeq),
+            store.commands(runId),
+          ]);
+          const problem = answerProblem(session, commands, payload);
+          if (problem) throw refusal(problem);
+        }
+      }
+      const queued = await queue.queueCommand(runId, type, payload, commandId);
+      if (!queued.ok) {
+        if (queued.error.code === "command_conflict" && key !== undefined)
+          throw new ApiError(
+            "idempotency_key_reused",
+            "this Idempotency-Key was used for another command on this run",
+            "/headers/idempotency-key",
+          );
+        throw refusal(queued.error);
+      }
+      const row = await store.command(runId, queued.value.commandId);
+      if (!row) throw new ApiError("internal_error", "the queued command is not in the store");
+      return reply.code(queued.value.created ? 201 : 200).send(commandReceipt(row, queued.value.created));
+    },
+  );
+}

@@ -1,0 +1,153 @@
+import type { FastifyInstance } from "fastify";
+import { Credentials } from "../authority/credentials.js";
+import { MAX_BOOTSTRAP_TTL_MS } from "../authority/limits.js";
+import type { AuthorityStore, RunQuery, RunSnapshot, RunState } from "../authority/store.js";
+import { durableRunnerArgs } from "../runner/spawn.js";
+import { RUNNER_CONNECT_PATH_PREFIX } from "../transport/upgrade-server.js";
+import { tokenOf } from "./auth.js";
+import type { ApiContext } from "./context.js";
+import { createRunRequest, runIdentity, runIdSuffix, type RunSpec } from "./create-run.js";
+import { ApiError, refusal } from "./errors.js";
+import { idempotencyKey } from "./idempotency.js";
+import { MAX_RUN_PAGE } from "./limits.js";
+import { runBody, runSummary } from "./run-view.js";
+import { apiSchema } from "./validation.js";
+
+const RUN_PARAMS = {
+  type: "object",
+  additionalProperties: false,
+  required: ["runId"],
+  properties: { runId: { type: "string", minLength: 1, maxLength: 240 } },
+} as const;
+
+const LIST_QUERY = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    state: { enum: ["pending", "running", "ended"] },
+    label: {
+      type: "array",
+      maxItems: 32,
+      items: { type: "string", pattern: "^[a-z0-9][a-z0-9_.-]{0,62}:.*$", maxLength: 320 },
+    },
+    text: { type: "string", minLength: 1, maxLength: 256 },
+    after: { type: "string", minLength: 1, maxLength: 512 },
+    limit: { type: "integer", minimum: 1, maximum: MAX_RUN_PAGE },
+  },
+} as const;
+
+export async function knownRun(store: AuthorityStore, runId: string): Promise<RunSnapshot> {
+  const run = await store.run(runId);
+  if (!run) throw new ApiError("unknown_run", `no run ${runId}`, "/runId");
+  return run;
+}
+
+/** The harness flags of prp-runnerd for the run's agent. */
+function harnessArgs(spec: RunSpec | null): string[] {
+  if (spec?.agent.kind === "command") return ["--harness", "acp", "--agent-command", spec.agent.command];
+  if (spec?.agent.kind === "fake") return ["--script", spec.agent.script];
+  return ["--script", "happy-path"];
+}
+
+/** POST /v1/runs, GET /v1/runs, GET /v1/runs/{runId}, POST /v1/runs/{runId}/tickets. */
+export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { store } = ctx;
+
+  app.post<{ Body: RunSpec }>(
+    "/v1/runs",
+    { config: { scope: "operate" }, schema: { body: apiSchema("RunSpec") } },
+    async (request, reply) => {
+      const token = tokenOf(request);
+      const key = idempotencyKey(request.headers);
+      const identity = runIdentity(runIdSuffix(token.tokenId, key));
+      const created = await store.createRun(createRunRequest(request.body, identity, token.tokenId, ctx.now()));
+      if (!created.ok) throw refusal(created.error);
+      const { run, spec } = created.value;
+      const body = await runBody(store, ctx.sessions, run, spec, spec.createdAtUnixMs);
+      return reply.code(created.value.created ? 201 : 200).send(body);
+    },
+  );
+
+  app.get<{ Querystring: { state?: RunState; label?: string[]; text?: string; after?: string; limit?: number } }>(
+    "/v1/runs",
+    { config: { scope: "read" }, schema: { querystring: LIST_QUERY } },
+    async (request) => {
+      const q = request.query;
+      const query: RunQuery = { limit: q.limit ?? 100 };
+      if (q.state) query.state = q.state;
+      if (q.text !== undefined) query.text = q.text;
+      if (q.after !== undefined) query.after = q.after;
+      if (q.label) {
+        query.labels = {};
+        for (const pair of q.label) {
+          const colon = pair.indexOf(":");
+          query.labels[pair.slice(0, colon)] = pair.slice(colon + 1);
+        }
+      }
+      const page = await store.listRuns(query);
+      return { runs: page.runs.map(runSummary), next: page.next };
+    },
+  );
+
+  app.get<{ Params: { runId: string } }>(
+    "/v1/runs/:runId",
+    { config: { scope: "read" }, schema: { params: RUN_PARAMS } },
+    async (request) => {
+      const run = await knownRun(store, request.params.runId);
+      const spec = await store.runSpec(run.identity.runId);
+      return runBody(
+        store,
+        ctx.sessions,
+        run,
+        spec,
+        spec?.createdAtUnixMs ?? (await createdAt(store, run.identity.runId)),
+      );
+    },
+  );
+
+  app.post<{ Params: { runId: string }; Body: { ttlMs?: number; stateDir?: string } | undefined }>(
+    "/v1/runs/:runId/tickets",
+    {
+      config: { scope: "admin" },
+      schema: { params: RUN_PARAMS, body: apiSchema("TicketRequest") },
+      // No body at all is the empty request: every member has a default.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const run = await knownRun(store, request.params.runId);
+      const runId = run.identity.runId;
+      if (run.terminalSourceSeq !== null)
+        throw new ApiError("run_ended", `run ${runId} has ended: no runner will serve it again`, "/runId");
+      const credentials = Credentials.create({ store, now: ctx.now });
+      if (!credentials.ok) throw refusal(credentials.error);
+      const ticket = await credentials.value.issueBootstrapTicket(runId, request.body?.ttlMs ?? MAX_BOOTSTRAP_TTL_MS);
+      if (!ticket.ok) throw refusal(ticket.error);
+      const specRow = await store.runSpec(runId);
+      const spec = specRow ? (JSON.parse(specRow.spec) as RunSpec) : null;
+      const connectUrl = `${ctx.runnerConnectUrl}${RUNNER_CONNECT_PATH_PREFIX}${runId}`;
+      const runnerArgs = durableRunnerArgs({
+        connectUrl,
+        stateDir: request.body?.stateDir ?? "<state-dir>",
+        identity: run.identity,
+        harnessArgs: harnessArgs(spec),
+        protocolMax: run.protocolVersion,
+      });
+      return reply.code(201).send({
+        runId,
+        ticket: ticket.value.token,
+        expiresAt: new Date(ticket.value.expiresAtUnixMs).toISOString(),
+        connectUrl,
+        runnerArgs,
+        environment: { PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: ticket.value.token },
+      });
+    },
+  );
+}
+
+/** When a run registered outside the API was created: its list entry says. */
+async function createdAt(store: AuthorityStore, runId: string): Promise<number> {
+  const page = await store.listRuns({ text: runId, limit: MAX_RUN_PAGE });
+  return page.runs.find((r) => r.runId === runId)?.createdAtUnixMs ?? 0;
+}

@@ -1,0 +1,160 @@
+import cors from "@fastify/cors";
+import rateLimit from "@fastify/rate-limit";
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import type { AuthorityStore } from "../authority/store.js";
+import { openApiDocument } from "../contract/api/openapi.js";
+import { isLoopback } from "../transport/loopback.js";
+import { requireToken } from "./auth.js";
+import { commandRoutes } from "./commands-routes.js";
+import type { ApiContext } from "./context.js";
+import { ApiError, sendError } from "./errors.js";
+import { EventFeed } from "./event-feed.js";
+import { eventRoutes } from "./events-routes.js";
+import { jsonBodyOnly } from "./json-body.js";
+import { DEFAULT_API_LIMITS, type ApiLimits } from "./limits.js";
+import { SessionCache } from "./run-view.js";
+import { runRoutes } from "./runs-routes.js";
+import { validationError, validatorCompiler } from "./validation.js";
+
+export interface ApiServerOptions {
+  store: AuthorityStore;
+  host: string;
+  port: number;
+  /** PEM certificate chain and key: serve https, on any address. Without it, loopback only. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** The one browser origin allowed to call the API; CORS stays closed without it. */
+  corsOrigin?: string;
+  limits?: Partial<ApiLimits>;
+  /** The authority's runner base URL (ws:// or wss://), for the tickets' connect URL. */
+  runnerConnectUrl: string;
+  now?: () => number;
+  /** A failure nobody awaits (a stream's read): reported, the server goes on. */
+  onError?: (err: Error) => void;
+}
+
+export interface ApiServerHandle {
+  /** http(s)://HOST:PORT, the bound port. */
+  url: string;
+  /** Wakes the streams of `runId` at once: the authority committed an event to it. */
+  committed(runId: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * The public HTTP API v1 (docs/api.md): Fastify for routing, validation through our Ajv and the
+ * API's JSON Schemas, and raw-socket streaming of event streams. No cookies, nothing cached.
+ */
+export const ApiServer = {
+  async start(options: ApiServerOptions): Promise<ApiServerHandle> {
+    if (!options.tls && !isLoopback(options.host))
+      throw new Error(`the API listens on a loopback address without TLS, not ${options.host}`);
+    const limits: ApiLimits = { ...DEFAULT_API_LIMITS, ...options.limits };
+    const now = options.now ?? Date.now;
+    const onError = options.onError ?? (() => {});
+    const feed = new EventFeed({
+      store: options.store,
+      pollMs: limits.feedPollMs,
+      maxBufferedBytes: limits.followerBufferBytes,
+      keepAliveMs: limits.keepAliveCommentMs,
+      onError,
+    });
+    const ctx: ApiContext = {
+      store: options.store,
+      feed,
+      sessions: new SessionCache(options.store),
+      limits,
+      runnerConnectUrl: options.runnerConnectUrl.replace(/\/+$/, ""),
+      now,
+    };
+    const app = await buildApp(ctx, options);
+    try {
+      await app.listen({ host: options.host, port: options.port });
+    } catch (err) {
+      feed.close();
+      await app.close();
+      throw err;
+    }
+    const address = app.server.address();
+    if (address === null || typeof address === "string") throw new Error("the API server has no TCP address");
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    return {
+      url: `${options.tls ? "https" : "http"}://${host}:${address.port}`,
+      committed: (runId) => feed.wake(runId),
+      close: async () => {
+        // The streams first: app.close waits for open connections, and a stream never ends by itself.
+        feed.close();
+        await app.close();
+      },
+    };
+  },
+};
+
+async function buildApp(ctx: ApiContext, options: ApiServerOptions): Promise<FastifyInstance> {
+  const { limits } = ctx;
+  const app = Fastify({
+    ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
+    bodyLimit: limits.bodyLimit,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    return503OnClosing: true,
+    logger: false,
+  }) as unknown as FastifyInstance;
+  app.server.headersTimeout = limits.headersTimeoutMs;
+  app.server.maxConnections = limits.maxConnections;
+
+  app.decorateRequest("apiToken", null);
+  app.setValidatorCompiler(validatorCompiler());
+  jsonBodyOnly(app, limits.bodyLimit);
+
+  app.setErrorHandler((err: FastifyError & { validation?: unknown }, _request, reply) => {
+    if (err instanceof ApiError) return sendError(reply, err);
+    if (Array.isArray(err.validation))
+      return sendError(reply, validationError(err.validation, err.validationContext ?? "body"));
+    if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE")
+      return sendError(reply, {
+        code: "body_too_large",
+        message: `a request body may have at most ${limits.bodyLimit} bytes`,
+      });
+    if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE" || err.code === "FST_ERR_CTP_INVALID_CONTENT_LENGTH")
+      return sendError(reply, { code: "unsupported_media_type", message: "send the body as application/json" });
+    if (err.code === "FST_ERR_CTP_EMPTY_JSON_BODY")
+      return sendError(reply, { code: "invalid_json", message: "the body is empty; send a JSON object" });
+    if (typeof err.statusCode === "number" && err.statusCode < 500)
+      return sendError(reply, { code: "invalid_request", message: err.message });
+    options.onError?.(err);
+    return sendError(reply, { code: "internal_error", message: "the API failed to answer; try again" });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, { code: "not_found", message: `no route ${request.method} ${request.url.split("?")[0]}` }),
+  );
+
+  // Nothing the API answers is for a cache, and nothing sets or reads a cookie.
+  app.addHook("onSend", async (_request, reply) => {
+    reply.header("cache-control", "no-store");
+  });
+  if (options.corsOrigin !== undefined)
+    await app.register(cors, {
+      origin: options.corsOrigin,
+      methods: ["GET", "POST"],
+      allowedHeaders: ["authorization", "content-type", "idempotency-key", "last-event-id"],
+      credentials: false,
+      maxAge: 600,
+    });
+  app.addHook("onRequest", requireToken(ctx.store, ctx.now));
+  await app.register(rateLimit, {
+    global: true,
+    // After the token check: the limit is each token's, not each address's.
+    hook: "preHandler",
+    max: limits.rateMax,
+    timeWindow: limits.rateWindowMs,
+    keyGenerator: (request) => request.apiToken?.tokenId ?? `ip:${request.ip}`,
+    errorResponseBuilder: (_request, context) =>
+      new ApiError("rate_limited", `at most ${context.max} requests per ${context.after} per token; retry later`),
+  });
+
+  app.get("/v1/openapi.json", async () => openApiDocument());
+  runRoutes(app, ctx);
+  eventRoutes(app, ctx);
+  commandRoutes(app, ctx);
+  return app;
+}
