@@ -64,6 +64,7 @@ export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
           );
         throw refusal(queued.error);
       }
+      if (queued.value.created) ctx.commandQueued(runId);
       const row = await store.command(runId, queued.value.commandId);
       if (!row) throw new ApiError("internal_error", "the queued command is not in the store");
       return reply.code(queued.value.created ? 201 : 200).send(commandReceipt(row, queued.value.created));

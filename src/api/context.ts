@@ -13,4 +13,6 @@ export interface ApiContext {
   /** The authority's runner base URL (ws:// or wss://), for the tickets' connect URL. */
   runnerConnectUrl: string;
   now: () => number;
+  /** A command was queued: the authority in this process may deliver it now, not at its next poll. */
+  commandQueued: (runId: string) => void;
 }

@@ -95,13 +95,7 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const run = await knownRun(store, request.params.runId);
       const spec = await store.runSpec(run.identity.runId);
-      return runBody(
-        store,
-        ctx.sessions,
-        run,
-        spec,
-        spec?.createdAtUnixMs ?? (await createdAt(store, run.identity.runId)),
-      );
+      return runBody(store, ctx.sessions, run, spec, run.createdAtUnixMs);
     },
   );
 
@@ -144,10 +138,4 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
       });
     },
   );
-}
-
-/** When a run registered outside the API was created: its list entry says. */
-async function createdAt(store: AuthorityStore, runId: string): Promise<number> {
-  const page = await store.listRuns({ text: runId, limit: MAX_RUN_PAGE });
-  return page.runs.find((r) => r.runId === runId)?.createdAtUnixMs ?? 0;
 }

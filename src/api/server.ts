@@ -28,6 +28,8 @@ export interface ApiServerOptions {
   /** The authority's runner base URL (ws:// or wss://), for the tickets' connect URL. */
   runnerConnectUrl: string;
   now?: () => number;
+  /** Told when a command is queued, so that an authority in this process delivers it at once. */
+  commandQueued?: (runId: string) => void;
   /** A failure nobody awaits (a stream's read): reported, the server goes on. */
   onError?: (err: Error) => void;
 }
@@ -65,6 +67,7 @@ export const ApiServer = {
       limits,
       runnerConnectUrl: options.runnerConnectUrl.replace(/\/+$/, ""),
       now,
+      commandQueued: options.commandQueued ?? (() => {}),
     };
     const app = await buildApp(ctx, options);
     try {

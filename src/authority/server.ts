@@ -64,6 +64,15 @@ export class AuthorityServer {
     });
   }
 
+  /**
+   * A command was queued in the store by something beside this server in the same process (the
+   * HTTP API): its run's live runner, if connected here, is offered it now rather than at the
+   * next poll. A failure leaves it queued for the next offer or reconnect.
+   */
+  commandQueued(runId: string): void {
+    this.offerNext(runId);
+  }
+
   /** Delivers a command queued through another instance; a failure leaves it queued for the next offer or reconnect. */
   private offerNext(runId: string): void {
     this.connections

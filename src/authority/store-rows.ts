@@ -130,6 +130,7 @@ export const snapshotFrom = (
   lastLeaseId: r.last_lease_id as string | null,
   lastLeaseExpiresAtUnixMs: r.last_lease_expires_at as number | null,
   commandCount: deliveries.length,
+  createdAtUnixMs: Number(r.created_at),
   commandDeliveryCounts: Object.fromEntries(deliveries.map((d) => [d.command_id, d.delivery_count])),
 });
 

@@ -240,6 +240,8 @@ export interface RunSnapshot {
   lastLeaseExpiresAtUnixMs: number | null;
   commandCount: number;
   commandDeliveryCounts: Record<string, number>;
+  /** When the run was registered. */
+  createdAtUnixMs: number;
 }
 
 /** The part of a run that ingest needs for each event. */

@@ -184,14 +184,8 @@ async function serve(opts: ServeOptions): Promise<number> {
       runnerContract: runnerContractFrom(opts, build.contractDigest),
       ...(opts.leaseTtlMs !== undefined ? { leaseTtlMs: opts.leaseTtlMs } : {}),
       ...(tls ? { tls } : {}),
-      ...(opts.api
-        ? {
-            // Called inside the commit's transaction: the wake reads after it, and the store's
-            // readers wait for an open transaction, so a follower never sees an uncommitted row.
-            onCommittedEvent: (_event: unknown, context: { runId: string }) =>
-              void setImmediate(() => api?.committed(context.runId)),
-          }
-        : {}),
+      // After each commit, not inside it: the API's followers read what is already committed.
+      ...(opts.api ? { afterCommit: (runIds: ReadonlySet<string>) => runIds.forEach((r) => api?.committed(r)) } : {}),
       log: (message, fields) => log({ level: "info", event: fields?.event ?? "authority.note", ...fields, message }),
     });
   } catch (err) {
@@ -216,6 +210,7 @@ async function serve(opts: ServeOptions): Promise<number> {
         host: opts.api.host,
         port: opts.api.port,
         runnerConnectUrl: url,
+        commandQueued: (runId) => authority.commandQueued(runId),
         ...(tls ? { tls } : {}),
         ...(opts.corsOrigin !== undefined ? { corsOrigin: opts.corsOrigin } : {}),
         onError: (err) => log({ level: "warn", event: "api.failed", message: err.message }),
