@@ -26,3 +26,13 @@ export function checkIdentity(value: unknown): Result<RunIdentity> {
 export function identityDifference(a: RunIdentity, b: RunIdentity): string | null {
   return IDENTITY_FIELDS.find((field) => a[field] !== b[field]) ?? null;
 }
+
+/** A new run's identity, every id named with the same suffix: `run_<suffix>`, `session_<suffix>`, … */
+export const identityWithSuffix = (suffix: string): RunIdentity => ({
+  runnerInstanceId: `runner_${suffix}`,
+  environmentLeaseId: `env_${suffix}`,
+  runId: `run_${suffix}`,
+  normalizedSessionId: `session_${suffix}`,
+  turnId: `turn_${suffix}`,
+  itemId: `item_${suffix}`,
+});

@@ -25,7 +25,7 @@ import { printableJson, visible } from "./terminal-text.js";
 import { apiClient, viaApi, withApiOptions, type ApiOptions } from "./api-target.js";
 import type { PrpClient } from "../client/index.js";
 import type { CommandRequest } from "../contract/api/generated/types.js";
-import type { RunIdentity } from "../authority/identity.js";
+import { identityWithSuffix, type RunIdentity } from "../authority/identity.js";
 
 interface JsonOption {
   json?: boolean;
@@ -160,14 +160,14 @@ interface CreatedRun {
 }
 
 async function createInStore(opts: RunCreateOptions): Promise<CreatedRun> {
-  const suffix = newIdSuffix();
+  const generated = identityWithSuffix(newIdSuffix());
   const identity = {
-    runnerInstanceId: opts.runnerId ?? `runner_${suffix}`,
-    environmentLeaseId: opts.environmentLeaseId ?? `env_${suffix}`,
-    runId: opts.runId ?? `run_${suffix}`,
-    normalizedSessionId: opts.sessionId ?? `session_${suffix}`,
-    turnId: opts.turnId ?? `turn_${suffix}`,
-    itemId: opts.itemId ?? `item_${suffix}`,
+    runnerInstanceId: opts.runnerId ?? generated.runnerInstanceId,
+    environmentLeaseId: opts.environmentLeaseId ?? generated.environmentLeaseId,
+    runId: opts.runId ?? generated.runId,
+    normalizedSessionId: opts.sessionId ?? generated.normalizedSessionId,
+    turnId: opts.turnId ?? generated.turnId,
+    itemId: opts.itemId ?? generated.itemId,
   };
   const opening: Array<[string, Record<string, unknown>]> = [
     ["run.prepare", { workspace: opts.workspace, ...(opts.observeCredentials ? { observeCredentials: true } : {}) }],

@@ -8,6 +8,7 @@ import type { LoadedScript } from "../harness/script-file.js";
 import type { SupervisedProcess, ExitFact } from "../harness/supervisor.js";
 import { credentialRunnerdArgs, spawnRunner } from "../runner/spawn.js";
 import { newIdSuffix } from "../contract/id-suffix.js";
+import { identityWithSuffix } from "../authority/identity.js";
 import { runnerBuild } from "../runner/runner-build.js";
 import { runnerContractFrom, type RunnerContractFlags } from "../authority/runner-contract.js";
 import { AuthorityFaults } from "./authority-faults.js";
@@ -135,15 +136,7 @@ export interface DurableRunFacts {
  * the runner has exited (or when the runner gave up).
  */
 export async function runDurable(options: DurableRunOptions): Promise<DurableRunFacts> {
-  const suffix = newIdSuffix();
-  const identity = {
-    runnerInstanceId: `runner_${suffix}`,
-    environmentLeaseId: `env_${suffix}`,
-    runId: `run_${suffix}`,
-    normalizedSessionId: `session_${suffix}`,
-    turnId: `turn_${suffix}`,
-    itemId: `item_${suffix}`,
-  };
+  const identity = identityWithSuffix(newIdSuffix());
   // Absolute: the runners work in this directory (their processes are found by it), so the paths they are given must not be relative to it.
   const dir = resolve(options.dir, identity.runId);
   const build = runnerBuild();

@@ -7,8 +7,7 @@ import { PrpApiError, PrpClient } from "../../src/client/index.js";
 import type { CommittedEvent } from "../../src/contract/api/generated/types.js";
 import { checkResponse, checkSchema } from "../support/openapi-responses.js";
 import { startTestPostgres, type TestPostgres } from "../support/postgres.js";
-import { until } from "../support/until.js";
-import { killAll, spawnRunnerd, startDaemon, type Child, type Daemon } from "../cli/authority-processes.js";
+import { killAll, spawnRunnerd, startApiDaemon, type Child, type Daemon } from "../cli/authority-processes.js";
 import { runPrp } from "../cli/run-cli.js";
 
 /** A fetch that holds every JSON answer the client receives to the OpenAPI document. */
@@ -70,21 +69,14 @@ for (const database of ["sqlite", "postgres"] as const) {
         assert.equal(made.status, 0, made.stderr);
         tokens[scope] = readFileSync(out, "utf8").trim();
       }
-      const daemon = await startDaemon([
+      const { daemon, apiUrl: baseUrl } = await startApiDaemon([
         ...store,
         "--listen",
         "127.0.0.1:0",
         "--poll-ms",
         "50",
-        "--api",
-        "127.0.0.1:0",
       ]);
       children.push(daemon);
-      await until(
-        () => /\napi: \S+\n/.test(daemon.stdout()),
-        () => `the api URL; stderr: ${daemon.stderr()}`,
-      );
-      const baseUrl = /\napi: (\S+)\n/.exec(daemon.stdout())![1]!;
       const admin = new PrpClient({ baseUrl, token: tokens.admin!, fetch: checkedFetch });
       const reader = new PrpClient({ baseUrl, token: tokens.read!, fetch: checkedFetch });
 

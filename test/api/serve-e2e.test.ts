@@ -2,12 +2,11 @@ import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { until } from "../support/until.js";
 import {
   authorityFolder,
   killAll,
   spawnRunnerd,
-  startDaemon,
+  startApiDaemon,
   type Child,
   type Daemon,
 } from "../cli/authority-processes.js";
@@ -32,22 +31,8 @@ describe("prp authority serve --api: a run created, started and followed over HT
     const admin = { token: made.token as string };
     assert.match(admin.token, /^prp_tok_/);
 
-    const daemon = await startDaemon([
-      ...storeArgs,
-      "--listen",
-      "127.0.0.1:0",
-      "--poll-ms",
-      "50",
-      "--api",
-      "127.0.0.1:0",
-    ]);
+    const { daemon, apiUrl } = await startApiDaemon([...storeArgs, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
     children.push(daemon);
-    await until(
-      () => /\napi: http:\/\/127\.0\.0\.1:\d+\n/.test(daemon.stdout()),
-      () => `the api URL; stderr: ${daemon.stderr()}`,
-      30_000,
-    );
-    const apiUrl = /\napi: (\S+)\n/.exec(daemon.stdout())![1]!;
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${apiUrl}${path}`, {
         method,

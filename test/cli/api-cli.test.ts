@@ -6,8 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { packageRoot } from "../../src/contract/package-root.js";
-import { until } from "../support/until.js";
-import { authorityFolder, killAll, spawnRunnerd, startDaemon, type Child, type Daemon } from "./authority-processes.js";
+import {
+  authorityFolder,
+  killAll,
+  spawnRunnerd,
+  startApiDaemon,
+  type Child,
+  type Daemon,
+} from "./authority-processes.js";
 import type { CliRun } from "./run-cli.js";
 
 /** `prp …`, bounded: a command that hangs (a FIFO read) fails the test instead of stalling it. */
@@ -76,21 +82,9 @@ describe("the admin commands and prp events with --api URL --token-file F", () =
   it("a run created, ticketed, followed and refused through the API prints what the store path prints", async () => {
     const tokenFile = join(folder.dir, "admin-token");
     ok(prp(["authority", "token", "create", ...folder.store, "--scope", "admin", "--out", tokenFile]), "token create");
-    const daemon = await startDaemon([
-      ...folder.store,
-      "--listen",
-      "127.0.0.1:0",
-      "--poll-ms",
-      "50",
-      "--api",
-      "127.0.0.1:0",
-    ]);
+    const { daemon, apiUrl } = await startApiDaemon([...folder.store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
     children.push(daemon);
-    await until(
-      () => /\napi: \S+\n/.test(daemon.stdout()),
-      () => `the api URL; stderr: ${daemon.stderr()}`,
-    );
-    const api = ["--api", /\napi: (\S+)\n/.exec(daemon.stdout())![1]!, "--token-file", tokenFile];
+    const api = ["--api", apiUrl, "--token-file", tokenFile];
 
     const created = JSON.parse(
       ok(

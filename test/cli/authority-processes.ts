@@ -107,6 +107,21 @@ export async function startDaemon(args: string[], env: NodeJS.ProcessEnv = {}): 
   };
 }
 
+/** `prp authority serve --api 127.0.0.1:0` with `args`: the daemon, once it has printed its API's URL too. */
+export async function startApiDaemon(args: string[]): Promise<{ daemon: Daemon; apiUrl: string }> {
+  const daemon = await startDaemon([...args, "--api", "127.0.0.1:0"]);
+  try {
+    await until(
+      () => /\napi: \S+\n/.test(daemon.stdout()),
+      () => `the api URL; stderr: ${daemon.stderr()}`,
+    );
+  } catch (err) {
+    daemon.kill("SIGKILL");
+    throw err;
+  }
+  return { daemon, apiUrl: /\napi: (\S+)\n/.exec(daemon.stdout())![1]! };
+}
+
 /** The prp-runnerd flags of the identity `prp authority run create --json` printed, against `url`. */
 export function runnerArgs(created: { runnerArgs: string[] }, url: string, stateDir: string): string[] {
   return created.runnerArgs.map((a) => a.replace("<authority-url>", url).replace("<state-dir>", stateDir));

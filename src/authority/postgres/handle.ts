@@ -62,11 +62,11 @@ export class PostgresHandle {
   async query(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.pool.query(sql, params)).rows as Row[];
   }
-  /** A new run's row, unless the id is taken (then the caller reads what is stored). */
-  async insertRun(c: pg.PoolClient, id: RunIdentity, init: RunInit): Promise<void> {
-    await c.query(
+  /** A new run's row, unless the id is taken (then the caller reads what is stored); whether it was new. */
+  async insertRun(c: pg.PoolClient, id: RunIdentity, init: RunInit): Promise<boolean> {
+    const inserted = await c.query(
       `INSERT INTO runs (run_id, runner_instance_id, environment_lease_id, normalized_session_id, turn_id, item_id, protocol_version, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING RETURNING run_id`,
       [
         id.runId,
         id.runnerInstanceId,
@@ -78,6 +78,7 @@ export class PostgresHandle {
         init.nowMs,
       ],
     );
+    return inserted.rowCount === 1;
   }
   async lockRun(c: pg.PoolClient, runId: string): Promise<Row | undefined> {
     return (await c.query("SELECT * FROM runs WHERE run_id = $1 FOR UPDATE", [runId])).rows[0] as Row | undefined;

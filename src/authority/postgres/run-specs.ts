@@ -21,22 +21,7 @@ export class PostgresRunSpecs implements RunSpecsPart {
     if (refused) return refused;
     return this.h.transaction(async (c): Promise<Result<{ created: boolean; run: RunSnapshot; spec: RunSpecRow }>> => {
       // Two instances creating the same run: the second waits on the first's row lock, then finds it.
-      const inserted = (
-        await c.query(
-          `INSERT INTO runs (run_id, runner_instance_id, environment_lease_id, normalized_session_id, turn_id, item_id, protocol_version, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING RETURNING run_id`,
-          [
-            id.runId,
-            id.runnerInstanceId,
-            id.environmentLeaseId,
-            id.normalizedSessionId,
-            id.turnId,
-            id.itemId,
-            req.init.protocolVersion,
-            req.init.nowMs,
-          ],
-        )
-      ).rowCount;
+      const inserted = await this.h.insertRun(c, id, req.init);
       const run = (await this.h.lockRun(c, id.runId))!;
       if (!inserted) {
         const stored = await this.specRow(c, id.runId);
