@@ -22,6 +22,10 @@ import {
 import { newIdSuffix } from "../contract/id-suffix.js";
 import { parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { printableJson, visible } from "./terminal-text.js";
+import { apiClient, viaApi, withApiOptions, type ApiOptions } from "./api-target.js";
+import type { PrpClient } from "../client/index.js";
+import type { CommandRequest } from "../contract/api/generated/types.js";
+import type { RunIdentity } from "../authority/identity.js";
 
 interface JsonOption {
   json?: boolean;
@@ -44,7 +48,7 @@ async function knownRun(store: AuthorityStore, runId: string): Promise<RunSnapsh
   return run;
 }
 
-interface RunCreateOptions extends StoreOptions, JsonOption {
+interface RunCreateOptions extends StoreOptions, ApiOptions, JsonOption {
   runId?: string;
   sessionId?: string;
   runnerId?: string;
@@ -65,12 +69,14 @@ function registerRunCreate(authority: Command): void {
   const run = authority
     .command("run")
     .description("runs in the authority's store (see: prp authority run create --help)");
-  withStoreOptions(
-    run
-      .command("create")
-      .description(
-        "register a new run (its identity) and queue its run.prepare and session.open (and turn.start with --prompt); prints the prp-runnerd flags that serve it",
-      ),
+  withApiOptions(
+    withStoreOptions(
+      run
+        .command("create")
+        .description(
+          "register a new run (its identity) and queue its run.prepare and session.open (and turn.start with --prompt); prints the prp-runnerd flags that serve it",
+        ),
+    ),
   )
     .option("--run-id <id>", "the run id (default run_<time>_<random>); the other ids default to the same suffix")
     .option("--session-id <id>", "the normalized session id")
@@ -116,49 +122,13 @@ Examples:
   prp authority run create --store sqlite:/var/lib/prp/authority --server-key-file key --script happy-path
   prp authority run create --json --prompt "fix the failing test" --agent "gemini --acp"`,
     )
-    .action((opts: RunCreateOptions) =>
+    .action((opts: RunCreateOptions, command: Command) =>
       runAction(async () => {
         if (opts.script !== undefined && opts.agent !== undefined)
           throw new CliFailure("choose --script or --agent, not both", MISCONFIGURED);
-        const suffix = newIdSuffix();
-        const identity = {
-          runnerInstanceId: opts.runnerId ?? `runner_${suffix}`,
-          environmentLeaseId: opts.environmentLeaseId ?? `env_${suffix}`,
-          runId: opts.runId ?? `run_${suffix}`,
-          normalizedSessionId: opts.sessionId ?? `session_${suffix}`,
-          turnId: opts.turnId ?? `turn_${suffix}`,
-          itemId: opts.itemId ?? `item_${suffix}`,
-        };
-        const opening: Array<[string, Record<string, unknown>]> = [
-          [
-            "run.prepare",
-            { workspace: opts.workspace, ...(opts.observeCredentials ? { observeCredentials: true } : {}) },
-          ],
-          ["session.open", { reuse: "new_per_run" }],
-        ];
-        if (opts.prompt !== undefined) opening.push(["turn.start", { text: opts.prompt, turnId: identity.turnId }]);
-        const commands = await withStore(
-          opts,
-          async (store) => {
-            if (await store.run(identity.runId))
-              throw refusal({
-                code: "run_exists",
-                path: "/runId",
-                message: `run ${identity.runId} is already in this store`,
-              });
-            const registered = await registerRun(store, identity, { protocolVersion: opts.protocolVersion });
-            if (!registered.ok) throw refusal(registered.error);
-            const queue = new CommandQueue({ store });
-            const queued = [];
-            for (const [type, payload] of opening) {
-              const q = await queue.queueCommand(identity.runId, type, payload);
-              if (!q.ok) throw refusal(q.error);
-              queued.push({ commandId: q.value.commandId, controllerSeq: q.value.controllerSeq, type });
-            }
-            return queued;
-          },
-          { create: true },
-        );
+        const client = apiClient(opts, command);
+        const created = client ? await createThroughApi(client, opts, command) : await createInStore(opts);
+        const { identity, commands } = created;
         const connectPath = `${RUNNER_CONNECT_PATH_PREFIX}${identity.runId}`;
         const harness =
           opts.agent !== undefined
@@ -184,16 +154,89 @@ Examples:
     );
 }
 
-interface TicketOptions extends StoreOptions, JsonOption {
+interface CreatedRun {
+  identity: RunIdentity;
+  commands: Array<{ commandId: string; controllerSeq: number; type: string }>;
+}
+
+async function createInStore(opts: RunCreateOptions): Promise<CreatedRun> {
+  const suffix = newIdSuffix();
+  const identity = {
+    runnerInstanceId: opts.runnerId ?? `runner_${suffix}`,
+    environmentLeaseId: opts.environmentLeaseId ?? `env_${suffix}`,
+    runId: opts.runId ?? `run_${suffix}`,
+    normalizedSessionId: opts.sessionId ?? `session_${suffix}`,
+    turnId: opts.turnId ?? `turn_${suffix}`,
+    itemId: opts.itemId ?? `item_${suffix}`,
+  };
+  const opening: Array<[string, Record<string, unknown>]> = [
+    ["run.prepare", { workspace: opts.workspace, ...(opts.observeCredentials ? { observeCredentials: true } : {}) }],
+    ["session.open", { reuse: "new_per_run" }],
+  ];
+  if (opts.prompt !== undefined) opening.push(["turn.start", { text: opts.prompt, turnId: identity.turnId }]);
+  const commands = await withStore(
+    opts,
+    async (store) => {
+      if (await store.run(identity.runId))
+        throw refusal({
+          code: "run_exists",
+          path: "/runId",
+          message: `run ${identity.runId} is already in this store`,
+        });
+      const registered = await registerRun(store, identity, { protocolVersion: opts.protocolVersion });
+      if (!registered.ok) throw refusal(registered.error);
+      const queue = new CommandQueue({ store });
+      const queued = [];
+      for (const [type, payload] of opening) {
+        const q = await queue.queueCommand(identity.runId, type, payload);
+        if (!q.ok) throw refusal(q.error);
+        queued.push({ commandId: q.value.commandId, controllerSeq: q.value.controllerSeq, type });
+      }
+      return queued;
+    },
+    { create: true },
+  );
+  return { identity, commands };
+}
+
+/** POST /v1/runs: the API names the run's ids, so the id options are refused rather than ignored. */
+async function createThroughApi(client: PrpClient, opts: RunCreateOptions, command: Command): Promise<CreatedRun> {
+  for (const name of ["runId", "sessionId", "runnerId", "environmentLeaseId", "turnId", "itemId"])
+    if (command.getOptionValueSource(name) === "cli")
+      throw new CliFailure(
+        `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} cannot be used with --api: the API names the run's ids`,
+        MISCONFIGURED,
+      );
+  const created = await viaApi(() =>
+    client.createRun({
+      agent:
+        opts.agent !== undefined
+          ? { kind: "command", command: opts.agent }
+          : { kind: "fake", script: opts.script ?? "happy-path" },
+      workspace: opts.workspace,
+      protocolVersion: opts.protocolVersion,
+      ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
+      ...(opts.observeCredentials ? { observeCredentials: true } : {}),
+    }),
+  );
+  return {
+    identity: created.identity,
+    commands: created.commands.map(({ commandId, controllerSeq, type }) => ({ commandId, controllerSeq, type })),
+  };
+}
+
+interface TicketOptions extends StoreOptions, ApiOptions, JsonOption {
   ttlMs: number;
 }
 
 function registerTicket(authority: Command): void {
-  withStoreOptions(
-    authority
-      .command("ticket")
-      .description("issue a one-use bootstrap ticket for a run; printed once, stored only as a digest")
-      .argument("<run>", "the run id"),
+  withApiOptions(
+    withStoreOptions(
+      authority
+        .command("ticket")
+        .description("issue a one-use bootstrap ticket for a run; printed once, stored only as a digest")
+        .argument("<run>", "the run id"),
+    ),
   )
     .option(
       "--ttl-ms <n>",
@@ -213,8 +256,18 @@ consumes it, and a second use is refused (credential_used).
 Example:
   PAPERCLIP_RUNNER_BOOTSTRAP_TICKET=$(prp authority ticket run_1 --server-key-file key) prp-runnerd --connect-url … `,
     )
-    .action((runId: string, opts: TicketOptions) =>
+    .action((runId: string, opts: TicketOptions, command: Command) =>
       runAction(async () => {
+        const client = apiClient(opts, command);
+        if (client) {
+          // An admin-scope token: the API issues the ticket and names the runner's flags.
+          const t = await viaApi(() => client.createTicket(runId, { ttlMs: opts.ttlMs }));
+          print(opts.json, { runId, ticket: t.ticket, expiresAt: t.expiresAt, connectUrl: t.connectUrl }, () => [
+            t.ticket,
+          ]);
+          if (!opts.json) process.stderr.write(`prp: ticket for ${runId}, one use, expires ${t.expiresAt}\n`);
+          return;
+        }
         const issued = await withStore(opts, async (store) => {
           await knownRun(store, runId);
           const credentials = Credentials.create({ store });
@@ -232,23 +285,25 @@ Example:
     );
 }
 
-interface CommandOptions extends StoreOptions, JsonOption {
+interface CommandOptions extends StoreOptions, ApiOptions, JsonOption {
   payload: string;
   id?: string;
 }
 
 function registerCommand(authority: Command): void {
-  withStoreOptions(
-    authority
-      .command("command")
-      .description("queue a PRP command for a run; the daemon delivers it to the run's runner, one command at a time")
-      .argument("<run>", "the run id")
-      .argument("<type>", "the command type, e.g. turn.start, turn.interrupt, request.resolve, run.cancel"),
+  withApiOptions(
+    withStoreOptions(
+      authority
+        .command("command")
+        .description("queue a PRP command for a run; the daemon delivers it to the run's runner, one command at a time")
+        .argument("<run>", "the run id")
+        .argument("<type>", "the command type, e.g. turn.start, turn.interrupt, request.resolve, run.cancel"),
+    ),
   )
     .option("--payload <json>", "the command's payload, a JSON object", "{}")
     .option(
       "--id <commandId>",
-      "the command id (default command_prp_<controllerSeq>); queueing the same id, type and payload again is a no-op",
+      "the command id (default command_prp_<controllerSeq>); queueing the same id, type and payload again is a no-op. With --api it is the request's Idempotency-Key",
     )
     .option("--json", "print one JSON line: {runId, commandId, controllerSeq, type, created}")
     .addHelpText(
@@ -261,17 +316,26 @@ committed, no runner will take it) is an error (exit 1) and nothing is queued.
 Example:
   prp authority command run_1 turn.start --payload '{"text":"fix the failing test","turnId":"turn_1"}'`,
     )
-    .action((runId: string, type: string, opts: CommandOptions) =>
+    .action((runId: string, type: string, opts: CommandOptions, command: Command) =>
       runAction(async () => {
         const parsed = parseJson(opts.payload);
         if (!parsed.ok) throw refusal({ ...parsed.error, path: `--payload${parsed.error.path}` });
-        const queued = await withStore(opts, async (store) => {
-          await knownRun(store, runId);
-          // A run whose run.terminal is committed is refused by the queue (run_ended): no runner would take it.
-          const q = await new CommandQueue({ store }).queueCommand(runId, type, parsed.value, opts.id);
-          if (!q.ok) throw refusal(q.error);
-          return q.value;
-        });
+        const client = apiClient(opts, command);
+        const queued = client
+          ? await viaApi(() =>
+              client.sendCommand(
+                runId,
+                { type: type as CommandRequest["type"], payload: parsed.value as Record<string, unknown> },
+                opts.id !== undefined ? { idempotencyKey: opts.id } : {},
+              ),
+            ).then((r) => ({ ...r, created: r.created ?? true }))
+          : await withStore(opts, async (store) => {
+              await knownRun(store, runId);
+              // A run whose run.terminal is committed is refused by the queue (run_ended): no runner would take it.
+              const q = await new CommandQueue({ store }).queueCommand(runId, type, parsed.value, opts.id);
+              if (!q.ok) throw refusal(q.error);
+              return q.value;
+            });
         const { commandId, controllerSeq, created } = queued;
         print(opts.json, { runId, commandId, controllerSeq, type, created }, () => [
           `${created ? "queued" : "already queued"} ${type} ${commandId} (controllerSeq ${controllerSeq}) for ${runId}`,
@@ -281,15 +345,19 @@ Example:
 }
 
 function registerRuns(authority: Command): void {
-  withStoreOptions(
-    authority.command("runs").description("list the store's runs: cursor, terminal, commands, connections"),
+  withApiOptions(
+    withStoreOptions(
+      authority.command("runs").description("list the store's runs: cursor, terminal, commands, connections"),
+    ),
   )
     .option(
       "--json",
       "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch, protocolVersion, lastRunner}; lastRunner is the newest connection and the build its runner reported ({connectionId, connectedAt, protocolVersion, runnerVersion, runnerDigest, contractDigest}), or null",
     )
-    .action((opts: StoreOptions & JsonOption) =>
+    .action((opts: StoreOptions & ApiOptions & JsonOption, command: Command) =>
       runAction(async () => {
+        const client = apiClient(opts, command);
+        if (client) return printApiRuns(client, opts.json === true);
         const rows = await withStore(opts, async (store) => {
           const out = [];
           for (const runId of await store.runIds()) {
@@ -323,6 +391,21 @@ function registerRuns(authority: Command): void {
             );
       }),
     );
+}
+
+/** The API's run list, every page: what the API says of each run (its state, events, labels). */
+async function printApiRuns(client: PrpClient, json: boolean): Promise<void> {
+  let any = false;
+  await viaApi(async () => {
+    for await (const r of client.allRuns({ limit: 500 })) {
+      any = true;
+      const labels = Object.entries(r.labels).map(([k, v]) => `${k}=${v}`);
+      print(json, r, () => [
+        `${r.runId}  ${r.state}  events ${r.eventCount}  created ${r.createdAt}${labels.length > 0 ? `  ${labels.join(",")}` : ""}`,
+      ]);
+    }
+  });
+  if (!any && !json) console.log("no runs");
 }
 
 function registerRevoke(authority: Command): void {

@@ -27,7 +27,12 @@ import {
   parseProtocolVersion,
 } from "./options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
-import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
+import {
+  agentCwdRefusal,
+  SANDBOX_UNAVAILABLE_EXIT,
+  sandboxPolicy,
+  type SandboxFlags,
+} from "../harness/sandbox/sandbox-policy.js";
 import { sandboxRunnerdArgs, withSandboxOptions } from "./sandbox-options.js";
 import { agentTarget, scriptTarget } from "./run-target.js";
 import type { RunnerContractFlags } from "../authority/runner-contract.js";
@@ -168,6 +173,12 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
     ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}),
     ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}),
   };
+  // The demo's folder holds every run's authority store and key: never in the harness's view, nor its workspace.
+  const demoHidden = [resolve(opts.out), ...(opts.serverKeyFile ? [resolve(opts.serverKeyFile)] : [])];
+  const cwdRefused = opts.agent
+    ? agentCwdRefusal(opts.agentCwd ?? process.cwd(), [...opts.sandboxHide, ...demoHidden])
+    : null;
+  if (cwdRefused) return program.error(cwdRefused, { exitCode: 2 });
   const sandboxed = sandboxPolicy(opts, [], (line) => process.stderr.write(`prp: ${line}\n`));
   if (!sandboxed.ok) {
     process.stderr.write(`prp: ${sandboxed.message}\n`);
@@ -214,11 +225,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
           }
         : {}),
       ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
-      // The demo's folder holds every run's authority store and key: never in the harness's view.
-      runnerArgs: [
-        ...harnessReadyArgs(opts.harnessReadyMs),
-        ...sandboxRunnerdArgs(opts, [resolve(opts.out), ...(opts.serverKeyFile ? [resolve(opts.serverKeyFile)] : [])]),
-      ],
+      runnerArgs: [...harnessReadyArgs(opts.harnessReadyMs), ...sandboxRunnerdArgs(opts, demoHidden)],
       runnerContract: opts,
       // Its store is open to others (the console, prp authority command): what they queue is delivered as the daemon does.
       pollStoreMs: DEMO_POLL_MS,

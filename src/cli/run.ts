@@ -19,7 +19,12 @@ import {
   parseCredentialProvider,
 } from "./credential-options.js";
 import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
-import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
+import {
+  agentCwdRefusal,
+  SANDBOX_UNAVAILABLE_EXIT,
+  sandboxPolicy,
+  type SandboxFlags,
+} from "../harness/sandbox/sandbox-policy.js";
 import { sandboxRunnerdArgs, withSandboxOptions } from "./sandbox-options.js";
 import { loadAnswers, promptForResolution, type PendingRequest, type Resolution } from "./answers.js";
 import { newIdSuffix } from "../contract/id-suffix.js";
@@ -160,6 +165,9 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   const runId = opts.runId ?? `run_${newIdSuffix()}`;
   if (!RUNNER_ID_PATTERN.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
   if (opts.credentialProvider && !opts.credentialFile) fail("--credential-provider goes with --credential-file");
+  // The runner refuses it too; refused here, no runner is started and no run folder made.
+  const cwdRefused = opts.agent ? agentCwdRefusal(opts.agentCwd ?? process.cwd(), opts.sandboxHide) : null;
+  if (cwdRefused) fail(cwdRefused);
   const credentialFile =
     opts.credentialFile ?? (opts.agent ? undefined : resolve(opts.out, "runs", runId, "credentials", "auth.json"));
 

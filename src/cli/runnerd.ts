@@ -26,7 +26,12 @@ import { AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { addActivityCommands } from "./runnerd-activity.js";
 import { handoff } from "../runner/runnerd-handoff.js";
-import { SANDBOX_UNAVAILABLE_EXIT, sandboxPolicy, type SandboxFlags } from "../harness/sandbox/sandbox-policy.js";
+import {
+  agentCwdRefusal,
+  SANDBOX_UNAVAILABLE_EXIT,
+  sandboxPolicy,
+  type SandboxFlags,
+} from "../harness/sandbox/sandbox-policy.js";
 import { withSandboxOptions } from "./sandbox-options.js";
 import { scriptFromOption } from "./script-option.js";
 import { usageExitsTwo } from "./usage-exit.js";
@@ -309,13 +314,8 @@ if (!sandboxed.ok) {
 const sandbox = sandboxed.policy;
 // The agent's workspace is shown writable: inside the runner's state or a hidden path it would show them.
 const agentCwd = opts.agentCwd ?? process.cwd();
-const shadowed =
-  opts.harness === "acp" ? sandbox.hidden.find((h) => agentCwd === h || agentCwd.startsWith(`${h}/`)) : undefined;
-if (shadowed)
-  program.error(
-    `--agent-cwd ${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a --sandbox-hide path): give the agent a workspace of its own`,
-    { exitCode: 2 },
-  );
+const shadowed = opts.harness === "acp" ? agentCwdRefusal(agentCwd, sandbox.hidden) : null;
+if (shadowed) program.error(shadowed, { exitCode: 2 });
 // An agent may be installed on first start (npx): unless told otherwise it gets longer to say ready.
 if (opts.harness === "acp" && program.getOptionValueSource("harnessReadyMs") === "default")
   opts.harnessReadyMs = ACP_READY_MS;

@@ -31,6 +31,8 @@ import { signalExitStatus, type StopSignal } from "./stop-signals.js";
 
 /** An ACP agent gets longer than the fake harness to say ready: `npx` may install it first. */
 export const ACP_READY_MS = 60_000;
+/** How much later than an ACP driver's handshake deadline the run machine's ready timer fires. */
+const ACP_READY_BACKSTOP_MS = 5_000;
 
 /** The harness a runner plays. */
 export type RunnerHarness =
@@ -363,6 +365,9 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   const activity = HarnessActivity.create();
   const runtimeEnv = activity.env;
   const harnessReadyMs = limits.harnessReadyMs ?? (h.kind === "acp" ? ACP_READY_MS : 2_000);
+  // An ACP agent's own deadline (the driver's, on initialize and on session/new) names what it left
+  // unanswered; the run machine's ready timer is the backstop behind it, late enough not to race it.
+  const readyTimeoutMs = h.kind === "acp" ? harnessReadyMs + ACP_READY_BACKSTOP_MS : harnessReadyMs;
   const driverLimits = {
     maxLineBytes: limits.harnessMaxLineBytes ?? 65_536,
     logMaxLines: limits.logMaxLines ?? 32,
@@ -425,7 +430,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
     try {
       runner = new DurableRunner({
         driver,
-        readyTimeoutMs: harnessReadyMs,
+        readyTimeoutMs,
         ...credentials,
         identity: { ...options.identity },
         connectUrl: options.connectUrl,
@@ -486,7 +491,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   const runner = new LocalRunner(
     {
       driver,
-      readyTimeoutMs: harnessReadyMs,
+      readyTimeoutMs,
       ...credentials,
       runId,
       sessionId,

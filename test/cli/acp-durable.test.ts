@@ -3,27 +3,14 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { agentRunnerdArgs } from "../../src/cli/agent-options.js";
-import { runDurable, type DurableRunFacts, type FaultStep } from "../../src/fault/durable-run.js";
-import { semanticToolBindingError } from "../../src/contract/fixture-bindings.js";
-import type { PrpEvent } from "../../src/contract/kinds.js";
+import type { DurableRunFacts, FaultStep } from "../../src/fault/durable-run.js";
 import { questionId } from "../../src/harness/acp/questions.js";
 import type { PermissionPolicy } from "../../src/harness/acp/permissions.js";
 import { acpScenariosDir } from "../../src/harness/acp/test-agent-scenario.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
 import { agentLog, agentPids, hostileAgent, noAgentLeft } from "../harness/acp/hostile-agent-support.js";
-import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { until } from "../support/until.js";
-
-/** Once an event of `type` is committed, the controller sends a command built from it. */
-const onEvent = (type: string, command: string, payload: (e: PrpEvent) => Record<string, unknown>): FaultStep => ({
-  afterEvents: 1,
-  act: async (ctx) => {
-    await until(() => ctx.committed().some((e) => e.eventType === type), `a committed ${type}`);
-    const e = ctx.committed().find((x) => x.eventType === type)!;
-    await ctx.authority.queueCommand(ctx.runId, command, payload(e));
-  },
-});
+import { durableAgentRun, onEvent, states } from "./acp-durable-support.js";
 
 describe("ACP agents in durable mode: every scenario through the authority", () => {
   let dir: string;
@@ -43,68 +30,26 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     agent: { command?: string; cwd?: string; idleMs?: number } = {},
   ) => {
     ran.add(scenario);
-    const flags = {
-      agentCommand: agent.command ?? `${testAgentCommand(scenario)}${agentArgs}`,
-      permissionPolicy: policy,
-      agentCwd: agent.cwd ?? dir,
-      ...(agent.idleMs ? { agentIdleMs: agent.idleMs } : {}),
-    };
-    const facts = await runDurable({
-      agent: { runnerdArgs: agentRunnerdArgs(flags), prompt: "Fix the failing test." },
-      dir,
+    return durableAgentRun(dir, {
+      command: agent.command ?? `${testAgentCommand(scenario)}${agentArgs}`,
+      cwd: agent.cwd ?? dir,
+      policy,
       faults,
-      ticketTtlMs: 60_000,
+      ...(agent.idleMs ? { idleMs: agent.idleMs } : {}),
     });
-    const types = facts.events.map((e) => e.eventType);
-    assert.equal(
-      types.filter((t) => t === "run.terminal").length,
-      1,
-      `one run.terminal; runner logs:\n${facts.runnerLogs.flat().join("\n")}`,
-    );
-    assert.equal(types.at(-1), "run.terminal");
-    facts.events.forEach((e, i) => assert.equal(e.sourceSeq, i + 1, "each event committed once, contiguous"));
-    const first = facts.events[0]!;
-    assert.equal(
-      semanticToolBindingError(facts.events, {
-        runId: first.runId,
-        normalizedSessionId: first.normalizedSessionId ?? "",
-      }),
-      null,
-      "the authority's record keeps the receipts' binding rule (wire.md §7.4)",
-    );
-    for (const ready of facts.events.filter((e) => e.eventType === "harness.ready")) {
-      const pid = (ready.payload as Record<string, number>).pid!;
-      await until(
-        () => liveGroupMembers(pid).length === 0,
-        () => `no live process in the agent's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
-      );
-    }
-    assert.deepEqual(facts.survivors, [], "no process of the run outlives it");
-    return {
-      facts,
-      types,
-      terminal: facts.events.at(-1)!.payload as Record<string, any>,
-      payload: (t: string) => facts.events.find((e) => e.eventType === t)!.payload as Record<string, any>,
-      event: (t: string) => facts.events.find((e) => e.eventType === t)!,
-    };
   };
-  const states = (r: { terminal: Record<string, any> }) => [
-    r.terminal.turnTerminalState,
-    r.terminal.runTerminalState,
-    r.terminal.reconciliation.reason,
-  ];
 
   it("streamed-answer succeeds; the run snapshot says so", async () => {
     const r = await run("streamed-answer");
     assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
     assert.equal(r.payload("item.completed").channel, undefined, "the reasoning item is not on the final channel");
-    assert.equal(r.facts.events.filter((e) => e.eventType === "item.completed").at(-1)!.payload.channel, "final");
+    assert.equal(r.stored.filter((e) => e.eventType === "item.completed").at(-1)!.payload.channel, "final");
     assert.equal(
       (r.facts.run as DurableRunFacts["run"] & { runTerminalState?: string })?.runTerminalState ?? "succeeded",
       "succeeded",
     );
     // The tool call's item id travels on the envelope (providerItemId); its closed payloads are the projection's, untouched.
-    const tools = r.facts.events.filter(
+    const tools = r.stored.filter(
       (e) => e.eventType.startsWith("tool.execution.") || e.eventType === "workspace.change.updated",
     );
     assert.deepEqual(
@@ -214,7 +159,7 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     const r = await run("killed-once", "deny", [], ` --session-dir ${join(dir, "killed-once-sessions")}`);
     assert.equal(r.types.filter((t) => t === "harness.ready").length, 2, r.types.join(", "));
     assert.deepEqual(
-      r.facts.events.filter((e) => e.eventType === "session.resumed").map((e) => (e.payload as any).driverSessionId),
+      r.stored.filter((e) => e.eventType === "session.resumed").map((e) => (e.payload as any).driverSessionId),
       [r.payload("session.started").driverSessionId],
     );
     assert.equal(r.types.includes("turn.failed"), false, "the turn is carried on");
@@ -247,7 +192,7 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
 
   it("long-stream: every chunk reaches the authority (deltas may be coalesced, the text is whole)", async () => {
     const r = await run("long-stream");
-    const text = r.facts.events
+    const text = r.stored
       .filter((e) => e.eventType === "item.delta")
       .map((e) => (e.payload as any).text)
       .join("");
@@ -280,7 +225,7 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
       },
     };
     const r = await run("bait-switch", "ask", [baitAndSwitch], "", agent);
-    const created = r.facts.events
+    const created = r.stored
       .filter((e) => e.eventType === "runtime_request.created")
       .map((e) => (e.payload as any).request);
     assert.deepEqual(
@@ -288,7 +233,7 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
       ["Allow Read README.md?", "Allow run rm -rf ~?"],
     );
     assert.notEqual(created[0].requestId, created[1].requestId);
-    const ended = (type: string) => r.facts.events.filter((e) => e.eventType === type).map((e) => e.payload as any);
+    const ended = (type: string) => r.stored.filter((e) => e.eventType === type).map((e) => e.payload as any);
     assert.ok(
       ended("runtime_request.cancelled").some((c) => c.requestId === created[0].requestId),
       "the dead agent's request is cancelled",

@@ -1,3 +1,4 @@
+import { isAbsolute, relative } from "node:path";
 import { probeSandbox } from "./sandbox-probe.js";
 
 /**
@@ -87,4 +88,19 @@ export function sandboxPolicy(
       hidden: [...flags.sandboxHide, ...hidden],
     },
   };
+}
+
+/**
+ * Why an agent may not work in `agentCwd`, or null: its workspace is shown writable, so inside
+ * (or at) a hidden path — the runner's state, a run's folder, a --sandbox-hide path — it would
+ * show what must stay hidden. Every command that starts an agent asks this before it starts anything.
+ */
+export function agentCwdRefusal(agentCwd: string, hidden: readonly string[]): string | null {
+  const shadowed = hidden.find((h) => {
+    const rel = relative(h, agentCwd);
+    return rel === "" || !(rel === ".." || rel.startsWith("../") || isAbsolute(rel));
+  });
+  return shadowed === undefined
+    ? null
+    : `--agent-cwd ${agentCwd} lies inside ${shadowed}, which the agent must never see (the runner's state or a --sandbox-hide path): give the agent a workspace of its own`;
 }

@@ -4,6 +4,8 @@ import { packageRoot } from "../../../src/contract/package-root.js";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { AcpDriver, type AcpDriverOptions } from "../../../src/harness/acp/acp-driver.js";
 import type { PermissionPolicy } from "../../../src/harness/acp/permissions.js";
+import type { SandboxPolicy } from "../../../src/harness/sandbox/sandbox-policy.js";
+import { probeSandbox } from "../../../src/harness/sandbox/sandbox-probe.js";
 import { LocalRunner } from "../../../src/runner/local-runner.js";
 import { parseStreamRecord, type CommandReceipt } from "../../../src/runner/stream.js";
 import { within } from "../../support/within.js";
@@ -34,6 +36,24 @@ export interface DriveOptions {
   driver?: Partial<Pick<AcpDriverOptions, "settleMs" | "handshakeMs" | "idleMs" | "maxLineBytes">>;
   /** How long the run may take before the test fails (default 60 s). */
   timeoutMs?: number;
+  /**
+   * Run the agent in the harness sandbox (`--sandbox isolated`: its workspace and HOME writable).
+   * Where the kernel refuses the namespaces the run fails, saying why: it never runs without.
+   */
+  sandbox?: boolean;
+}
+
+/**
+ * The sandbox `prp run --sandbox isolated` would give the agent; the test fails, naming the
+ * reason, where this machine cannot set it up: a sandboxed test never passes unsandboxed.
+ */
+export function isolatedSandbox(): SandboxPolicy {
+  const probe = probeSandbox();
+  if (!probe.ok)
+    throw new Error(
+      `this test runs the agent in the harness sandbox, which cannot be set up on this machine: ${probe.reason}`,
+    );
+  return { mode: "isolated", readable: [], writable: [], hidden: [] };
 }
 
 export interface Driven {
@@ -79,6 +99,7 @@ export async function driveAgent(scenario: string, options: DriveOptions = {}): 
     graceMs: 200,
     settleMs: 2_000,
     ...(options.env ? { env: options.env } : {}),
+    ...(options.sandbox ? { sandbox: isolatedSandbox() } : {}),
     ...options.driver,
   });
   const runner: LocalRunner = new LocalRunner(

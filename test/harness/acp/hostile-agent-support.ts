@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { packageRoot } from "../../../src/contract/package-root.js";
 import { argvOf, liveProcesses } from "../../../src/harness/live-processes.js";
 import { describeProcesses } from "../../support/processes.js";
@@ -34,4 +35,24 @@ export async function noAgentLeft(log: string): Promise<void> {
     () => left().length === 0,
     () => `the agent processes to be gone: ${describeProcesses(left())}`,
   );
+}
+
+/**
+ * The requests of a run's record that no event ended: each runtime_request.created without a
+ * runtime_request.resolved or runtime_request.cancelled of its requestId. None may stay pending
+ * once the run is over.
+ */
+export function pendingRequests(events: readonly PrpEvent[]): string[] {
+  const of = (type: string) => events.filter((e) => e.eventType === type).map((e) => e.payload as Record<string, any>);
+  const ended = new Set(
+    [...of("runtime_request.resolved"), ...of("runtime_request.cancelled")].map((p) => p.requestId as string),
+  );
+  return of("runtime_request.created")
+    .map((p) => p.request.requestId as string)
+    .filter((id) => !ended.has(id));
+}
+
+/** Every runtime_request.created has its resolved or cancelled: nothing stays pending after the run. */
+export function nonePending(events: readonly PrpEvent[]): void {
+  assert.deepEqual(pendingRequests(events), [], "no request is left pending");
 }

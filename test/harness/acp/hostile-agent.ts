@@ -1,8 +1,8 @@
 /**
  * A hostile ACP agent, written as raw JSON-RPC lines (no SDK: it chooses its own ids and breaks
  * the protocol on purpose): `node hostile-agent.js --mode MODE --log FILE`. Each process
- * appends `start <pid>` and every method it receives to FILE, so a test reads what reached the
- * agent from the agent's own record. Modes:
+ * appends `start <pid>`, `pidns <its PID namespace>` and every method it receives to FILE, so a
+ * test reads what reached the agent, and where it ran, from the agent's own record. Modes:
  * - never-initialize: answers nothing.
  * - never-session-new: answers initialize, then nothing.
  * - silent-prompt: opens a session, then says nothing once the prompt arrives.
@@ -16,6 +16,7 @@
  *   same id 5, and ends its turn saying which outcome it got.
  */
 import { appendFileSync, closeSync, existsSync, writeFileSync } from "node:fs";
+import { recordPidNamespace } from "./pid-namespace.js";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 
@@ -26,6 +27,7 @@ if (values.mode === undefined) process.exit(0);
 const mode = values.mode;
 const record = (line: string) => values.log && appendFileSync(values.log, `${line}\n`);
 record(`start ${process.pid}`);
+if (values.log) recordPidNamespace(values.log);
 
 type Obj = Record<string, any>;
 const send = (message: Obj) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);

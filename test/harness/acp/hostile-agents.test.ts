@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { driveAgent, type DriveOptions, type Driven } from "./drive-agent.js";
-import { agentLog, agentPids, hostileAgent, noAgentLeft } from "./hostile-agent-support.js";
+import { agentLog, agentPids, hostileAgent, noAgentLeft, nonePending } from "./hostile-agent-support.js";
+import { ranSandboxed } from "./pid-namespace.js";
 
 type Obj = Record<string, any>;
 const states = (r: Driven) => [
@@ -15,20 +16,9 @@ const states = (r: Driven) => [
 ];
 const isEvent = (x: unknown): x is PrpEvent => typeof x === "object" && x !== null && "eventType" in x;
 
-/** Every runtime_request.created has its resolved or cancelled: nothing stays pending after the run. */
-function nonePending(r: Driven): void {
-  const created = r.of("runtime_request.created").map((e) => (e.payload as Obj).request.requestId as string);
-  const ended = new Set(
-    [...r.of("runtime_request.resolved"), ...r.of("runtime_request.cancelled")].map(
-      (e) => (e.payload as Obj).requestId as string,
-    ),
-  );
-  assert.deepEqual(
-    created.filter((id) => !ended.has(id)),
-    [],
-    "no request is left pending",
-  );
-}
+/** The agent ran in the harness sandbox: its own record names a PID namespace that is not the test's. */
+const inSandbox = (log: string) =>
+  assert.ok(ranSandboxed(log), `the agent ran in a PID namespace of its own: ${agentLog(log).join(", ")}`);
 
 describe("hostile ACP agents in the local runner", () => {
   let dir: string;
@@ -43,12 +33,13 @@ describe("hostile ACP agents in the local runner", () => {
     return { cwd, log: join(cwd, "agent.log"), command: hostileAgent(mode, join(cwd, "agent.log")) };
   };
 
-  it("bait-and-switch: an allow for the dead agent's request never reaches its replacement's request with the same JSON-RPC id", async () => {
+  it("bait-and-switch (sandbox on): an allow for the dead agent's request never reaches its replacement's request with the same JSON-RPC id", async () => {
     const { cwd, log, command } = setup("bait-switch");
     let first: string | null = null;
     const r = await driveAgent("bait-switch", {
       cwd,
       command,
+      sandbox: true,
       timeoutMs: 30_000,
       react: (x, send) => {
         if (isEvent(x) && x.eventType === "runtime_request.created") {
@@ -90,7 +81,8 @@ describe("hostile ACP agents in the local runner", () => {
     const answers = agentLog(log).filter((l) => l.startsWith("answer "));
     assert.equal(answers.filter((l) => l.includes('"optionId":"allow"')).length, 0, answers.join("\n"));
     assert.equal(agentPids(log).length, 2, "the first agent died and one replacement was started");
-    nonePending(r);
+    inSandbox(log);
+    nonePending(r.events);
     await noAgentLeft(log);
   });
 
@@ -100,15 +92,16 @@ describe("hostile ACP agents in the local runner", () => {
     assert.equal(r.of("runtime_request.created").length, 10_000);
     assert.equal(r.of("runtime_request.cancelled").length, 10_000);
     assert.ok(r.of("runtime_request.cancelled").every((e) => /the turn ended/.test((e.payload as Obj).reason)));
-    nonePending(r);
+    nonePending(r.events);
     await noAgentLeft(log);
   });
 
-  it("an agent slow to cancel is ended by the driver: the turn is interrupted, no replacement starts and the prompt is not sent again", async () => {
+  it("an agent slow to cancel (sandbox on) is ended by the driver: the turn is interrupted, no replacement starts and the prompt is not sent again", async () => {
     const { cwd, log, command } = setup("slow-cancel");
     const r = await driveAgent("slow-cancel", {
       cwd,
       command,
+      sandbox: true,
       onFirstDelta: "turn.interrupt",
       driver: { settleMs: 300 },
       timeoutMs: 30_000,
@@ -120,13 +113,26 @@ describe("hostile ACP agents in the local runner", () => {
     assert.equal((r.of("turn.interrupted")[0]?.payload as Obj | undefined)?.reason, "operator", r.types.join(", "));
     assert.equal(r.of("turn.failed").length, 0);
     assert.deepEqual(states(r), ["interrupted", "cancelled", "turn_interrupted"]);
+    inSandbox(log);
     await noAgentLeft(log);
   });
 
-  /** A run the driver gives up on: failed closed, its stopReason typed, no agent left. */
-  const givenUp = async (mode: string, code: string, message: RegExp, driver: DriveOptions["driver"] = {}) => {
+  /** A run the driver gives up on: failed closed, its stopReason typed, no agent left; `log` is the agent's record. */
+  const givenUp = async (
+    mode: string,
+    code: string,
+    message: RegExp,
+    driver: DriveOptions["driver"] = {},
+    sandbox = false,
+  ) => {
     const { cwd, log, command } = setup(mode);
-    const r = await driveAgent(mode, { cwd, command, driver: { settleMs: 500, ...driver }, timeoutMs: 30_000 });
+    const r = await driveAgent(mode, {
+      cwd,
+      command,
+      driver: { settleMs: 500, ...driver },
+      timeoutMs: 30_000,
+      sandbox,
+    });
     assert.deepEqual(
       [...states(r), r.terminal.stopReason?.code],
       ["failed", "failed", "harness_protocol_violation", code],
@@ -135,11 +141,15 @@ describe("hostile ACP agents in the local runner", () => {
     assert.match(r.terminal.stopReason.message, message);
     assert.equal(agentPids(log).length, 1, "no replacement agent");
     await noAgentLeft(log);
-    return r;
+    return { ...r, log };
   };
 
-  it("never answers initialize: the handshake deadline ends the run", async () => {
-    await givenUp("never-initialize", "agent_timeout", /did not answer initialize within 500 ms/, { handshakeMs: 500 });
+  it("never answers initialize (sandbox off): the handshake deadline ends the run; the sandbox judge says it ran unsandboxed", async () => {
+    const r = await givenUp("never-initialize", "agent_timeout", /did not answer initialize within 500 ms/, {
+      handshakeMs: 500,
+    });
+    // The must-fail twin of every "sandbox on" check here: an agent run beside the test is refused.
+    assert.equal(ranSandboxed(r.log), false, agentLog(r.log).join(", "));
   });
 
   it("never answers session/new: the handshake deadline ends the run", async () => {
@@ -149,8 +159,15 @@ describe("hostile ACP agents in the local runner", () => {
     assert.equal(r.of("turn.started").length, 0, "no prompt was sent");
   });
 
-  it("silent during the prompt: the idle deadline ends the run", async () => {
-    await givenUp("silent-prompt", "agent_timeout", /sent nothing for 500 ms during session\/prompt/, { idleMs: 500 });
+  it("silent during the prompt (sandbox on): the idle deadline ends the run", async () => {
+    const r = await givenUp(
+      "silent-prompt",
+      "agent_timeout",
+      /sent nothing for 500 ms during session\/prompt/,
+      { idleMs: 500 },
+      true,
+    );
+    inSandbox(r.log);
   });
 
   it("closes its stdout but keeps running: the run ends, and the agent is ended", async () => {

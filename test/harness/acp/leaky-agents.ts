@@ -1,5 +1,9 @@
+import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { PrpEvent } from "../../../src/contract/kinds.js";
+import { packageRoot } from "../../../src/contract/package-root.js";
 
 /**
  * Every secret below contains this marker and nothing else in a run does: a record is clean
@@ -162,15 +166,20 @@ export function writeSecretsScenario(dir: string): string {
 /**
  * A hand-written ACP agent (the SDK cannot write what it would refuse) that answers `initialize`
  * and `session/new`, then writes a JSON line nested 32,000 deep — under the 64 KiB line limit —
- * as its `initialize` answer (`initialize`) or as a session update in the turn (`prompt`).
+ * as its `initialize` answer (`initialize`) or as a session update in the turn (`prompt`):
+ * `node deep-agent.mjs initialize|prompt [LOG]`, which records its PID namespace in LOG. It is
+ * written into `dir`, which must be visible to it (its cwd, when it runs in the sandbox).
  */
 export function writeDeepAgent(dir: string): string {
   const path = join(dir, "deep-agent.mjs");
+  const pidNamespace = pathToFileURL(join(packageRoot(), "dist/test/harness/acp/pid-namespace.js")).href;
   writeFileSync(
     path,
     `
 import { createInterface } from "node:readline";
+import { recordPidNamespace } from ${JSON.stringify(pidNamespace)};
 const where = process.argv[2];
+if (process.argv[3]) recordPidNamespace(process.argv[3]);
 const deep = "[".repeat(32000) + "]".repeat(32000);
 const send = (text) => process.stdout.write(text + "\\n");
 createInterface({ input: process.stdin }).on("line", (line) => {
@@ -184,4 +193,69 @@ createInterface({ input: process.stdin }).on("line", (line) => {
 `,
   );
   return path;
+}
+
+const EMOJI = "😀";
+/** `n - 1` units of text, then an emoji whose first half is unit `n`. */
+const cut = (n: number) => `${"x".repeat(n - 1)}${EMOJI}`;
+
+/**
+ * An ACP test agent scenario (a file for test-agent-process) whose texts put an emoji across
+ * every cut point the projection has: a tool's title, a plan step, a notice, an extension's
+ * method name, the run result's summary and the answer item's text.
+ */
+export function writeEmojiScenario(dir: string): string {
+  const update = (u: Record<string, unknown>) => ({
+    kind: "raw",
+    message: { jsonrpc: "2.0", method: "session/update", params: { sessionId: "acp_test_session_1", update: u } },
+  });
+  const scenario = {
+    schema: "prp_kit.acp_test_agent.scenario.v1",
+    name: "emoji-cuts",
+    description: "an emoji across each cut point",
+    steps: [
+      update({ sessionUpdate: "tool_call", toolCallId: "call_1", title: cut(4000), kind: "read", status: "pending" }),
+      update({ sessionUpdate: "tool_call_update", toolCallId: "call_1", status: "completed" }),
+      update({ sessionUpdate: "plan", entries: [{ content: cut(4000), priority: "high", status: "pending" }] }),
+      update({ sessionUpdate: "notice", severity: "info", title: cut(4000) }),
+      { kind: "raw", message: { jsonrpc: "2.0", method: `_vendor/${cut(160 - "_vendor/".length)}`, params: {} } },
+      // The answer: an emoji across the run result's 12,000-unit summary cut and, 65,536 units in, the item's text cut.
+      update({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `${cut(12_000)}${"x".repeat(20_000)}` },
+      }),
+      update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: cut(65_536 - 32_001) } }),
+    ],
+  };
+  const path = join(dir, "emoji-cuts.json");
+  writeFileSync(path, JSON.stringify(scenario));
+  return path;
+}
+
+/**
+ * The emoji scenario's record, judged: the run succeeded, no event was refused, and each text
+ * was cut before its emoji, not inside it.
+ */
+export function judgeEmojiCuts(events: readonly PrpEvent[]): void {
+  const of = (t: string) => events.filter((e) => e.eventType === t).map((e) => e.payload as Record<string, any>);
+  const terminal = of("run.terminal").at(-1);
+  assert.equal(terminal?.runTerminalState, "succeeded", JSON.stringify(terminal));
+  assert.deepEqual(
+    of("runner.diagnostic").map((p) => p.code),
+    [],
+    "no event refused",
+  );
+  const texts: string[] = [
+    of("tool.execution.started")[0]!.name,
+    of("plan.updated")[0]!.steps[0].body,
+    of("provider.notice.recorded")[0]!.summary,
+    of("run.result.proposed")[0]!.summary,
+    of("item.completed").at(-1)!.text,
+  ];
+  assert.deepEqual(
+    texts.map((t) => t.length),
+    [3999, 3999, 3999, 11_999, 65_535],
+    "each text cut before the emoji, not inside it",
+  );
+  assert.ok(of("harness.diagnostic").some((p) => p.code === "acp_extension_ignored"));
 }
