@@ -30,6 +30,8 @@ interface Channel {
   reading: boolean;
   /** A wake arrived while reading: read once more after. */
   again: boolean;
+  /** A wake's read is queued for the next turn of the event loop: later wakes join it. */
+  woken: boolean;
 }
 
 /** One page's frames as one buffer, with each frame's start, so that a late joiner gets a suffix. */
@@ -108,7 +110,7 @@ export class EventFeed {
   private join(runId: string, at: number, res: ServerResponse): void {
     let ch = this.channels.get(runId);
     if (!ch) {
-      ch = { runId, cursor: at, followers: new Set(), reading: false, again: false };
+      ch = { runId, cursor: at, followers: new Set(), reading: false, again: false, woken: false };
       this.channels.set(runId, ch);
     }
     const follower: Follower = { res, skipThrough: at };
@@ -124,10 +126,20 @@ export class EventFeed {
     if (ch.followers.size === 0 && this.channels.get(ch.runId) === ch) this.channels.delete(ch.runId);
   }
 
-  /** A commit of `runId` is known: its reader reads now rather than at the next poll. */
+  /**
+   * A commit of `runId` is known: its reader reads at the next turn of the event loop rather
+   * than at the next poll. Each event of a group commit wakes its run, each in a callback of its
+   * own: the wakes of one turn share one read, where a read each would find the first read's
+   * rows already sent and the store empty.
+   */
   wake(runId: string): void {
     const ch = this.channels.get(runId);
-    if (ch) this.read(ch);
+    if (!ch || ch.woken) return;
+    ch.woken = true;
+    setImmediate(() => {
+      ch.woken = false;
+      if (this.channels.get(runId) === ch) this.read(ch);
+    });
   }
 
   private pollCursors(): void {

@@ -119,6 +119,41 @@ describe("the live event feed", () => {
     }
   });
 
+  it("reads a group commit once, though each of its events wakes the run", async () => {
+    const log = memoryLog();
+    // No poll within the test: every read is a wake's.
+    const feed = new EventFeed({
+      store: log.store,
+      pollMs: 60_000,
+      maxBufferedBytes: 1 << 20,
+      keepAliveMs: 60_000,
+      onError: (e) => assert.fail(e),
+    });
+    try {
+      const sink = new Sink();
+      await feed.follow("run_1", 0, sink as unknown as ServerResponse);
+      await until(
+        () => log.reads() > 0,
+        () => "the join's first read",
+        5000,
+      );
+      const readsBefore = log.reads();
+      // As `prp authority serve --api` wakes it: one callback per committed event, after the commit.
+      for (let i = 0; i < 100; i++) log.commit();
+      for (let i = 0; i < 100; i++) setImmediate(() => feed.wake("run_1"));
+      await until(
+        () => sink.events().length === 100,
+        () => "the follower to get 100 events",
+        5000,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok(log.reads() - readsBefore <= 2, `the store was read ${log.reads() - readsBefore} times for one commit`);
+      assert.equal(judgeStream(sink.events(), log.rows), null);
+    } finally {
+      feed.close();
+    }
+  });
+
   it("closes a follower whose socket backs up, and the others go on; it resumes with nothing lost", async () => {
     const log = memoryLog();
     const feed = feedOver(log, 4096);
