@@ -92,16 +92,15 @@ class Bench {
       runnerDigest: BUILD.digest,
       leaseTtlMs: LEASE_TTL_MS,
       log: () => undefined,
-      // As `prp authority serve --api`: called inside the commit's transaction, the wake reads after it.
-      onCommittedEvent: (_event, context) => void setImmediate(() => this.api?.committed(context.runId)),
+      // As `prp authority serve --api`: told after each commit, outside its transaction.
+      afterCommit: (runIds) => runIds.forEach((runId) => this.api?.committed(runId)),
     });
   }
 
   /**
    * The store, stamping each committed event when its group commit returns: after COMMIT, and
    * before a reader that waited for the transaction has written the rows it then reads (that
-   * reader's own await of the read comes later). Not in onCommittedEvent, which runs inside
-   * the transaction, nor in its setImmediate, which a woken reader can beat to the socket.
+   * reader's own await of the read comes later), and before afterCommit wakes the readers.
    */
   private stamped(store: SqliteAuthorityStore): AuthorityStore {
     const commitEvents: AuthorityStore["commitEvents"] = async (items, nowMs) => {
