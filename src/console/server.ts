@@ -29,6 +29,8 @@ export interface ConsoleOptions {
   onError?: (err: Error) => void;
   /** For tests; the defaults otherwise (CONSOLE_LIMITS). */
   limits?: Partial<ConsoleLimits>;
+  /** Told when a command is queued, so that an authority in this process delivers it at once. */
+  commandQueued?: (runId: string) => void;
 }
 
 /**
@@ -148,6 +150,7 @@ export class ConsoleServer {
       // One person with one token; the connection cap bounds what a page can ask at once.
       rateLimit: false,
       sessionOrigin: (runId) => source.origin(runId),
+      ...(options.commandQueued ? { commandQueued: options.commandQueued } : {}),
       onError,
     });
 
@@ -210,6 +213,11 @@ export class ConsoleServer {
     const { port } = server!.address() as AddressInfo;
     const host = options.host.includes(":") ? `[${options.host}]` : options.host;
     return new ConsoleServer(app, routes, source, `http://${host}:${port}/?token=${token}`, token);
+  }
+
+  /** Wakes the event streams of `runId` at once: an authority in this process committed to it. */
+  committed(runId: string): void {
+    this.routes.committed(runId);
   }
 
   /** Ends every open stream, closes the listener and the source. */
