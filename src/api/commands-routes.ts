@@ -3,7 +3,7 @@ import { CommandQueue } from "../authority/commands.js";
 import { sha256Hex } from "../contract/digest.js";
 import { tokenOf } from "./auth.js";
 import { answerProblem, endedRunProblem } from "./command-checks.js";
-import { writableStore, type ApiContext } from "./context.js";
+import { writeRefusal, type ApiContext } from "./context.js";
 import { ApiError, refusal } from "./errors.js";
 import { idempotencyKey } from "./idempotency.js";
 import { commandReceipt } from "./run-view.js";
@@ -29,6 +29,7 @@ export const idempotentCommandId = (tokenId: string, runId: string, key: string)
  */
 export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { store } = ctx;
+  // Without a store to write to (a replayed file), every command is refused before it is read further.
   const queue = "store" in ctx.writes ? new CommandQueue({ store: ctx.writes.store, now: ctx.now }) : undefined;
   app.post<{ Params: { runId: string }; Body: { type: string; payload: Record<string, unknown> } }>(
     "/runs/:runId/commands",
@@ -38,7 +39,7 @@ export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const key = idempotencyKey(request.headers);
       const run = await knownRun(store, request.params.runId);
       const runId = run.identity.runId;
-      writableStore(ctx);
+      if (queue === undefined) throw writeRefusal(ctx);
       const { type, payload } = request.body;
       const commandId = key === undefined ? undefined : idempotentCommandId(token.tokenId, runId, key);
       // A retry of a command already queued is answered as queued, even once the run has ended.
@@ -56,7 +57,7 @@ export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
           if (problem) throw refusal(problem);
         }
       }
-      const queued = await queue!.queueCommand(runId, type, payload, commandId);
+      const queued = await queue.queueCommand(runId, type, payload, commandId);
       if (!queued.ok) {
         if (queued.error.code === "command_conflict" && key !== undefined)
           throw new ApiError(

@@ -40,8 +40,14 @@ export interface ApiContext {
   commandQueued: (runId: string) => void;
 }
 
+/** Why a write is refused here (a read-only source), as the error to throw. */
+export const writeRefusal = (ctx: Pick<ApiContext, "writes">): ApiError =>
+  "refused" in ctx.writes
+    ? new ApiError(ctx.writes.refused.code, ctx.writes.refused.message)
+    : new ApiError("internal_error", "this API has a store to write to");
+
 /** The store a write goes to, or the refusal of writes here (thrown). */
 export function writableStore(ctx: Pick<ApiContext, "writes">): AuthorityStore {
-  if ("refused" in ctx.writes) throw new ApiError(ctx.writes.refused.code, ctx.writes.refused.message);
+  if ("refused" in ctx.writes) throw writeRefusal(ctx);
   return ctx.writes.store;
 }
