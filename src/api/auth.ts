@@ -1,7 +1,8 @@
 import type { FastifyRequest } from "fastify";
-import type { ApiScope, ApiTokenRow, AuthorityStore } from "../authority/store.js";
+import type { ApiScope, ApiTokenRow } from "../authority/store.js";
+import type { Authenticate } from "./context.js";
 import { ApiError, refusal } from "./errors.js";
-import { authenticate, scopeCovers } from "./tokens.js";
+import { scopeCovers } from "./tokens.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -20,11 +21,11 @@ declare module "fastify" {
  * unauthenticated caller costs no parsing.
  */
 export const requireToken =
-  (store: Pick<AuthorityStore, "apiToken">, now: () => number) =>
+  (authenticate: Authenticate, now: () => number) =>
   async (request: FastifyRequest): Promise<void> => {
     const scope = request.routeOptions.config.scope;
     if (scope === undefined) return;
-    const token = await authenticate(store, request.headers.authorization, now());
+    const token = await authenticate(request.headers.authorization, now());
     if (!token.ok) throw refusal(token.error);
     if (!scopeCovers(token.value.scope, scope))
       throw new ApiError(

@@ -1,5 +1,14 @@
 import type { CommandRow, RunSnapshot } from "../authority/store.js";
+import { decodeValue } from "../contract/decode.js";
+import type { PRPQuestionSet } from "../contract/generated/types.js";
+import { actionForChoice } from "../contract/permission-choices.js";
+import { isPlainObject } from "../contract/plain-object.js";
+import { responseMismatch } from "../contract/question-rules.js";
 import type { SessionSnapshot } from "../reducer/snapshot.js";
+import type { RequestDetail } from "./run-facts.js";
+
+/** The resolutions a request may be given (run-machine checks an input's response again). */
+const ACTIONS = new Set(["accept", "accept_for_session", "decline", "cancel", "submit"]);
 
 export interface CommandProblem {
   code: string;
@@ -23,12 +32,16 @@ export function endedRunProblem(run: Pick<RunSnapshot, "identity" | "terminalSou
 /**
  * A request.resolve answers a request the run has asked (the reduced session knows it) and
  * that nobody answered yet: not resolved in the session, and no answer queued for it that the
- * runner has not rejected (a rejected answer left the request pending, so it may be answered again).
+ * runner has not rejected (a rejected answer left the request pending, so it may be answered
+ * again). And the answer fits the request as the harness asked it (`asked`): an action the
+ * runner knows; for a permission with choices, one of its choices, with the action that choice
+ * means; for a question set, a question response that fits it; for a plain question, some text.
  */
 export function answerProblem(
   session: Pick<SessionSnapshot, "requests">,
   commands: readonly Pick<CommandRow, "type" | "payload" | "status">[],
   payload: Record<string, unknown>,
+  asked?: (requestId: string) => RequestDetail | undefined,
 ): CommandProblem | undefined {
   const { requestId } = payload;
   if (typeof requestId !== "string" || requestId === "")
@@ -52,5 +65,40 @@ export function answerProblem(
       path: "/payload/requestId",
       message: `request ${requestId} is already answered; an answer is sent once`,
     };
+  return resolutionProblem(request.type, asked?.(requestId), payload.resolution);
+}
+
+const invalidAnswer = (path: string, message: string): CommandProblem => ({ code: "invalid_answer", path, message });
+
+function resolutionProblem(type: string, asked: RequestDetail | undefined, resolution: unknown) {
+  if (!isPlainObject(resolution) || typeof resolution.action !== "string" || !ACTIONS.has(resolution.action))
+    return invalidAnswer("/payload/resolution/action", `resolution.action must be one of ${[...ACTIONS].join(", ")}`);
+  const choices = asked?.choices.map((c) => c.key) ?? [];
+  const { action, choice } = resolution;
+  if (choices.length > 0 && (choice !== undefined || action === "accept" || action === "accept_for_session")) {
+    if (typeof choice !== "string" || !choices.includes(choice))
+      return invalidAnswer("/payload/resolution/choice", `choose one of ${choices.join(", ")}`);
+    // The choice decides the action (allow_always is accept_for_session): a mismatch would grant something else.
+    if (actionForChoice(choice) !== action)
+      return invalidAnswer(
+        "/payload/resolution/action",
+        `choice ${choice} is answered with action ${actionForChoice(choice)}`,
+      );
+  }
+  if (action === "submit" && asked?.input) return responseProblem(asked.input, resolution.response);
+  if (action === "submit" && type === "input" && (typeof resolution.text !== "string" || resolution.text.trim() === ""))
+    return invalidAnswer("/payload/resolution/text", "an answer to a question needs some text");
   return undefined;
+}
+
+/** A question set is answered with a question response that fits it, as the runner checks it. */
+function responseProblem(set: PRPQuestionSet, response: unknown): CommandProblem | undefined {
+  const decoded = decodeValue(response, { kind: "question-response" });
+  if (!decoded.ok)
+    return invalidAnswer(
+      `/payload/resolution/response${decoded.error.path}`,
+      `answer the question set with a question response: ${decoded.error.message}`,
+    );
+  const mismatch = responseMismatch(set, decoded.value, "/payload/resolution/response");
+  return mismatch ? invalidAnswer(mismatch.path, mismatch.message) : undefined;
 }

@@ -3,7 +3,7 @@ import { CommandQueue } from "../authority/commands.js";
 import { sha256Hex } from "../contract/digest.js";
 import { tokenOf } from "./auth.js";
 import { answerProblem, endedRunProblem } from "./command-checks.js";
-import type { ApiContext } from "./context.js";
+import { writeRefusal, type ApiContext } from "./context.js";
 import { ApiError, refusal } from "./errors.js";
 import { idempotencyKey } from "./idempotency.js";
 import { commandReceipt } from "./run-view.js";
@@ -29,15 +29,17 @@ export const idempotentCommandId = (tokenId: string, runId: string, key: string)
  */
 export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { store } = ctx;
-  const queue = new CommandQueue({ store, now: ctx.now });
+  // Without a store to write to (a replayed file), every command is refused before it is read further.
+  const queue = "store" in ctx.writes ? new CommandQueue({ store: ctx.writes.store, now: ctx.now }) : undefined;
   app.post<{ Params: { runId: string }; Body: { type: string; payload: Record<string, unknown> } }>(
-    "/v1/runs/:runId/commands",
+    "/runs/:runId/commands",
     { config: { scope: "operate" }, schema: { params: RUN_PARAMS, body: apiSchema("CommandRequest") } },
     async (request, reply) => {
       const token = tokenOf(request);
       const key = idempotencyKey(request.headers);
       const run = await knownRun(store, request.params.runId);
       const runId = run.identity.runId;
+      if (queue === undefined) throw writeRefusal(ctx);
       const { type, payload } = request.body;
       const commandId = key === undefined ? undefined : idempotentCommandId(token.tokenId, runId, key);
       // A retry of a command already queued is answered as queued, even once the run has ended.
@@ -46,11 +48,12 @@ export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
         const ended = endedRunProblem(run);
         if (ended) throw refusal(ended);
         if (type === "request.resolve") {
-          const [session, commands] = await Promise.all([
+          const [session, facts, commands] = await Promise.all([
             ctx.sessions.session(runId, run.ackedSourceSeq),
+            ctx.facts.facts(runId, run.ackedSourceSeq),
             store.commands(runId),
           ]);
-          const problem = answerProblem(session, commands, payload);
+          const problem = answerProblem(session, commands, payload, (id) => facts.requests.get(id));
           if (problem) throw refusal(problem);
         }
       }

@@ -11,6 +11,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   run_ended: 409,
   run_exists: 409,
   request_already_answered: 409,
+  replay_read_only: 409,
   command_conflict: 422,
   body_too_large: 413,
   unsupported_media_type: 415,

@@ -31,7 +31,7 @@ const wantsStream = (accept: string | undefined): boolean => /(^|,)\s*text\/even
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { store } = ctx;
   app.get<{ Params: { runId: string }; Querystring: { after?: number; limit?: number } }>(
-    "/v1/runs/:runId/events",
+    "/runs/:runId/events",
     { config: { scope: "read" }, schema: { params: RUN_PARAMS, querystring: EVENTS_QUERY } },
     async (request, reply) => {
       const run = await knownRun(store, request.params.runId);
@@ -46,6 +46,8 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
           );
         // The stream is written by the feed from here on; Fastify no longer answers this request.
         reply.hijack();
+        // A stream is quiet between events: no idle-socket timeout of the server is for it.
+        reply.raw.setTimeout(0);
         reply.raw.writeHead(200, { ...SSE_HEADERS, ...corsHeaders(reply.getHeaders()) });
         reply.raw.flushHeaders();
         await ctx.feed.follow(runId, after, reply.raw);

@@ -1,23 +1,22 @@
-import type {
-  AuthorityStore,
-  CommandRow,
-  RunListEntry,
-  RunSnapshot,
-  RunSpecRow,
-  RunState,
-} from "../authority/store.js";
+import type { CommandRow, RunListEntry, RunSnapshot, RunSpecRow, RunState } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { applyEvents } from "../reducer/apply-event.js";
-import { createSnapshot, type SessionSnapshot } from "../reducer/snapshot.js";
+import { createSnapshot, type SessionSnapshot, type SnapshotOrigin } from "../reducer/snapshot.js";
+import type { ApiStore } from "./context.js";
+import { copyFacts, emptyFacts, factsSummary, foldFacts, type RequestDetail, type RunFacts } from "./run-facts.js";
+
+type AuthorityStore = ApiStore;
 
 /** Events read (and reduced) at once: a long run is taken in pages, never whole. */
 const READ_PAGE = 1000;
+/** The characters of an item's text a run's session carries: its end, where a streaming item grows. */
+export const SESSION_ITEM_TEXT = 4000;
 
 export const runState = (run: Pick<RunSnapshot, "ackedSourceSeq" | "terminalSourceSeq">): RunState =>
   run.terminalSourceSeq !== null ? "ended" : run.ackedSourceSeq > 0 ? "running" : "pending";
 
-/** API_SCHEMAS.RunSummary of a run. */
-export function runSummary(entry: RunListEntry) {
+/** API_SCHEMAS.RunSummary of a run, with the facts of its events. */
+export function runSummary(entry: RunListEntry, facts: RunFacts) {
   return {
     runId: entry.runId,
     state: entry.state,
@@ -27,83 +26,179 @@ export function runSummary(entry: RunListEntry) {
     labels: entry.spec?.labels ?? {},
     priority: entry.spec?.priority ?? 0,
     spec: entry.spec ? (JSON.parse(entry.spec.spec) as unknown) : null,
+    ...factsSummary(facts),
   };
 }
 
+/** `code: message` of a stored command result (`{commandId, status, result: {code, message}}`). */
+function resultReason(stored: string | null): string | undefined {
+  const result = (JSON.parse(stored ?? "{}") as { result?: { code?: unknown; message?: unknown; reason?: unknown } })
+    .result;
+  const words = [result?.code, result?.message ?? result?.reason].filter((w) => typeof w === "string" && w !== "");
+  return words.length > 0 ? words.join(": ") : undefined;
+}
+
 /** API_SCHEMAS.CommandReceipt of a stored command. */
-export const commandReceipt = (c: CommandRow, created?: boolean) => ({
-  commandId: c.commandId,
-  controllerSeq: c.controllerSeq,
-  type: c.type,
-  status: c.status,
-  delivered: c.deliveryCount > 0,
-  ...(created === undefined ? {} : { created }),
-});
+export const commandReceipt = (c: CommandRow, created?: boolean) => {
+  const requestId =
+    c.type === "request.resolve" ? (JSON.parse(c.payload) as { requestId?: unknown }).requestId : undefined;
+  const reason = c.status !== null && c.status !== "completed" ? resultReason(c.result) : undefined;
+  return {
+    commandId: c.commandId,
+    controllerSeq: c.controllerSeq,
+    type: c.type,
+    status: c.status,
+    delivered: c.deliveryCount > 0,
+    ...(created === undefined ? {} : { created }),
+    ...(typeof requestId === "string" ? { requestId } : {}),
+    ...(reason ? { reason } : {}),
+  };
+};
 
 /**
- * The reducer's session of each run, kept for the runs asked about most recently: a request
+ * A value folded from each run's events, kept for the runs asked about most recently: a request
  * reads and applies only the events committed since the last one, never the whole run again.
+ * `apply` returns a new value (a cached one may be in use by another request).
  */
-export class SessionCache {
-  private readonly sessions = new Map<string, { snapshot: SessionSnapshot; upto: number }>();
+export class FoldCache<T> {
+  private readonly values = new Map<string, { value: T; upto: number }>();
 
   constructor(
     private readonly store: Pick<AuthorityStore, "eventLog">,
-    private readonly maxRuns = 64,
+    private readonly initial: (runId: string) => T,
+    private readonly apply: (value: T, events: PrpEvent[]) => T,
+    private readonly maxRuns: number,
   ) {}
 
-  /** The session of the run's events 1…`upto` (its committed count when asked). */
-  async session(runId: string, upto: number): Promise<SessionSnapshot> {
-    const cached = this.sessions.get(runId);
-    let { snapshot, upto: at } = cached && cached.upto <= upto ? cached : { snapshot: createSnapshot({}), upto: 0 };
+  /** The value of the run's events 1…`upto` (its committed count when asked). */
+  async read(runId: string, upto: number): Promise<T> {
+    const cached = this.values.get(runId);
+    let { value, upto: at } = cached && cached.upto <= upto ? cached : { value: this.initial(runId), upto: 0 };
     while (at < upto) {
       const rows = await this.store.eventLog(runId, at, Math.min(READ_PAGE, upto - at));
       if (rows.length === 0) break;
-      snapshot = applyEvents(
-        snapshot,
+      value = this.apply(
+        value,
         rows.map((r) => JSON.parse(r.envelope) as PrpEvent),
       );
       at = rows.at(-1)!.sourceSeq;
     }
-    const latest = this.sessions.get(runId);
+    const latest = this.values.get(runId);
     if (!latest || latest.upto <= at) {
       // Re-inserted, so the Map's order is least recently used first.
-      this.sessions.delete(runId);
-      this.sessions.set(runId, { snapshot, upto: at });
-      if (this.sessions.size > this.maxRuns) this.sessions.delete(this.sessions.keys().next().value!);
+      this.values.delete(runId);
+      this.values.set(runId, { value, upto: at });
+      if (this.values.size > this.maxRuns) this.values.delete(this.values.keys().next().value!);
     }
-    return snapshot;
+    return value;
+  }
+}
+
+/** The reducer's session of each run (GET /v1/runs/{runId} and the answer checks). */
+export class SessionCache {
+  private readonly cache: FoldCache<SessionSnapshot>;
+
+  constructor(
+    store: Pick<AuthorityStore, "eventLog">,
+    maxRuns = 64,
+    origin: (runId: string) => SnapshotOrigin = () => ({}),
+  ) {
+    this.cache = new FoldCache(store, (runId) => createSnapshot(origin(runId)), applyEvents, maxRuns);
+  }
+
+  /** The session of the run's events 1…`upto` (its committed count when asked). */
+  session(runId: string, upto: number): Promise<SessionSnapshot> {
+    return this.cache.read(runId, upto);
   }
 }
 
 /**
- * API_SCHEMAS.Run: the run's summary, identity, its reduced session without the per-event lists
- * (the events themselves are at /events), its result and terminal, and its commands.
+ * The facts of each run (run-facts.ts): small, so kept for many more runs than sessions, since
+ * every run of a list page needs them.
+ */
+export class FactsCache {
+  private readonly cache: FoldCache<RunFacts>;
+
+  constructor(store: Pick<AuthorityStore, "eventLog">, maxRuns = 4096) {
+    this.cache = new FoldCache(
+      store,
+      emptyFacts,
+      (facts, events) => {
+        const next = copyFacts(facts);
+        foldFacts(next, events);
+        return next;
+      },
+      maxRuns,
+    );
+  }
+
+  facts(runId: string, upto: number): Promise<RunFacts> {
+    return this.cache.read(runId, upto);
+  }
+}
+
+/**
+ * API_SCHEMAS.Run: the run's summary, identity, its reduced session of events 1…`position`
+ * without the per-event lists (the events themselves are at /events) and with each item's text
+ * cut to its end, its result and terminal, the pending requests' forms, its failure facts, and
+ * its commands.
  */
 export async function runBody(
   store: AuthorityStore,
-  sessions: SessionCache,
+  caches: { sessions: SessionCache; facts: FactsCache },
   run: RunSnapshot,
   spec: RunSpecRow | undefined,
   createdAtUnixMs: number,
+  upto?: number,
 ) {
   const runId = run.identity.runId;
-  const session = await sessions.session(runId, run.ackedSourceSeq);
-  const { timeline: _timeline, processedEventIds: _processed, ...rest } = session;
-  const commands = await store.commands(runId);
+  const position = Math.min(upto ?? run.ackedSourceSeq, run.ackedSourceSeq);
+  const [session, facts, runFacts, commands] = await Promise.all([
+    caches.sessions.session(runId, position),
+    caches.facts.facts(runId, position),
+    // The run's line stays the whole run's, whatever the position asked.
+    position === run.ackedSourceSeq ? undefined : caches.facts.facts(runId, run.ackedSourceSeq),
+    store.commands(runId),
+  ]);
+  const { timeline: _timeline, processedEventIds: _processed, items, ...rest } = session;
+  const requests: RequestDetail[] = session.requests
+    .filter((r) => r.status === "pending")
+    .map(
+      (r) =>
+        facts.requests.get(r.requestId) ?? {
+          requestId: r.requestId,
+          type: r.type,
+          prompt: r.prompt,
+          choices: [],
+          input: null,
+        },
+    );
   return {
-    run: runSummary({
-      runId,
-      state: runState(run),
-      protocolVersion: run.protocolVersion,
-      ackedSourceSeq: run.ackedSourceSeq,
-      createdAtUnixMs,
-      spec: spec ?? null,
-    }),
+    run: runSummary(
+      {
+        runId,
+        state: runState(run),
+        protocolVersion: run.protocolVersion,
+        ackedSourceSeq: run.ackedSourceSeq,
+        createdAtUnixMs,
+        spec: spec ?? null,
+      },
+      runFacts ?? facts,
+    ),
     identity: run.identity,
-    session: rest,
+    position,
+    session: {
+      ...rest,
+      items: items.map((item) => ({
+        ...item,
+        text: item.text.slice(-SESSION_ITEM_TEXT),
+        textLength: item.text.length,
+      })),
+    },
     result: (session.proposedResult as object | null) ?? null,
     terminal: (session.terminal as object | null) ?? null,
+    requests,
+    failure: facts.failure,
     commands: commands.map((c) => commandReceipt(c)),
   };
 }

@@ -1,17 +1,23 @@
 import type { FastifyInstance } from "fastify";
 import { Credentials } from "../authority/credentials.js";
 import { MAX_BOOTSTRAP_TTL_MS } from "../authority/limits.js";
-import type { AuthorityStore, RunQuery, RunSnapshot, RunState } from "../authority/store.js";
+import type { RunQuery, RunSnapshot, RunState } from "../authority/store.js";
 import { durableRunnerArgs } from "../runner/spawn.js";
 import { RUNNER_CONNECT_PATH_PREFIX } from "../transport/upgrade-server.js";
 import { tokenOf } from "./auth.js";
-import type { ApiContext } from "./context.js";
+import { writableStore, type ApiContext, type ApiStore } from "./context.js";
 import { createRunRequest, runIdentity, runIdSuffix, type RunSpec } from "./create-run.js";
 import { ApiError, refusal } from "./errors.js";
 import { idempotencyKey } from "./idempotency.js";
 import { MAX_RUN_PAGE } from "./limits.js";
 import { runBody, runSummary } from "./run-view.js";
 import { apiSchema } from "./validation.js";
+
+const RUN_QUERY = {
+  type: "object",
+  additionalProperties: false,
+  properties: { upto: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } },
+} as const;
 
 const RUN_PARAMS = {
   type: "object",
@@ -36,7 +42,7 @@ const LIST_QUERY = {
   },
 } as const;
 
-export async function knownRun(store: AuthorityStore, runId: string): Promise<RunSnapshot> {
+export async function knownRun(store: Pick<ApiStore, "run">, runId: string): Promise<RunSnapshot> {
   const run = await store.run(runId);
   if (!run) throw new ApiError("unknown_run", `no run ${runId}`, "/runId");
   return run;
@@ -54,22 +60,23 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { store } = ctx;
 
   app.post<{ Body: RunSpec }>(
-    "/v1/runs",
+    "/runs",
     { config: { scope: "operate" }, schema: { body: apiSchema("RunSpec") } },
     async (request, reply) => {
       const token = tokenOf(request);
+      const writable = writableStore(ctx);
       const key = idempotencyKey(request.headers);
       const identity = runIdentity(runIdSuffix(token.tokenId, key));
-      const created = await store.createRun(createRunRequest(request.body, identity, token.tokenId, ctx.now()));
+      const created = await writable.createRun(createRunRequest(request.body, identity, token.tokenId, ctx.now()));
       if (!created.ok) throw refusal(created.error);
       const { run, spec } = created.value;
-      const body = await runBody(store, ctx.sessions, run, spec, spec.createdAtUnixMs);
+      const body = await runBody(store, ctx, run, spec, spec.createdAtUnixMs);
       return reply.code(created.value.created ? 201 : 200).send(body);
     },
   );
 
   app.get<{ Querystring: { state?: RunState; label?: string[]; text?: string; after?: string; limit?: number } }>(
-    "/v1/runs",
+    "/runs",
     { config: { scope: "read" }, schema: { querystring: LIST_QUERY } },
     async (request) => {
       const q = request.query;
@@ -85,22 +92,23 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
         }
       }
       const page = await store.listRuns(query);
-      return { runs: page.runs.map(runSummary), next: page.next };
+      const facts = await Promise.all(page.runs.map((r) => ctx.facts.facts(r.runId, r.ackedSourceSeq)));
+      return { runs: page.runs.map((r, i) => runSummary(r, facts[i]!)), next: page.next };
     },
   );
 
-  app.get<{ Params: { runId: string } }>(
-    "/v1/runs/:runId",
-    { config: { scope: "read" }, schema: { params: RUN_PARAMS } },
+  app.get<{ Params: { runId: string }; Querystring: { upto?: number } }>(
+    "/runs/:runId",
+    { config: { scope: "read" }, schema: { params: RUN_PARAMS, querystring: RUN_QUERY } },
     async (request) => {
       const run = await knownRun(store, request.params.runId);
       const spec = await store.runSpec(run.identity.runId);
-      return runBody(store, ctx.sessions, run, spec, run.createdAtUnixMs);
+      return runBody(store, ctx, run, spec, run.createdAtUnixMs, request.query.upto);
     },
   );
 
   app.post<{ Params: { runId: string }; Body: { ttlMs?: number; stateDir?: string } | undefined }>(
-    "/v1/runs/:runId/tickets",
+    "/runs/:runId/tickets",
     {
       config: { scope: "admin" },
       schema: { params: RUN_PARAMS, body: apiSchema("TicketRequest") },
@@ -114,7 +122,7 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const runId = run.identity.runId;
       if (run.terminalSourceSeq !== null)
         throw new ApiError("run_ended", `run ${runId} has ended: no runner will serve it again`, "/runId");
-      const credentials = Credentials.create({ store, now: ctx.now });
+      const credentials = Credentials.create({ store: writableStore(ctx), now: ctx.now });
       if (!credentials.ok) throw refusal(credentials.error);
       const ticket = await credentials.value.issueBootstrapTicket(runId, request.body?.ttlMs ?? MAX_BOOTSTRAP_TTL_MS);
       if (!ticket.ok) throw refusal(ticket.error);

@@ -6,13 +6,15 @@ import { openApiDocument } from "../contract/api/openapi.js";
 import { isLoopback } from "../transport/loopback.js";
 import { requireToken } from "./auth.js";
 import { commandRoutes } from "./commands-routes.js";
-import type { ApiContext } from "./context.js";
+import type { ApiContext, ApiStore, ApiWrites, Authenticate } from "./context.js";
 import { ApiError, sendError } from "./errors.js";
 import { EventFeed } from "./event-feed.js";
 import { eventRoutes } from "./events-routes.js";
 import { jsonBodyOnly } from "./json-body.js";
 import { DEFAULT_API_LIMITS, type ApiLimits } from "./limits.js";
-import { SessionCache } from "./run-view.js";
+import { FactsCache, SessionCache } from "./run-view.js";
+import { authenticate as authenticateToken } from "./tokens.js";
+import type { SnapshotOrigin } from "../reducer/snapshot.js";
 import { runRoutes } from "./runs-routes.js";
 import { validationError, validatorCompiler } from "./validation.js";
 
@@ -42,6 +44,75 @@ export interface ApiServerHandle {
   close(): Promise<void>;
 }
 
+/** The /v1 routes on a Fastify app of someone else's (the console's), or on the API's own server. */
+export interface ApiRoutesOptions {
+  store: ApiStore;
+  /** Where creates, commands and tickets go; `{refused}` refuses each of them with that error. */
+  writes: ApiWrites;
+  limits?: Partial<ApiLimits>;
+  runnerConnectUrl: string;
+  corsOrigin?: string;
+  /** How a bearer token is checked; by default against the store's API tokens (tokens.ts). */
+  authenticate?: Authenticate;
+  /** Each token's rate limit (limits.rateMax per rateWindowMs); on by default. */
+  rateLimit?: boolean;
+  /** What a run's reduced session starts from (a replayed fixture's identity), else nothing. */
+  sessionOrigin?: (runId: string) => SnapshotOrigin;
+  now?: () => number;
+  commandQueued?: (runId: string) => void;
+  onError?: (err: Error) => void;
+}
+
+export interface ApiRoutes {
+  /** Wakes the streams of `runId` at once: an event was committed to it. */
+  committed(runId: string): void;
+  /** Followers of event streams now, over every run. */
+  followerCount(): number;
+  /** Ends every event stream (a client resumes by Last-Event-ID) and stops reading: before the app closes. */
+  close(): void;
+}
+
+/**
+ * Registers the public HTTP API v1 under /v1 on `app`, encapsulated: its validation, body
+ * parser, error and not-found handlers, token check and rate limit apply to its routes only.
+ */
+export async function registerApi(app: FastifyInstance, options: ApiRoutesOptions): Promise<ApiRoutes> {
+  const limits: ApiLimits = { ...DEFAULT_API_LIMITS, ...options.limits };
+  const now = options.now ?? Date.now;
+  const onError = options.onError ?? (() => {});
+  const feed = new EventFeed({
+    store: options.store,
+    pollMs: limits.feedPollMs,
+    maxBufferedBytes: limits.followerBufferBytes,
+    keepAliveMs: limits.keepAliveCommentMs,
+    onError,
+  });
+  const ctx: ApiContext = {
+    store: options.store,
+    writes: options.writes,
+    feed,
+    sessions: new SessionCache(options.store, undefined, options.sessionOrigin),
+    facts: new FactsCache(options.store),
+    limits,
+    runnerConnectUrl: options.runnerConnectUrl.replace(/\/+$/, ""),
+    now,
+    commandQueued: options.commandQueued ?? (() => {}),
+  };
+  const authenticate: Authenticate =
+    options.authenticate ?? ((authorization, nowMs) => authenticateToken(options.store, authorization, nowMs));
+  await app.register(
+    async (api) => {
+      await apiPlugin(api, ctx, { ...options, authenticate, onError });
+    },
+    { prefix: "/v1" },
+  );
+  return {
+    committed: (runId) => feed.wake(runId),
+    followerCount: () => feed.followerCount(),
+    close: () => feed.close(),
+  };
+}
+
 /**
  * The public HTTP API v1 (docs/api.md): Fastify for routing, validation through our Ajv and the
  * API's JSON Schemas, and raw-socket streaming of event streams. No cookies, nothing cached.
@@ -51,60 +122,59 @@ export const ApiServer = {
     if (!options.tls && !isLoopback(options.host))
       throw new Error(`the API listens on a loopback address without TLS, not ${options.host}`);
     const limits: ApiLimits = { ...DEFAULT_API_LIMITS, ...options.limits };
-    const now = options.now ?? Date.now;
-    const onError = options.onError ?? (() => {});
-    const feed = new EventFeed({
-      store: options.store,
-      pollMs: limits.feedPollMs,
-      maxBufferedBytes: limits.followerBufferBytes,
-      keepAliveMs: limits.keepAliveCommentMs,
-      onError,
-    });
-    const ctx: ApiContext = {
-      store: options.store,
-      feed,
-      sessions: new SessionCache(options.store),
-      limits,
-      runnerConnectUrl: options.runnerConnectUrl.replace(/\/+$/, ""),
-      now,
-      commandQueued: options.commandQueued ?? (() => {}),
-    };
-    const app = await buildApp(ctx, options);
+    const app = Fastify({
+      ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
+      bodyLimit: limits.bodyLimit,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      return503OnClosing: true,
+      logger: false,
+    }) as unknown as FastifyInstance;
+    app.server.headersTimeout = limits.headersTimeoutMs;
+    app.server.maxConnections = limits.maxConnections;
+    app.setNotFoundHandler((request, reply) =>
+      sendError(reply, { code: "not_found", message: `no route ${request.method} ${request.url.split("?")[0]}` }),
+    );
+    let routes: ApiRoutes | undefined;
     try {
+      routes = await registerApi(app, {
+        store: options.store,
+        writes: { store: options.store },
+        limits,
+        runnerConnectUrl: options.runnerConnectUrl,
+        ...(options.corsOrigin !== undefined ? { corsOrigin: options.corsOrigin } : {}),
+        ...(options.now ? { now: options.now } : {}),
+        ...(options.commandQueued ? { commandQueued: options.commandQueued } : {}),
+        ...(options.onError ? { onError: options.onError } : {}),
+      });
       await app.listen({ host: options.host, port: options.port });
     } catch (err) {
-      feed.close();
+      routes?.close();
       await app.close();
       throw err;
     }
     const address = app.server.address();
     if (address === null || typeof address === "string") throw new Error("the API server has no TCP address");
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    const api = routes;
     return {
       url: `${options.tls ? "https" : "http"}://${host}:${address.port}`,
-      committed: (runId) => feed.wake(runId),
+      committed: (runId) => api.committed(runId),
       close: async () => {
         // The streams first: app.close waits for open connections, and a stream never ends by itself.
-        feed.close();
+        api.close();
         await app.close();
       },
     };
   },
 };
 
-async function buildApp(ctx: ApiContext, options: ApiServerOptions): Promise<FastifyInstance> {
+async function apiPlugin(
+  app: FastifyInstance,
+  ctx: ApiContext,
+  options: ApiRoutesOptions & { authenticate: Authenticate; onError: (err: Error) => void },
+): Promise<void> {
   const { limits } = ctx;
-  const app = Fastify({
-    ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
-    bodyLimit: limits.bodyLimit,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    return503OnClosing: true,
-    logger: false,
-  }) as unknown as FastifyInstance;
-  app.server.headersTimeout = limits.headersTimeoutMs;
-  app.server.maxConnections = limits.maxConnections;
-
   app.decorateRequest("apiToken", null);
   app.setValidatorCompiler(validatorCompiler());
   jsonBodyOnly(app, limits.bodyLimit);
@@ -124,7 +194,7 @@ async function buildApp(ctx: ApiContext, options: ApiServerOptions): Promise<Fas
       return sendError(reply, { code: "invalid_json", message: "the body is empty; send a JSON object" });
     if (typeof err.statusCode === "number" && err.statusCode < 500)
       return sendError(reply, { code: "invalid_request", message: err.message });
-    options.onError?.(err);
+    options.onError(err);
     return sendError(reply, { code: "internal_error", message: "the API failed to answer; try again" });
   });
   app.setNotFoundHandler((request, reply) =>
@@ -143,21 +213,21 @@ async function buildApp(ctx: ApiContext, options: ApiServerOptions): Promise<Fas
       credentials: false,
       maxAge: 600,
     });
-  app.addHook("onRequest", requireToken(ctx.store, ctx.now));
-  await app.register(rateLimit, {
-    global: true,
-    // After the token check: the limit is each token's, not each address's.
-    hook: "preHandler",
-    max: limits.rateMax,
-    timeWindow: limits.rateWindowMs,
-    keyGenerator: (request) => request.apiToken?.tokenId ?? `ip:${request.ip}`,
-    errorResponseBuilder: (_request, context) =>
-      new ApiError("rate_limited", `at most ${context.max} requests per ${context.after} per token; retry later`),
-  });
+  app.addHook("onRequest", requireToken(options.authenticate, ctx.now));
+  if (options.rateLimit !== false)
+    await app.register(rateLimit, {
+      global: true,
+      // After the token check: the limit is each token's, not each address's.
+      hook: "preHandler",
+      max: limits.rateMax,
+      timeWindow: limits.rateWindowMs,
+      keyGenerator: (request) => request.apiToken?.tokenId ?? `ip:${request.ip}`,
+      errorResponseBuilder: (_request, context) =>
+        new ApiError("rate_limited", `at most ${context.max} requests per ${context.after} per token; retry later`),
+    });
 
-  app.get("/v1/openapi.json", async () => openApiDocument());
+  app.get("/openapi.json", async () => openApiDocument());
   runRoutes(app, ctx);
   eventRoutes(app, ctx);
   commandRoutes(app, ctx);
-  return app;
 }

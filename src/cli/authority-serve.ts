@@ -166,6 +166,8 @@ async function serve(opts: ServeOptions): Promise<number> {
   let authority: AuthorityServer;
   // Set once the API listens: each commit wakes its followers at once rather than at the next poll.
   let api: ApiServerHandle | undefined;
+  // The console reads and queues through the daemon's own store; it is woken by the same commits.
+  let consoleServer: ConsoleServer | undefined;
   try {
     store = await openCliStore(location, {
       serverKey,
@@ -184,8 +186,16 @@ async function serve(opts: ServeOptions): Promise<number> {
       runnerContract: runnerContractFrom(opts, build.contractDigest),
       ...(opts.leaseTtlMs !== undefined ? { leaseTtlMs: opts.leaseTtlMs } : {}),
       ...(tls ? { tls } : {}),
-      // After each commit, not inside it: the API's followers read what is already committed.
-      ...(opts.api ? { afterCommit: (runIds: ReadonlySet<string>) => runIds.forEach((r) => api?.committed(r)) } : {}),
+      // After each commit, not inside it: the API's followers (and the console's) read what is already committed.
+      ...(opts.api || opts.console
+        ? {
+            afterCommit: (runIds: ReadonlySet<string>) =>
+              runIds.forEach((r) => {
+                api?.committed(r);
+                consoleServer?.committed(r);
+              }),
+          }
+        : {}),
       log: (message, fields) => log({ level: "info", event: fields?.event ?? "authority.note", ...fields, message }),
     });
   } catch (err) {
@@ -233,14 +243,13 @@ async function serve(opts: ServeOptions): Promise<number> {
     pid: process.pid,
   });
   // The console reads and queues through the daemon's own store; closing it leaves the store open.
-  let consoleServer: ConsoleServer | undefined;
   const urlFile = consoleUrlFile(location, opts.consoleUrlFile);
   if (opts.console) {
     try {
       consoleServer = await startConsole(
         new StoreSource(store, async () => {}),
         opts.console === true ? DEFAULT_CONSOLE_LISTEN : opts.console,
-        { pollMs: opts.pollMs, print: () => {} },
+        { pollMs: opts.pollMs, print: () => {}, commandQueued: (runId) => authority.commandQueued(runId) },
       );
       console.log(publishConsoleUrl(urlFile, consoleServer.url));
     } catch (err) {

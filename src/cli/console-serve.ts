@@ -22,7 +22,12 @@ export const DEFAULT_CONSOLE_LISTEN = { host: "127.0.0.1", port: 0 };
 export async function startConsole(
   source: RunSource,
   listen: { host: string; port: number },
-  options: { pollMs?: number; bundlesDir?: string; print?: (url: string) => void } = {},
+  options: {
+    pollMs?: number;
+    bundlesDir?: string;
+    print?: (url: string) => void;
+    commandQueued?: (runId: string) => void;
+  } = {},
 ): Promise<ConsoleServer> {
   let server: ConsoleServer;
   try {
@@ -32,6 +37,7 @@ export async function startConsole(
       port: listen.port,
       ...(options.pollMs ? { pollMs: options.pollMs } : {}),
       ...(options.bundlesDir ? { bundlesDir: options.bundlesDir } : {}),
+      ...(options.commandQueued ? { commandQueued: options.commandQueued } : {}),
     });
   } catch (err) {
     await source.close();

@@ -84,9 +84,9 @@ export class PrpClient {
     }
   }
 
-  /** GET /v1/runs/{runId}. */
-  getRun(runId: string): Promise<Run> {
-    return this.#json("GET", runPath(runId));
+  /** GET /v1/runs/{runId}; with `upto`, its session, requests and failure as of its first `upto` events. */
+  getRun(runId: string, options: { upto?: number } = {}): Promise<Run> {
+    return this.#json("GET", runPath(runId), { query: { upto: options.upto } });
   }
 
   /** GET /v1/runs/{runId}/events: one page of committed events after `after`. */

@@ -10,7 +10,12 @@ import {
   realpathSync,
 } from "node:fs";
 import { join, relative, sep } from "node:path";
-import type { ArtifactFile } from "./api-types.js";
+
+/** A file of a run's bundle, as `GET /bundles/{runId}/` lists it. */
+export interface ArtifactFile {
+  name: string;
+  bytes: number;
+}
 
 /** The most files listed from one bundle: a page, not a file browser. */
 const MAX_FILES = 200;

@@ -5,8 +5,15 @@ import type { PrpEvent } from "../contract/kinds.js";
 import { MAX_EVENT_STREAM_BYTES } from "../reducer/event-stream.js";
 import { replayEventStream, replayFixture } from "../reducer/index.js";
 import type { SessionSnapshot } from "../reducer/snapshot.js";
-import type { ApiRefusal, ApiResult, CommandReceipt } from "./api-types.js";
+import type { ApiStore } from "../api/context.js";
+import type { LoggedEvent, RunListPage, RunSnapshot } from "../authority/store.js";
 import type { RunSource } from "./run-source.js";
+
+interface ApiRefusal {
+  code: string;
+  path: string;
+  message: string;
+}
 
 /** Files read as an NDJSON event stream; any other file is read as a replay fixture. */
 const STREAM_EXTENSIONS = new Set([".ndjson", ".jsonl"]);
@@ -47,12 +54,88 @@ export class ReplaySource implements RunSource {
     return { ok: true, value: new ReplaySource(runId, replayed.events, replayed.snapshot) };
   }
 
-  async runIds(): Promise<string[]> {
-    return [this.runId];
-  }
+  readonly writes = {
+    refused: {
+      code: "replay_read_only",
+      message: "this is a replayed file: there is no runner to send a command to",
+    },
+  };
 
-  async eventsAfter(runId: string, after: number, limit: number): Promise<PrpEvent[] | undefined> {
-    return runId === this.runId ? this.events.slice(after, after + limit) : undefined;
+  /**
+   * The replayed run as the API reads a store: one run whose events are the file's, in its
+   * order (an event's seq is its position in the file), that takes no command.
+   */
+  readonly store: ApiStore = {
+    run: async (runId) => (runId === this.runId ? this.snapshotOfRun() : undefined),
+    runCursor: async (runId) => (runId === this.runId ? this.snapshotOfRun() : undefined),
+    runSpec: async () => undefined,
+    listRuns: async (query): Promise<RunListPage> => {
+      const run = this.snapshotOfRun();
+      const state = run.terminalSourceSeq !== null ? "ended" : run.ackedSourceSeq > 0 ? "running" : "pending";
+      const shown =
+        query.after === undefined &&
+        (query.state === undefined || query.state === state) &&
+        (query.text === undefined || this.runId.toLowerCase().includes(query.text.toLowerCase())) &&
+        Object.keys(query.labels ?? {}).length === 0;
+      const entry = {
+        runId: this.runId,
+        state,
+        protocolVersion: run.protocolVersion,
+        ackedSourceSeq: run.ackedSourceSeq,
+        createdAtUnixMs: run.createdAtUnixMs,
+        spec: null,
+      } as const;
+      return { runs: shown ? [entry] : [], next: null };
+    },
+    eventLog: async (runId, after, limit): Promise<LoggedEvent[]> =>
+      runId !== this.runId
+        ? []
+        : this.events.slice(after, after + limit).map((e, i) => ({
+            sourceSeq: after + i + 1,
+            sourceEventId: e.sourceEventId,
+            eventType: e.eventType,
+            priority: e.priority,
+            envelope: JSON.stringify(e),
+            committedAtUnixMs: 0,
+          })),
+    command: async () => undefined,
+    commands: async () => [],
+    apiToken: async () => undefined,
+  };
+
+  private snapshotOfRun(): RunSnapshot {
+    const first = (this.events[0] ?? {}) as unknown as Record<string, unknown>;
+    const field = (name: string): string => {
+      const value = this.snapshot.identity?.[name] ?? first[name];
+      return typeof value === "string" && value !== "" ? value : "replay";
+    };
+    const terminal = this.events.findIndex((e) => e.eventType === "run.terminal");
+    const startedAt = Date.parse(this.events[0]?.emittedAt ?? "");
+    return {
+      identity: {
+        runnerInstanceId: field("runnerInstanceId"),
+        environmentLeaseId: field("environmentLeaseId"),
+        runId: this.runId,
+        normalizedSessionId: field("normalizedSessionId"),
+        turnId: field("turnId"),
+        itemId: field("itemId"),
+      },
+      protocolVersion: /v(\d+)$/.test(String(first.schema)) ? Number(/v(\d+)$/.exec(String(first.schema))![1]) : 1,
+      ackedSourceSeq: this.events.length,
+      terminalSourceSeq: terminal < 0 ? null : terminal + 1,
+      connectionCount: 0,
+      currentConnectionId: null,
+      revocationEpoch: 0,
+      replayDeliveries: 0,
+      duplicateCommandResults: 0,
+      freshBootstraps: 0,
+      malformedFrames: 0,
+      lastLeaseId: null,
+      lastLeaseExpiresAtUnixMs: null,
+      commandCount: 0,
+      commandDeliveryCounts: {},
+      createdAtUnixMs: Number.isFinite(startedAt) ? startedAt : 0,
+    };
   }
 
   origin() {
@@ -60,21 +143,6 @@ export class ReplaySource implements RunSource {
       fixtureName: this.snapshot.fixtureName,
       identity: this.snapshot.identity,
       capabilities: this.snapshot.capabilities,
-    };
-  }
-
-  async commands(): Promise<CommandReceipt[]> {
-    return [];
-  }
-
-  async queue(): Promise<ApiResult<CommandReceipt>> {
-    return {
-      ok: false,
-      error: {
-        code: "replay_read_only",
-        path: "",
-        message: "this is a replayed file: there is no runner to send a command to",
-      },
     };
   }
 

@@ -13,9 +13,15 @@ const TYPES: Record<string, string> = {
 
 /**
  * Serves the built page (Vite's output) from `root`: `/` is index.html, anything else must be
- * a file under root. The page is built by `npm run build`; without it, says so.
+ * a file under root, and `page` may adapt index.html. The page is built by `npm run build`;
+ * without it, says so.
  */
-export function serveStatic(root: string, pathname: string, res: ServerResponse): void {
+export function serveStatic(
+  root: string,
+  pathname: string,
+  res: ServerResponse,
+  page: (html: Buffer) => Buffer = (html) => html,
+): void {
   const relativePath = normalize(decodeURIComponent(pathname === "/" ? "/index.html" : pathname)).replace(
     /^([/\\])+/,
     "",
@@ -26,6 +32,7 @@ export function serveStatic(root: string, pathname: string, res: ServerResponse)
   try {
     if (!statSync(path).isFile()) return void res.writeHead(404).end("not found");
     body = readFileSync(path);
+    if (relativePath === "index.html") body = page(body);
   } catch {
     if (relativePath === "index.html")
       return void res

@@ -1,5 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { IncomingMessage } from "node:http";
 
 /** A fresh access token: 32 random bytes, hex (like Jupyter's). */
 export const newAccessToken = (): string => randomBytes(32).toString("hex");
@@ -12,8 +11,8 @@ const digest = (text: string): Buffer => createHash("sha256").update(text).diges
  * server on 127.0.0.1 would get it. Never the query: URLs end up in logs and history.
  * Both sides are hashed first, so that neither the compare nor its length check leaks the token.
  */
-export function presentsToken(request: IncomingMessage, token: string): "ok" | "missing" | "wrong" {
-  const m = /^Bearer ([^\s]+)$/.exec(request.headers.authorization ?? "");
+export function presentsToken(authorization: string | undefined, token: string): "ok" | "missing" | "wrong" {
+  const m = /^Bearer ([^\s]+)$/.exec(authorization ?? "");
   if (!m) return "missing";
   return timingSafeEqual(digest(m[1]!), digest(token)) ? "ok" : "wrong";
 }

@@ -259,6 +259,69 @@ export function apiSuite(kind: string, open: () => Promise<AuthorityStore>, clos
       );
     });
 
+    it("checks an answer against the request as asked (its choices, the action a choice means), and shows the request's form", async () => {
+      const runId = await createRun(t);
+      const runner = await fakeRunner(store, runId, 1);
+      await runner.emit({
+        eventType: "runtime_request.created",
+        payload: {
+          request: {
+            schema: "paperclip.runtime_request.v1",
+            requestKind: "runtime",
+            requestId: "request_1",
+            type: "permission",
+            status: "pending",
+            prompt: "Run npm install?",
+            choices: [
+              { key: "allow", label: "Allow" },
+              { key: "allow_always", label: "Allow always" },
+              { key: "deny", label: "Deny" },
+            ],
+          },
+        },
+      });
+      const run = await t.call("GET", `/v1/runs/${runId}`, { scope: "read" });
+      assert.deepEqual(run.json.requests, [
+        {
+          requestId: "request_1",
+          type: "permission",
+          prompt: "Run npm install?",
+          choices: [
+            { key: "allow", label: "Allow" },
+            { key: "allow_always", label: "Allow always" },
+            { key: "deny", label: "Deny" },
+          ],
+          input: null,
+        },
+      ]);
+      assert.equal(run.json.run.terminalState, null);
+      assert.equal(typeof run.json.run.lastEventAt, "string");
+      const answer = (resolution: Record<string, unknown>) =>
+        t.call("POST", `/v1/runs/${runId}/commands`, {
+          scope: "operate",
+          body: { type: "request.resolve", payload: { requestId: "request_1", resolution } },
+        });
+      const before = (await store.commands(runId)).length;
+      for (const [resolution, path] of [
+        [{ action: "maybe" }, "/payload/resolution/action"],
+        [{ action: "accept", choice: "always" }, "/payload/resolution/choice"],
+        [{ action: "accept" }, "/payload/resolution/choice"],
+        [{ action: "accept", choice: "allow_always" }, "/payload/resolution/action"],
+      ] as const) {
+        const refused = await answer(resolution);
+        assert.deepEqual(
+          [refused.status, refused.json.code, refused.json.path],
+          [400, "invalid_answer", path],
+          JSON.stringify(resolution),
+        );
+      }
+      assert.equal((await store.commands(runId)).length, before, "no refused answer was queued");
+      // Must-fail twin: the answer that fits is queued.
+      const fits = await answer({ action: "accept_for_session", choice: "allow_always" });
+      assert.equal(fits.status, 201, fits.text);
+      assert.equal(fits.json.requestId, "request_1");
+    });
+
     it("refuses commands for an ended run, and answers to unknown or answered requests", async () => {
       const runId = await createRun(t);
       const runner = await fakeRunner(store, runId, 1);

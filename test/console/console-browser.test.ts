@@ -22,12 +22,12 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
   const committed = (runId: string) => live.committed(runId);
   const startRun = (script: string) => live.startRun(script);
   it("the API refuses a request without the token in its header (401); the page takes the token from its URL into this tab, and no cookie", async () => {
-    for (const path of ["/api/runs", "/api/runs/stream", `/api/runs?token=${live.console.token}`]) {
+    for (const path of ["/v1/runs", "/v1/runs/any/events", `/v1/runs?token=${live.console.token}`, "/bundles/any"]) {
       const res = await fetch(`${live.console.base}${path}`, {
-        headers: { cookie: `prp_console_token=${live.console.token}` },
+        headers: { cookie: `prp_console_token=${live.console.token}`, accept: "text/event-stream" },
       });
       assert.equal(res.status, 401, `${path} without the token in Authorization`);
-      assert.equal(((await res.json()) as { error: { code: string } }).error.code, "token_missing");
+      assert.equal(((await res.json()) as { code: string }).code, "token_missing");
     }
     assert.equal((await fetch(`${live.console.base}/`)).status, 200, "the page's files hold no data: served to anyone");
     const page = await live.watched();
@@ -38,10 +38,10 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
       .waitFor(WAIT);
     await page.goto(`${live.console.base}/?token=${"f".repeat(64)}`);
     const wrong = await postFromPage(page, "any", {});
-    assert.deepEqual([wrong.status, wrong.body.error?.code], [401, "token_wrong"]);
+    assert.deepEqual([wrong.status, wrong.body.error?.code], [401, "token_invalid"]);
     await page
       .getByTestId("runs-refused")
-      .getByText(/401 token_wrong/)
+      .getByText(/401 token_invalid/)
       .waitFor(WAIT);
     const served = await page.goto(live.console.url);
     assert.equal(served?.status(), 200);
@@ -146,7 +146,10 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     });
     assert.deepEqual([badChoice.status, badChoice.body.error?.code], [400, "invalid_answer"]);
     const notAllowed = await postFromPage(page, runId, { type: "runner.shutdown", payload: {} });
-    assert.deepEqual([notAllowed.status, notAllowed.body.error?.code], [400, "command_not_allowed"]);
+    assert.deepEqual(
+      [notAllowed.status, notAllowed.body.error?.code, notAllowed.body.error?.path],
+      [400, "invalid_request", "/type"],
+    );
     assert.deepEqual(admin(["authority", "runs", "--json"]), commandsBefore, "no refused command reached the store");
 
     // The permission, answered from the form: nothing is chosen for the person.

@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { protocolDir } from "../../src/contract/package-root.js";
-import type { RunRow, RunView, TimelineEvent } from "../../src/console/api-types.js";
+import type { EventPage, Run, RunList } from "../../src/contract/api/generated/types.js";
+import type { SessionSnapshot } from "../../src/reducer/snapshot.js";
+import { responseChecker } from "../support/openapi-responses.js";
 import { replayFixture } from "../../src/reducer/index.js";
 import { isLoopback } from "../../src/transport/loopback.js";
 import { startDaemon } from "../cli/authority-processes.js";
@@ -13,17 +15,26 @@ import { until } from "../support/until.js";
 import { startConsole, type ConsoleProcess } from "./console-process.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
 
-/** A GET or POST with the console's token, as the page sends it. */
+const openApi = responseChecker();
+
+/** A GET or POST with the console's token, as the page sends it; a /v1 answer is checked against the OpenAPI document. */
 async function api<T>(c: ConsoleProcess, path: string, body?: unknown): Promise<{ status: number; value: T }> {
+  const method = body === undefined ? "GET" : "POST";
   const res = await fetch(`${c.base}${path}`, {
     headers: {
       authorization: `Bearer ${c.token}`,
       ...(body === undefined ? {} : { "content-type": "application/json" }),
     },
-    ...(body === undefined ? {} : { method: "POST", body: JSON.stringify(body) }),
+    ...(body === undefined ? {} : { method, body: JSON.stringify(body) }),
   });
-  return { status: res.status, value: (await res.json()) as T };
+  const value = (await res.json()) as T;
+  if (path.startsWith("/v1/")) openApi.checkResponse(method, path, res.status, value);
+  return { status: res.status, value };
 }
+
+type Session = Omit<SessionSnapshot, "items"> & {
+  items: Array<SessionSnapshot["items"][number] & { textLength: number }>;
+};
 
 describe("prp console without a browser: replay files, the daemon's --console, the demo's --console", () => {
   let dir: string;
@@ -56,17 +67,18 @@ describe("prp console without a browser: replay files, the daemon's --console, t
     const expected = replayFixture(readFileSync(path));
     assert.ok(expected.ok);
     const c = await start(["console", path]);
-    const runs = await api<{ runs: RunRow[]; live: boolean }>(c, "/api/runs");
-    assert.equal(runs.value.live, false);
+    const runs = await api<RunList>(c, "/v1/runs");
     assert.equal(runs.value.runs.length, 1);
     const runId = runs.value.runs[0]!.runId;
-    const events = await api<{ events: TimelineEvent[] }>(c, `/api/runs/${runId}/events`);
+    const page = await fetch(`${c.base}/`);
+    assert.match(await page.text(), /<meta name="prp-console-source" content="replay"/, "the page is told: a replay");
+    const events = await api<EventPage>(c, `/v1/runs/${runId}/events`);
     assert.deepEqual(
       events.value.events.map((e) => e.event),
       expected.events,
       "the file's events, in delivery order, repeats included",
     );
-    const last = await api<RunView>(c, `/api/runs/${runId}`);
+    const last = await api<Run & { session: Session }>(c, `/v1/runs/${runId}`);
     // The view carries the snapshot without its per-event lists (the timeline has those), items' text cut to its end.
     const { timeline: _timeline, processedEventIds: _processed, items, ...rest } = expected.snapshot;
     const { items: shownItems, ...shown } = last.value.session;
@@ -76,18 +88,18 @@ describe("prp console without a browser: replay files, the daemon's --console, t
       items,
     );
     assert.ok(last.value.session.duplicateEventIds.length > 0, "this fixture has a duplicate, and the page is told");
-    const step1 = await api<RunView>(c, `/api/runs/${runId}?upto=1`);
+    const step1 = await api<Run & { session: Session }>(c, `/v1/runs/${runId}?upto=1`);
     assert.equal(step1.value.position, 1);
     assert.equal(
       step1.value.session.sourceCursors[Object.keys(step1.value.session.sourceCursors)[0]!],
       expected.events[0]!.sourceSeq,
       "the reduction of the first event only",
     );
-    const refused = await api<{ error: { code: string } }>(c, `/api/runs/${runId}/commands`, {
+    const refused = await api<{ code: string }>(c, `/v1/runs/${runId}/commands`, {
       type: "run.cancel",
       payload: {},
     });
-    assert.deepEqual([refused.status, refused.value.error.code], [409, "replay_read_only"]);
+    assert.deepEqual([refused.status, refused.value.code], [409, "replay_read_only"]);
   });
 
   it("prp console FILE.ndjson reads a transcript; a file the codec refuses is an error (exit 1) with its line", async () => {
@@ -96,7 +108,7 @@ describe("prp console without a browser: replay files, the daemon's --console, t
     const good = join(dir, "run.ndjson");
     writeFileSync(good, fixture.events.map((e) => JSON.stringify(e)).join("\n"));
     const c = await start(["console", good]);
-    const runs = await api<{ runs: RunRow[] }>(c, "/api/runs");
+    const runs = await api<RunList>(c, "/v1/runs");
     assert.equal(runs.value.runs[0]!.eventCount, fixture.events.length);
     const bad = join(dir, "bad.ndjson");
     writeFileSync(bad, `${JSON.stringify(fixture.events[0])}\n{"schema":"nope"}\n`);
@@ -131,12 +143,12 @@ describe("prp console without a browser: replay files, the daemon's --console, t
       const created = JSON.parse(runPrp(["authority", "run", "create", "--json", ...store]).stdout) as {
         runId: string;
       };
-      const res = await fetch(`${new URL(url).origin}/api/runs`, { headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${new URL(url).origin}/v1/runs`, { headers: { authorization: `Bearer ${token}` } });
       assert.deepEqual(
-        ((await res.json()) as { runs: RunRow[] }).runs.map((r) => r.runId),
+        ((await res.json()) as RunList).runs.map((r) => r.runId),
         [created.runId],
       );
-      assert.equal((await fetch(`${new URL(url).origin}/api/runs`)).status, 401);
+      assert.equal((await fetch(`${new URL(url).origin}/v1/runs`)).status, 401);
       daemon.kill("SIGTERM");
       assert.equal(await daemon.exited(), 0, daemon.stderr());
       assert.ok(
@@ -164,23 +176,25 @@ describe("prp console without a browser: replay files, the daemon's --console, t
       () => `the demo to end its run: ${c.stdout()}`,
       60_000,
     );
-    const view = await api<RunView>(c, `/api/runs/${runId}`);
+    const view = await api<Run & { session: Session }>(c, `/v1/runs/${runId}`);
     // Whatever the run's end (a loaded machine can fail a fake harness's start), the page shows it as the store has it.
-    assert.equal(view.value.run.state, view.value.session.terminal?.runTerminalState, JSON.stringify(view.value.run));
-    assert.ok(
-      view.value.artifacts.some((a) => a.name === "native-execution.json"),
-      JSON.stringify(view.value.artifacts),
+    assert.equal(
+      view.value.run.terminalState,
+      view.value.session.terminal?.runTerminalState,
+      JSON.stringify(view.value.run),
     );
-    const file = await fetch(`${c.base}/api/runs/${runId}/artifacts/transcript.ndjson`, {
+    const artifacts = await api<{ files: Array<{ name: string }> }>(c, `/bundles/${runId}`);
+    assert.ok(
+      artifacts.value.files.some((a) => a.name === "native-execution.json"),
+      JSON.stringify(artifacts.value.files),
+    );
+    const file = await fetch(`${c.base}/bundles/${runId}/transcript.ndjson`, {
       headers: { authorization: `Bearer ${c.token}` },
     });
     assert.equal(file.status, 200);
     assert.equal((await file.text()).split("\n").filter((l) => l !== "").length, view.value.run.eventCount);
-    const outside = await api<{ error: { code: string } }>(
-      c,
-      `/api/runs/${runId}/artifacts/..%2F..%2Fauthority-server-key`,
-    );
-    assert.deepEqual([outside.status, outside.value.error.code], [404, "not_found"], "only the bundle's own files");
+    const outside = await api<{ code: string }>(c, `/bundles/${runId}/..%2F..%2Fauthority-server-key`);
+    assert.deepEqual([outside.status, outside.value.code], [404, "not_found"], "only the bundle's own files");
     c.kill("SIGINT");
     assert.equal(await c.exited(), 0, c.stderr());
   });

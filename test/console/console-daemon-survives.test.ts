@@ -4,7 +4,6 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { RunView } from "../../src/console/api-types.js";
 import { CONSOLE_LIMITS } from "../../src/console/server.js";
 import {
   authorityFolder,
@@ -96,7 +95,7 @@ describe("prp authority serve --console survives silent sockets at its cap; a co
     const url = readFileSync(join(dir, "store", "console-url"), "utf8").trim();
     const { origin, port } = new URL(url);
     const token = new URL(url).searchParams.get("token")!;
-    assert.match(await freshGet(Number(port), token, "/api/runs"), /^HTTP\/1\.1 200 /, "the console answers before");
+    assert.match(await freshGet(Number(port), token, "/v1/runs"), /^HTTP\/1\.1 200 /, "the console answers before");
 
     // Up to the cap and past it: the server drops the ones past the cap.
     const cap = CONSOLE_LIMITS.maxConnections;
@@ -108,7 +107,7 @@ describe("prp authority serve --console survives silent sockets at its cap; a co
       30_000,
     );
     // Must-fail twin of "the sockets hold the cap": while they are held, a request gets no answer.
-    assert.equal(await freshGet(Number(port), token, "/api/runs"), "", "the console is full: a new request is dropped");
+    assert.equal(await freshGet(Number(port), token, "/v1/runs"), "", "the console is full: a new request is dropped");
 
     // Meanwhile the daemon takes a runner and its run to the end.
     const created = adminJson(store, [
@@ -146,10 +145,10 @@ describe("prp authority serve --console survives silent sockets at its cap; a co
     // The silent sockets let go (the test's, or the console's own request timeout): the console answers again.
     for (const s of held) s.socket.destroy();
     await until(
-      async () => /^HTTP\/1\.1 200 /.test(await freshGet(Number(port), token, "/api/runs")),
+      async () => /^HTTP\/1\.1 200 /.test(await freshGet(Number(port), token, "/v1/runs")),
       "the console to answer again",
     );
-    const runs = JSON.parse((await get(origin, token, "/api/runs")).body) as { runs: Array<{ runId: string }> };
+    const runs = JSON.parse((await get(origin, token, "/v1/runs")).body) as { runs: Array<{ runId: string }> };
     assert.ok(runs.runs.some((r) => r.runId === created.runId));
     assert.ok(alive(daemon!.pid), "the daemon process is still alive");
   });
@@ -165,12 +164,14 @@ describe("prp authority serve --console survives silent sockets at its cap; a co
     for (const name of ["report.txt", "trace.txt", "notes.txt"]) writeFileSync(join(bundle, name), `${name}\n`);
     const c: ConsoleProcess = await startConsole(["console", ...store, "--poll-ms", "50", "--bundles-dir", bundles]);
     children.push(c);
-    const view = JSON.parse((await get(c.base, c.token, `/api/runs/${created.runId}`)).body) as RunView;
+    const listing = JSON.parse((await get(c.base, c.token, `/bundles/${created.runId}`)).body) as {
+      files: Array<{ name: string }>;
+    };
     assert.deepEqual(
-      view.artifacts.map((f) => f.name),
+      listing.files.map((f) => f.name),
       ["notes.txt", "report.txt", "trace.txt"],
     );
-    const file = (name: string) => get(c.base, c.token, `/api/runs/${created.runId}/artifacts/${name}`);
+    const file = (name: string) => get(c.base, c.token, `/bundles/${created.runId}/${name}`);
     // Must-fail twin: the same path, a regular file, is read.
     assert.deepEqual(await file("report.txt"), { status: 200, body: "report.txt\n" });
 
@@ -193,7 +194,7 @@ describe("prp authority serve --console survives silent sockets at its cap; a co
       `each answer is the file or not_found: ${statuses.join(",")}`,
     );
 
-    assert.equal((await get(c.base, c.token, "/api/runs")).status, 200, "the console still answers");
+    assert.equal((await get(c.base, c.token, "/v1/runs")).status, 200, "the console still answers");
     assert.ok(alive(c.pid), "the console process is alive");
     assert.ok(alive(daemon!.pid), "the daemon process is alive");
   });

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { RunBook, TAIL_EVENTS } from "../../src/console/run-book.js";
+import { SESSION_ITEM_TEXT } from "../../src/api/run-view.js";
+import type { EventPage, Run } from "../../src/contract/api/generated/types.js";
 import { ConsoleServer } from "../../src/console/server.js";
 import { StoreSource } from "../../src/console/store-source.js";
 import { authority, connect, event, unwrap, withRun, type Authority } from "../authority/support.js";
@@ -133,12 +134,12 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
         const res = await fetch(path!, { headers: headers as Record<string, string> });
         return { status: res.status, bytes: (await res.text()).length };
       },
-      [`api/runs/${RUN}`, await pageAuthHeaders(page)] as const,
+      [`v1/runs/${RUN}`, await pageAuthHeaders(page)] as const,
     );
     t.diagnostic(`the run's view: ${view.bytes} bytes (status ${view.status})`);
     assert.equal(view.status, 200, "the view itself was measured, not a refusal");
     assert.ok(view.bytes < 100_000, `the view of ${TOTAL + 10} events is ${view.bytes} bytes`);
-    const unauthorized = await page.evaluate(async (path) => (await fetch(path)).status, `api/runs/${RUN}`);
+    const unauthorized = await page.evaluate(async (path) => (await fetch(path)).status, `v1/runs/${RUN}`);
     assert.equal(unauthorized, 401, "must-fail twin: without the token the answer is a refusal, not the view");
 
     // The page's JS heap after the whole run has streamed past it, garbage collected first.
@@ -166,7 +167,7 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
         (globalThis as unknown as { keptEvents: unknown[] }).keptEvents = kept;
         return bytes;
       },
-      [`api/runs/${RUN}/events`, TOTAL + 10, await pageAuthHeaders(page)] as const,
+      [`v1/runs/${RUN}/events`, TOTAL + 10, await pageAuthHeaders(page)] as const,
     );
     const keepCost = (await heapUsed()) - heap;
     await page.evaluate("delete globalThis.keptEvents");
@@ -182,24 +183,27 @@ describe("prp console in Chromium: a 20,000-event run renders, follows live, and
     await page.close();
   });
 
-  it("the run book holds a bounded tail of events, not the run; earlier pages are read from the store", async () => {
-    const book = new RunBook(new StoreSource(a.store, async () => {}), undefined);
-    await book.refresh();
-    const view = await book.view(RUN);
+  it("the run's view is bounded (items carry the end of their text); earlier events are read by range", async () => {
+    const base = new URL(server.url).origin;
+    const headers = { authorization: `Bearer ${server.token}` };
+    const view = (await (await fetch(`${base}/v1/runs/${RUN}`, { headers })).json()) as Run & {
+      session: { items: Array<{ text: string; textLength: number }> };
+    };
     assert.equal(view.position, TOTAL + 10);
     assert.equal(view.run.eventCount, TOTAL + 10);
-    assert.ok(
-      book.heldEvents() <= TAIL_EVENTS && book.heldEvents() < TOTAL,
-      `the book holds ${book.heldEvents()} events`,
-    );
+    const page = (await (
+      await fetch(`${base}/v1/runs/${RUN}/events?after=100&limit=5`, { headers })
+    ).json()) as EventPage;
     assert.deepEqual(
-      (await book.eventsAfter(RUN, 100, 5)).map((e) => [e.position, e.event.sourceSeq]),
+      page.events.map((e) => [e.seq, (e.event as { sourceSeq: number }).sourceSeq]),
       [101, 102, 103, 104, 105].map((n) => [n, n]),
     );
     // The item's text is the sum of 20,010 deltas; the view carries its end.
     const item = view.session.items[0]!;
     assert.ok(
-      item.textLength > item.text.length && item.text.endsWith(`delta ${TOTAL + 10}`),
+      item.textLength > item.text.length &&
+        item.text.length <= SESSION_ITEM_TEXT &&
+        item.text.endsWith(`delta ${TOTAL + 10}`),
       `${item.textLength} characters, ${item.text.length} shown`,
     );
   });

@@ -267,7 +267,7 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     // The page offers the form again: the request is still waiting for an answer.
     await form.getByRole("button", { name: "Send answers" }).waitFor(WAIT);
     const again = await postFromPage(page, runId, answer);
-    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.equal(again.status, 201, JSON.stringify(again.body));
     // Must-fail twin: an answer that is queued (not rejected) is the one answer; a third is refused.
     const third = await postFromPage(page, runId, answer);
     assert.deepEqual(

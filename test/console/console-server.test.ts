@@ -7,10 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { protocolDir } from "../../src/contract/package-root.js";
-import type { CommandReceipt, RunView } from "../../src/console/api-types.js";
 import { ReplaySource } from "../../src/console/replay-source.js";
-import type { RunSource } from "../../src/console/run-source.js";
 import { ConsoleServer, type ConsoleOptions } from "../../src/console/server.js";
+import { replayFixture } from "../../src/reducer/index.js";
+import { readFileSync } from "node:fs";
+import { responseChecker } from "../support/openapi-responses.js";
 import { until } from "../support/until.js";
 
 const TOKEN = "a".repeat(64);
@@ -53,24 +54,36 @@ function replay(): ReplaySource {
   return opened.value;
 }
 
+const fixturePath = () => join(protocolDir(), "fixtures", "replay", "happy-path.json");
+
 /**
- * The same run as a live source whose commands change at every read, without its terminal
- * event: every hub tick then pushes the run's view (bundle listing included) to its streams.
+ * The same run without its run.terminal (an NDJSON transcript in `dir`): a run whose event
+ * stream stays open, as a live run's does.
  */
-function churningLiveSource(inner: ReplaySource): RunSource {
-  let n = 0;
-  return {
-    live: true,
-    runIds: () => inner.runIds(),
-    eventsAfter: async (runId: string, after: number, limit: number) =>
-      (await inner.eventsAfter(runId, after, limit))?.filter((e) => e.eventType !== "run.terminal"),
-    origin: () => inner.origin(),
-    commands: async (): Promise<CommandReceipt[]> => [
-      { commandId: `command_${n++}`, controllerSeq: n, type: "run.cancel", status: null },
-    ],
-    queue: () => inner.queue(),
-    close: async () => {},
-  };
+function unendedReplay(dir: string): ReplaySource {
+  const fixture = replayFixture(readFileSync(fixturePath()));
+  assert.ok(fixture.ok);
+  const path = join(dir, `unended-${Math.random().toString(36).slice(2)}.ndjson`);
+  writeFileSync(
+    path,
+    fixture.events
+      .filter((e) => e.eventType !== "run.terminal")
+      .map((e) => JSON.stringify(e))
+      .join("\n"),
+  );
+  const opened = ReplaySource.open(path);
+  assert.ok(opened.ok, JSON.stringify(opened));
+  return opened.value;
+}
+
+/** Reads an event stream until the frame with id `id` has come whole. */
+async function readUntil(reader: ReadableStreamDefaultReader<string>, id: number): Promise<void> {
+  let seen = "";
+  while (!(seen.includes(`id: ${id}\n`) && seen.endsWith("\n\n"))) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before event ${id}: ${seen}`);
+    seen += value;
+  }
 }
 
 describe("the console's server: its token, headers, limits and bundle files, black-box", () => {
@@ -81,7 +94,7 @@ describe("the console's server: its token, headers, limits and bundle files, bla
   const errors: Error[] = [];
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "prp-console-server-"));
-    [runId] = (await replay().runIds()) as [string];
+    runId = (await replay().store.listRuns({ limit: 10 })).runs[0]!.runId;
   });
   after(async () => {
     for (const child of children) child.kill("SIGKILL");
@@ -101,6 +114,45 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     return server;
   };
 
+  it("answers no /api/ route any more (404); its /v1 answers are the public API's, as the OpenAPI document says", async () => {
+    const server = await start();
+    for (const path of ["/api/runs", `/api/runs/${runId}`, "/api/runs/stream", `/api/runs/${runId}/stream`]) {
+      const answer = await send(server, path, bearer);
+      assert.equal(answer.status, 404, path);
+    }
+    const refusedPost = await send(
+      server,
+      `/api/runs/${runId}/commands`,
+      { ...bearer, "content-type": "application/json" },
+      "POST",
+    );
+    assert.ok([404, 405].includes(refusedPost.status), `POST /api/…/commands: ${refusedPost.status}`);
+    const openApi = responseChecker();
+    for (const path of [
+      "/v1/runs",
+      `/v1/runs/${runId}`,
+      `/v1/runs/${runId}?upto=2`,
+      `/v1/runs/${runId}/events`,
+      `/v1/runs/${runId}/events?after=3&limit=2`,
+      "/v1/runs/run_nobody",
+    ]) {
+      const answer = await send(server, path, bearer);
+      openApi.checkResponse("GET", path, answer.status, JSON.parse(answer.body));
+    }
+    const unauthorized = await send(server, "/v1/runs");
+    openApi.checkResponse("GET", "/v1/runs", unauthorized.status, JSON.parse(unauthorized.body));
+    const command = await fetch(`${server.url.replace(/\?.*$/, "")}v1/runs/${runId}/commands`, {
+      method: "POST",
+      headers: { ...bearer, "content-type": "application/json" },
+      body: JSON.stringify({ type: "run.cancel", payload: {} }),
+    });
+    const refused = (await command.json()) as { code: string };
+    openApi.checkResponse("POST", `/v1/runs/${runId}/commands`, command.status, refused);
+    assert.deepEqual([command.status, refused.code], [409, "replay_read_only"], "a replay takes no command");
+    const document = await send(server, "/v1/openapi.json", bearer);
+    assert.equal(document.status, 200);
+  });
+
   it("the API needs Authorization: Bearer TOKEN (a cookie or ?token= is not it); the page's files need nothing; nothing redirects", async () => {
     const server = await start();
     const port = new URL(server.url).port;
@@ -110,18 +162,18 @@ describe("the console's server: its token, headers, limits and bundle files, bla
       { authorization: `Bearer ${"b".repeat(64)}` },
       { authorization: TOKEN },
     ] as Record<string, string>[]) {
-      const refused = await send(server, "/api/runs", headers);
+      const refused = await send(server, "/v1/runs", headers);
       assert.equal(refused.status, 401, JSON.stringify(headers));
-      const { error } = JSON.parse(refused.body) as { error: { code: string; message: string } };
-      assert.match(error.code, /^token_(missing|wrong)$/);
+      const error = JSON.parse(refused.body) as { code: string; message: string };
+      assert.match(error.code, /^token_(missing|invalid)$/);
       assert.match(error.message, /access token/);
     }
     assert.equal(
-      (await send(server, `/api/runs?token=${TOKEN}`)).status,
+      (await send(server, `/v1/runs?token=${TOKEN}`)).status,
       401,
       "a token in the URL is not accepted by the API",
     );
-    assert.equal((await send(server, "/api/runs", bearer)).status, 200);
+    assert.equal((await send(server, "/v1/runs", bearer)).status, 200);
     const page = await send(server, "/");
     assert.equal(page.status, 200);
     assert.match(page.body, /<div id="app">/);
@@ -138,7 +190,7 @@ describe("the console's server: its token, headers, limits and bundle files, bla
       assert.equal(answer.headers["set-cookie"], undefined, `${path} sets no cookie`);
     }
     assert.equal(
-      (await send(server, "/api/runs", { ...bearer, host: `localhost:${port}` })).status,
+      (await send(server, "/v1/runs", { ...bearer, host: `localhost:${port}` })).status,
       200,
       "localhost is this host too",
     );
@@ -149,8 +201,8 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     const port = new URL(server.url).port;
     const answers = [
       await send(server, "/"),
-      await send(server, "/api/runs"),
-      await send(server, "/api/runs", bearer),
+      await send(server, "/v1/runs"),
+      await send(server, "/v1/runs", bearer),
       await send(server, "/nope"),
       await send(server, "/", { host: "evil.example" }),
     ];
@@ -169,22 +221,22 @@ describe("the console's server: its token, headers, limits and bundle files, bla
       `127.0.0.1:${Number(port) + 1}`,
       `localhost.evil.example:${port}`,
     ]) {
-      const refused = await send(server, "/api/runs", { ...bearer, host });
+      const refused = await send(server, "/v1/runs", { ...bearer, host });
       assert.equal(refused.status, 421, host);
-      assert.equal((JSON.parse(refused.body) as { error: { code: string } }).error.code, "host_refused");
+      assert.equal((JSON.parse(refused.body) as { code: string }).code, "host_refused");
     }
     for (const origin of [`http://127.0.0.1:${Number(port) + 1}`, "http://evil.example", "null"]) {
       const refused = await send(
         server,
-        `/api/runs/${runId}/commands`,
+        `/v1/runs/${runId}/commands`,
         { ...bearer, origin, "content-type": "application/json" },
         "POST",
       );
       assert.equal(refused.status, 403, origin);
-      assert.equal((JSON.parse(refused.body) as { error: { code: string } }).error.code, "origin_refused");
+      assert.equal((JSON.parse(refused.body) as { code: string }).code, "origin_refused");
     }
     assert.equal(
-      (await send(server, "/api/runs", { ...bearer, origin: `http://127.0.0.1:${port}` })).status,
+      (await send(server, "/v1/runs", { ...bearer, origin: `http://127.0.0.1:${port}` })).status,
       200,
       "its own origin",
     );
@@ -198,9 +250,11 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     writeFileSync(join(outside, "secret.txt"), "not yours");
     const server = await start({ bundlesDir: bundles });
     const shown = async () => {
-      const view = JSON.parse((await send(server, `/api/runs/${runId}`, bearer)).body) as RunView;
-      const file = await send(server, `/api/runs/${runId}/artifacts/secret.txt`, bearer);
-      return { names: view.artifacts.map((a) => a.name), status: file.status, body: file.body };
+      const listing = JSON.parse((await send(server, `/bundles/${runId}`, bearer)).body) as {
+        files: Array<{ name: string }>;
+      };
+      const file = await send(server, `/bundles/${runId}/secret.txt`, bearer);
+      return { names: listing.files.map((a) => a.name), status: file.status, body: file.body };
     };
     mkdirSync(join(bundles, runId), { recursive: true });
     symlinkSync(join(outside, "bundle"), join(bundles, runId, "bundle"));
@@ -217,7 +271,7 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     writeFileSync(join(bundles, runId, "bundle", "own.txt"), "yours");
     assert.deepEqual((await shown()).names, ["own.txt"], "a symlinked file or subfolder");
     assert.equal((await shown()).status, 404);
-    const own = await send(server, `/api/runs/${runId}/artifacts/own.txt`, bearer);
+    const own = await send(server, `/bundles/${runId}/own.txt`, bearer);
     assert.deepEqual([own.status, own.body], [200, "yours"]);
   });
 
@@ -225,7 +279,7 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     const bundles = join(dir, "churning");
     const bundle = join(bundles, runId, "bundle");
     mkdirSync(bundle, { recursive: true });
-    const server = await start({ source: churningLiveSource(replay()), bundlesDir: bundles, pollMs: 5 });
+    const server = await start({ source: unendedReplay(dir), bundlesDir: bundles, pollMs: 5 });
     // Another process renames, removes and swaps the bundle's entries as fast as it can.
     const churn = spawn(
       process.execPath,
@@ -240,14 +294,20 @@ describe("the console's server: its token, headers, limits and bundle files, bla
       { stdio: "ignore" },
     );
     children.push(churn);
-    const stream = await fetch(`${server.url.replace(/\?.*$/, "")}api/runs/${runId}/stream`, { headers: bearer });
+    const stream = await fetch(`${server.url.replace(/\?.*$/, "")}v1/runs/${runId}/events`, {
+      headers: { ...bearer, accept: "text/event-stream" },
+    });
     assert.equal(stream.status, 200);
     const deadline = Date.now() + 3_000;
     const statuses = new Set<number>();
     while (Date.now() < deadline) {
       const batch = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          send(server, i % 2 ? `/api/runs/${runId}/artifacts/swap` : `/api/runs/${runId}`, bearer).then(
+          send(
+            server,
+            i % 2 ? `/bundles/${runId}/swap` : i % 4 ? `/bundles/${runId}` : `/v1/runs/${runId}`,
+            bearer,
+          ).then(
             (a) => a.status,
             () => 0, // a download ended midway by a failed read: that connection only
           ),
@@ -257,7 +317,7 @@ describe("the console's server: its token, headers, limits and bundle files, bla
     }
     churn.kill("SIGKILL");
     await stream.body?.cancel();
-    assert.equal((await send(server, "/api/runs", bearer)).status, 200, "still answering");
+    assert.equal((await send(server, "/v1/runs", bearer)).status, 200, "still answering");
     assert.ok(
       [...statuses].every((s) => [0, 200, 404].includes(s)),
       `statuses: ${[...statuses].join(", ")}`,
@@ -266,7 +326,9 @@ describe("the console's server: its token, headers, limits and bundle files, bla
 
   it("caps its connections and closes silent ones soon; an event stream outlives the request timeout", async () => {
     const limits = { maxConnections: 4, requestTimeoutMs: 1_000, keepAliveTimeoutMs: 200, checkIntervalMs: 50 };
-    const server = await start({ limits });
+    const source = unendedReplay(dir);
+    const events = (await source.store.run(runId))!.ackedSourceSeq;
+    const server = await start({ limits, source });
     const { port } = new URL(server.url);
     const sockets: Socket[] = [];
     const opened = Date.now();
@@ -291,12 +353,13 @@ describe("the console's server: its token, headers, limits and bundle files, bla
       12 - limits.maxConnections,
       `closed after ${closedAfter.join(", ")} ms`,
     );
-    assert.equal((await send(server, "/api/runs", bearer)).status, 200, "answering again");
+    assert.equal((await send(server, "/v1/runs", bearer)).status, 200, "answering again");
 
-    const stream = await fetch(`http://127.0.0.1:${port}/api/runs/stream`, { headers: bearer });
+    const stream = await fetch(`http://127.0.0.1:${port}/v1/runs/${runId}/events`, {
+      headers: { ...bearer, accept: "text/event-stream" },
+    });
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("event: runs")) text += (await reader.read()).value ?? "";
+    await readUntil(reader, events);
     const quiet = Symbol("still open");
     const next = await Promise.race([
       reader.read().then(

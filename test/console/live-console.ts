@@ -151,21 +151,22 @@ export const pageAuthHeaders = async (page: Page): Promise<Record<string, string
   return { authorization: `Bearer ${token}` };
 };
 
-/** A POST of a command from the page itself (its token, its origin): what a tampered page could send. */
+/**
+ * A POST of a command from the page itself (its token, its origin): what a tampered page could
+ * send. The API's refusal (`{code, path?, message}`) is the body's `error`.
+ */
 export const postFromPage = (page: Page, runId: string, body: unknown) =>
   page.evaluate(
     async ([id, text]) => {
       const { sessionStorage } = globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } };
       const authorization = `Bearer ${sessionStorage.getItem("prp-console-token")}`;
-      const res = await fetch(`api/runs/${encodeURIComponent(id!)}/commands`, {
+      const res = await fetch(`v1/runs/${encodeURIComponent(id!)}/commands`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization },
         body: text!,
       });
-      return {
-        status: res.status,
-        body: (await res.json()) as { error?: { code: string; path: string; message: string } },
-      };
+      const json = (await res.json()) as { code: string; path: string; message: string };
+      return { status: res.status, body: res.ok ? {} : { error: json } };
     },
     [runId, JSON.stringify(body)],
   );

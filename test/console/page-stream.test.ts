@@ -82,7 +82,7 @@ describe("the page's event-stream reader (fetch, not EventSource)", () => {
 
   it("parses events split anywhere, sends the token, and resumes with Last-Event-ID after the stream ends", async () => {
     const openStream = await loadPageStream(dir, `${base}/?token=${TOKEN}#/run/x`);
-    const stream = openStream(`${base}/api/runs/x/stream?after=0`);
+    const stream = openStream(`${base}/v1/runs/x/events?after=0`);
     const seen: unknown[] = [];
     let errors = 0;
     stream.addEventListener("prp", (e) => seen.push(JSON.parse(e.data)));

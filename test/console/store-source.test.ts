@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { StoreSource } from "../../src/console/store-source.js";
+import { commandReceipt } from "../../src/api/run-view.js";
+import { CommandQueue } from "../../src/authority/commands.js";
 import { authority, connect, unwrap, withRun } from "../authority/support.js";
 
-describe("the console's store source: a command's receipt follows it to the runner and back", () => {
+describe("the API's command receipts (what the console shows): a command followed to the runner and back", () => {
   const dir = mkdtempSync(join(tmpdir(), "prp-console-source-"));
   const a = authority(join(dir, "store"));
   after(async () => {
@@ -17,16 +18,18 @@ describe("the console's store source: a command's receipt follows it to the runn
   it("says queued, then delivered, then the runner's result with its reason when it was not applied", async () => {
     await withRun(a);
     const conn = (await connect(a)).connectionId;
-    const source = new StoreSource(a.store, async () => {});
+    const queue = new CommandQueue({ store: a.store });
     const queued = async (type: string) => {
-      const receipt = await source.queue("run_1", type, { reason: "operator" });
+      const receipt = await queue.queueCommand("run_1", type, { reason: "operator" });
       assert.ok(receipt.ok, JSON.stringify(receipt));
       return receipt.value;
     };
     const interrupt = await queued("turn.interrupt");
     const cancel = await queued("run.cancel");
     const state = async () =>
-      (await source.commands("run_1")).map(({ status, delivered, reason }) => ({ status, delivered, reason }));
+      (await a.store.commands("run_1"))
+        .map((c) => commandReceipt(c))
+        .map(({ status, delivered, reason }) => ({ status, delivered, reason }));
     assert.deepEqual(await state(), [
       { status: null, delivered: false, reason: undefined },
       { status: null, delivered: false, reason: undefined },

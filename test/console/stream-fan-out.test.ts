@@ -1,79 +1,73 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { PrpEvent } from "../../src/contract/kinds.js";
-import type { RunView } from "../../src/console/api-types.js";
-import type { RunSource } from "../../src/console/run-source.js";
 import { ConsoleServer } from "../../src/console/server.js";
-import { event } from "../authority/support.js";
+import { StoreSource } from "../../src/console/store-source.js";
+import { authority, connect, event, unwrap, withRun, type Authority } from "../authority/support.js";
 import { until } from "../support/until.js";
 
 const STREAMS = 30;
 const TOTAL = 4_000;
 const BATCH = 100;
-/** src/console/api.ts: a page gets the run's view at most this often. */
-const VIEW_EVERY_MS = 250;
+const RUN = "run_1";
 const TOKEN = "f".repeat(64);
-
-/** A run whose events the test appends: what a store shows a console between two polls. */
-class GrowingSource implements RunSource {
-  readonly live = true;
-  readonly events: PrpEvent[] = [event(1) as unknown as PrpEvent];
-  async runIds() {
-    return ["run_1"];
-  }
-  async eventsAfter(_runId: string, after: number, limit: number) {
-    return this.events.slice(after, after + limit);
-  }
-  origin() {
-    return {};
-  }
-  async commands() {
-    return [];
-  }
-  async queue(): Promise<never> {
-    throw new Error("the test sends no command");
-  }
-  async close() {}
-}
 
 interface Message {
   event: string;
-  data: unknown;
-  bytes: number;
-}
-
-interface StreamRecord {
-  openedAt: number;
-  closedAt: number;
-  messages: Message[];
+  id: number | undefined;
 }
 
 /**
- * What one stream must have been sent: every event once, in order; the view only when it
- * changed, and at most once per VIEW_EVERY_MS of the stream's life (plus the first, and the one
- * waiting when the events began). The problems found, none when it was so.
+ * What one follower must have been sent: every event once, in order, as `prp` frames with
+ * their seq as id, and nothing else: no view (a page fetches the run's view; nothing pushes it).
+ * The problems found, none when it was so.
  */
-function judgeStream(s: StreamRecord, total: number): string[] {
+function judgeStream(messages: readonly Message[], total: number): string[] {
   const problems: string[] = [];
-  const positions = s.messages.filter((m) => m.event === "prp").map((m) => (m.data as { position: number }).position);
-  const inOrder = positions.length === total && positions.every((p, i) => p === i + 1);
-  if (!inOrder) problems.push(`events not 1..${total} once each in order (${positions.length} sent)`);
-  const views = s.messages.filter((m) => m.event === "view").map((m) => (m.data as RunView).position);
-  for (let i = 1; i < views.length; i++)
-    if (views[i]! <= views[i - 1]!) problems.push(`view ${i} (position ${views[i]}) was sent unchanged`);
-  const bound = Math.floor((s.closedAt - s.openedAt) / VIEW_EVERY_MS) + 2;
-  if (views.length > bound) problems.push(`${views.length} views in ${s.closedAt - s.openedAt} ms (bound ${bound})`);
-  if (views.at(-1) !== total) problems.push(`the last view is at ${views.at(-1)}, not ${total}`);
+  const ids = messages.filter((m) => m.event === "prp").map((m) => m.id);
+  if (!(ids.length === total && ids.every((id, i) => id === i + 1)))
+    problems.push(`events not 1..${total} once each in order (${ids.length} sent)`);
+  const others = messages.filter((m) => m.event !== "prp");
+  if (others.length > 0) problems.push(`${others.length} other messages (${others[0]!.event})`);
   return problems;
 }
 
-describe("the console's run streams fanned out: 30 pages on one 4,000-event run", () => {
-  const source = new GrowingSource();
+describe("the console's event streams fanned out: 30 pages follow one 4,000-event run", () => {
+  let dir: string;
+  let a: Authority;
+  let connection: string;
   let server: ConsoleServer;
   let base: string;
+
+  const commit = async (from: number, to: number) => {
+    const items = [];
+    for (let seq = from; seq <= to; seq++) {
+      const e = event(seq);
+      items.push({
+        runId: RUN,
+        connectionId: connection,
+        event: {
+          sourceSeq: seq,
+          sourceEventId: e.sourceEventId as string,
+          eventType: e.eventType as string,
+          priority: e.priority as number,
+          envelope: JSON.stringify(e),
+        },
+      });
+    }
+    for (const result of await a.store.commitEvents(items, Date.now())) unwrap(result);
+  };
+
   before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "prp-console-fan-out-"));
+    a = authority(join(dir, "store"));
+    await withRun(a);
+    connection = (await connect(a)).connectionId;
+    await commit(1, 1);
     server = await ConsoleServer.start({
-      source,
+      source: new StoreSource(a.store, async () => {}),
       host: "127.0.0.1",
       port: 0,
       pollMs: 50,
@@ -82,89 +76,66 @@ describe("the console's run streams fanned out: 30 pages on one 4,000-event run"
     });
     base = new URL(server.url).origin;
   });
-  after(() => server?.close());
+  after(async () => {
+    await server?.close();
+    await a?.store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
-  /** Opens a stream with the token and records each message with its bytes, until aborted. */
+  /** Follows the run's events with the token (as the page does) and records each message, until aborted. */
   const open = async (abort: AbortController) => {
-    const record: StreamRecord = { openedAt: Date.now(), closedAt: 0, messages: [] };
-    const res = await fetch(`${base}/api/runs/run_1/stream?after=0`, {
+    const messages: Message[] = [];
+    let bytes = 0;
+    const res = await fetch(`${base}/v1/runs/${RUN}/events?after=0`, {
       signal: abort.signal,
-      headers: { authorization: `Bearer ${TOKEN}` },
+      headers: { authorization: `Bearer ${TOKEN}`, accept: "text/event-stream" },
     });
     assert.equal(res.status, 200);
     const reading = (async () => {
       let text = "";
       for await (const chunk of res.body! as AsyncIterable<Uint8Array>) {
+        bytes += chunk.byteLength;
         text += Buffer.from(chunk).toString("utf8");
         for (let end = text.indexOf("\n\n"); end >= 0; end = text.indexOf("\n\n")) {
           const block = text.slice(0, end);
           text = text.slice(end + 2);
           const kind = /^event: (.+)$/m.exec(block)?.[1];
-          const data = /^data: (.+)$/m.exec(block)?.[1];
-          if (kind && data)
-            record.messages.push({ event: kind, data: JSON.parse(data), bytes: Buffer.byteLength(block) + 2 });
+          const id = /^id: (\d+)$/m.exec(block)?.[1];
+          if (kind) messages.push({ event: kind, id: id === undefined ? undefined : Number(id) });
         }
       }
     })().catch(() => {});
-    return { record, reading };
+    return { messages, reading, bytes: () => bytes };
   };
 
-  it("each stream gets every event once in order, and the view only when changed, at most every 250 ms", async (t) => {
+  it("each page's stream gets every event once, in order, and nothing else; every page the same bytes", async (t) => {
     const abort = new AbortController();
     const streams = await Promise.all(Array.from({ length: STREAMS }, () => open(abort)));
-    await until(
-      () => streams.every((s) => s.record.messages.some((m) => m.event === "view")),
-      "every stream's first view",
-    );
+    await until(() => streams.every((s) => s.messages.length > 0), "every stream's first event");
     // The run grows to 4,000 events in batches, as fast as this machine commits them.
-    while (source.events.length < TOTAL) {
-      for (let i = 0; i < BATCH && source.events.length < TOTAL; i++)
-        source.events.push(event(source.events.length + 1) as unknown as PrpEvent);
+    for (let next = 2; next <= TOTAL; next += BATCH) {
+      await commit(next, Math.min(TOTAL, next + BATCH - 1));
       await new Promise((r) => setTimeout(r, 20));
     }
     for (const s of streams)
       await until(
-        () => s.record.messages.some((m) => m.event === "view" && (m.data as RunView).position === TOTAL),
-        `a view at position ${TOTAL} on every stream`,
+        () => s.messages.filter((m) => m.event === "prp").length >= TOTAL,
+        `event ${TOTAL} on every stream`,
+        60_000,
       );
-    const closedAt = Date.now();
     abort.abort();
     await Promise.all(streams.map((s) => s.reading));
-
-    for (const [i, { record }] of streams.entries()) {
-      record.closedAt = closedAt;
-      const views = record.messages.filter((m) => m.event === "view");
-      const viewBytes = views.reduce((n, m) => n + m.bytes, 0);
-      const eventBytes = record.messages.filter((m) => m.event === "prp").reduce((n, m) => n + m.bytes, 0);
-      if (i === 0 || i === STREAMS - 1)
-        t.diagnostic(
-          `stream ${i + 1}: ${views.length} views (${viewBytes} bytes) and ${TOTAL} events (${eventBytes} bytes) in ${closedAt - record.openedAt} ms`,
-        );
-      assert.deepEqual(judgeStream(record, TOTAL), [], `stream ${i + 1}`);
-      // Coalesced views cost no more than a view per VIEW_EVERY_MS of the largest view.
-      const largest = Math.max(...views.map((m) => m.bytes));
-      const bound = Math.floor((closedAt - record.openedAt) / VIEW_EVERY_MS) + 2;
-      assert.ok(
-        viewBytes <= bound * largest,
-        `stream ${i + 1}: ${viewBytes} bytes of views (bound ${bound} × ${largest})`,
-      );
-    }
+    t.diagnostic(`each stream: ${streams[0]!.bytes()} bytes for ${TOTAL} events`);
+    for (const [i, s] of streams.entries()) assert.deepEqual(judgeStream(s.messages, TOTAL), [], `stream ${i + 1}`);
+    assert.equal(new Set(streams.map((s) => s.bytes())).size, 1, "every follower was sent the same bytes");
   });
 
-  it("must-fail twin: the judge refuses a stream sent a view per batch, a repeated view, or an event twice", () => {
-    const prp = (position: number): Message => ({ event: "prp", data: { position }, bytes: 0 });
-    const view = (position: number): Message => ({ event: "view", data: { position }, bytes: 0 });
-    const batches = Array.from({ length: 40 }, (_, b) => [
-      ...Array.from({ length: 100 }, (_, i) => prp(b * 100 + i + 1)),
-      view((b + 1) * 100),
-    ]).flat();
-    const oneSecond = { openedAt: 0, closedAt: 1000 };
-    assert.deepEqual(judgeStream({ ...oneSecond, messages: batches }, TOTAL), ["40 views in 1000 ms (bound 6)"]);
-    const coalesced = batches.filter((m) => m.event === "prp" || (m.data as RunView).position % 1000 === 0);
-    assert.deepEqual(judgeStream({ openedAt: 0, closedAt: 1000, messages: coalesced }, TOTAL), []);
-    assert.deepEqual(judgeStream({ ...oneSecond, messages: [...coalesced, view(TOTAL)] }, TOTAL), [
-      "view 4 (position 4000) was sent unchanged",
-    ]);
-    assert.match(judgeStream({ ...oneSecond, messages: [prp(1), ...coalesced] }, TOTAL)[0]!, /once each in order/);
+  it("must-fail twin: the judge refuses a stream with an event twice, one missing, or a view pushed", () => {
+    const prp = (id: number): Message => ({ event: "prp", id });
+    const all = Array.from({ length: TOTAL }, (_, i) => prp(i + 1));
+    assert.deepEqual(judgeStream(all, TOTAL), []);
+    assert.match(judgeStream([prp(1), ...all], TOTAL)[0]!, /once each in order/);
+    assert.match(judgeStream(all.slice(1), TOTAL)[0]!, /once each in order/);
+    assert.deepEqual(judgeStream([...all, { event: "view", id: undefined }], TOTAL), ["1 other messages (view)"]);
   });
 });

@@ -57,6 +57,11 @@ const summary = (overrides: Json = {}): Json => ({
   labels: { team: "blue" },
   priority: 0,
   spec: { agent: { kind: "fake", script: "hello" }, prompt: "do it" },
+  harness: "prp-fake-harness",
+  startedAt: AT,
+  lastEventAt: AT,
+  terminalState: null,
+  disposition: null,
   ...overrides,
 });
 const receipt = (overrides: Json = {}): Json => ({
@@ -78,9 +83,24 @@ const run = (overrides: Json = {}): Json => ({
     turnId: "turn_1",
     itemId: "item_1",
   },
-  session: {},
+  position: 2,
+  session: { items: [{ itemId: "item_1", text: "…the end", textLength: 9000 }] },
   result: null,
   terminal: null,
+  requests: [
+    {
+      requestId: "request_1",
+      type: "permission",
+      prompt: "Run it?",
+      choices: [{ key: "allow", label: "Allow" }],
+      input: null,
+    },
+  ],
+  failure: {
+    messages: [],
+    diagnostics: [],
+    harnessExit: { exitCode: 7, signal: null, stderrTail: ["boom"], droppedLines: 0 },
+  },
   commands: [receipt()],
   ...overrides,
 });
@@ -207,6 +227,14 @@ describe("checkResponse", () => {
   const kinds: Array<[string, string, string, number, Json, Json]> = [
     ["Run", "POST", "/v1/runs", 201, run(), run({ run: summary({ state: "paused" }) })],
     ["Run (GET)", "GET", "/v1/runs/{runId}", 200, run({ result: {}, terminal: {} }), run({ commands: undefined })],
+    [
+      "Run (GET, an item's text unbounded)",
+      "GET",
+      "/v1/runs/{runId}",
+      200,
+      run({ failure: { messages: ["turn.failed: x"], diagnostics: [], harnessExit: null } }),
+      run({ session: { items: [{ itemId: "item_1", text: "x".repeat(4001), textLength: 4001 }] } }),
+    ],
     [
       "RunList",
       "GET",

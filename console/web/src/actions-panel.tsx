@@ -16,7 +16,7 @@ function RequestForm({ request, busy, onAnswer }: { request: RequestDetail; busy
  * Answers to pending requests, interrupt and cancel (cancel asks to be confirmed); each shows
  * its receipt, then where the command is. Once the run has ended, there is nothing to send.
  */
-export function ActionsPanel({ runId, view }: { runId: string; view: RunView }) {
+export function ActionsPanel({ runId, view, onSent }: { runId: string; view: RunView; onSent?: () => void }) {
   const [outcome, setOutcome] = useState<Outcome>(null);
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState(false);
@@ -25,6 +25,7 @@ export function ActionsPanel({ runId, view }: { runId: string; view: RunView }) 
     const sent = await sendCommand(runId, type, payload);
     setBusy(false);
     setOutcome(sent.ok ? { receipt: sent.value.receipt } : { error: sent.error });
+    if (sent.ok) onSent?.();
   };
   const turnId = view.session.activeTurnId;
   const ended = view.session.terminal !== null || view.run.state !== "live";

@@ -1,60 +1,156 @@
+import { PrpClient } from "../../../src/client/client.js";
+import { PrpApiError } from "../../../src/client/errors.js";
+import type { CommandReceipt, CommandRequest, RunSummary } from "../../../src/contract/api/generated/types.js";
+import type { PrpEvent } from "../../../src/contract/kinds.js";
+import type { FailureFacts, RequestDetail } from "../../../src/api/run-facts.js";
+import type { ArtifactFile } from "../../../src/console/bundle-files.js";
+import type { SessionItem, SessionSnapshot } from "../../../src/reducer/snapshot.js";
 import { authHeaders } from "./token.js";
-import type {
-  ApiRefusal,
-  CommandReceipt,
-  FailureFacts,
-  RequestDetail,
-  RunRow,
-  RunView,
-  TimelineEvent,
-} from "../../../src/console/api-types.js";
 
-export type { ApiRefusal, CommandReceipt, FailureFacts, RequestDetail, RunRow, RunView, TimelineEvent };
+/**
+ * The page is a client of the public HTTP API v1 (docs/api.md), served by the console on the
+ * page's own origin: the shipped client (src/client) with the console's token as the bearer
+ * token. Only a run's bundle files, which are files on disk and not the API's, are read from the
+ * console's /bundles/.
+ */
+export type { CommandReceipt, FailureFacts, RequestDetail };
 
-/** What an API call gives: the value, or the server's typed refusal. */
-export type Answer<T> = { ok: true; value: T } | { ok: false; error: ApiRefusal };
-
-async function call<T>(path: string, init?: RequestInit): Promise<Answer<T>> {
-  let res: Response;
-  try {
-    res = await fetch(path, {
-      ...init,
-      credentials: "omit",
-      headers: { ...authHeaders(), ...(init?.headers as Record<string, string> | undefined) },
-    });
-  } catch (err) {
-    return {
-      ok: false,
-      error: {
-        code: "unreachable",
-        path: "",
-        message: `the console server does not answer: ${(err as Error).message}`,
-      },
-    };
-  }
-  const body = (await res.json().catch(() => ({}))) as { error?: ApiRefusal };
-  if (!res.ok)
-    return { ok: false, error: body.error ?? { code: `http_${res.status}`, path: "", message: res.statusText } };
-  return { ok: true, value: body as T };
+/** A refusal, as the API sends it: what was refused, where, and what to do. */
+export interface ApiRefusal {
+  code: string;
+  path?: string | undefined;
+  message: string;
 }
 
-const runPath = (runId: string) => `api/runs/${encodeURIComponent(runId)}`;
+/** One line of the runs list. */
+export interface RunRow {
+  runId: string;
+  /** `live` until run.terminal is committed, then the run's terminal state (succeeded, failed, …). */
+  state: string;
+  harness: string | null;
+  startedAt: string | null;
+  durationMs: number | null;
+  eventCount: number;
+  disposition: string | null;
+}
 
+/** One event of a run's timeline: its seq in the run's log. */
+export interface TimelineEvent {
+  position: number;
+  event: PrpEvent;
+}
+
+/** An item of the run's session: the tail of its text only, and its full length. */
+export type ViewItem = SessionItem & { textLength: number };
+export type ViewSession = Omit<SessionSnapshot, "timeline" | "processedEventIds" | "items"> & { items: ViewItem[] };
+
+/** What the run's page shows: the API's Run, its line, and its bundle's files. */
+export interface RunView {
+  run: RunRow;
+  position: number;
+  session: ViewSession;
+  requests: RequestDetail[];
+  failure: FailureFacts;
+  commands: CommandReceipt[];
+  artifacts: ArtifactFile[];
+  /** False for a replayed file: there is nobody to send a command to. */
+  live: boolean;
+}
+
+/** What an API call gives: the value, or the server's typed refusal. */
+export type Answer<T> = { ok: true; value: T } | { ok: false; error: ApiRefusal; status: number };
+
+/** Whether the console serves a replayed file (it says so in the page it serves). */
+export const LIVE = document.querySelector('meta[name="prp-console-source"]')?.getAttribute("content") !== "replay";
+
+const client = new PrpClient({
+  baseUrl: location.origin,
+  token: authHeaders().authorization?.replace(/^Bearer /, "") ?? "",
+  fetch: (input, init) => fetch(input, { ...init, credentials: "omit", cache: "no-store" }),
+});
+
+async function answer<T>(call: () => Promise<T>): Promise<Answer<T>> {
+  try {
+    return { ok: true, value: await call() };
+  } catch (err) {
+    if (err instanceof PrpApiError)
+      return { ok: false, status: err.status, error: { code: err.code, path: err.path, message: err.message } };
+    return {
+      ok: false,
+      status: 0,
+      error: { code: "unreachable", message: `the console does not answer: ${String(err)}` },
+    };
+  }
+}
+
+/** A run's line from the API's summary of it. */
+export function runRow(s: RunSummary): RunRow {
+  const first = s.startedAt === null ? NaN : Date.parse(s.startedAt);
+  const last = s.lastEventAt === null ? NaN : Date.parse(s.lastEventAt);
+  return {
+    runId: s.runId,
+    state: s.terminalState ?? (s.state === "ended" ? "ended" : "live"),
+    harness: s.harness,
+    startedAt: s.startedAt,
+    durationMs: Number.isFinite(first) && Number.isFinite(last) ? Math.max(0, last - first) : null,
+    eventCount: s.eventCount,
+    disposition: s.disposition,
+  };
+}
+
+/** Runs, newest first: one page of the API's list (the console is for a person's runs, not thousands). */
+export const fetchRuns = () =>
+  answer(async () =>
+    (await client.listRuns({ limit: 500 })).runs
+      .map(runRow)
+      .sort((a, b) => (b.startedAt ?? "").localeCompare(a.startedAt ?? "") || a.runId.localeCompare(b.runId)),
+  );
+
+const bundlePath = (runId: string) => `bundles/${encodeURIComponent(runId)}`;
+
+async function artifacts(runId: string): Promise<ArtifactFile[]> {
+  const res = await fetch(bundlePath(runId), { headers: authHeaders(), credentials: "omit", cache: "no-store" });
+  return res.ok ? ((await res.json()) as { files: ArtifactFile[] }).files : [];
+}
+
+/** The run's page at event `upto` (default: every event so far), with its bundle's files. */
 export const fetchView = (runId: string, upto?: number) =>
-  call<RunView>(`${runPath(runId)}${upto === undefined ? "" : `?upto=${upto}`}`);
-/** At most `limit` events after position `after`: the timeline is read by range, never whole. */
-export const fetchEvents = (runId: string, after: number, limit: number) =>
-  call<{ events: TimelineEvent[] }>(`${runPath(runId)}/events?after=${after}&limit=${limit}`);
-export const sendCommand = (runId: string, type: string, payload: Record<string, unknown>) =>
-  call<{ receipt: CommandReceipt }>(`${runPath(runId)}/commands`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ type, payload }),
+  answer(async (): Promise<RunView> => {
+    const [run, files] = await Promise.all([
+      client.getRun(runId, upto === undefined ? {} : { upto }),
+      artifacts(runId).catch(() => []),
+    ]);
+    return {
+      run: runRow(run.run),
+      position: run.position,
+      session: run.session as unknown as ViewSession,
+      requests: run.requests as RequestDetail[],
+      failure: run.failure as FailureFacts,
+      commands: run.commands,
+      artifacts: files,
+      live: LIVE,
+    };
   });
-export const runStreamUrl = (runId: string, after: number) => `${runPath(runId)}/stream?after=${after}`;
+
+/** At most `limit` events after seq `after`: the timeline is read by range, never whole. */
+export const fetchEvents = (runId: string, after: number, limit: number) =>
+  answer(async () => ({
+    events: (await client.events(runId, { after, limit })).events.map((e): TimelineEvent => ({
+      position: e.seq,
+      event: e.event as unknown as PrpEvent,
+    })),
+  }));
+
+export const sendCommand = (runId: string, type: string, payload: Record<string, unknown>) =>
+  answer(async () => ({
+    receipt: await client.sendCommand(runId, { type: type as CommandRequest["type"], payload }),
+  }));
+
+/** The run's events as they are committed (SSE), from seq `after`. */
+export const runEventsUrl = (runId: string, after: number) =>
+  `v1/runs/${encodeURIComponent(runId)}/events?after=${after}`;
 export const artifactUrl = (runId: string, name: string, open: boolean) =>
-  `${runPath(runId)}/artifacts/${name.split("/").map(encodeURIComponent).join("/")}${open ? "?open=1" : ""}`;
-export const RUNS_STREAM = "api/runs/stream";
+  `${bundlePath(runId)}/${name.split("/").map(encodeURIComponent).join("/")}${open ? "?open=1" : ""}`;
 
 /**
  * A bundle file's link cannot carry the token (a link sends no header): a click on one is
@@ -63,8 +159,8 @@ export const RUNS_STREAM = "api/runs/stream";
 async function openArtifact(link: HTMLAnchorElement, tab: Window | null): Promise<void> {
   const res = await fetch(link.href, { headers: authHeaders(), credentials: "omit" });
   if (!res.ok) {
-    const body = (await res.json().catch(() => ({}))) as { error?: ApiRefusal };
-    throw new Error(body.error ? `${body.error.code}: ${body.error.message}` : `the console answered ${res.status}`);
+    const body = (await res.json().catch(() => ({}))) as Partial<ApiRefusal>;
+    throw new Error(body.code ? `${body.code}: ${body.message}` : `the console answered ${res.status}`);
   }
   const href = URL.createObjectURL(await res.blob());
   setTimeout(() => URL.revokeObjectURL(href), 60_000);
@@ -80,7 +176,7 @@ document.addEventListener("click", (e) => {
   if (
     link === null ||
     new URL(link.href).origin !== location.origin ||
-    !/\/api\/runs\/[^/]+\/artifacts\//.test(new URL(link.href).pathname)
+    !/^\/bundles\/[^/]+\//.test(new URL(link.href).pathname)
   )
     return;
   e.preventDefault();

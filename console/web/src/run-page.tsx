@@ -52,7 +52,7 @@ function Artifacts({ view }: { view: RunView }) {
 }
 
 function LiveRun({ runId, first }: { runId: string; first: RunView }) {
-  const { rows, view, streamError, showEarlier, canShowEarlier, setFollowing } = useLiveRun(runId, first);
+  const { rows, view, streamError, showEarlier, canShowEarlier, setFollowing, refresh } = useLiveRun(runId, first);
   return (
     <div class="run">
       <h1>Run {runId}</h1>
@@ -60,7 +60,7 @@ function LiveRun({ runId, first }: { runId: string; first: RunView }) {
       <div class="columns">
         <div>
           <FailureCard view={view} />
-          <ActionsPanel runId={runId} view={view} />
+          <ActionsPanel runId={runId} view={view} onSent={refresh} />
           <SessionPanel view={view} />
           <Artifacts view={view} />
         </div>

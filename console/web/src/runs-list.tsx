@@ -1,18 +1,31 @@
 import { useEffect, useState } from "preact/hooks";
-import { RUNS_STREAM, type RunRow } from "./api.js";
-import { openStream } from "./stream.js";
+import { fetchRuns, type RunRow } from "./api.js";
 import { duration, program, time } from "./format.js";
 
-/** Every run, newest first, updated live from the runs stream. */
+/** How often the list is read again: it follows the runs while it is open. */
+export const RUNS_EVERY_MS = 1000;
+
+/** Every run, newest first, read from the API's run list every RUNS_EVERY_MS. */
 export function RunsList() {
   const [runs, setRuns] = useState<RunRow[] | null>(null);
   const [refused, setRefused] = useState<string | null>(null);
   useEffect(() => {
-    const source = openStream(RUNS_STREAM);
-    source.addEventListener("runs", (e) => setRuns(JSON.parse((e as MessageEvent<string>).data) as RunRow[]));
-    // A refused stream is never retried: say why rather than show "Loading" for ever.
-    source.onerror = () => setRefused(source.refused);
-    return () => source.close();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let closed = false;
+    const read = async () => {
+      const answer = await fetchRuns();
+      if (closed) return;
+      if (answer.ok) setRuns(answer.value);
+      // A refusal (a 4xx: a wrong token) is not asked again: say why rather than show "Loading" for ever.
+      else if (answer.status >= 400 && answer.status < 500)
+        return setRefused(`${answer.status} ${answer.error.code}: ${answer.error.message}`);
+      timer = setTimeout(() => void read(), RUNS_EVERY_MS);
+    };
+    void read();
+    return () => {
+      closed = true;
+      clearTimeout(timer);
+    };
   }, []);
   if (refused !== null)
     return (

@@ -58,8 +58,8 @@ class FetchEventStream implements LiveStream {
     const res = await fetch(this.url, { headers, cache: "no-store", signal: this.abort.signal });
     if (!res.ok || res.body === null) {
       if (res.status < 400 || res.status >= 500) return false;
-      const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-      this.refused = `${res.status} ${body.error?.code ?? res.statusText}: ${body.error?.message ?? "the console refused the stream"}`;
+      const body = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
+      this.refused = `${res.status} ${body.code ?? res.statusText}: ${body.message ?? "the console refused the stream"}`;
       return true;
     }
     this.failures = 0;
@@ -81,5 +81,5 @@ class FetchEventStream implements LiveStream {
   }
 }
 
-/** Opens one of the console's event streams (a run's, or the runs list's): the one place the page does. */
+/** Opens a run's event stream (GET /v1/runs/{runId}/events as SSE): the one place the page does. */
 export const openStream = (url: string): LiveStream => new FetchEventStream(url);

@@ -1,17 +1,23 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { fetchEvents, runStreamUrl, type RunView, type TimelineEvent } from "./api.js";
+import { fetchEvents, fetchView, runEventsUrl, type RunView, type TimelineEvent } from "./api.js";
 import { openStream } from "./stream.js";
 
 /** The rows the page shows while it follows the newest events: the DOM stays this small. */
 export const WINDOW = 200;
 /** The most rows it keeps at all, with earlier ones loaded ("show earlier") and the reader scrolled up. */
 export const MAX_ROWS = 2000;
+/** The run's view is fetched at most this often while its events arrive: as often as a person reads it. */
+export const VIEW_EVERY_MS = 250;
+/** And this often while the run is quiet (a command's status changes without an event). */
+const QUIET_VIEW_EVERY_MS = 2000;
 
 /**
- * A live run: the newest part of its timeline, streamed as events commit, and its latest view.
- * It starts WINDOW events before the end (a reload starts there again: nothing is stored in the
- * browser), resumes by position (`?after=`, and Last-Event-ID on the browser's own reconnects),
- * shows each event once, in order, and never appends one that does not follow the last (a gap).
+ * A live run: the newest part of its timeline, followed as events commit (the API's event
+ * stream), and its latest view (the API's run, fetched). It starts WINDOW events before the end
+ * (a reload starts there again: nothing is stored in the browser), resumes by seq (`?after=`,
+ * then Last-Event-ID on reconnects), shows each event once, in order, and never appends one that
+ * does not follow the last (a gap). The view is fetched at most every VIEW_EVERY_MS while events
+ * arrive, and once more after the stream's end.
  */
 export function useLiveRun(runId: string, first: RunView) {
   const [rows, setRows] = useState<TimelineEvent[]>([]);
@@ -19,22 +25,55 @@ export function useLiveRun(runId: string, first: RunView) {
   const [streamError, setStreamError] = useState<string | null>(null);
   const held = useRef<TimelineEvent[]>([]);
   const following = useRef(true);
+  const refreshView = useRef<() => void>(() => {});
   const start = Math.max(0, first.run.eventCount - WINDOW);
   useEffect(() => {
-    const source = openStream(runStreamUrl(runId, start));
+    let closed = false;
+    let fetching = false;
+    let again = false;
+    let lastFetch = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const fetchNow = async () => {
+      timer = undefined;
+      if (fetching) return void (again = true);
+      fetching = true;
+      lastFetch = Date.now();
+      const next = await fetchView(runId);
+      fetching = false;
+      if (closed) return;
+      if (next.ok) setView(next.value);
+      if (again) {
+        again = false;
+        schedule();
+      }
+    };
+    /** The view, at most every VIEW_EVERY_MS: a burst of events costs one fetch per interval. */
+    const schedule = () => {
+      if (closed || timer !== undefined) return;
+      timer = setTimeout(() => void fetchNow(), Math.max(0, lastFetch + VIEW_EVERY_MS - Date.now()));
+    };
+    refreshView.current = schedule;
+    const quiet = setInterval(() => {
+      if (Date.now() - lastFetch >= QUIET_VIEW_EVERY_MS) schedule();
+    }, QUIET_VIEW_EVERY_MS);
+    const source = openStream(runEventsUrl(runId, start));
     source.addEventListener("prp", (e) => {
-      const item = JSON.parse((e as MessageEvent<string>).data) as TimelineEvent;
+      const position = Number(e.lastEventId);
       const last = held.current.at(-1)?.position ?? start;
-      if (item.position <= last) return;
-      if (item.position !== last + 1)
-        return setStreamError(`event ${last + 1} is missing from the stream; reload the page`);
+      if (position <= last) return;
+      if (position !== last + 1) return setStreamError(`event ${last + 1} is missing from the stream; reload the page`);
+      setStreamError(null);
+      const item: TimelineEvent = { position, event: JSON.parse(e.data) as TimelineEvent["event"] };
       const kept = following.current ? WINDOW : MAX_ROWS;
       held.current = [...held.current.slice(Math.max(0, held.current.length + 1 - kept)), item];
       setRows(held.current);
+      schedule();
     });
-    source.addEventListener("view", (e) => {
-      setStreamError(null);
-      setView(JSON.parse((e as MessageEvent<string>).data) as RunView);
+    // After run.terminal: nothing follows. The view once more, and no reconnect.
+    source.addEventListener("end", () => {
+      source.close();
+      clearInterval(quiet);
+      schedule();
     });
     source.onerror = () =>
       setStreamError(
@@ -42,7 +81,12 @@ export function useLiveRun(runId: string, first: RunView) {
           ? "the live stream was interrupted; reconnecting…"
           : `the live stream was refused: ${source.refused}`,
       );
-    return () => source.close();
+    return () => {
+      closed = true;
+      clearTimeout(timer);
+      clearInterval(quiet);
+      source.close();
+    };
   }, [runId, start]);
   /** Loads the WINDOW events before the first row shown. */
   const showEarlier = useCallback(async () => {
@@ -63,5 +107,7 @@ export function useLiveRun(runId: string, first: RunView) {
     showEarlier,
     canShowEarlier: (rows[0]?.position ?? start + 1) > 1 && rows.length < MAX_ROWS,
     setFollowing,
+    /** Fetches the view soon (a command was sent: its receipt is in the next one). */
+    refresh: useCallback(() => refreshView.current(), []),
   };
 }

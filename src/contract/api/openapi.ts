@@ -194,6 +194,15 @@ function paths(): JsonObject {
         operationId: "getRun",
         summary: "Read a run",
         security: scope("read"),
+        parameters: [
+          {
+            name: "upto",
+            in: "query",
+            required: false,
+            description: "The session, requests and failure of the run's first `upto` events (a replay's step).",
+            schema: { type: "integer", minimum: 0 },
+          },
+        ],
         responses: { "200": { description: "The run.", content: json(ref("Run")) }, ...errors("404") },
       },
     },

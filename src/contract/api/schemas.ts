@@ -18,6 +18,8 @@ const LABELS = {
 } as const;
 
 const TIME = { type: "string", format: "date-time" } as const;
+/** An event's emittedAt as the runner wrote it (checked by the contract on the way in), or null. */
+const NULLABLE_TIME = { type: ["string", "null"] } as const;
 
 export const API_SCHEMAS = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -113,7 +115,21 @@ export const API_SCHEMAS = {
       description: "A run as the list shows it.",
       type: "object",
       additionalProperties: false,
-      required: ["runId", "state", "protocolVersion", "eventCount", "createdAt", "labels", "priority", "spec"],
+      required: [
+        "runId",
+        "state",
+        "protocolVersion",
+        "eventCount",
+        "createdAt",
+        "labels",
+        "priority",
+        "spec",
+        "harness",
+        "startedAt",
+        "lastEventAt",
+        "terminalState",
+        "disposition",
+      ],
       properties: {
         runId: ID,
         state: { $ref: "#/$defs/RunState" },
@@ -126,26 +142,134 @@ export const API_SCHEMAS = {
           description: "What the run was created from; null for a run registered by `prp authority run create`.",
           oneOf: [{ $ref: "#/$defs/RunSpec" }, { type: "null" }],
         },
+        harness: {
+          description: "The harness command the runner started (harness.starting); null before it.",
+          type: ["string", "null"],
+        },
+        startedAt: { description: "The emittedAt of the run's first event; null before it.", ...NULLABLE_TIME },
+        lastEventAt: { description: "The emittedAt of the run's latest event; null before it.", ...NULLABLE_TIME },
+        terminalState: {
+          description: "run.terminal's runTerminalState (succeeded, failed, cancelled, …); null until it is committed.",
+          type: ["string", "null"],
+        },
+        disposition: {
+          description: "The result's reportedWorkDisposition: the terminal's, else the latest proposed result's.",
+          type: ["string", "null"],
+        },
       },
     },
     Run: {
       title: "Run",
       description:
-        "GET /v1/runs/{runId}: the run's state, its reduced session, its result and terminal (null until they exist).",
+        "GET /v1/runs/{runId}: the run's state, its reduced session, its result and terminal (null until they exist), the forms of its pending requests and why it failed. With `?upto=N`, the session, requests and failure are those of its first N events.",
       type: "object",
       additionalProperties: false,
-      required: ["run", "identity", "session", "result", "terminal", "commands"],
+      required: ["run", "identity", "position", "session", "result", "terminal", "requests", "failure", "commands"],
       properties: {
         run: { $ref: "#/$defs/RunSummary" },
         identity: { $ref: "#/$defs/Identity" },
+        position: {
+          type: "integer",
+          minimum: 0,
+          description: "The events reduced: the run's event count, or `upto` when it asked for fewer.",
+        },
         session: {
           type: "object",
           description:
-            "The reducer's session snapshot of every committed event (runtime.md §4), without its per-event lists.",
+            "The reducer's session snapshot of the events up to `position` (runtime.md §4), without its per-event lists (timeline, processedEventIds). Bounded: each of its `items` carries only the last 4,000 characters of its `text`, and its full length in `textLength`.",
+          required: ["items"],
+          properties: {
+            items: {
+              type: "array",
+              items: {
+                type: "object",
+                required: ["text", "textLength"],
+                properties: {
+                  text: { type: "string", maxLength: 4000, description: "The end of the item's text." },
+                  textLength: { type: "integer", minimum: 0, description: "The whole text's length." },
+                },
+              },
+            },
+          },
         },
         result: { description: "The session's result, when the run has reported one.", type: ["object", "null"] },
         terminal: { description: "The payload of the run's run.terminal event.", type: ["object", "null"] },
+        requests: {
+          description: "The requests still pending, as the harness asked them: what a form needs to answer each.",
+          type: "array",
+          items: { $ref: "#/$defs/RequestDetail" },
+        },
+        failure: { $ref: "#/$defs/FailureFacts" },
         commands: { type: "array", items: { $ref: "#/$defs/CommandReceipt" } },
+      },
+    },
+    RequestDetail: {
+      title: "RequestDetail",
+      description: "A request as runtime_request.created asked it.",
+      type: "object",
+      additionalProperties: false,
+      required: ["requestId", "type", "prompt", "choices", "input"],
+      properties: {
+        requestId: { type: "string" },
+        type: { type: "string", description: "permission, input, …" },
+        prompt: { type: "string" },
+        choices: {
+          description:
+            "A permission's choices, in the harness's order; an answer names one with the action it means (allow_always: accept_for_session).",
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["key", "label"],
+            properties: { key: { type: "string" }, label: { type: "string" } },
+          },
+        },
+        input: {
+          description:
+            "A structured question set (paperclip.question_set.v1), answered with action submit and a question response; else null.",
+          type: ["object", "null"],
+        },
+      },
+    },
+    FailureFacts: {
+      title: "FailureFacts",
+      description: "Why a run failed, in words: the last 20 failure messages and diagnostics, and the harness's exit.",
+      type: "object",
+      additionalProperties: false,
+      required: ["messages", "diagnostics", "harnessExit"],
+      properties: {
+        messages: {
+          description: "`eventType: message` of failed turns, sessions and items.",
+          type: "array",
+          items: { type: "string" },
+        },
+        diagnostics: {
+          description: "harness.diagnostic and runner.diagnostic payloads.",
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["eventType", "code", "message"],
+            properties: { eventType: { type: "string" }, code: { type: "string" }, message: { type: "string" } },
+          },
+        },
+        harnessExit: {
+          description: "The harness's last exit (harness.exited), with the tail of its stderr; null before one.",
+          oneOf: [
+            { type: "null" },
+            {
+              type: "object",
+              additionalProperties: false,
+              required: ["exitCode", "signal", "stderrTail", "droppedLines"],
+              properties: {
+                exitCode: { type: ["integer", "null"] },
+                signal: { type: ["string", "null"] },
+                stderrTail: { type: "array", items: { type: "string" } },
+                droppedLines: { type: "integer", minimum: 0 },
+              },
+            },
+          ],
+        },
       },
     },
     RunList: {
@@ -214,6 +338,11 @@ export const API_SCHEMAS = {
         },
         delivered: { type: "boolean", description: "Whether the authority has sent it to a runner." },
         created: { type: "boolean", description: "False when this request repeated one already queued." },
+        requestId: { type: "string", description: "For request.resolve: the request it answers." },
+        reason: {
+          type: "string",
+          description: "With a result that is not `completed`: the runner's code and message.",
+        },
       },
     },
     Ticket: {

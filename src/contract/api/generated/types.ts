@@ -47,6 +47,8 @@ export interface PrpApi {
   Identity: Identity;
   RunSummary: RunSummary;
   Run: Run;
+  RequestDetail: RequestDetail;
+  FailureFacts: FailureFacts;
   RunList: RunList;
   CommittedEvent: CommittedEvent;
   PrpEvent: PrpEvent;
@@ -137,17 +139,52 @@ export interface RunSummary {
    * What the run was created from; null for a run registered by `prp authority run create`.
    */
   spec: RunSpec | null;
+  /**
+   * The harness command the runner started (harness.starting); null before it.
+   */
+  harness: string | null;
+  /**
+   * The emittedAt of the run's first event; null before it.
+   */
+  startedAt: string | null;
+  /**
+   * The emittedAt of the run's latest event; null before it.
+   */
+  lastEventAt: string | null;
+  /**
+   * run.terminal's runTerminalState (succeeded, failed, cancelled, …); null until it is committed.
+   */
+  terminalState: string | null;
+  /**
+   * The result's reportedWorkDisposition: the terminal's, else the latest proposed result's.
+   */
+  disposition: string | null;
 }
 /**
- * GET /v1/runs/{runId}: the run's state, its reduced session, its result and terminal (null until they exist).
+ * GET /v1/runs/{runId}: the run's state, its reduced session, its result and terminal (null until they exist), the forms of its pending requests and why it failed. With `?upto=N`, the session, requests and failure are those of its first N events.
  */
 export interface Run {
   run: RunSummary;
   identity: Identity;
   /**
-   * The reducer's session snapshot of every committed event (runtime.md §4), without its per-event lists.
+   * The events reduced: the run's event count, or `upto` when it asked for fewer.
    */
-  session: {};
+  position: number;
+  /**
+   * The reducer's session snapshot of the events up to `position` (runtime.md §4), without its per-event lists (timeline, processedEventIds). Bounded: each of its `items` carries only the last 4,000 characters of its `text`, and its full length in `textLength`.
+   */
+  session: {
+    items: {
+      /**
+       * The end of the item's text.
+       */
+      text: string;
+      /**
+       * The whole text's length.
+       */
+      textLength: number;
+    }[];
+  };
   /**
    * The session's result, when the run has reported one.
    */
@@ -156,7 +193,60 @@ export interface Run {
    * The payload of the run's run.terminal event.
    */
   terminal: {} | null;
+  /**
+   * The requests still pending, as the harness asked them: what a form needs to answer each.
+   */
+  requests: RequestDetail[];
+  failure: FailureFacts;
   commands: CommandReceipt[];
+}
+/**
+ * A request as runtime_request.created asked it.
+ */
+export interface RequestDetail {
+  requestId: string;
+  /**
+   * permission, input, …
+   */
+  type: string;
+  prompt: string;
+  /**
+   * A permission's choices, in the harness's order; an answer names one with the action it means (allow_always: accept_for_session).
+   */
+  choices: {
+    key: string;
+    label: string;
+  }[];
+  /**
+   * A structured question set (paperclip.question_set.v1), answered with action submit and a question response; else null.
+   */
+  input: {} | null;
+}
+/**
+ * Why a run failed, in words: the last 20 failure messages and diagnostics, and the harness's exit.
+ */
+export interface FailureFacts {
+  /**
+   * `eventType: message` of failed turns, sessions and items.
+   */
+  messages: string[];
+  /**
+   * harness.diagnostic and runner.diagnostic payloads.
+   */
+  diagnostics: {
+    eventType: string;
+    code: string;
+    message: string;
+  }[];
+  /**
+   * The harness's last exit (harness.exited), with the tail of its stderr; null before one.
+   */
+  harnessExit: null | {
+    exitCode: number | null;
+    signal: string | null;
+    stderrTail: string[];
+    droppedLines: number;
+  };
 }
 export interface CommandReceipt {
   commandId: string;
@@ -174,6 +264,14 @@ export interface CommandReceipt {
    * False when this request repeated one already queued.
    */
   created?: boolean;
+  /**
+   * For request.resolve: the request it answers.
+   */
+  requestId?: string;
+  /**
+   * With a result that is not `completed`: the runner's code and message.
+   */
+  reason?: string;
 }
 export interface RunList {
   runs: RunSummary[];

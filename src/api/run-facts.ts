@@ -1,13 +1,33 @@
 import type { PRPQuestionSet } from "../contract/generated/types.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import type { FailureFacts, RequestDetail } from "./api-types.js";
+
+/** A request as the harness asked it (runtime_request.created): what a form needs to answer it. */
+export interface RequestDetail {
+  requestId: string;
+  type: string;
+  prompt: string;
+  /** A permission's choices, in the harness's order. */
+  choices: Array<{ key: string; label: string }>;
+  /** A structured question set (paperclip.question_set.v1), answered with a question response. */
+  input: PRPQuestionSet | null;
+}
+
+/** Why a run failed, in words: what its events said, collected as they are read. */
+export interface FailureFacts {
+  /** The `message` of failed turns, sessions and items, in order (the last ones). */
+  messages: string[];
+  /** harness.diagnostic and runner.diagnostic payloads (the last ones). */
+  diagnostics: Array<{ eventType: string; code: string; message: string }>;
+  /** The harness's last exit (harness.exited), with the tail of its stderr. */
+  harnessExit: { exitCode: number | null; signal: string | null; stderrTail: string[]; droppedLines: number } | null;
+}
 
 /** How many failure messages and diagnostics a run keeps: the last ones tell why it ended. */
 const KEEP = 20;
 
 /**
- * What the console needs of a run beyond the reducer's snapshot, folded event by event so that
- * nothing re-reads the run: its list line's facts, its requests as asked, and its failure facts.
+ * What a run's readers need beyond the reducer's snapshot, folded event by event so that nothing
+ * re-reads the run: its list line's facts, its requests as asked, and its failure facts.
  */
 export interface RunFacts {
   eventCount: number;
@@ -54,6 +74,29 @@ function requestDetail(payload: Record<string, unknown>): RequestDetail | null {
     prompt: typeof r.prompt === "string" ? r.prompt : "",
     choices,
     input,
+  };
+}
+
+/** A copy that a fold may change without touching `facts` (a cached value others may be reading). */
+export const copyFacts = (facts: RunFacts): RunFacts => ({
+  ...facts,
+  requests: new Map(facts.requests),
+  failure: {
+    messages: [...facts.failure.messages],
+    diagnostics: [...facts.failure.diagnostics],
+    harnessExit: facts.failure.harnessExit,
+  },
+});
+
+/** A run's line in a list: its harness, first and last event times, terminal state and result's disposition. */
+export function factsSummary(facts: RunFacts) {
+  const stringOf = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
+  return {
+    harness: facts.harness,
+    startedAt: facts.firstAt,
+    lastEventAt: facts.lastAt,
+    terminalState: stringOf(facts.terminal?.runTerminalState),
+    disposition: stringOf(facts.terminal?.reportedWorkDisposition) ?? facts.proposedDisposition,
   };
 }
 
