@@ -125,6 +125,8 @@ export const ApiServer = {
     const app = Fastify({
       ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
       bodyLimit: limits.bodyLimit,
+      // A socket that sends nothing is closed too (an event stream lifts this for itself).
+      connectionTimeout: limits.requestTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       return503OnClosing: true,
@@ -226,7 +228,9 @@ async function apiPlugin(
         new ApiError("rate_limited", `at most ${context.max} requests per ${context.after} per token; retry later`),
     });
 
-  app.get("/openapi.json", async () => openApiDocument());
+  // Built once per server, not per request: it reads the contract's schema files.
+  const document = JSON.stringify(openApiDocument());
+  app.get("/openapi.json", async (_request, reply) => reply.type("application/json; charset=utf-8").send(document));
   runRoutes(app, ctx);
   eventRoutes(app, ctx);
   commandRoutes(app, ctx);
