@@ -5,7 +5,7 @@ import { canonicalJson } from "../contract/canonical-json.js";
 import { newIdSuffix } from "../contract/id-suffix.js";
 import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
 import { buildCommand, defaultCommandId } from "../authority/commands.js";
-import { refusal } from "./errors.js";
+import { ok, type Result } from "../authority/errors.js";
 
 /** POST /v1/runs's body, as API_SCHEMAS.RunSpec has already checked it. */
 export interface RunSpec {
@@ -27,28 +27,17 @@ export function runIdSuffix(tokenId: string, idempotencyKey: string | undefined)
   return `key_${sha256Hex(`${tokenId}\0${idempotencyKey}`).slice(0, 32)}`;
 }
 
-export function runIdentity(suffix: string): RunIdentity {
-  return {
-    runnerInstanceId: `runner_${suffix}`,
-    environmentLeaseId: `env_${suffix}`,
-    runId: `run_${suffix}`,
-    normalizedSessionId: `session_${suffix}`,
-    turnId: `turn_${suffix}`,
-    itemId: `item_${suffix}`,
-  };
-}
-
 /**
  * The store's request for a new run: its identity, its spec (canonical, with a digest a retry
  * must match) and its opening commands — run.prepare, session.open and, with a prompt, turn.start
- * — as the `prp authority run create` command queues them.
+ * — for POST /v1/runs and `prp authority run create` alike.
  */
 export function createRunRequest(
   spec: RunSpec,
   identity: RunIdentity,
-  tokenId: string,
+  tokenId: string | null,
   nowMs: number,
-): CreateRunRequest {
+): Result<CreateRunRequest> {
   const protocolVersion = spec.protocolVersion ?? MAX_PROTOCOL_VERSION;
   const opening: Array<[string, Record<string, unknown>]> = [
     [
@@ -58,7 +47,17 @@ export function createRunRequest(
     ["session.open", { reuse: "new_per_run" }],
   ];
   if (spec.prompt !== undefined) opening.push(["turn.start", { text: spec.prompt, turnId: identity.turnId }]);
-  return {
+  const commands = [];
+  for (const [i, [type, payload]] of opening.entries()) {
+    const controllerSeq = i + 1;
+    const built = buildCommand(
+      { runId: identity.runId, protocolVersion },
+      { controllerSeq, commandId: defaultCommandId(controllerSeq), type, payload, nowMs },
+    );
+    if (!built.ok) return built;
+    commands.push(built.value);
+  }
+  return ok({
     identity,
     init: { protocolVersion, nowMs },
     spec: {
@@ -68,14 +67,6 @@ export function createRunRequest(
       priority: spec.priority ?? 0,
       createdBy: tokenId,
     },
-    commands: opening.map(([type, payload], i) => {
-      const controllerSeq = i + 1;
-      const built = buildCommand(
-        { runId: identity.runId, protocolVersion },
-        { controllerSeq, commandId: defaultCommandId(controllerSeq), type, payload, nowMs },
-      );
-      if (!built.ok) throw refusal(built.error);
-      return built.value;
-    }),
-  };
+    commands,
+  });
 }

@@ -1,8 +1,7 @@
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { CommandQueue } from "../authority/commands.js";
 import { Credentials } from "../authority/credentials.js";
 import { MAX_BOOTSTRAP_TTL_MS } from "../authority/limits.js";
-import { registerRun } from "../authority/runs.js";
 import { SqliteAuthorityStore } from "../authority/sqlite-store.js";
 import { storeFailureKind } from "../authority/store-failure.js";
 import type { AuthorityStore, RunSnapshot } from "../authority/store.js";
@@ -24,6 +23,7 @@ import { parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { printableJson, visible } from "./terminal-text.js";
 import { apiClient, viaApi, withApiOptions, type ApiOptions } from "./api-target.js";
 import type { PrpClient } from "../client/index.js";
+import { createRunRequest, type RunSpec } from "../api/create-run.js";
 import type { CommandRequest } from "../contract/api/generated/types.js";
 import { identityWithSuffix, type RunIdentity } from "../authority/identity.js";
 
@@ -62,6 +62,22 @@ interface RunCreateOptions extends StoreOptions, ApiOptions, JsonOption {
   connectUrl?: string;
   observeCredentials?: boolean;
   protocolVersion: number;
+  label: Array<[string, string]>;
+  priority?: number;
+}
+
+/** `--label key=value`, collected: a key as the API's labels take it. */
+function parseLabel(value: string, previous: Array<[string, string]>): Array<[string, string]> {
+  const m = /^([a-z0-9][a-z0-9_.-]{0,62})=([^\u0000-\u001f\u007f]{0,256})$/.exec(value);
+  if (!m) throw new InvalidArgumentError(`expected key=value with a lowercase key (a-z, 0-9, _ . -), got "${value}"`);
+  return [...previous.filter(([k]) => k !== m[1]), [m[1]!, m[2]!]];
+}
+
+function parsePriority(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < -1000 || n > 1000)
+    throw new InvalidArgumentError(`expected an integer from -1000 to 1000, got "${value}"`);
+  return n;
 }
 
 /** `prp authority run create`: a run's identity, registered with its opening commands queued. */
@@ -103,6 +119,13 @@ function registerRunCreate(authority: Command): void {
       "--agent <command>",
       "instead of --script: the ACP agent command the runner will drive (only shapes the printed flags)",
     )
+    .option(
+      "--label <key=value>",
+      "a label the run carries (repeatable), for filtering runs (prp authority runs --api, GET /v1/runs)",
+      parseLabel,
+      [] as Array<[string, string]>,
+    )
+    .option("--priority <n>", "the run's priority, -1000 to 1000 (higher first); default 0", parsePriority)
     .option(
       "--prompt <text>",
       "also queue turn.start with this text (or send it later: prp authority command RUN turn.start --payload …)",
@@ -159,6 +182,23 @@ interface CreatedRun {
   commands: Array<{ commandId: string; controllerSeq: number; type: string }>;
 }
 
+/** The run as the API would be asked for it: the same spec, whichever way it is created. */
+function runSpecOf(opts: RunCreateOptions): RunSpec {
+  return {
+    agent:
+      opts.agent !== undefined
+        ? { kind: "command", command: opts.agent }
+        : { kind: "fake", script: opts.script ?? "happy-path" },
+    workspace: opts.workspace,
+    protocolVersion: opts.protocolVersion,
+    ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
+    ...(opts.observeCredentials ? { observeCredentials: true } : {}),
+    ...(opts.label.length > 0 ? { labels: Object.fromEntries(opts.label) } : {}),
+    ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+  };
+}
+
+/** The run, its spec and its opening commands in one store transaction, as POST /v1/runs writes them. */
 async function createInStore(opts: RunCreateOptions): Promise<CreatedRun> {
   const generated = identityWithSuffix(newIdSuffix());
   const identity = {
@@ -169,34 +209,28 @@ async function createInStore(opts: RunCreateOptions): Promise<CreatedRun> {
     turnId: opts.turnId ?? generated.turnId,
     itemId: opts.itemId ?? generated.itemId,
   };
-  const opening: Array<[string, Record<string, unknown>]> = [
-    ["run.prepare", { workspace: opts.workspace, ...(opts.observeCredentials ? { observeCredentials: true } : {}) }],
-    ["session.open", { reuse: "new_per_run" }],
-  ];
-  if (opts.prompt !== undefined) opening.push(["turn.start", { text: opts.prompt, turnId: identity.turnId }]);
-  const commands = await withStore(
+  const wanted = createRunRequest(runSpecOf(opts), identity, null, Date.now());
+  if (!wanted.ok) throw refusal(wanted.error);
+  return withStore(
     opts,
     async (store) => {
-      if (await store.run(identity.runId))
+      const created = await store.createRun(wanted.value);
+      if (!created.ok) throw refusal(created.error);
+      if (!created.value.created)
         throw refusal({
           code: "run_exists",
           path: "/runId",
           message: `run ${identity.runId} is already in this store`,
         });
-      const registered = await registerRun(store, identity, { protocolVersion: opts.protocolVersion });
-      if (!registered.ok) throw refusal(registered.error);
-      const queue = new CommandQueue({ store });
-      const queued = [];
-      for (const [type, payload] of opening) {
-        const q = await queue.queueCommand(identity.runId, type, payload);
-        if (!q.ok) throw refusal(q.error);
-        queued.push({ commandId: q.value.commandId, controllerSeq: q.value.controllerSeq, type });
-      }
-      return queued;
+      const commands = wanted.value.commands.map(({ commandId, controllerSeq, type }) => ({
+        commandId,
+        controllerSeq,
+        type,
+      }));
+      return { identity, commands };
     },
     { create: true },
   );
-  return { identity, commands };
 }
 
 /** POST /v1/runs: the API names the run's ids, so the id options are refused rather than ignored. */
@@ -207,18 +241,7 @@ async function createThroughApi(client: PrpClient, opts: RunCreateOptions, comma
         `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} cannot be used with --api: the API names the run's ids`,
         MISCONFIGURED,
       );
-  const created = await viaApi(() =>
-    client.createRun({
-      agent:
-        opts.agent !== undefined
-          ? { kind: "command", command: opts.agent }
-          : { kind: "fake", script: opts.script ?? "happy-path" },
-      workspace: opts.workspace,
-      protocolVersion: opts.protocolVersion,
-      ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
-      ...(opts.observeCredentials ? { observeCredentials: true } : {}),
-    }),
-  );
+  const created = await viaApi(() => client.createRun(runSpecOf(opts)));
   return {
     identity: created.identity,
     commands: created.commands.map(({ commandId, controllerSeq, type }) => ({ commandId, controllerSeq, type })),

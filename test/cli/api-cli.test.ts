@@ -123,14 +123,26 @@ describe("the admin commands and prp events with --api URL --token-file F", () =
     assert.equal(ok(prp(["events", "--run", created.runId, "--json", ...api]), "events --api"), stored);
     assert.match(stored.trim().split("\n").at(-1)!, /"eventType":"run\.terminal"/);
 
+    // A run created in the store directly carries the same spec, labels included.
+    const direct = JSON.parse(
+      ok(
+        prp(["authority", "run", "create", ...folder.store, "--label", "team=cli", "--priority", "5", "--json"]),
+        "run create in the store",
+      ),
+    ) as { runId: string };
     const runs = ok(prp(["authority", "runs", "--json", ...api]), "runs --api")
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as { runId: string; state: string });
+      .map((l) => JSON.parse(l) as { runId: string; state: string; labels: object; priority: number });
     assert.deepEqual(
-      runs.map((r) => [r.runId, r.state]),
-      [[created.runId, "ended"]],
+      runs.map((r) => [r.runId, r.state, r.labels, r.priority]).sort(),
+      [
+        [created.runId, "ended", {}, 0],
+        [direct.runId, "pending", { team: "cli" }, 5],
+      ].sort(),
     );
+    const badLabel = prp(["authority", "run", "create", ...folder.store, "--label", "Team=x"]);
+    assert.equal(badLabel.status, 2, badLabel.stderr);
     const refused = prp(["authority", "command", created.runId, "run.cancel", ...api]);
     assert.equal(refused.status, 1, refused.stderr);
     assert.match(refused.stderr, /^prp: run_ended/);
