@@ -5,7 +5,7 @@ import { canonicalJson } from "../contract/canonical-json.js";
 import { newIdSuffix } from "../contract/id-suffix.js";
 import { MAX_PROTOCOL_VERSION } from "../contract/versions.js";
 import { buildCommand, defaultCommandId } from "../authority/commands.js";
-import { ok, type Result } from "../authority/errors.js";
+import { fail, ok, type Result } from "../authority/errors.js";
 
 /** POST /v1/runs's body, as API_SCHEMAS.RunSpec has already checked it. */
 export interface RunSpec {
@@ -38,6 +38,13 @@ export function createRunRequest(
   tokenId: string | null,
   nowMs: number,
 ): Result<CreateRunRequest> {
+  // Fail closed: until named profiles exist, a profile would run something other than what was asked.
+  if (spec.agent.kind === "profile")
+    return fail(
+      "agent_profile_unknown",
+      "/agent/profile",
+      `no agent profile named ${JSON.stringify(spec.agent.profile)} here: name the agent's command line instead ({"kind": "command", "command": "…"})`,
+    );
   const protocolVersion = spec.protocolVersion ?? MAX_PROTOCOL_VERSION;
   const opening: Array<[string, Record<string, unknown>]> = [
     [

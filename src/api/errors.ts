@@ -16,6 +16,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   body_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
+  agent_profile_unknown: 422,
   rate_limited: 429,
   store_unavailable: 503,
   store_full: 503,

@@ -57,6 +57,7 @@ export type AuthorityErrorCode =
   | "run_exists"
   | "idempotency_key_reused"
   | "invalid_request"
+  | "agent_profile_unknown"
   | "command_not_delivered"
   | "command_result_mismatch"
   // a command type the run's negotiated protocol version does not have (wire.md D2)

@@ -107,6 +107,13 @@ export function apiSuite(kind: string, open: () => Promise<AuthorityStore>, clos
           "idempotency_key_reused",
         ],
         [
+          "an agent profile that does not exist",
+          () => t.call("POST", "/v1/runs", { body: { agent: { kind: "profile", profile: "claude" } } }),
+          422,
+          "agent_profile_unknown",
+          "/agent/profile",
+        ],
+        [
           "a command with an unknown member",
           () => t.call("POST", `/v1/runs/${runId}/commands`, { body: { type: "run.cancel", payload: {}, extra: 1 } }),
           400,
