@@ -4,6 +4,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { AuthorityStore } from "../authority/store.js";
 import { openApiDocument } from "../contract/api/openapi.js";
 import { isLoopback } from "../transport/loopback.js";
+import { closeSilentSockets } from "./silent-sockets.js";
 import { requireToken } from "./auth.js";
 import { commandRoutes } from "./commands-routes.js";
 import type { ApiContext, ApiStore, ApiWrites, Authenticate } from "./context.js";
@@ -134,6 +135,7 @@ export const ApiServer = {
     }) as unknown as FastifyInstance;
     app.server.headersTimeout = limits.headersTimeoutMs;
     app.server.maxConnections = limits.maxConnections;
+    closeSilentSockets(app.server, limits.requestTimeoutMs);
     app.setNotFoundHandler((request, reply) =>
       sendError(reply, { code: "not_found", message: `no route ${request.method} ${request.url.split("?")[0]}` }),
     );

@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { ApiTokenRow } from "../authority/store.js";
 import { fail, ok } from "../authority/errors.js";
 import { registerApi, type ApiRoutes } from "../api/server.js";
+import { closeSilentSockets } from "../api/silent-sockets.js";
 import { packageRoot } from "../contract/package-root.js";
 import { BundleFiles } from "./bundle-files.js";
 import { checkRequestOrigin, secure } from "./http-guard.js";
@@ -113,8 +114,9 @@ export class ConsoleServer {
           handler,
         );
         server.maxConnections = limits.maxConnections;
-        // requestTimeout only runs once a request has begun: a socket that never sends a byte needs this.
+        // requestTimeout only runs once a request has begun: a socket that never sends a byte needs these.
         server.timeout = limits.requestTimeoutMs;
+        closeSilentSockets(server, limits.requestTimeoutMs);
         return server;
       },
       connectionTimeout: limits.requestTimeoutMs,
