@@ -17,6 +17,9 @@ import {
 import { StateError } from "../../src/storage/private-sqlite.js";
 import { BUILD, completeRun, prpEvent, SecureAuthority, until } from "../security/support.js";
 import { within } from "../support/within.js";
+import { buildCommand, defaultCommandId } from "../../src/authority/commands.js";
+import { SqliteAuthorityStore } from "../../src/authority/sqlite-store.js";
+import { serverKey } from "../authority/support.js";
 
 /** Writes a lifecycle into a runner's state file, as a later command of the same process would have. */
 function setLifecycle(stateDir: string, lifecycle: string): void {
@@ -37,10 +40,40 @@ function setLifecycle(stateDir: string, lifecycle: string): void {
  */
 describe("a replacement runner finds the committed terminal and reconciles to it", () => {
   let authority: SecureAuthority;
+  let store: SqliteAuthorityStore;
+  const storeDir = mkdtempSync(join(tmpdir(), "prp-terminal-final-store-"));
   before(async () => {
-    authority = await SecureAuthority.start();
+    store = SqliteAuthorityStore.open(storeDir, { serverKey });
+    authority = await SecureAuthority.start({ store });
   });
-  after(() => authority.close());
+  after(async () => {
+    await authority.close();
+    await store.close();
+    rmSync(storeDir, { recursive: true, force: true });
+  });
+
+  /**
+   * A drain queued just before the terminal's commit and not yet delivered: the queue refuses one
+   * after it (run_ended), so it is appended here as the queue would have appended it then.
+   */
+  async function drainQueuedBeforeTheEnd(runId: string): Promise<void> {
+    const refused = await authority.server.queueCommand(runId, "runner.drain", {});
+    assert.equal(refused.ok ? "queued" : refused.error.code, "run_ended");
+    const run = (await store.run(runId))!;
+    const controllerSeq = run.commandCount + 1;
+    const built = buildCommand(
+      { runId, protocolVersion: run.protocolVersion },
+      {
+        controllerSeq,
+        commandId: defaultCommandId(controllerSeq),
+        type: "runner.drain",
+        payload: {},
+        nowMs: Date.now(),
+      },
+    );
+    assert.ok(built.ok);
+    assert.ok((await store.appendCommand(runId, built.value, Date.now())).ok);
+  }
 
   for (const lifecycle of ["stopped", "draining", "revoked", "ready"]) {
     it(`terminal acknowledged, lifecycle '${lifecycle}': the replacement, even cancelled, sends nothing, starts nothing, and exits delivered`, async () => {
@@ -51,8 +84,7 @@ describe("a replacement runner finds the committed terminal and reconciles to it
       assert.equal(committed.at(-1)?.eventType, "run.terminal");
       const stateDir = join(authority.root, "runners", identity.runId);
       setLifecycle(stateDir, lifecycle);
-      const drain = await authority.server.queueCommand(identity.runId, "runner.drain", {});
-      assert.ok(drain.ok);
+      await drainQueuedBeforeTheEnd(identity.runId);
 
       let started = 0;
       const driver = new FakeHarnessDriver({ scriptPath: resolveScriptPath("happy-path"), delayMs: 0 });
