@@ -8,14 +8,7 @@ import { ApiError, refusal } from "./errors.js";
 import { idempotencyKey } from "./idempotency.js";
 import { commandReceipt } from "./run-view.js";
 import { knownRun } from "./runs-routes.js";
-import { apiSchema } from "./validation.js";
-
-const RUN_PARAMS = {
-  type: "object",
-  additionalProperties: false,
-  required: ["runId"],
-  properties: { runId: { type: "string", minLength: 1, maxLength: 240 } },
-} as const;
+import { RUN_PARAMS, apiSchema } from "./validation.js";
 
 /** A retry's command id: the same token, run and Idempotency-Key name the same command. */
 export const idempotentCommandId = (tokenId: string, runId: string, key: string): string =>

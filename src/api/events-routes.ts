@@ -4,6 +4,7 @@ import { ApiError } from "./errors.js";
 import { MAX_EVENT_PAGE } from "./limits.js";
 import { knownRun } from "./runs-routes.js";
 import { resumePoint, SSE_HEADERS } from "./sse-frames.js";
+import { RUN_PARAMS } from "./validation.js";
 
 const EVENTS_QUERY = {
   type: "object",
@@ -12,13 +13,6 @@ const EVENTS_QUERY = {
     after: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
     limit: { type: "integer", minimum: 1, maximum: MAX_EVENT_PAGE },
   },
-} as const;
-
-const RUN_PARAMS = {
-  type: "object",
-  additionalProperties: false,
-  required: ["runId"],
-  properties: { runId: { type: "string", minLength: 1, maxLength: 240 } },
 } as const;
 
 const wantsStream = (accept: string | undefined): boolean => /(^|,)\s*text\/event-stream\b/i.test(accept ?? "");

@@ -12,19 +12,12 @@ import { ApiError, refusal } from "./errors.js";
 import { idempotencyKey } from "./idempotency.js";
 import { MAX_RUN_PAGE } from "./limits.js";
 import { runBody, runSummary } from "./run-view.js";
-import { apiSchema } from "./validation.js";
+import { RUN_PARAMS, apiSchema } from "./validation.js";
 
 const RUN_QUERY = {
   type: "object",
   additionalProperties: false,
   properties: { upto: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } },
-} as const;
-
-const RUN_PARAMS = {
-  type: "object",
-  additionalProperties: false,
-  required: ["runId"],
-  properties: { runId: { type: "string", minLength: 1, maxLength: 240 } },
 } as const;
 
 const LIST_QUERY = {

@@ -44,3 +44,11 @@ export function validationError(errors: ErrorObject[], context: string): ApiErro
   }
   return new ApiError("invalid_request", message, path);
 }
+
+/** The path parameters of every route under /runs/{runId}. */
+export const RUN_PARAMS = {
+  type: "object",
+  additionalProperties: false,
+  required: ["runId"],
+  properties: { runId: { type: "string", minLength: 1, maxLength: 240 } },
+} as const;
