@@ -450,7 +450,7 @@ export interface CreateRunRequest {
 }
 
 /** `pending`: no event committed yet; `running`: events, no terminal; `ended`: run.terminal committed. */
-export type RunState = "pending" | "running" | "ended";
+export type RunState = "queued" | "claimed" | "pending" | "running" | "ended";
 
 export interface RunQuery {
   state?: RunState;
@@ -477,4 +477,149 @@ export interface RunListPage {
   runs: RunListEntry[];
   /** Pass as `after` for the next page; null on the last. */
   next: string | null;
+}
+
+/**
+ * The run queue, its workers and admission caps (schema version 4): the store's dispatch part.
+ * TODO(issue 28): AuthorityStore extends it once both databases implement it.
+ */
+export interface DispatchPart {
+  /** Stores a new worker credential (its digest only). `worker_exists` when the name is taken. */
+  insertWorker(worker: NewWorker): Promise<Result<WorkerRow>>;
+  /** The worker with this id, revoked ones included (the caller judges them). */
+  worker(workerId: string): Promise<WorkerRow | undefined>;
+  /** Every worker, oldest first. */
+  workers(): Promise<WorkerRow[]>;
+  /**
+   * Revokes a worker's credential and, in the same transaction, takes back its claims as a lost
+   * worker's (see `sweepWorkers`). `unknown_worker` when there is none; twice keeps the first time.
+   */
+  revokeWorker(workerId: string, nowMs: number, maxAttempts: number): Promise<Result<WorkerRow>>;
+  /**
+   * One worker's poll, ONE transaction (see WorkerPoll): its heartbeat, the exits and releases it
+   * reports, the claims it no longer holds taken back, and new claims up to what it asks, each
+   * with a fresh bootstrap ticket from `mintTicket`. A retry of the same requestId claims nothing
+   * new: it returns the claims that request made, with fresh tickets.
+   */
+  pollWorker(poll: WorkerPoll): Promise<Result<WorkerPollResult>>;
+  /**
+   * Takes back the claims of every worker silent for longer than `graceMs` (requeued, or ended
+   * `worker_lost` past `maxAttempts`; a started run is never requeued), and ends the claims of
+   * started runs whose runner is gone too (lease expired, no terminal). Returns what changed.
+   */
+  sweepWorkers(nowMs: number, graceMs: number, maxAttempts: number): Promise<DispatchRow[]>;
+  /**
+   * Cancels a run that no runner has claimed: `{cancelled: true}` and its dispatch ends
+   * `cancelled`. A claimed run gives `{cancelled: false}` (the caller queues run.cancel for its
+   * runner); an ended one `run_ended`; a run without a dispatch row `not_queued`.
+   */
+  cancelQueued(runId: string, nowMs: number): Promise<Result<{ cancelled: boolean; dispatch: DispatchRow }>>;
+  /**
+   * A ticket is about to be issued by hand (POST /v1/runs/{id}/tickets, `prp authority ticket`):
+   * a queued run becomes claimed by nobody, so no worker starts it too. `run_claimed` when a
+   * worker holds it, `run_ended` when its dispatch ended; a run without a dispatch row is fine.
+   */
+  claimByHand(runId: string, nowMs: number): Promise<Result<DispatchRow | null>>;
+  /** The dispatch rows of these runs (those that have one). */
+  dispatch(runIds: readonly string[]): Promise<DispatchRow[]>;
+  /** Every queued run in claim order (priority, then submit time), at most `limit`. */
+  queuedRuns(limit: number): Promise<DispatchRow[]>;
+  /** Sets (max ≥ 0) or removes (null) an admission cap. */
+  setCap(scope: string, max: number | null): Promise<Result<void>>;
+  /** Every cap with how many runs hold a slot of it now. */
+  caps(): Promise<CapUsage[]>;
+}
+
+/**
+ * Where an API-created run is in the queue (schema version 4). `queued`: waiting for a worker;
+ * `claimed`: a worker (or a person, workerId null) holds it; `ended`: the dispatch is over —
+ * its runner exited, it was cancelled while queued, or its worker was lost too often. Whether a
+ * claimed run is running or ended by its own terminal is the run's cursor's to say.
+ */
+export type DispatchState = "queued" | "claimed" | "ended";
+
+export interface DispatchRow {
+  runId: string;
+  state: DispatchState;
+  priority: number;
+  labels: Record<string, string>;
+  /** When the run was submitted: with priority, the claim order. Kept when requeued. */
+  queuedAtUnixMs: number;
+  /** Claims so far (the current one included). */
+  attempts: number;
+  /** The claiming worker; null when queued, ended, or claimed by hand. */
+  workerId: string | null;
+  claimRequestId: string | null;
+  /** Taken inside the claim's transaction after its cap checks (an exact record for the caps). */
+  claimedAtUnixMs: number | null;
+  endedAtUnixMs: number | null;
+  /** null: the runner's own terminal ended it; else `cancelled`, `worker_lost` or `runner_exited`. */
+  endReason: string | null;
+  /** For a person: what happened ("exit 3 before the run's terminal"). */
+  endDetail: string | null;
+}
+
+export interface NewWorker {
+  /** `wkr_<16 hex>`. */
+  workerId: string;
+  /** A person's name for it, unique. */
+  name: string;
+  /** `sha256:<hex>` of the whole credential. */
+  digest: string;
+  createdAtUnixMs: number;
+}
+
+export interface WorkerRow extends NewWorker {
+  revokedAtUnixMs: number | null;
+  /** As the worker's last poll said; {} and 0 before its first. */
+  labels: Record<string, string>;
+  maxRuns: number;
+  draining: boolean;
+  /** The authority's clock at its last poll; null before the first. */
+  lastSeenAtUnixMs: number | null;
+  /** Claims it holds now (dispatch rows claimed by it). */
+  activeRuns: number;
+}
+
+export interface WorkerPoll {
+  workerId: string;
+  /** The worker's id for this poll: a retry carries the same. */
+  requestId: string;
+  labels: Record<string, string>;
+  maxRuns: number;
+  draining: boolean;
+  /** The runs whose runner it is running now. A claim of its not in this list (and not of this request) is taken back. */
+  held: readonly string[];
+  /** How many new runs it would start now. */
+  want: number;
+  /** Runners that exited since its last poll. */
+  exited: ReadonlyArray<{ runId: string; exitCode: number | null; signal: string | null }>;
+  /** Claims it gives back unstarted (a drain timeout): requeued without counting an attempt. */
+  released: readonly string[];
+  nowMs: number;
+  maxAttempts: number;
+  /** Builds the bootstrap ticket of a run the poll hands out, inside its transaction. */
+  mintTicket: (runId: string, nowMs: number) => NewTicket;
+}
+
+export interface WorkerPollResult {
+  worker: WorkerRow;
+  /** The claims this poll hands out (new, or a retry's again), each with the ticket `mintTicket` built. */
+  claims: Array<{
+    dispatch: DispatchRow;
+    identity: RunIdentity;
+    spec: RunSpecRow;
+    protocolVersion: number;
+    credentialId: string;
+  }>;
+  /** Runs in `held` that are no longer this worker's (taken back while it was silent, cancelled): stop their runners. */
+  lost: string[];
+}
+
+/** An admission cap: `*` (every claimed run) or `key=value` (claimed runs with that label). */
+export interface CapUsage {
+  scope: string;
+  max: number;
+  /** Claimed runs holding a slot now. */
+  active: number;
 }
