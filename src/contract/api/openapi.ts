@@ -131,7 +131,7 @@ const LIMIT: JsonObject = {
   schema: { type: "integer", minimum: 1 },
 };
 
-const scope = (name: "read" | "operate" | "admin"): Json => [{ bearer: [name] }];
+const scope = (name: "read" | "operate" | "admin" | "worker"): Json => [{ bearer: [name] }];
 
 function paths(): JsonObject {
   return {
@@ -276,6 +276,45 @@ function paths(): JsonObject {
         },
       },
     },
+    "/v1/runs/{runId}/cancel": {
+      parameters: [RUN_ID],
+      post: {
+        operationId: "cancelRun",
+        summary: "Cancel a run",
+        description:
+          "A queued run ends at once (its dispatch ends `cancelled`; no runner ever starts it). A claimed or running run gets run.cancel queued for its runner, as POST …/commands would. An ended run is refused with run_ended.",
+        security: scope("operate"),
+        responses: {
+          "200": { description: "The run after the cancel.", content: json(ref("Run")) },
+          ...errors("404", "409"),
+        },
+      },
+    },
+    "/v1/workers/poll": {
+      post: {
+        operationId: "pollWorker",
+        summary: "A worker's heartbeat, reports and claims",
+        description:
+          "The worker's one call, made serially (never two at once) and at least every heartbeatMs. It authenticates with its worker credential (`prp authority worker add`), not an API token. Claims follow priority, then submit time, among the runs whose labels the worker holds and whose caps have room. A retry with the same requestId claims nothing new and hands out the same claims with new tickets.",
+        security: scope("worker"),
+        requestBody: { required: true, content: json(ref("WorkerPoll")) },
+        responses: {
+          "200": { description: "Its claims and the runs it lost.", content: json(ref("WorkerPollAnswer")) },
+          ...errors("413", "415"),
+        },
+      },
+    },
+    "/v1/workers": {
+      get: {
+        operationId: "listWorkers",
+        summary: "List workers and admission caps",
+        security: scope("read"),
+        responses: {
+          "200": { description: "Every worker, and each cap with its use.", content: json(ref("WorkerList")) },
+          ...errors(),
+        },
+      },
+    },
     [OPENAPI_PATH]: {
       get: {
         operationId: "getOpenApiDocument",
@@ -314,7 +353,7 @@ function components(files: SchemaFile[]): JsonObject {
         type: "http",
         scheme: "bearer",
         description:
-          "An API token (`prp authority token create --scope read|operate|admin`). read covers the GETs; operate adds creating runs and sending commands; admin adds tickets.",
+          "An API token (`prp authority token create --scope read|operate|admin`): read covers the GETs; operate adds creating runs, sending commands and cancelling; admin adds tickets. Or, for POST /v1/workers/poll only, a worker credential (`prp authority worker add`): scope `worker`, which covers nothing else.",
       },
     },
   };

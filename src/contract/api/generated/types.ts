@@ -58,6 +58,12 @@ export interface PrpApi {
   CommandReceipt: CommandReceipt;
   Ticket: Ticket;
   TicketRequest: TicketRequest;
+  Dispatch: Dispatch;
+  WorkerPoll: WorkerPoll;
+  WorkerClaim: WorkerClaim;
+  WorkerPollAnswer: WorkerPollAnswer;
+  Worker: Worker;
+  WorkerList: WorkerList;
 }
 /**
  * Every refusal: what was refused, where in the request, and what to do about it.
@@ -159,6 +165,36 @@ export interface RunSummary {
    * The result's reportedWorkDisposition: the terminal's, else the latest proposed result's.
    */
   disposition: string | null;
+  /**
+   * Its place in the run queue; null for a run not created through the API.
+   */
+  dispatch: Dispatch | null;
+}
+/**
+ * Where a run created through the API is in the queue: queued (with why it waits), claimed by a worker (or by hand), or ended by its dispatch (cancelled while queued, its worker lost too often, its runner exited before its terminal).
+ */
+export interface Dispatch {
+  state: "queued" | "claimed" | "ended";
+  /**
+   * Claims so far, the current one included.
+   */
+  attempts: number;
+  /**
+   * The claiming worker; null when queued, ended, or claimed by hand.
+   */
+  workerId: string | null;
+  queuedAt: string;
+  claimedAt: string | null;
+  endedAt: string | null;
+  /**
+   * cancelled, worker_lost or runner_exited; null while not ended, or when the run's own terminal ended it.
+   */
+  endReason: string | null;
+  endDetail: string | null;
+  /**
+   * Why a queued run waits, for a person ("cap agent=claude 4/4", "no worker with os=linux"); null unless queued.
+   */
+  waiting: string | null;
 }
 /**
  * GET /v1/runs/{runId}: the run's state, its reduced session, its result and terminal (null until they exist), the forms of its pending requests and why it failed. With `?upto=N`, the session, requests and failure are those of its first N events.
@@ -336,4 +372,112 @@ export interface TicketRequest {
    * The runner's state folder.
    */
   stateDir?: string;
+}
+/**
+ * POST /v1/workers/poll, the worker's one call: its heartbeat, what it holds, the runners that exited, what it gives back, and how many runs it would start now. A retry of a failed poll repeats the same requestId and body.
+ */
+export interface WorkerPoll {
+  /**
+   * The worker's id for this poll.
+   */
+  requestId: string;
+  /**
+   * Labels a run carries, for filtering (and for the workers that will claim runs by label): at most 32, each key a lowercase name.
+   */
+  labels: {
+    [k: string]: string;
+  };
+  maxRuns: number;
+  /**
+   * It stops claiming: it only finishes what it runs.
+   */
+  draining: boolean;
+  /**
+   * Runs whose runner it runs now.
+   *
+   * @maxItems 256
+   */
+  held: string[];
+  /**
+   * New runs it would start now.
+   */
+  want: number;
+  /**
+   * @maxItems 256
+   */
+  exited: {
+    runId: string;
+    exitCode: number | null;
+    signal: string | null;
+  }[];
+  /**
+   * Claims given back unstarted.
+   *
+   * @maxItems 256
+   */
+  released: string[];
+  /**
+   * With want > 0 and nothing to claim: hold the answer up to this long for a run to be queued.
+   */
+  waitMs?: number;
+}
+/**
+ * A run handed to a worker: its one-use ticket (shown once) and what prp-runnerd needs to serve it.
+ */
+export interface WorkerClaim {
+  runId: string;
+  attempt: number;
+  /**
+   * Hand it to prp-runnerd through a pipe (--ticket-stdin), never argv or the environment.
+   */
+  ticket: string;
+  expiresAt: string;
+  connectUrl: string;
+  protocolMax: number;
+  identity: Identity;
+  /**
+   * prp-runnerd's harness flags for the run's agent.
+   */
+  harnessArgs: string[];
+  spec: RunSpec;
+}
+export interface WorkerPollAnswer {
+  workerId: string;
+  /**
+   * Poll again within this long.
+   */
+  heartbeatMs: number;
+  /**
+   * Silent longer than this, a worker loses its claims.
+   */
+  graceMs: number;
+  claims: WorkerClaim[];
+  /**
+   * Runs it holds that are no longer its own (taken back while it was silent, cancelled): stop their runners.
+   */
+  lost: string[];
+}
+export interface Worker {
+  workerId: string;
+  name: string;
+  /**
+   * Labels a run carries, for filtering (and for the workers that will claim runs by label): at most 32, each key a lowercase name.
+   */
+  labels: {
+    [k: string]: string;
+  };
+  maxRuns: number;
+  activeRuns: number;
+  draining: boolean;
+  lastSeenAt: string | null;
+  health: "never_seen" | "live" | "silent" | "revoked";
+  revoked: boolean;
+}
+export interface WorkerList {
+  workers: Worker[];
+  caps: {
+    scope: string;
+    max: number;
+    active: number;
+  }[];
 }
