@@ -1,4 +1,4 @@
-import type { CommandRow, RunSnapshot } from "../authority/store.js";
+import type { CommandRow, DispatchRow, RunSnapshot } from "../authority/store.js";
 import { decodeValue } from "../contract/decode.js";
 import type { PRPQuestionSet } from "../contract/generated/types.js";
 import { actionForChoice } from "../contract/permission-choices.js";
@@ -18,15 +18,26 @@ export interface CommandProblem {
 
 /**
  * Whether a run may take a command at all: once its run.terminal is committed its runner is
- * gone, and a command queued then would wait forever.
+ * gone, and a command queued then would wait forever. So is one whose dispatch ended (cancelled
+ * while queued, its worker lost too often): no runner will ever take it.
  */
-export function endedRunProblem(run: Pick<RunSnapshot, "identity" | "terminalSourceSeq">): CommandProblem | undefined {
-  if (run.terminalSourceSeq === null) return undefined;
-  return {
-    code: "run_ended",
-    path: "/runId",
-    message: `run ${run.identity.runId} has ended (run.terminal is committed): it takes no more commands`,
-  };
+export function endedRunProblem(
+  run: Pick<RunSnapshot, "identity" | "terminalSourceSeq">,
+  dispatch: Pick<DispatchRow, "state" | "endReason" | "endDetail"> | null = null,
+): CommandProblem | undefined {
+  if (run.terminalSourceSeq !== null)
+    return {
+      code: "run_ended",
+      path: "/runId",
+      message: `run ${run.identity.runId} has ended (run.terminal is committed): it takes no more commands`,
+    };
+  if (dispatch?.state === "ended")
+    return {
+      code: "run_ended",
+      path: "/runId",
+      message: `run ${run.identity.runId} has ended (${dispatch.endReason ?? "ended"}${dispatch.endDetail ? `: ${dispatch.endDetail}` : ""}): no runner will serve it`,
+    };
+  return undefined;
 }
 
 /**

@@ -38,7 +38,8 @@ export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
       // A retry of a command already queued is answered as queued, even once the run has ended.
       const existing = commandId === undefined ? undefined : await store.command(runId, commandId);
       if (!existing) {
-        const ended = endedRunProblem(run);
+        const [dispatch] = await store.dispatch([runId]);
+        const ended = endedRunProblem(run, dispatch ?? null);
         if (ended) throw refusal(ended);
         if (type === "request.resolve") {
           const [session, facts, commands] = await Promise.all([

@@ -1,4 +1,4 @@
-import type { ApiTokenRow, AuthorityStore } from "../authority/store.js";
+import type { ApiTokenRow, AuthorityStore, WorkerRow } from "../authority/store.js";
 import type { Result } from "../authority/errors.js";
 import { ApiError } from "./errors.js";
 import type { EventFeed } from "./event-feed.js";
@@ -11,7 +11,17 @@ import type { ApiLimits } from "./limits.js";
  */
 export type ApiStore = Pick<
   AuthorityStore,
-  "run" | "runCursor" | "runSpec" | "listRuns" | "eventLog" | "command" | "commands" | "apiToken"
+  | "run"
+  | "runCursor"
+  | "runSpec"
+  | "listRuns"
+  | "eventLog"
+  | "command"
+  | "commands"
+  | "apiToken"
+  | "dispatch"
+  | "caps"
+  | "workers"
 >;
 
 /**
@@ -22,6 +32,19 @@ export type ApiWrites = { store: AuthorityStore } | { refused: { code: string; m
 
 /** How a request's `Authorization` header is checked: the token it presents, or a refusal. */
 export type Authenticate = (authorization: string | undefined, nowMs: number) => Promise<Result<ApiTokenRow>>;
+
+/** How a worker's credential is checked (the worker's route only). */
+export type AuthenticateWorker = (authorization: string | undefined) => Promise<Result<WorkerRow>>;
+
+/** The run queue's timing, the same for every authority instance on one store. */
+export interface DispatchSettings {
+  /** A worker polls at least this often. */
+  heartbeatMs: number;
+  /** Silent longer than this, a worker loses its claims. */
+  graceMs: number;
+  /** Claims a run may lose (worker lost, runner gone before any event) before it ends `worker_lost`. */
+  maxAttempts: number;
+}
 
 /** What every route handler works with. */
 export interface ApiContext {
@@ -38,6 +61,38 @@ export interface ApiContext {
   now: () => number;
   /** A command was queued: the authority in this process may deliver it now, not at its next poll. */
   commandQueued: (runId: string) => void;
+  dispatch: DispatchSettings;
+  /** Wakes the workers' held polls: a run was queued or a slot freed in this process. */
+  queue: QueueWake;
+}
+
+/**
+ * The workers' long polls wait on this; a run queued (or requeued, or a slot freed) in this
+ * process wakes them at once. Another instance's queue is seen at the poll's next tick.
+ */
+export class QueueWake {
+  private waiters = new Set<() => void>();
+
+  wake(): void {
+    const waiters = this.waiters;
+    this.waiters = new Set();
+    for (const w of waiters) w();
+  }
+
+  /** Resolves at the next wake or after `ms`, whichever is first; `signal` ends it early too. */
+  wait(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
 }
 
 /** Why a write is refused here (a read-only source), as the error to throw. */

@@ -1,8 +1,11 @@
-import type { CommandRow, RunListEntry, RunSnapshot, RunSpecRow, RunState } from "../authority/store.js";
+import { runStateOf } from "../authority/run-state.js";
+import type { CommandRow, RunListEntry, RunSnapshot, RunSpecRow } from "../authority/store.js";
+import type { QueueFacts } from "../authority/wait-reason.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { applyEvents } from "../reducer/apply-event.js";
 import { createSnapshot, type SessionSnapshot, type SnapshotOrigin } from "../reducer/snapshot.js";
-import type { ApiStore } from "./context.js";
+import type { ApiContext, ApiStore } from "./context.js";
+import { dispatchBody, queueFacts } from "./dispatch-view.js";
 import { copyFacts, emptyFacts, factsSummary, foldFacts, type RequestDetail, type RunFacts } from "./run-facts.js";
 
 type AuthorityStore = ApiStore;
@@ -12,11 +15,8 @@ const READ_PAGE = 1000;
 /** The characters of an item's text a run's session carries: its end, where a streaming item grows. */
 export const SESSION_ITEM_TEXT = 4000;
 
-export const runState = (run: Pick<RunSnapshot, "ackedSourceSeq" | "terminalSourceSeq">): RunState =>
-  run.terminalSourceSeq !== null ? "ended" : run.ackedSourceSeq > 0 ? "running" : "pending";
-
-/** API_SCHEMAS.RunSummary of a run, with the facts of its events. */
-export function runSummary(entry: RunListEntry, facts: RunFacts) {
+/** API_SCHEMAS.RunSummary of a run, with the facts of its events; `queue` says why a queued one waits. */
+export function runSummary(entry: RunListEntry, facts: RunFacts, queue: QueueFacts | null) {
   return {
     runId: entry.runId,
     state: entry.state,
@@ -27,6 +27,7 @@ export function runSummary(entry: RunListEntry, facts: RunFacts) {
     priority: entry.spec?.priority ?? 0,
     spec: entry.spec ? (JSON.parse(entry.spec.spec) as unknown) : null,
     ...factsSummary(facts),
+    dispatch: entry.dispatch ? dispatchBody(entry.dispatch, queue) : null,
   };
 }
 
@@ -144,8 +145,7 @@ export class FactsCache {
  * its commands.
  */
 export async function runBody(
-  store: AuthorityStore,
-  caches: { sessions: SessionCache; facts: FactsCache },
+  ctx: Pick<ApiContext, "store" | "sessions" | "facts" | "dispatch" | "now">,
   run: RunSnapshot,
   spec: RunSpecRow | undefined,
   createdAtUnixMs: number,
@@ -153,13 +153,16 @@ export async function runBody(
 ) {
   const runId = run.identity.runId;
   const position = Math.min(upto ?? run.ackedSourceSeq, run.ackedSourceSeq);
-  const [session, facts, runFacts, commands] = await Promise.all([
-    caches.sessions.session(runId, position),
-    caches.facts.facts(runId, position),
+  const { store } = ctx;
+  const [session, facts, runFacts, commands, dispatched] = await Promise.all([
+    ctx.sessions.session(runId, position),
+    ctx.facts.facts(runId, position),
     // The run's line stays the whole run's, whatever the position asked.
-    position === run.ackedSourceSeq ? undefined : caches.facts.facts(runId, run.ackedSourceSeq),
+    position === run.ackedSourceSeq ? undefined : ctx.facts.facts(runId, run.ackedSourceSeq),
     store.commands(runId),
+    store.dispatch([runId]),
   ]);
+  const dispatch = dispatched[0] ?? null;
   const { timeline: _timeline, processedEventIds: _processed, items, ...rest } = session;
   const requests: RequestDetail[] = session.requests
     .filter((r) => r.status === "pending")
@@ -177,13 +180,15 @@ export async function runBody(
     run: runSummary(
       {
         runId,
-        state: runState(run),
+        state: runStateOf(run, dispatch),
         protocolVersion: run.protocolVersion,
         ackedSourceSeq: run.ackedSourceSeq,
         createdAtUnixMs,
         spec: spec ?? null,
+        dispatch,
       },
       runFacts ?? facts,
+      await queueFacts(ctx, [dispatch]),
     ),
     identity: run.identity,
     position,

@@ -7,11 +7,13 @@ import { RUNNER_CONNECT_PATH_PREFIX } from "../transport/upgrade-server.js";
 import { tokenOf } from "./auth.js";
 import { writableStore, type ApiContext, type ApiStore } from "./context.js";
 import { createRunRequest, runIdSuffix, type RunSpec } from "./create-run.js";
+import { harnessArgs } from "./harness-args.js";
 import { identityWithSuffix } from "../authority/identity.js";
 import { ApiError, refusal } from "./errors.js";
 import { idempotencyKey } from "./idempotency.js";
 import { MAX_RUN_PAGE } from "./limits.js";
 import { runBody, runSummary } from "./run-view.js";
+import { queueFacts } from "./dispatch-view.js";
 import { RUN_PARAMS, apiSchema } from "./validation.js";
 
 const RUN_QUERY = {
@@ -24,7 +26,7 @@ const LIST_QUERY = {
   type: "object",
   additionalProperties: false,
   properties: {
-    state: { enum: ["pending", "running", "ended"] },
+    state: { enum: ["queued", "claimed", "pending", "running", "ended"] },
     label: {
       type: "array",
       maxItems: 32,
@@ -40,13 +42,6 @@ export async function knownRun(store: Pick<ApiStore, "run">, runId: string): Pro
   const run = await store.run(runId);
   if (!run) throw new ApiError("unknown_run", `no run ${runId}`, "/runId");
   return run;
-}
-
-/** The harness flags of prp-runnerd for the run's agent. */
-function harnessArgs(spec: RunSpec | null): string[] {
-  if (spec?.agent.kind === "command") return ["--harness", "acp", "--agent-command", spec.agent.command];
-  if (spec?.agent.kind === "fake") return ["--script", spec.agent.script];
-  return ["--script", "happy-path"];
 }
 
 /** POST /v1/runs, GET /v1/runs, GET /v1/runs/{runId}, POST /v1/runs/{runId}/tickets. */
@@ -66,7 +61,8 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const created = await writable.createRun(wanted.value);
       if (!created.ok) throw refusal(created.error);
       const { run, spec } = created.value;
-      const body = await runBody(store, ctx, run, spec, spec.createdAtUnixMs);
+      if (created.value.created) ctx.queue.wake();
+      const body = await runBody(ctx, run, spec, spec.createdAtUnixMs);
       return reply.code(created.value.created ? 201 : 200).send(body);
     },
   );
@@ -88,8 +84,14 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
         }
       }
       const page = await store.listRuns(query);
-      const facts = await Promise.all(page.runs.map((r) => ctx.facts.facts(r.runId, r.ackedSourceSeq)));
-      return { runs: page.runs.map((r, i) => runSummary(r, facts[i]!)), next: page.next };
+      const [facts, queue] = await Promise.all([
+        Promise.all(page.runs.map((r) => ctx.facts.facts(r.runId, r.ackedSourceSeq))),
+        queueFacts(
+          ctx,
+          page.runs.map((r) => r.dispatch),
+        ),
+      ]);
+      return { runs: page.runs.map((r, i) => runSummary(r, facts[i]!, queue)), next: page.next };
     },
   );
 
@@ -99,7 +101,7 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const run = await knownRun(store, request.params.runId);
       const spec = await store.runSpec(run.identity.runId);
-      return runBody(store, ctx, run, spec, run.createdAtUnixMs, request.query.upto);
+      return runBody(ctx, run, spec, run.createdAtUnixMs, request.query.upto);
     },
   );
 
@@ -118,7 +120,11 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const runId = run.identity.runId;
       if (run.terminalSourceSeq !== null)
         throw new ApiError("run_ended", `run ${runId} has ended: no runner will serve it again`, "/runId");
-      const credentials = Credentials.create({ store: writableStore(ctx), now: ctx.now });
+      const writable = writableStore(ctx);
+      // A ticket by hand takes the run out of the queue, so that no worker starts it too.
+      const taken = await writable.claimByHand(runId, ctx.now());
+      if (!taken.ok) throw refusal(taken.error);
+      const credentials = Credentials.create({ store: writable, now: ctx.now });
       if (!credentials.ok) throw refusal(credentials.error);
       const ticket = await credentials.value.issueBootstrapTicket(runId, request.body?.ttlMs ?? MAX_BOOTSTRAP_TTL_MS);
       if (!ticket.ok) throw refusal(ticket.error);

@@ -1,13 +1,26 @@
 import cors from "@fastify/cors";
 import rateLimit from "@fastify/rate-limit";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import { fail } from "../authority/errors.js";
 import type { AuthorityStore } from "../authority/store.js";
 import { openApiDocument } from "../contract/api/openapi.js";
 import { isLoopback } from "../transport/loopback.js";
 import { closeSilentSockets } from "./silent-sockets.js";
 import { requireToken } from "./auth.js";
 import { commandRoutes } from "./commands-routes.js";
-import type { ApiContext, ApiStore, ApiWrites, Authenticate } from "./context.js";
+import {
+  QueueWake,
+  type ApiContext,
+  type ApiStore,
+  type ApiWrites,
+  type Authenticate,
+  type AuthenticateWorker,
+  type DispatchSettings,
+} from "./context.js";
+import { DEFAULT_DISPATCH, startSweeper } from "./dispatch-sweeper.js";
+import { cancelRoutes } from "./cancel-routes.js";
+import { workerRoutes } from "./workers-routes.js";
+import { authenticateWorker as authenticateWorkerCredential } from "./worker-credentials.js";
 import { ApiError, sendError } from "./errors.js";
 import { EventFeed } from "./event-feed.js";
 import { eventRoutes } from "./events-routes.js";
@@ -35,6 +48,8 @@ export interface ApiServerOptions {
   commandQueued?: (runId: string) => void;
   /** A failure nobody awaits (a stream's read): reported, the server goes on. */
   onError?: (err: Error) => void;
+  /** The run queue's timing; give every instance on one store the same. */
+  dispatch?: Partial<DispatchSettings>;
 }
 
 export interface ApiServerHandle {
@@ -55,6 +70,9 @@ export interface ApiRoutesOptions {
   corsOrigin?: string;
   /** How a bearer token is checked; by default against the store's API tokens (tokens.ts). */
   authenticate?: Authenticate;
+  /** How a worker's credential is checked; by default against the store's workers. */
+  authenticateWorker?: AuthenticateWorker;
+  dispatch?: Partial<DispatchSettings>;
   /** Each token's rate limit (limits.rateMax per rateWindowMs); on by default. */
   rateLimit?: boolean;
   /** What a run's reduced session starts from (a replayed fixture's identity), else nothing. */
@@ -69,6 +87,8 @@ export interface ApiRoutes {
   committed(runId: string): void;
   /** Followers of event streams now, over every run. */
   followerCount(): number;
+  /** Wakes the workers' held polls (a run was queued or a slot freed elsewhere in this process). */
+  queueChanged(): void;
   /** Ends every event stream (a client resumes by Last-Event-ID) and stops reading: before the app closes. */
   close(): void;
 }
@@ -98,18 +118,27 @@ export async function registerApi(app: FastifyInstance, options: ApiRoutesOption
     runnerConnectUrl: options.runnerConnectUrl.replace(/\/+$/, ""),
     now,
     commandQueued: options.commandQueued ?? (() => {}),
+    dispatch: { ...DEFAULT_DISPATCH, ...options.dispatch },
+    queue: new QueueWake(),
   };
   const authenticate: Authenticate =
     options.authenticate ?? ((authorization, nowMs) => authenticateToken(options.store, authorization, nowMs));
+  const writes = options.writes;
+  const authenticateWorker: AuthenticateWorker =
+    options.authenticateWorker ??
+    ("refused" in writes
+      ? async () => fail("token_invalid", "", `${writes.refused.message}: it serves no workers`)
+      : (authorization) => authenticateWorkerCredential(writes.store, authorization));
   await app.register(
     async (api) => {
-      await apiPlugin(api, ctx, { ...options, authenticate, onError });
+      await apiPlugin(api, ctx, { ...options, authenticate, authenticateWorker, onError });
     },
     { prefix: "/v1" },
   );
   return {
     committed: (runId) => feed.wake(runId),
     followerCount: () => feed.followerCount(),
+    queueChanged: () => ctx.queue.wake(),
     close: () => feed.close(),
   };
 }
@@ -150,6 +179,7 @@ export const ApiServer = {
         ...(options.now ? { now: options.now } : {}),
         ...(options.commandQueued ? { commandQueued: options.commandQueued } : {}),
         ...(options.onError ? { onError: options.onError } : {}),
+        ...(options.dispatch ? { dispatch: options.dispatch } : {}),
       });
       await app.listen({ host: options.host, port: options.port });
     } catch (err) {
@@ -161,10 +191,18 @@ export const ApiServer = {
     if (address === null || typeof address === "string") throw new Error("the API server has no TCP address");
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
     const api = routes;
+    const sweeper = startSweeper({
+      store: options.store,
+      settings: { ...DEFAULT_DISPATCH, ...options.dispatch },
+      now: options.now ?? Date.now,
+      changed: () => api.queueChanged(),
+      onError: options.onError ?? (() => {}),
+    });
     return {
       url: `${options.tls ? "https" : "http"}://${host}:${address.port}`,
       committed: (runId) => api.committed(runId),
       close: async () => {
+        sweeper.stop();
         // The streams first: app.close waits for open connections, and a stream never ends by itself.
         api.close();
         await app.close();
@@ -176,10 +214,15 @@ export const ApiServer = {
 async function apiPlugin(
   app: FastifyInstance,
   ctx: ApiContext,
-  options: ApiRoutesOptions & { authenticate: Authenticate; onError: (err: Error) => void },
+  options: ApiRoutesOptions & {
+    authenticate: Authenticate;
+    authenticateWorker: AuthenticateWorker;
+    onError: (err: Error) => void;
+  },
 ): Promise<void> {
   const { limits } = ctx;
   app.decorateRequest("apiToken", null);
+  app.decorateRequest("worker", null);
   app.setValidatorCompiler(validatorCompiler());
   jsonBodyOnly(app, limits.bodyLimit);
 
@@ -217,7 +260,7 @@ async function apiPlugin(
       credentials: false,
       maxAge: 600,
     });
-  app.addHook("onRequest", requireToken(options.authenticate, ctx.now));
+  app.addHook("onRequest", requireToken(options.authenticate, options.authenticateWorker, ctx.now));
   if (options.rateLimit !== false)
     await app.register(rateLimit, {
       global: true,
@@ -225,7 +268,7 @@ async function apiPlugin(
       hook: "preHandler",
       max: limits.rateMax,
       timeWindow: limits.rateWindowMs,
-      keyGenerator: (request) => request.apiToken?.tokenId ?? `ip:${request.ip}`,
+      keyGenerator: (request) => request.apiToken?.tokenId ?? request.worker?.workerId ?? `ip:${request.ip}`,
       errorResponseBuilder: (_request, context) =>
         new ApiError("rate_limited", `at most ${context.max} requests per ${context.after} per token; retry later`),
     });
@@ -236,4 +279,6 @@ async function apiPlugin(
   runRoutes(app, ctx);
   eventRoutes(app, ctx);
   commandRoutes(app, ctx);
+  cancelRoutes(app, ctx);
+  workerRoutes(app, ctx);
 }

@@ -38,6 +38,20 @@ export function newApiToken(
   };
 }
 
+/**
+ * Whether `presented`'s digest is `stored`, compared in constant time; always compared (against
+ * the digest of "" when nothing is stored), so that an unknown id takes as long as a wrong secret.
+ */
+export function digestMatches(presented: string, stored: string | undefined): boolean {
+  const a = Buffer.from(sha256Digest(presented));
+  const b = Buffer.from(stored ?? sha256Digest(""));
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The bearer value of an `Authorization` header, or null. */
+export const bearerOf = (authorization: string | undefined): string | null =>
+  /^Bearer ([^\s]+)$/.exec(authorization ?? "")?.[1] ?? null;
+
 /** Whether a token of scope `held` may do what needs `needed`. */
 export const scopeCovers = (held: ApiScope, needed: ApiScope): boolean =>
   API_SCOPES.indexOf(held) >= API_SCOPES.indexOf(needed);
@@ -54,12 +68,10 @@ export async function authenticate(
 ): Promise<Result<ApiTokenRow>> {
   if (authorization === undefined || authorization === "")
     return fail("token_missing", "", "send an API token as Authorization: Bearer <token> (prp authority token create)");
-  const m = /^Bearer ([^\s]+)$/.exec(authorization);
-  const parts = m ? TOKEN.exec(m[1]!) : null;
+  const bearer = bearerOf(authorization);
+  const parts = bearer === null ? null : TOKEN.exec(bearer);
   const row = parts ? await store.apiToken(parts[1]!) : undefined;
-  const presented = Buffer.from(sha256Digest(m?.[1] ?? ""));
-  const stored = Buffer.from(row?.digest ?? sha256Digest(""));
-  const equal = presented.length === stored.length && timingSafeEqual(presented, stored);
+  const equal = digestMatches(bearer ?? "", row?.digest);
   if (!row || !equal || row.revokedAtUnixMs !== null || (row.expiresAtUnixMs !== null && row.expiresAtUnixMs <= nowMs))
     return fail("token_invalid", "", "the API token is unknown, revoked or expired");
   return ok(row);

@@ -15,6 +15,7 @@ import type {
   CredentialRow,
   LeaseRenewal,
   MintedLease,
+  NewTicket,
   Revocation,
   RunnerBuild,
   RunSnapshot,
@@ -88,6 +89,15 @@ function derive(token: string): { credentialId: string; authKeyDigest: string } 
 }
 
 /**
+ * A fresh single-use bootstrap ticket for `runId`, not yet stored: the token (shown once, then
+ * dropped) and the row a store keeps. A worker's claim stores it inside the claim's transaction.
+ */
+export function mintTicket(runId: string, nowMs: number, ttlMs: number): { token: string; ticket: NewTicket } {
+  const token = `bootstrap_${randomUUID()}`;
+  return { token, ticket: { runId, ...derive(token), issuedAtUnixMs: nowMs, expiresAtUnixMs: nowMs + ttlMs } };
+}
+
+/**
  * Bootstrap tickets and connection leases (runtime.md §5.2, §5.3 steps 2 and 6, §5.9).
  *
  * The handshake order, and why it is split in two:
@@ -139,12 +149,10 @@ export class Credentials {
     }
     const nowMs = this.now();
     await this.store.prune(nowMs);
-    const token = `bootstrap_${randomUUID()}`;
-    const derived = derive(token);
-    const expiresAtUnixMs = nowMs + ttlMs;
-    const stored = await this.store.insertTicket({ runId, ...derived, issuedAtUnixMs: nowMs, expiresAtUnixMs });
+    const { token, ticket } = mintTicket(runId, nowMs, ttlMs);
+    const stored = await this.store.insertTicket(ticket);
     if (!stored.ok) return stored;
-    return ok({ token, credentialId: derived.credentialId, expiresAtUnixMs });
+    return ok({ token, credentialId: ticket.credentialId, expiresAtUnixMs: ticket.expiresAtUnixMs });
   }
 
   /**

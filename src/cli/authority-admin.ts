@@ -26,6 +26,9 @@ import type { PrpClient } from "../client/index.js";
 import { createRunRequest, type RunSpec } from "../api/create-run.js";
 import type { CommandRequest } from "../contract/api/generated/types.js";
 import { identityWithSuffix, type RunIdentity } from "../authority/identity.js";
+import { runStateOf } from "../authority/run-state.js";
+import { waitReason } from "../authority/wait-reason.js";
+import { DEFAULT_DISPATCH } from "../api/dispatch-sweeper.js";
 
 interface JsonOption {
   json?: boolean;
@@ -293,6 +296,9 @@ Example:
         }
         const issued = await withStore(opts, async (store) => {
           await knownRun(store, runId);
+          // As POST …/tickets: a ticket by hand takes a queued run out of the queue.
+          const taken = await store.claimByHand(runId, Date.now());
+          if (!taken.ok) throw refusal(taken.error);
           const credentials = Credentials.create({ store });
           if (!credentials.ok) throw refusal(credentials.error);
           const ticket = await credentials.value.issueBootstrapTicket(runId, opts.ttlMs);
@@ -375,20 +381,34 @@ function registerRuns(authority: Command): void {
   )
     .option(
       "--json",
-      "one JSON line per run: {runId, ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch, protocolVersion, lastRunner}; lastRunner is the newest connection and the build its runner reported ({connectionId, connectedAt, protocolVersion, runnerVersion, runnerDigest, contractDigest}), or null",
+      "one JSON line per run: {runId, state (queued, claimed, pending, running, ended), waiting (why a queued run waits), dispatch (its queue record, or null), ackedSourceSeq, terminal, commands, pendingCommands, connectionCount, currentConnectionId, revocationEpoch, protocolVersion, lastRunner}; lastRunner is the newest connection and the build its runner reported ({connectionId, connectedAt, protocolVersion, runnerVersion, runnerDigest, contractDigest}), or null",
     )
     .action((opts: StoreOptions & ApiOptions & JsonOption, command: Command) =>
       runAction(async () => {
         const client = apiClient(opts, command);
         if (client) return printApiRuns(client, opts.json === true);
         const rows = await withStore(opts, async (store) => {
+          const runIds = await store.runIds();
+          const dispatched = new Map((await store.dispatch(runIds)).map((d) => [d.runId, d]));
+          const queue = [...dispatched.values()].some((d) => d.state === "queued")
+            ? {
+                caps: await store.caps(),
+                workers: await store.workers(),
+                nowMs: Date.now(),
+                graceMs: DEFAULT_DISPATCH.graceMs,
+              }
+            : null;
           const out = [];
-          for (const runId of await store.runIds()) {
+          for (const runId of runIds) {
             const run = await knownRun(store, runId);
+            const dispatch = dispatched.get(runId) ?? null;
             const pendingCommands = (await store.commands(runId)).filter((c) => c.status === null).length;
             const lastRunner = (await store.runnerConnections(runId)).at(-1) ?? null;
             out.push({
               runId,
+              state: runStateOf(run, dispatch),
+              waiting: dispatch?.state === "queued" && queue ? waitReason(dispatch.labels, queue) : null,
+              dispatch,
               ackedSourceSeq: run.ackedSourceSeq,
               terminal: run.terminalSourceSeq !== null,
               commands: run.commandCount,
@@ -409,11 +429,24 @@ function registerRuns(authority: Command): void {
           for (const r of rows)
             console.log(
               visible(
-                `${r.runId}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}${r.lastRunner ? `  runner ${r.lastRunner.runnerVersion ?? "?"} contract ${r.lastRunner.contractDigest ?? "unreported"}` : ""}`,
+                `${r.runId}  ${dispatchLine(r.state, r.dispatch, r.waiting)}  events ${r.ackedSourceSeq}${r.terminal ? " (terminal)" : ""}  commands ${r.commands} (${r.pendingCommands} pending)  connections ${r.connectionCount}  epoch ${r.revocationEpoch}${r.lastRunner ? `  runner ${r.lastRunner.runnerVersion ?? "?"} contract ${r.lastRunner.contractDigest ?? "unreported"}` : ""}`,
               ),
             );
       }),
     );
+}
+
+/** A run's state as a person reads it: why a queued run waits, who holds a claimed one, why a dispatch ended. */
+function dispatchLine(
+  state: string,
+  dispatch: { workerId: string | null; endReason: string | null; endDetail: string | null; attempts: number } | null,
+  waiting: string | null,
+): string {
+  if (state === "queued") return `queued (${waiting ?? "waiting"})`;
+  if (state === "claimed") return `claimed by ${dispatch?.workerId ?? "hand"}`;
+  if (state === "ended" && dispatch?.endReason)
+    return `ended: ${dispatch.endReason}${dispatch.endDetail ? ` (${dispatch.endDetail})` : ""}`;
+  return state;
 }
 
 /** The API's run list, every page: what the API says of each run (its state, events, labels). */
@@ -424,7 +457,7 @@ async function printApiRuns(client: PrpClient, json: boolean): Promise<void> {
       any = true;
       const labels = Object.entries(r.labels).map(([k, v]) => `${k}=${v}`);
       print(json, r, () => [
-        `${r.runId}  ${r.state}  events ${r.eventCount}  created ${r.createdAt}${labels.length > 0 ? `  ${labels.join(",")}` : ""}`,
+        `${r.runId}  ${dispatchLine(r.state, r.dispatch, r.dispatch?.waiting ?? null)}  events ${r.eventCount}  created ${r.createdAt}${labels.length > 0 ? `  ${labels.join(",")}` : ""}`,
       ]);
     }
   });

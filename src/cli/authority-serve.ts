@@ -37,6 +37,9 @@ interface ServeOptions extends StoreOptions, RunnerContractFlags {
   /** `--api HOST:PORT`: also serve the HTTP API v1 on the same store. */
   api?: { host: string; port: number };
   corsOrigin?: string;
+  workerHeartbeatMs?: number;
+  workerGraceMs?: number;
+  maxAttempts?: number;
 }
 
 /** `HOST:PORT` (IPv6 in brackets); port 0 takes any free port. */
@@ -119,6 +122,21 @@ export function registerAuthorityServe(authority: Command): void {
       "with --api: the one browser origin (scheme://host[:port]) allowed to call the API; CORS stays closed without it",
       parseOrigin,
     )
+    .option(
+      "--worker-heartbeat-ms <n>",
+      "with --api: how often a worker polls at least (default 5000)",
+      parsePositiveInt,
+    )
+    .option(
+      "--worker-grace-ms <n>",
+      "with --api: a worker silent this long loses its claims; a run none of whose events is committed goes back to the queue (default 30000). Give every instance on one store the same",
+      parsePositiveInt,
+    )
+    .option(
+      "--max-attempts <n>",
+      "with --api: claims a run may lose (its worker lost, its runner gone before any event) before it ends failed with worker_lost (default 3)",
+      parsePositiveInt,
+    )
     .addHelpText(
       "after",
       `
@@ -162,6 +180,12 @@ async function serve(opts: ServeOptions): Promise<number> {
   const build = runnerBuild();
   if (opts.corsOrigin !== undefined && opts.api === undefined)
     throw new CliFailure("--cors-origin goes with --api", MISCONFIGURED);
+  for (const [name, value] of Object.entries({
+    "--worker-heartbeat-ms": opts.workerHeartbeatMs,
+    "--worker-grace-ms": opts.workerGraceMs,
+    "--max-attempts": opts.maxAttempts,
+  }))
+    if (value !== undefined && opts.api === undefined) throw new CliFailure(`${name} goes with --api`, MISCONFIGURED);
   let store: AuthorityStore;
   let authority: AuthorityServer;
   // Set once the API listens: each commit wakes its followers at once rather than at the next poll.
@@ -223,6 +247,11 @@ async function serve(opts: ServeOptions): Promise<number> {
         commandQueued: (runId) => authority.commandQueued(runId),
         ...(tls ? { tls } : {}),
         ...(opts.corsOrigin !== undefined ? { corsOrigin: opts.corsOrigin } : {}),
+        dispatch: {
+          ...(opts.workerHeartbeatMs ? { heartbeatMs: opts.workerHeartbeatMs } : {}),
+          ...(opts.workerGraceMs ? { graceMs: opts.workerGraceMs } : {}),
+          ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}),
+        },
         onError: (err) => log({ level: "warn", event: "api.failed", message: err.message }),
       });
     } catch (err) {

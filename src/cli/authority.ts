@@ -5,6 +5,7 @@ import { registerAuthorityAdmin } from "./authority-admin.js";
 import { CliFailure, MISCONFIGURED, runAction } from "./authority-options.js";
 import { registerAuthorityServe } from "./authority-serve.js";
 import { registerTokens } from "./authority-tokens.js";
+import { registerWorkers } from "./authority-workers.js";
 
 function registerKey(authority: Command): void {
   authority
@@ -44,4 +45,5 @@ export function registerAuthority(program: Command): void {
   registerKey(authority);
   registerAuthorityAdmin(authority);
   registerTokens(authority);
+  registerWorkers(authority);
 }

@@ -7,6 +7,7 @@ import { replayEventStream, replayFixture } from "../reducer/index.js";
 import type { SessionSnapshot } from "../reducer/snapshot.js";
 import type { ApiStore } from "../api/context.js";
 import type { LoggedEvent, RunListPage, RunSnapshot } from "../authority/store.js";
+import { runStateOf } from "../authority/run-state.js";
 import type { RunSource } from "./run-source.js";
 
 interface ApiRefusal {
@@ -69,9 +70,13 @@ export class ReplaySource implements RunSource {
     run: async (runId) => (runId === this.runId ? this.snapshotOfRun() : undefined),
     runCursor: async (runId) => (runId === this.runId ? this.snapshotOfRun() : undefined),
     runSpec: async () => undefined,
+    // A replayed file was never queued: no dispatch, no workers, no caps.
+    dispatch: async () => [],
+    caps: async () => [],
+    workers: async () => [],
     listRuns: async (query): Promise<RunListPage> => {
       const run = this.snapshotOfRun();
-      const state = run.terminalSourceSeq !== null ? "ended" : run.ackedSourceSeq > 0 ? "running" : "pending";
+      const state = runStateOf(run, null);
       const shown =
         query.after === undefined &&
         (query.state === undefined || query.state === state) &&
@@ -84,6 +89,7 @@ export class ReplaySource implements RunSource {
         ackedSourceSeq: run.ackedSourceSeq,
         createdAtUnixMs: run.createdAtUnixMs,
         spec: null,
+        dispatch: null,
       } as const;
       return { runs: shown ? [entry] : [], next: null };
     },

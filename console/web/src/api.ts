@@ -25,8 +25,13 @@ export interface ApiRefusal {
 /** One line of the runs list. */
 export interface RunRow {
   runId: string;
-  /** `live` until run.terminal is committed, then the run's terminal state (succeeded, failed, …). */
+  /**
+   * `queued` or `claimed` while in the run queue, `live` until run.terminal is committed, then
+   * the run's terminal state (succeeded, failed, …), or why its dispatch ended (cancelled, worker_lost).
+   */
   state: string;
+  /** Why a queued run waits ("cap agent=claude 4/4"), or who holds a claimed one; else null. */
+  note: string | null;
   harness: string | null;
   startedAt: string | null;
   durationMs: number | null;
@@ -89,7 +94,19 @@ export function runRow(s: RunSummary): RunRow {
   const last = s.lastEventAt === null ? NaN : Date.parse(s.lastEventAt);
   return {
     runId: s.runId,
-    state: s.terminalState ?? (s.state === "ended" ? "ended" : "live"),
+    state:
+      s.terminalState ??
+      (s.state === "ended"
+        ? (s.dispatch?.endReason ?? "ended")
+        : s.state === "queued" || s.state === "claimed"
+          ? s.state
+          : "live"),
+    note:
+      s.state === "queued"
+        ? (s.dispatch?.waiting ?? null)
+        : s.state === "claimed"
+          ? `by ${s.dispatch?.workerId ?? "hand"}`
+          : null,
     harness: s.harness,
     startedAt: s.startedAt,
     durationMs: Number.isFinite(first) && Number.isFinite(last) ? Math.max(0, last - first) : null,

@@ -57,6 +57,7 @@ export function RunsList() {
             </th>
             <td>
               <span class={`state state-${r.state}`}>{r.state}</span>
+              {r.note !== null ? <span class="state-note"> {r.note}</span> : null}
             </td>
             <td>{program(r.harness)}</td>
             <td>{time(r.startedAt)}</td>

@@ -93,8 +93,9 @@ export const API_SCHEMAS = {
     },
     RunState: {
       title: "RunState",
-      description: "pending: no event committed yet; running: events, no terminal; ended: run.terminal committed.",
-      enum: ["pending", "running", "ended"],
+      description:
+        "queued: waiting for a worker (dispatch.waiting says why); claimed: a worker (or a person) holds it, no event yet; pending: registered by hand, no event yet; running: events, no terminal; ended: run.terminal committed, or its dispatch ended (dispatch.endReason).",
+      enum: ["queued", "claimed", "pending", "running", "ended"],
     },
     Identity: {
       title: "Identity",
