@@ -8,7 +8,6 @@ import { PrpClient } from "../../src/client/index.js";
 import type { AuthorityStore } from "../../src/authority/store.js";
 import { until } from "../support/until.js";
 import { killAll, type Child } from "../cli/authority-processes.js";
-import { runPrp } from "../cli/run-cli.js";
 import { judgeExactlyOnce } from "./judges.js";
 import {
   addToken,
