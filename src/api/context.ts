@@ -11,7 +11,7 @@ import type { ApiLimits } from "./limits.js";
  */
 export type ApiStore = Pick<
   AuthorityStore,
-  "run" | "runCursor" | "runSpec" | "listRuns" | "eventLog" | "command" | "commands" | "apiToken"
+  "run" | "runCursor" | "runSpec" | "listRuns" | "dispatch" | "eventLog" | "command" | "commands" | "apiToken"
 >;
 
 /**

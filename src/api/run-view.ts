@@ -1,4 +1,4 @@
-import type { CommandRow, RunListEntry, RunSnapshot, RunSpecRow, RunState } from "../authority/store.js";
+import type { CommandRow, DispatchRow, RunListEntry, RunSnapshot, RunSpecRow, RunState } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { applyEvents } from "../reducer/apply-event.js";
 import { createSnapshot, type SessionSnapshot, type SnapshotOrigin } from "../reducer/snapshot.js";
@@ -12,8 +12,16 @@ const READ_PAGE = 1000;
 /** The characters of an item's text a run's session carries: its end, where a streaming item grows. */
 export const SESSION_ITEM_TEXT = 4000;
 
-export const runState = (run: Pick<RunSnapshot, "ackedSourceSeq" | "terminalSourceSeq">): RunState =>
-  run.terminalSourceSeq !== null ? "ended" : run.ackedSourceSeq > 0 ? "running" : "pending";
+/** As the run list judges it (run-list-query.ts): the terminal, then the queue, then the cursor. */
+export function runState(
+  run: Pick<RunSnapshot, "ackedSourceSeq" | "terminalSourceSeq">,
+  dispatch: Pick<DispatchRow, "state"> | null = null,
+): RunState {
+  if (run.terminalSourceSeq !== null || dispatch?.state === "ended") return "ended";
+  if (dispatch?.state === "queued") return "queued";
+  if (dispatch?.state === "claimed" && run.ackedSourceSeq === 0) return "claimed";
+  return run.ackedSourceSeq > 0 ? "running" : "pending";
+}
 
 /** API_SCHEMAS.RunSummary of a run, with the facts of its events. */
 export function runSummary(entry: RunListEntry, facts: RunFacts) {
@@ -153,12 +161,13 @@ export async function runBody(
 ) {
   const runId = run.identity.runId;
   const position = Math.min(upto ?? run.ackedSourceSeq, run.ackedSourceSeq);
-  const [session, facts, runFacts, commands] = await Promise.all([
+  const [session, facts, runFacts, commands, [dispatch]] = await Promise.all([
     caches.sessions.session(runId, position),
     caches.facts.facts(runId, position),
     // The run's line stays the whole run's, whatever the position asked.
     position === run.ackedSourceSeq ? undefined : caches.facts.facts(runId, run.ackedSourceSeq),
     store.commands(runId),
+    store.dispatch([runId]),
   ]);
   const { timeline: _timeline, processedEventIds: _processed, items, ...rest } = session;
   const requests: RequestDetail[] = session.requests
@@ -177,11 +186,12 @@ export async function runBody(
     run: runSummary(
       {
         runId,
-        state: runState(run),
+        state: runState(run, dispatch ?? null),
         protocolVersion: run.protocolVersion,
         ackedSourceSeq: run.ackedSourceSeq,
         createdAtUnixMs,
         spec: spec ?? null,
+        dispatch: dispatch ?? null,
       },
       runFacts ?? facts,
     ),

@@ -24,7 +24,7 @@ const LIST_QUERY = {
   type: "object",
   additionalProperties: false,
   properties: {
-    state: { enum: ["pending", "running", "ended"] },
+    state: { enum: ["queued", "claimed", "pending", "running", "ended"] },
     label: {
       type: "array",
       maxItems: 32,

@@ -60,6 +60,12 @@ export type AuthorityErrorCode =
   | "agent_profile_unknown"
   | "command_not_delivered"
   | "command_result_mismatch"
+  // the run queue (issue 28): workers, claims, caps
+  | "worker_exists"
+  | "unknown_worker"
+  | "worker_revoked"
+  | "run_claimed"
+  | "not_queued"
   // a command type the run's negotiated protocol version does not have (wire.md D2)
   | "command_needs_newer_version";
 

@@ -21,7 +21,7 @@ import type { ResultStatus } from "./limits.js";
  * An auth-key digest is the HMAC key itself (§5.2), so a store writes it sealed under the
  * server key (sealed-credential.ts) and opens it on read: its database alone opens nothing.
  */
-export interface AuthorityStore {
+export interface AuthorityStore extends DispatchPart {
   /**
    * Registers a run, or finds it again after a restart. The identity must be exactly the one
    * stored for that runId (`run_identity_mismatch` otherwise).
@@ -449,7 +449,11 @@ export interface CreateRunRequest {
   commands: NewCommand[];
 }
 
-/** `pending`: no event committed yet; `running`: events, no terminal; `ended`: run.terminal committed. */
+/**
+ * `queued`: waiting for a worker; `claimed`: a worker (or a person) holds it, no event yet;
+ * `pending`: no event committed yet (a run outside the queue); `running`: events, no terminal;
+ * `ended`: run.terminal committed, or its dispatch ended (cancelled, lost, exited).
+ */
 export type RunState = "queued" | "claimed" | "pending" | "running" | "ended";
 
 export interface RunQuery {
@@ -471,6 +475,8 @@ export interface RunListEntry {
   ackedSourceSeq: number;
   createdAtUnixMs: number;
   spec: RunSpecRow | null;
+  /** Its place in the queue; null for a run registered without the API. */
+  dispatch: DispatchRow | null;
 }
 
 export interface RunListPage {
@@ -481,7 +487,6 @@ export interface RunListPage {
 
 /**
  * The run queue, its workers and admission caps (schema version 4): the store's dispatch part.
- * TODO(issue 28): AuthorityStore extends it once both databases implement it.
  */
 export interface DispatchPart {
   /** Stores a new worker credential (its digest only). `worker_exists` when the name is taken. */

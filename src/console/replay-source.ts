@@ -69,6 +69,8 @@ export class ReplaySource implements RunSource {
     run: async (runId) => (runId === this.runId ? this.snapshotOfRun() : undefined),
     runCursor: async (runId) => (runId === this.runId ? this.snapshotOfRun() : undefined),
     runSpec: async () => undefined,
+    // A replayed run was never queued.
+    dispatch: async () => [],
     listRuns: async (query): Promise<RunListPage> => {
       const run = this.snapshotOfRun();
       const state = run.terminalSourceSeq !== null ? "ended" : run.ackedSourceSeq > 0 ? "running" : "pending";
@@ -84,6 +86,7 @@ export class ReplaySource implements RunSource {
         ackedSourceSeq: run.ackedSourceSeq,
         createdAtUnixMs: run.createdAtUnixMs,
         spec: null,
+        dispatch: null,
       } as const;
       return { runs: shown ? [entry] : [], next: null };
     },

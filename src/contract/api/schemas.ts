@@ -93,8 +93,9 @@ export const API_SCHEMAS = {
     },
     RunState: {
       title: "RunState",
-      description: "pending: no event committed yet; running: events, no terminal; ended: run.terminal committed.",
-      enum: ["pending", "running", "ended"],
+      description:
+        "queued: waiting for a worker; claimed: a worker (or a person) holds it, no event yet; pending: no event committed yet (a run outside the queue); running: events, no terminal; ended: run.terminal committed, or its dispatch ended (cancelled, lost, exited).",
+      enum: ["queued", "claimed", "pending", "running", "ended"],
     },
     Identity: {
       title: "Identity",
