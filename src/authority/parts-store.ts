@@ -5,6 +5,7 @@ import type {
   ConnectionsPart,
   CredentialsPart,
   DiagnosticsPart,
+  DispatchPart,
   EventsPart,
   NoticesPart,
   RunSpecsPart,
@@ -22,6 +23,7 @@ export interface StoreParts {
   notices: NoticesPart;
   tokens: ApiTokensPart;
   specs: RunSpecsPart;
+  dispatch: DispatchPart;
 }
 
 type P<K extends keyof AuthorityStore> = Parameters<AuthorityStore[K]>;
@@ -145,5 +147,42 @@ export abstract class PartsStore implements Omit<AuthorityStore, "close"> {
   }
   listRuns(...a: P<"listRuns">) {
     return this.parts.specs.listRuns(...a);
+  }
+
+  insertWorker(...a: P<"insertWorker">) {
+    return this.parts.dispatch.insertWorker(...a);
+  }
+  worker(...a: P<"worker">) {
+    return this.parts.dispatch.worker(...a);
+  }
+  workers(...a: P<"workers">) {
+    return this.parts.dispatch.workers(...a);
+  }
+  revokeWorker(...a: P<"revokeWorker">) {
+    return this.parts.dispatch.revokeWorker(...a);
+  }
+  pollWorker(...a: P<"pollWorker">) {
+    return this.parts.dispatch.pollWorker(...a);
+  }
+  sweepWorkers(...a: P<"sweepWorkers">) {
+    return this.parts.dispatch.sweepWorkers(...a);
+  }
+  cancelQueued(...a: P<"cancelQueued">) {
+    return this.parts.dispatch.cancelQueued(...a);
+  }
+  claimByHand(...a: P<"claimByHand">) {
+    return this.parts.dispatch.claimByHand(...a);
+  }
+  dispatch(...a: P<"dispatch">) {
+    return this.parts.dispatch.dispatch(...a);
+  }
+  queuedRuns(...a: P<"queuedRuns">) {
+    return this.parts.dispatch.queuedRuns(...a);
+  }
+  setCap(...a: P<"setCap">) {
+    return this.parts.dispatch.setCap(...a);
+  }
+  caps(...a: P<"caps">) {
+    return this.parts.dispatch.caps(...a);
   }
 }

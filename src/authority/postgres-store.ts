@@ -13,6 +13,7 @@ import { PostgresRunSpecs } from "./postgres/run-specs.js";
 import { PostgresRuns } from "./postgres/runs.js";
 import { opensServerKeyCheck, serverKeyCheck } from "./sealed-credential.js";
 import { ServerKey } from "./server-key.js";
+import { PostgresDispatch } from "./postgres/dispatch.js";
 import { PartsStore } from "./parts-store.js";
 import type { AuthorityStore } from "./store.js";
 
@@ -66,6 +67,7 @@ export class PostgresAuthorityStore extends PartsStore implements AuthorityStore
       notices,
       tokens: new PostgresApiTokens(h),
       specs: new PostgresRunSpecs(h),
+      dispatch: new PostgresDispatch(h),
     });
   }
 

@@ -1,6 +1,7 @@
 import { fail, ok, type Result } from "./errors.js";
-import { runSpecFrom, type Row } from "./store-rows.js";
-import type { RunListEntry, RunListPage, RunQuery, RunState } from "./store.js";
+import { runStateOf } from "./run-state.js";
+import { dispatchFrom, runSpecFrom, truthy, type Row } from "./store-rows.js";
+import type { DispatchRow, RunListEntry, RunListPage, RunQuery, RunState } from "./store.js";
 
 /** The most runs one page may hold. */
 export const MAX_RUN_PAGE = 500;
@@ -13,7 +14,6 @@ export const MAX_RUN_PAGE = 500;
 export function runListQuery(query: RunQuery, param: (n: number) => string): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   // One value per placeholder, even for a value used twice: SQLite's `?` are positional.
-  // One value per placeholder, even for a value used twice: SQLite's `?` are positional.
   const p = (value: unknown) => {
     values.push(value);
     return param(values.length);
@@ -21,9 +21,7 @@ export function runListQuery(query: RunQuery, param: (n: number) => string): { t
   const where: string[] = [];
   const terminal =
     "EXISTS (SELECT 1 FROM committed_events e WHERE e.run_id = r.run_id AND e.event_type = 'run.terminal')";
-  if (query.state === "pending") where.push("r.acked_source_seq = 0");
-  if (query.state === "running") where.push(`r.acked_source_seq > 0 AND NOT ${terminal}`);
-  if (query.state === "ended") where.push(terminal);
+  if (query.state) where.push(STATE_FILTER[query.state](terminal));
   for (const [key, value] of Object.entries(query.labels ?? {}))
     where.push(
       `EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = r.run_id AND l.key = ${p(key)} AND l.value = ${p(value)})`,
@@ -39,13 +37,41 @@ export function runListQuery(query: RunQuery, param: (n: number) => string): { t
     where.push(`(r.created_at < ${p(createdAt)} OR (r.created_at = ${p(createdAt)} AND r.run_id < ${p(runId)}))`);
   }
   const text = `SELECT r.run_id, r.protocol_version, r.acked_source_seq, r.created_at, ${terminal} AS ended,
-      s.spec, s.spec_digest, s.labels, s.priority, s.created_by, s.created_at AS spec_created_at
-    FROM runs r LEFT JOIN run_specs s ON s.run_id = r.run_id
+      s.spec, s.spec_digest, s.labels, s.priority, s.created_by, s.created_at AS spec_created_at,
+      ${DISPATCH_COLUMNS}
+    FROM runs r LEFT JOIN run_specs s ON s.run_id = r.run_id LEFT JOIN dispatch d ON d.run_id = r.run_id
     ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
     ORDER BY r.created_at DESC, r.run_id DESC
     LIMIT ${p(query.limit + 1)}`;
   return { text, values };
 }
+
+/** The dispatch row beside a run, prefixed `d_` apart from the spec's columns. */
+const DISPATCH_FIELDS = [
+  "state",
+  "priority",
+  "queued_at",
+  "attempts",
+  "worker_id",
+  "claim_request_id",
+  "claimed_at",
+  "ended_at",
+  "end_reason",
+  "end_detail",
+];
+const DISPATCH_COLUMNS = DISPATCH_FIELDS.map((f) => `d.${f} AS d_${f}`).join(", ");
+
+/**
+ * Each state as a filter, the same order of judgement as `stateOf`: a committed terminal, then
+ * an ended dispatch, then the queue, then the cursor.
+ */
+const STATE_FILTER: Record<RunState, (terminal: string) => string> = {
+  ended: (t) => `(${t} OR d.state = 'ended')`,
+  queued: (t) => `NOT ${t} AND d.state = 'queued'`,
+  claimed: (t) => `NOT ${t} AND d.state = 'claimed' AND r.acked_source_seq = 0`,
+  running: (t) => `NOT ${t} AND COALESCE(d.state, 'claimed') = 'claimed' AND r.acked_source_seq > 0`,
+  pending: (t) => `NOT ${t} AND d.state IS NULL AND r.acked_source_seq = 0`,
+};
 
 /** A query's own problems, before any SQL: a bad cursor or limit is the caller's mistake. */
 export function checkRunQuery(query: RunQuery): Result<void> {
@@ -65,13 +91,28 @@ export function runListPage(rows: Row[], limit: number): RunListPage {
     ackedSourceSeq: r.acked_source_seq as number,
     createdAtUnixMs: r.created_at as number,
     spec: r.spec === null || r.spec === undefined ? null : runSpecFrom(r),
+    dispatch: r.d_state === null || r.d_state === undefined ? null : dispatchOf(r),
   }));
   const last = runs.at(-1);
   return { runs, next: rows.length > limit && last ? encodeCursor(last.createdAtUnixMs, last.runId) : null };
 }
 
+/** The run list's state: the same judgement as every other view's (run-state.ts). A run's terminal is its last event. */
 const stateOf = (r: Row): RunState =>
-  r.ended === true || r.ended === 1 ? "ended" : (r.acked_source_seq as number) > 0 ? "running" : "pending";
+  runStateOf(
+    {
+      ackedSourceSeq: Number(r.acked_source_seq),
+      terminalSourceSeq: truthy(r.ended) ? Number(r.acked_source_seq) : null,
+    },
+    r.d_state === null || r.d_state === undefined ? null : { state: r.d_state as DispatchRow["state"] },
+  );
+
+const dispatchOf = (r: Row): DispatchRow =>
+  dispatchFrom({
+    run_id: r.run_id,
+    labels: r.labels ?? "{}",
+    ...Object.fromEntries(DISPATCH_FIELDS.map((f) => [f, r[`d_${f}`]])),
+  });
 
 const encodeCursor = (createdAt: number, runId: string): string =>
   Buffer.from(JSON.stringify([createdAt, runId])).toString("base64url");

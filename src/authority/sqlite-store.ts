@@ -10,6 +10,7 @@ import { SqliteEvents } from "./sqlite/events.js";
 import { SqliteHandle } from "./sqlite/handle.js";
 import { SqliteOpenChecks } from "./sqlite/open-checks.js";
 import { SqliteRuns } from "./sqlite/runs.js";
+import { SqliteDispatch } from "./sqlite/dispatch.js";
 import { PartsStore } from "./parts-store.js";
 import { SqliteApiTokens } from "./sqlite/api-tokens.js";
 import { SqliteRunSpecs } from "./sqlite/run-specs.js";
@@ -50,6 +51,7 @@ export class SqliteAuthorityStore extends PartsStore implements AuthorityStore {
       notices: connections,
       tokens: new SqliteApiTokens(h),
       specs: new SqliteRunSpecs(h),
+      dispatch: new SqliteDispatch(h),
     });
   }
 

@@ -9,11 +9,14 @@ import type {
   CommandRow,
   CommittedEventRow,
   CredentialRow,
+  DispatchRow,
+  DispatchState,
   LoggedEvent,
   RunCursor,
   RunnerConnection,
   RunSnapshot,
   RunSpecRow,
+  WorkerRow,
 } from "./store.js";
 
 /**
@@ -162,4 +165,37 @@ export const runSpecFrom = (r: Row): RunSpecRow => ({
   priority: r.priority as number,
   createdBy: r.created_by as string | null,
   createdAtUnixMs: r.spec_created_at as number,
+});
+
+/** A boolean as either database returns it (SQLite 0/1, PostgreSQL true/false). */
+export const truthy = (v: unknown): boolean => v === true || v === 1 || v === "1";
+
+/** A dispatch row, its labels (run_specs.labels, `{}` when none) read beside it. */
+export const dispatchFrom = (r: Row): DispatchRow => ({
+  runId: r.run_id as string,
+  state: r.state as DispatchState,
+  priority: Number(r.priority),
+  labels: JSON.parse((r.labels as string | null) ?? "{}") as Record<string, string>,
+  queuedAtUnixMs: Number(r.queued_at),
+  attempts: Number(r.attempts),
+  workerId: r.worker_id as string | null,
+  claimRequestId: r.claim_request_id as string | null,
+  claimedAtUnixMs: r.claimed_at === null ? null : Number(r.claimed_at),
+  endedAtUnixMs: r.ended_at === null ? null : Number(r.ended_at),
+  endReason: r.end_reason as string | null,
+  endDetail: r.end_detail as string | null,
+});
+
+/** A workers row with `active_runs`, its claimed dispatch rows counted. */
+export const workerFrom = (r: Row): WorkerRow => ({
+  workerId: r.worker_id as string,
+  name: r.name as string,
+  digest: r.digest as string,
+  createdAtUnixMs: Number(r.created_at),
+  revokedAtUnixMs: r.revoked_at === null ? null : Number(r.revoked_at),
+  labels: JSON.parse(r.labels as string) as Record<string, string>,
+  maxRuns: Number(r.max_runs),
+  draining: truthy(r.draining),
+  lastSeenAtUnixMs: r.last_seen_at === null ? null : Number(r.last_seen_at),
+  activeRuns: Number(r.active_runs),
 });

@@ -449,7 +449,11 @@ export interface CreateRunRequest {
   commands: NewCommand[];
 }
 
-/** `pending`: no event committed yet; `running`: events, no terminal; `ended`: run.terminal committed. */
+/**
+ * `queued`: waiting for a worker; `claimed`: a worker (or a person) holds it, no event yet;
+ * `pending`: no event committed yet (a run outside the queue); `running`: events, no terminal;
+ * `ended`: run.terminal committed, or its dispatch ended (cancelled, lost, exited).
+ */
 export type RunState = "queued" | "claimed" | "pending" | "running" | "ended";
 
 export interface RunQuery {

@@ -105,7 +105,7 @@ for (const database of ["sqlite", "postgres"] as const) {
       const listed = [];
       for await (const r of reader.allRuns({ labels: { team: "client-e2e" }, limit: 1 })) listed.push(r.runId);
       assert.deepEqual(listed, [runId], "the label filter, page by page");
-      assert.equal((await reader.listRuns({ state: "pending" })).runs.length, 2);
+      assert.equal((await reader.listRuns({ state: "queued" })).runs.length, 2, "every API-created run is queued");
 
       // Follow from the start, cut the connection after the fifth event, then resume from there.
       const seen: CommittedEvent[] = [];

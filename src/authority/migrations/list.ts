@@ -1,5 +1,14 @@
 import { StateError } from "../../storage/private-sqlite.js";
-import { POSTGRES_V1, POSTGRES_V2, POSTGRES_V3, SQLITE_V1, SQLITE_V2, SQLITE_V3 } from "./schema.js";
+import {
+  POSTGRES_V1,
+  POSTGRES_V2,
+  POSTGRES_V3,
+  POSTGRES_V4,
+  SQLITE_V1,
+  SQLITE_V2,
+  SQLITE_V3,
+  SQLITE_V4,
+} from "./schema.js";
 
 /**
  * One forward-only step of the authority store's schema, for both databases: applied in
@@ -32,6 +41,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "HTTP API: bearer tokens (digests only), each API-created run's spec and labels",
     sqlite: SQLITE_V3,
     postgres: POSTGRES_V3,
+  },
+  {
+    version: 4,
+    name: "run queue: workers (credential digests only), each API-created run's dispatch, admission caps",
+    sqlite: SQLITE_V4,
+    postgres: POSTGRES_V4,
   },
 ];
 

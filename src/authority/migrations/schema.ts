@@ -191,3 +191,55 @@ CREATE TABLE run_labels (
 CREATE INDEX run_labels_by_value ON run_labels (key, value);
 CREATE INDEX runs_by_created ON runs (created_at, run_id COLLATE "C");
 `;
+
+/**
+ * Version 4, the run queue (issue 28): workers and their credentials (digests only), each
+ * API-created run's place in the queue, and admission caps. `dispatch` is the claim order's
+ * index; a run's labels stay in run_labels.
+ */
+const workersTable = (integer: string, bool: string) => `
+CREATE TABLE workers (
+  worker_id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  digest TEXT NOT NULL,
+  created_at ${integer} NOT NULL, revoked_at ${integer},
+  labels TEXT NOT NULL DEFAULT '{}',
+  max_runs INTEGER NOT NULL DEFAULT 0,
+  draining ${bool} NOT NULL DEFAULT ${bool === "BOOLEAN" ? "FALSE" : "0"},
+  last_seen_at ${integer})
+`;
+
+const dispatchTable = (integer: string) => `
+CREATE TABLE dispatch (
+  run_id TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'ended')),
+  priority INTEGER NOT NULL,
+  queued_at ${integer} NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  worker_id TEXT,
+  claim_request_id TEXT,
+  claimed_at ${integer}, ended_at ${integer},
+  end_reason TEXT, end_detail TEXT)
+`;
+
+const capsTable = `
+CREATE TABLE admission_caps (
+  scope TEXT PRIMARY KEY,
+  max INTEGER NOT NULL CHECK (max >= 0))
+`;
+
+export const SQLITE_V4 = `
+${workersTable("INTEGER", "INTEGER")} STRICT;
+${dispatchTable("INTEGER")} STRICT;
+CREATE INDEX dispatch_claim_order ON dispatch (state, priority DESC, queued_at, run_id);
+CREATE INDEX dispatch_by_worker ON dispatch (worker_id);
+${capsTable} STRICT;
+`;
+
+export const POSTGRES_V4 = `
+${workersTable("BIGINT", "BOOLEAN")};
+${dispatchTable("BIGINT")};
+CREATE INDEX dispatch_claim_order ON dispatch (state, priority DESC, queued_at, run_id);
+CREATE INDEX dispatch_by_worker ON dispatch (worker_id);
+${capsTable};
+`;

@@ -35,6 +35,12 @@ export class PostgresRunSpecs implements RunSpecsPart {
       );
       for (const [key, value] of Object.entries(labels))
         await c.query("INSERT INTO run_labels (run_id, key, value) VALUES ($1, $2, $3)", [id.runId, key, value]);
+      // Every API-created run is queued, in the same transaction: no run exists unqueued.
+      await c.query("INSERT INTO dispatch (run_id, state, priority, queued_at) VALUES ($1, 'queued', $2, $3)", [
+        id.runId,
+        priority,
+        req.init.nowMs,
+      ]);
       for (const cmd of req.commands)
         await c.query(
           "INSERT INTO commands (run_id, controller_seq, command_id, command_type, payload, envelope, queued_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",

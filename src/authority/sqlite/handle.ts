@@ -47,6 +47,41 @@ export class SqliteHandle {
     return fn();
   }
 
+  /**
+   * A write transaction whose steps await (one code path for both databases): held, as
+   * `commitEvents` holds it, so that no other call joins it meanwhile. A throw rolls back.
+   */
+  async writeAsync<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.held !== null) await this.held;
+    let release = (): void => undefined;
+    this.held = new Promise<void>((resolve) => (release = resolve));
+    let committed = false;
+    try {
+      this.db.exec("BEGIN IMMEDIATE");
+      const value = await fn();
+      this.db.exec("COMMIT");
+      committed = true;
+      return value;
+    } finally {
+      if (!committed && this.db.inTransaction) this.db.exec("ROLLBACK");
+      this.held = null;
+      release();
+    }
+  }
+
+  /** A read whose steps await: held too, so that a write cannot interleave between them. */
+  async readAsync<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.held !== null) await this.held;
+    let release = (): void => undefined;
+    this.held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      return await fn();
+    } finally {
+      this.held = null;
+      release();
+    }
+  }
+
   /** Growth past the size bound is refused at write time, before it would be refused at open. */
   wouldExceed(extraBytes: number): boolean {
     // A cached statement: db.pragma() prepares one per call, and this runs once per event.

@@ -36,6 +36,10 @@ export class SqliteRunSpecs implements RunSpecsPart {
         .run(id.runId, spec, specDigest, JSON.stringify(labels), priority, createdBy, req.init.nowMs);
       for (const [key, value] of Object.entries(labels))
         this.h.sql("INSERT INTO run_labels (run_id, key, value) VALUES (?, ?, ?)").run(id.runId, key, value);
+      // Every API-created run is queued, in the same transaction: no run exists unqueued.
+      this.h
+        .sql("INSERT INTO dispatch (run_id, state, priority, queued_at) VALUES (?, 'queued', ?, ?)")
+        .run(id.runId, priority, req.init.nowMs);
       for (const c of req.commands)
         this.h
           .sql(

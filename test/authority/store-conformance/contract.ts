@@ -32,6 +32,8 @@ export interface OpenedStore {
   createHostTable(): Promise<void>;
   hostInsert(transaction: StoreTransaction, sourceEventId: string): Promise<void>;
   hostRows(): Promise<string[]>;
+  /** The run's row as the database holds it, read apart from the store's code. */
+  rawRun(runId: string): Promise<Record<string, unknown>>;
   /** The run's acked_source_seq as a host's callback reads it inside the store's transaction. */
   cursorWithin(transaction: StoreTransaction, runId: string): Promise<number>;
 }

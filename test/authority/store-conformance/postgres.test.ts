@@ -2,6 +2,7 @@ import { PostgresAuthorityStore } from "../../../src/authority/postgres-store.js
 import { startTestPostgres, withPgClient, type TestPostgres } from "../../support/postgres.js";
 import { serverKey } from "../support.js";
 import { apiPartsConformance } from "./api-parts.js";
+import { dispatchPartsConformance } from "./dispatch-parts.js";
 import { storeConformance, type OpenedStore, type StoreFactory } from "./contract.js";
 
 let server: Promise<TestPostgres> | null = null;
@@ -18,6 +19,12 @@ const factory: StoreFactory = {
           (await c.query<{ auth_key_digest: string }>("SELECT auth_key_digest FROM credentials")).rows.map(
             (r) => r.auth_key_digest,
           ),
+        ),
+      rawRun: (runId) =>
+        withPgClient(
+          url,
+          async (c) =>
+            (await c.query("SELECT * FROM runs WHERE run_id = $1", [runId])).rows[0] as Record<string, unknown>,
         ),
       createHostTable: () =>
         withPgClient(
@@ -53,4 +60,4 @@ const factory: StoreFactory = {
   },
 };
 
-storeConformance("PostgreSQL", factory, [apiPartsConformance]);
+storeConformance("PostgreSQL", factory, [apiPartsConformance, dispatchPartsConformance]);

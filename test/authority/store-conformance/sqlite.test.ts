@@ -4,6 +4,7 @@ import { STORE_FILE } from "../../../src/authority/limits.js";
 import { SqliteAuthorityStore } from "../../../src/authority/sqlite-store.js";
 import { serverKey, tempRoot } from "../support.js";
 import { apiPartsConformance } from "./api-parts.js";
+import { dispatchPartsConformance } from "./dispatch-parts.js";
 import { storeConformance, type OpenedStore, type StoreFactory } from "./contract.js";
 
 const tmp = tempRoot("prp-store-conformance-");
@@ -30,6 +31,8 @@ const factory: StoreFactory = {
             (r) => r.auth_key_digest,
           ),
         ),
+      rawRun: async (runId) =>
+        raw(dir, (db) => db.prepare("SELECT * FROM runs WHERE run_id = ?").get(runId) as Record<string, unknown>),
       createHostTable: async () =>
         void raw(dir, (db) => db.exec("CREATE TABLE host_events (source_event_id TEXT PRIMARY KEY)")),
       hostInsert: async (tx, id) => {
@@ -53,4 +56,4 @@ const factory: StoreFactory = {
   stop: async () => tmp.cleanup(),
 };
 
-storeConformance("SQLite", factory, [apiPartsConformance]);
+storeConformance("SQLite", factory, [apiPartsConformance, dispatchPartsConformance]);

@@ -27,9 +27,9 @@ export type Agent =
       profile: string;
     };
 /**
- * pending: no event committed yet; running: events, no terminal; ended: run.terminal committed.
+ * queued: waiting for a worker; claimed: a worker (or a person) holds it, no event yet; pending: no event committed yet (a run outside the queue); running: events, no terminal; ended: run.terminal committed, or its dispatch ended (cancelled, lost, exited).
  */
-export type RunState = "pending" | "running" | "ended";
+export type RunState = "queued" | "claimed" | "pending" | "running" | "ended";
 /**
  * A PRP run event envelope (paperclip.prp.event.v1, v2 or v3): the contract's own schemas.
  */
