@@ -11,6 +11,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   run_ended: 409,
   run_exists: 409,
   run_claimed: 409,
+  worker_exists: 409,
   not_queued: 409,
   worker_revoked: 401,
   unknown_worker: 401,

@@ -18,7 +18,7 @@ import {
   type DispatchDb,
 } from "./dispatch-steps.js";
 import { fail, ok, type Result } from "./errors.js";
-import { dispatchFrom, truthy, workerFrom } from "./store-rows.js";
+import { dispatchFrom, truthy, workerFrom, type Row } from "./store-rows.js";
 import type {
   CapUsage,
   DispatchPart,
@@ -105,7 +105,7 @@ export abstract class DispatchStore implements DispatchPart {
         await release(db, row, poll.nowMs);
       }
       // 4. A retry of this request hands out what it claimed, and claims nothing new.
-      let handed = [...claims.values()].filter((r) => r.claim_request_id === poll.requestId);
+      let handed = [...claims.values()].filter((r) => r.claim_request_id === poll.requestId).sort(claimOrder);
       if (handed.length === 0) {
         // 5. Reconcile: a claim the worker does not run is taken back (a started one is left to its lease).
         const held = new Set(poll.held);
@@ -216,3 +216,9 @@ export abstract class DispatchStore implements DispatchPart {
     });
   }
 }
+
+/** The order claims are made in (priority, then submit time): a retry hands them out in it again. */
+const claimOrder = (a: Row, b: Row): number =>
+  Number(b.priority) - Number(a.priority) ||
+  Number(a.queued_at) - Number(b.queued_at) ||
+  String(a.run_id).localeCompare(String(b.run_id));

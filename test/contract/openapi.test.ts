@@ -62,7 +62,48 @@ const summary = (overrides: Json = {}): Json => ({
   lastEventAt: AT,
   terminalState: null,
   disposition: null,
+  dispatch: null,
   ...overrides,
+});
+const dispatch = (overrides: Json = {}): Json => ({
+  state: "queued",
+  attempts: 0,
+  workerId: null,
+  queuedAt: AT,
+  claimedAt: null,
+  endedAt: null,
+  endReason: null,
+  endDetail: null,
+  waiting: "cap agent=claude 4/4",
+  ...overrides,
+});
+const identity = {
+  runnerInstanceId: "runner_1",
+  environmentLeaseId: "lease_1",
+  runId: "run_1",
+  normalizedSessionId: "session_1",
+  turnId: "turn_1",
+  itemId: "item_1",
+};
+const pollAnswer = (claim: Json = {}): Json => ({
+  workerId: "wkr_0123456789abcdef",
+  heartbeatMs: 5000,
+  graceMs: 30000,
+  claims: [
+    {
+      runId: "run_1",
+      attempt: 1,
+      ticket: "bootstrap_x",
+      expiresAt: AT,
+      connectUrl: "ws://127.0.0.1:1/api/runner/v1/connect/run_1",
+      protocolMax: 3,
+      identity,
+      harnessArgs: ["--script", "happy-path"],
+      spec: { agent: { kind: "fake", script: "happy-path" } },
+      ...claim,
+    },
+  ],
+  lost: [],
 });
 const receipt = (overrides: Json = {}): Json => ({
   commandId: "command_1",
@@ -242,6 +283,39 @@ describe("checkResponse", () => {
       200,
       { runs: [summary(), summary({ spec: null })], next: "cursor" },
       { runs: [summary({ createdAt: "2026-02-30T00:00:00Z" })], next: null },
+    ],
+    [
+      "RunList (queued runs)",
+      "GET",
+      "/v1/runs",
+      200,
+      { runs: [summary({ state: "queued", dispatch: dispatch() })], next: null },
+      { runs: [summary({ state: "queued", dispatch: dispatch({ state: "waiting" }) })], next: null },
+    ],
+    ["Run (cancelled)", "POST", "/v1/runs/{runId}/cancel", 200, run(), run({ run: summary({ state: "cancelled" }) })],
+    ["WorkerPollAnswer", "POST", "/v1/workers/poll", 200, pollAnswer(), pollAnswer({ protocolMax: 9 })],
+    [
+      "WorkerList",
+      "GET",
+      "/v1/workers",
+      200,
+      {
+        workers: [
+          {
+            workerId: "wkr_0123456789abcdef",
+            name: "build-01",
+            labels: { os: "linux" },
+            maxRuns: 4,
+            activeRuns: 1,
+            draining: false,
+            lastSeenAt: AT,
+            health: "live",
+            revoked: false,
+          },
+        ],
+        caps: [{ scope: "*", max: 8, active: 1 }],
+      },
+      { workers: [], caps: [{ scope: "*", max: "eight", active: 1 }] },
     ],
     [
       "EventPage",
