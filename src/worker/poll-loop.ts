@@ -63,6 +63,8 @@ export class PollLoop {
   #onceClaimed = false;
   #onceExit: number | null = null;
   #registered = false;
+  /** The authority's heartbeat, once it said it: a held poll must not outlast half of it. */
+  #heartbeatMs: number | null = null;
   #inflight: AbortController | null = null;
   #wakeIdle: () => void = NO_WAKE;
   /** Something changed since the last poll was sent: the next goes without waiting. */
@@ -116,8 +118,8 @@ export class PollLoop {
   async #loop(): Promise<number> {
     let requestId = (this.#o.newRequestId ?? newRequestId)();
     let failures = 0;
-    const waitMs = this.#o.waitMs ?? 1000;
     for (;;) {
+      const waitMs = Math.min(this.#o.waitMs ?? 1000, this.#heartbeatMs === null ? Infinity : this.#halfBeat());
       if (this.#halted) {
         await this.#allExited();
         return 1;
@@ -165,12 +167,14 @@ export class PollLoop {
       this.#released = this.#released.filter((r) => !body.released.includes(r));
       await this.#apply(answer);
       if (answer.claims.length > 0 || this.#ending()) continue;
-      // The server held a poll that wanted runs up to waitMs; one that wants none answers at
-      // once, and is only a heartbeat.
-      await this.#idle(
-        body.want > 0 ? Math.max(0, waitMs - (Date.now() - sentAt)) : Math.max(50, Math.floor(answer.heartbeatMs / 2)),
-      );
+      // The server held a poll that wanted runs up to waitMs (an early answer waits out the
+      // rest); one that wants none, or --poll-wait-ms 0, answers at once and is only a heartbeat.
+      await this.#idle(body.want > 0 && waitMs > 0 ? Math.max(0, waitMs - (Date.now() - sentAt)) : this.#halfBeat());
     }
+  }
+
+  #halfBeat(): number {
+    return Math.max(50, Math.floor((this.#heartbeatMs ?? 1000) / 2));
   }
 
   #want(): number {
@@ -205,6 +209,7 @@ export class PollLoop {
   }
 
   async #apply(answer: WorkerPollAnswer): Promise<void> {
+    this.#heartbeatMs = answer.heartbeatMs;
     if (!this.#registered) {
       this.#registered = true;
       this.#o.log(`registered as ${answer.workerId} (heartbeat ${answer.heartbeatMs} ms)`);
@@ -221,8 +226,10 @@ export class PollLoop {
   async #take(claim: WorkerClaim): Promise<void> {
     if (this.#held.has(claim.runId)) return; // already running here: the ticket is not needed
     // A drain (or --once done) began while the poll was out: the run goes back unstarted.
-    if (this.#draining || this.#halted || this.#onceClaimed) {
-      this.#o.log(`released ${claim.runId}: claimed while draining, not started`);
+    if (this.#draining || this.#halted || this.#onceClaimed || this.#held.size >= this.#o.maxRuns) {
+      this.#o.log(
+        `released ${claim.runId}: ${this.#draining ? "claimed while draining" : "no room for it"}, not started`,
+      );
       this.#released.push(claim.runId);
       return;
     }
