@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
 import type { PrpClient } from "../client/index.js";
 import { PollLoop } from "../worker/poll-loop.js";
+import { runnerEmittedNothing } from "../worker/runner-progress.js";
 import { claimStarter } from "../worker/start-claim.js";
 import { WorkerRecord } from "../worker/worker-record.js";
 import { apiClient, withApiOptions, type ApiOptions } from "./api-target.js";
@@ -121,8 +122,16 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
       record: new WorkerRecord(dir),
       ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
     }),
+    // The runner's own state proves it did nothing; the API, when it answers this credential,
+    // may still veto (its run is no longer this claim, or has events).
     unstarted: async (runId) => {
-      const { run } = await client.getRun(runId);
+      if (!runnerEmittedNothing(join(dir, "state", runId))) return false;
+      let run;
+      try {
+        ({ run } = await client.getRun(runId));
+      } catch {
+        return true;
+      }
       return run.dispatch?.state === "claimed" && run.eventCount === 0;
     },
     ...(opts.drainTimeout !== undefined ? { drainTimeoutMs: opts.drainTimeout } : {}),

@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import type { WorkerPoll } from "../../src/client/index.js";
 import { packageRoot } from "../../src/contract/package-root.js";
 import type { RunIdentity } from "../../src/transport/envelope.js";
+import { runnerEmittedNothing } from "../../src/worker/runner-progress.js";
 import { authorityFolder, killAll, spawnPrp, startDaemon, type Child, type Daemon } from "./authority-processes.js";
 import { adminJson, runPrp } from "./run-cli.js";
 
@@ -246,6 +247,11 @@ describe("prp submit and prp worker", () => {
       );
       assert.equal(lines[2]!.exitCode, 0);
       assert.equal(statSync(join(workDir, "state", created.runId)).mode & 0o777, 0o700);
+      assert.equal(
+        runnerEmittedNothing(join(workDir, "state", created.runId)),
+        false,
+        "a real run's state shows its events",
+      );
       const events = runPrp(["events", "--run", created.runId, "--json", ...folder.store]);
       assert.match(events.stdout.trim().split("\n").at(-1)!, /"eventType":"run\.terminal"/);
     } finally {
