@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,6 +12,7 @@ import type { RunIdentity } from "../../src/transport/envelope.js";
 import { runnerEmittedNothing } from "../../src/worker/runner-progress.js";
 import { authorityFolder, killAll, spawnPrp, startDaemon, type Child, type Daemon } from "./authority-processes.js";
 import { adminJson, runPrp } from "./run-cli.js";
+import { until } from "../support/until.js";
 
 /** `prp …` to its end, bounded. */
 function prp(args: string[]) {
@@ -165,7 +166,16 @@ describe("prp submit and prp worker", () => {
     let daemon: Daemon | undefined;
     try {
       daemon = await startDaemon([...folder.store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
-      const created = adminJson(folder.store, ["authority", "run", "create", "--json", "--script", "happy-path"]) as {
+      const created = adminJson(folder.store, [
+        "authority",
+        "run",
+        "create",
+        "--json",
+        "--script",
+        "happy-path",
+        "--prompt",
+        "go",
+      ]) as {
         runId: string;
         identity: RunIdentity;
         connectPath: string;
@@ -255,6 +265,108 @@ describe("prp submit and prp worker", () => {
       const events = runPrp(["events", "--run", created.runId, "--json", ...folder.store]);
       assert.match(events.stdout.trim().split("\n").at(-1)!, /"eventType":"run\.terminal"/);
     } finally {
+      await killAll([daemon]);
+      rmSync(folder.dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a Ctrl-C at the worker's terminal (SIGINT to its process group) drains: the runner, in its own group, finishes its run; exit 0", async () => {
+    const folder = authorityFolder("prp-worker-drain-");
+    let daemon: Daemon | undefined;
+    let workerPid: number | undefined;
+    let workerCode: number | null = null;
+    try {
+      daemon = await startDaemon([...folder.store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
+      const created = adminJson(folder.store, [
+        "authority",
+        "run",
+        "create",
+        "--json",
+        "--script",
+        "happy-path",
+        "--prompt",
+        "go",
+      ]) as {
+        runId: string;
+        identity: RunIdentity;
+        connectPath: string;
+        protocolVersion: number;
+      };
+      const { ticket } = adminJson(folder.store, ["authority", "ticket", created.runId, "--json"]) as {
+        ticket: string;
+      };
+      const polls: WorkerPoll[] = [];
+      route = (_req, body, res) => {
+        polls.push(JSON.parse(body) as WorkerPoll);
+        const claims =
+          polls.length === 1
+            ? [
+                {
+                  runId: created.runId,
+                  attempt: 1,
+                  ticket,
+                  expiresAt: new Date(Date.now() + 60_000).toISOString(),
+                  connectUrl: `${daemon!.url}${created.connectPath}`,
+                  protocolMax: created.protocolVersion,
+                  identity: created.identity,
+                  harnessArgs: ["--script", "happy-path", "--delay-ms", "300", "--harness-ready-ms", "30000"],
+                  spec: { agent: { kind: "fake", script: "happy-path" } },
+                },
+              ]
+            : [];
+        json(res, 200, { workerId: "wkr_0000000000000001", heartbeatMs: 400, graceMs: 5000, claims, lost: [] });
+      };
+      // Detached: the worker leads a group of its own, as a shell's foreground job does.
+      const worker = spawn(
+        process.execPath,
+        [
+          join(packageRoot(), "bin/prp.js"),
+          "worker",
+          "--api",
+          api,
+          "--token-file",
+          token,
+          "--max-runs",
+          "1",
+          "--dir",
+          join(dir, "drain"),
+        ],
+        { detached: true, stdio: ["ignore", "ignore", "pipe"], env: { PATH: process.env.PATH } },
+      );
+      workerPid = worker.pid!;
+      let stderr = "";
+      worker.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) =>
+        worker.once("exit", (code) => resolve((workerCode = code))),
+      );
+      await until(
+        () => stderr.includes(`claimed run ${created.runId}`),
+        () => `the claim; stderr: ${stderr}`,
+        60_000,
+      );
+      process.kill(-workerPid, "SIGINT");
+      await until(
+        () => workerCode !== null,
+        () => `the worker to drain and exit; stderr: ${stderr}`,
+        90_000,
+      );
+      assert.equal(await exited, 0, stderr);
+      assert.match(stderr, /draining: no new runs; waiting for 1 running/);
+      assert.match(stderr, new RegExp(`run ${created.runId}: runner exited 0`));
+      assert.equal(polls.at(-1)!.draining, true);
+      assert.deepEqual(polls.at(-1)!.exited, [{ runId: created.runId, exitCode: 0, signal: null }]);
+      const events = runPrp(["events", "--run", created.runId, "--json", ...folder.store])
+        .stdout.trim()
+        .split("\n");
+      const terminal = JSON.parse(events.at(-1)!) as { eventType: string; payload: { runTerminalState?: string } };
+      assert.equal(terminal.eventType, "run.terminal");
+      assert.equal(
+        terminal.payload.runTerminalState,
+        "succeeded",
+        `not cancelled by the Ctrl-C: ${events.slice(-2).join("\n")}`,
+      );
+    } finally {
+      if (workerPid !== undefined && workerCode === null) process.kill(-workerPid, "SIGKILL");
       await killAll([daemon]);
       rmSync(folder.dir, { recursive: true, force: true });
     }
