@@ -21,6 +21,7 @@ const LAYERS = [
   "authority",
   "api",
   "console",
+  "worker",
   "fault",
   "cli",
 ];

@@ -2,11 +2,14 @@ import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { PrpApiError, PrpClient } from "../client/index.js";
 import { readFileBounded } from "../contract/bounded-read.js";
+import { readCaBundle } from "../transport/ca-bundle.js";
 import { CliFailure, MISCONFIGURED, refusal, STORE_FAILED } from "./authority-options.js";
+import { caFetch } from "./ca-fetch.js";
 
 export interface ApiOptions {
   api?: string;
   tokenFile?: string;
+  caBundlePath?: string;
 }
 
 /** `--api URL --token-file F`: the admin commands and prp events through the HTTP API instead of the store. */
@@ -16,7 +19,11 @@ export function withApiOptions(command: Command): Command {
       "--api <url>",
       "use the authority's HTTP API (prp authority serve --api) instead of opening its store; needs --token-file",
     )
-    .option("--token-file <file>", "with --api: a file holding the API token (prp authority token create --out FILE)");
+    .option("--token-file <file>", "with --api: a file holding the API token (prp authority token create --out FILE)")
+    .option(
+      "--ca-bundle-path <file>",
+      "with an https:// --api: PEM certificates to trust besides Node's root store (a private CA; a file only its owner can write)",
+    );
 }
 
 /** A token is one line; anything longer is not a token file. */
@@ -29,6 +36,7 @@ const MAX_TOKEN_FILE_BYTES = 4096;
 export function apiClient(opts: ApiOptions, command: Command): PrpClient | undefined {
   if (opts.api === undefined) {
     if (opts.tokenFile !== undefined) throw new CliFailure("--token-file goes with --api", MISCONFIGURED);
+    if (opts.caBundlePath !== undefined) throw new CliFailure("--ca-bundle-path goes with --api", MISCONFIGURED);
     return undefined;
   }
   for (const name of ["store", "serverKeyFile"])
@@ -44,7 +52,17 @@ export function apiClient(opts: ApiOptions, command: Command): PrpClient | undef
       "--api needs --token-file: make one with prp authority token create --out FILE",
       MISCONFIGURED,
     );
-  return new PrpClient({ baseUrl: opts.api, token: readToken(opts.tokenFile) });
+  const token = readToken(opts.tokenFile);
+  return new PrpClient({ baseUrl: opts.api, token, ...(opts.caBundlePath ? { fetch: apiFetch(opts) } : {}) });
+}
+
+/** The fetch for `--ca-bundle-path`: the bundle read and checked as prp-runnerd reads it. */
+function apiFetch(opts: ApiOptions): typeof fetch {
+  if (!opts.api!.startsWith("https://"))
+    throw new CliFailure("--ca-bundle-path goes with an https:// --api", MISCONFIGURED);
+  const bundle = readCaBundle(opts.caBundlePath!);
+  if (!bundle.ok) throw new CliFailure(`${bundle.error.code}: ${bundle.error.message}`, MISCONFIGURED);
+  return caFetch(bundle.value);
 }
 
 function readToken(file: string): string {

@@ -28,3 +28,7 @@ function summary(event: PrpEvent): string {
 /** One live line of `prp run`, `prp demo` and `prp fault`: sequence number, type, summary. */
 export const eventLine = (event: PrpEvent): string =>
   `  ${String(event.sourceSeq).padStart(3)}  ${visible(event.eventType).padEnd(24)} ${eventSummary(event)}`;
+
+/** One line of `prp events` (and `prp submit --wait`): the committed seq, type, summary. */
+export const eventRow = (seq: number, event: PrpEvent): string =>
+  `${String(seq).padStart(4)}  ${visible(event.eventType).padEnd(28)} ${eventSummary(event)}`;

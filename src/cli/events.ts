@@ -2,8 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
 import type { AuthorityStore, LoggedEvent } from "../authority/store.js";
 import type { PrpEvent } from "../contract/kinds.js";
-import { eventSummary } from "./event-line.js";
-import { printableJson, visible } from "./terminal-text.js";
+import { eventRow } from "./event-line.js";
+import { printableJson } from "./terminal-text.js";
 import { refusal, runAction, withStore, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { parsePositiveInt } from "./options.js";
 import { apiClient, viaApi, withApiOptions, type ApiOptions } from "./api-target.js";
@@ -123,5 +123,5 @@ function printRow(row: LoggedEvent, json: boolean): void {
 /** One event: its committed JSON (the API's are canonical JSON, so re-serialised they are the same text), or a line. */
 function print(seq: number, event: PrpEvent, json: boolean): void {
   if (json) return void process.stdout.write(`${printableJson(JSON.stringify(event))}\n`);
-  process.stdout.write(`${String(seq).padStart(4)}  ${visible(event.eventType).padEnd(28)} ${eventSummary(event)}\n`);
+  process.stdout.write(`${eventRow(seq, event)}\n`);
 }

@@ -11,7 +11,9 @@ import { registerFakeHarness } from "./fake-harness.js";
 import { registerFault } from "./fault.js";
 import { registerRun } from "./run.js";
 import { registerReplay } from "./replay.js";
+import { registerSubmit } from "./submit.js";
 import { registerValidate } from "./validate.js";
+import { registerWorker } from "./worker.js";
 
 const program = new Command("prp")
   .description("PRP Kit: the Paperclip Runner Protocol contract, runner and control-plane tools")
@@ -38,5 +40,7 @@ registerAuthority(program);
 registerEvents(program);
 registerContract(program);
 registerConsole(program);
+registerSubmit(program);
+registerWorker(program);
 
 await program.parseAsync(process.argv);

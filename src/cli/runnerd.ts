@@ -26,6 +26,7 @@ import { AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption
 import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
 import { addActivityCommands } from "./runnerd-activity.js";
 import { handoff } from "../runner/runnerd-handoff.js";
+import { readTicketStdin } from "../runner/ticket-stdin.js";
 import {
   agentCwdRefusal,
   SANDBOX_UNAVAILABLE_EXIT,
@@ -76,6 +77,7 @@ interface RunnerdOptions extends SandboxFlags {
   harnessReadyMs: number;
   credentialFile?: string;
   credentialProvider?: string;
+  ticketStdin?: boolean;
 }
 
 const program = new Command("prp-runnerd")
@@ -85,7 +87,11 @@ const program = new Command("prp-runnerd")
   .option("--local", "local (stdio) mode: PRP commands as JSONL on stdin, paperclip.runner.stream.v1 records on stdout")
   .option(
     "--connect-url <url>",
-    "durable mode: dial the authority at this URL, ws:// (loopback only) or wss:// (TLS); the ticket comes from PAPERCLIP_RUNNER_BOOTSTRAP_TICKET",
+    "durable mode: dial the authority at this URL, ws:// (loopback only) or wss:// (TLS); the ticket comes from PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, or from stdin with --ticket-stdin",
+  )
+  .option(
+    "--ticket-stdin",
+    "durable mode: read the one-use bootstrap ticket from stdin (one line, at most 4 KiB, up to EOF) instead of PAPERCLIP_RUNNER_BOOTSTRAP_TICKET; giving both is refused",
   )
   .option(
     "--ca-bundle-path <file>",
@@ -202,7 +208,8 @@ committed and delivered), and the runner exits 128 + the signal's number: 129, 1
 outlives the runner, even one killed with SIGKILL: an orphan guard ends its process group.
 
 Durable mode (--connect-url) dials the authority with the one-use ticket from
-PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, commits every event to an SQLite outbox in --state-dir
+PAPERCLIP_RUNNER_BOOTSTRAP_TICKET or, with --ticket-stdin, from stdin (one line, at most 4 KiB,
+read until the writer closes it; empty, oversized, or given both ways: exit 2), commits every event to an SQLite outbox in --state-dir
 before sending it, journals every command before its effect, and exits once its terminal is
 acknowledged: 0 delivered or suspended, 3 when it needs a new ticket (lease expired, revoked,
 bootstrap possibly consumed), 4 when its state is unrecoverable, 5 when the authority refuses
@@ -295,8 +302,18 @@ if (opts.credentialProvider && !opts.credentialFile)
   program.error("--credential-provider goes with --credential-file", { exitCode: 2 });
 if (opts.harness === "acp" && !opts.agentCommand)
   program.error("--harness acp needs --agent-command <cmd>", { exitCode: 2 });
-if (durable && !bootstrapTicket)
-  program.error("durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET", { exitCode: 2 });
+if (opts.ticketStdin && !durable) program.error("--ticket-stdin goes with --connect-url", { exitCode: 2 });
+// Two tickets would leave one unspent and say nothing about which the caller meant.
+if (opts.ticketStdin && bootstrapTicket !== null)
+  program.error(
+    "ticket_ambiguous: choose --ticket-stdin or PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, not both (unset the variable)",
+    { exitCode: 2 },
+  );
+if (durable && !opts.ticketStdin && !bootstrapTicket)
+  program.error(
+    "durable mode needs a bootstrap ticket in PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, or on stdin with --ticket-stdin",
+    { exitCode: 2 },
+  );
 for (const key of [
   "runId",
   "sessionId",
@@ -305,6 +322,11 @@ for (const key of [
 ] as const) {
   if (!RUNNER_ID_PATTERN.test(opts[key]!))
     program.error(`${flag(key)} must match ${RUNNER_ID_PATTERN.source}`, { exitCode: 2 });
+}
+let ticket = bootstrapTicket;
+if (opts.ticketStdin) {
+  const read = await readTicketStdin(process.stdin);
+  ticket = read.ok ? read.ticket : program.error(`prp-runnerd: ${read.message}`, { exitCode: 2 });
 }
 const sandboxed = sandboxPolicy(opts, durable ? [resolve(opts.stateDir!)] : [], log);
 if (!sandboxed.ok) {
@@ -377,7 +399,7 @@ try {
         },
         connectUrl: opts.connectUrl!,
         stateDir: opts.stateDir!,
-        ticket: bootstrapTicket!,
+        ticket: ticket!,
         ...(caBundle?.ok ? { caBundle: caBundle.value } : {}),
         ...(opts.maxOutboxBytes ? { maxOutboxBytes: opts.maxOutboxBytes } : {}),
         ...(opts.p0ReserveBytes ? { p0ReserveBytes: opts.p0ReserveBytes } : {}),

@@ -15,6 +15,9 @@ import type {
   RunSummary,
   Ticket,
   TicketRequest,
+  WorkerList,
+  WorkerPoll,
+  WorkerPollAnswer,
 } from "../contract/api/generated/types.js";
 import { CLIENT_ERROR_CODES, errorFromResponse, PrpApiError } from "./errors.js";
 import { followEvents, type FollowOptions } from "./follow.js";
@@ -126,6 +129,25 @@ export class PrpClient {
     return this.#json("POST", `${runPath(runId)}/tickets`, { body: request });
   }
 
+  /** POST /v1/runs/{runId}/cancel: cancels a queued run, or sends run.cancel to one under way. */
+  cancelRun(runId: string): Promise<Run> {
+    return this.#json("POST", `${runPath(runId)}/cancel`);
+  }
+
+  /**
+   * POST /v1/workers/poll, with a worker credential as the token: reports the worker's runners
+   * and claims runs for it. A long poll (`waitMs`) can be ended through `signal`; resend the
+   * same body (the same requestId) to get the same claims.
+   */
+  pollWorker(body: WorkerPoll, options: { signal?: AbortSignal } = {}): Promise<WorkerPollAnswer> {
+    return this.#json("POST", "/v1/workers/poll", { body, ...(options.signal ? { signal: options.signal } : {}) });
+  }
+
+  /** GET /v1/workers: every worker, its health and active runs, and the admission caps. */
+  listWorkers(): Promise<WorkerList> {
+    return this.#json("GET", "/v1/workers");
+  }
+
   #headers(): Record<string, string> {
     return { authorization: `Bearer ${this.#token}` };
   }
@@ -143,7 +165,7 @@ export class PrpClient {
   async #json<T>(
     method: "GET" | "POST",
     path: string,
-    request: { body?: unknown; query?: Query; idempotencyKey?: string | undefined } = {},
+    request: { body?: unknown; query?: Query; idempotencyKey?: string | undefined; signal?: AbortSignal } = {},
   ): Promise<T> {
     const headers: Record<string, string> = { ...this.#headers(), accept: "application/json" };
     if (request.body !== undefined) headers["content-type"] = "application/json";
@@ -154,6 +176,7 @@ export class PrpClient {
         method,
         headers,
         ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+        ...(request.signal ? { signal: request.signal } : {}),
       });
     } catch (cause) {
       throw new PrpApiError(0, CLIENT_ERROR_CODES.network, `cannot reach the API: ${String(cause)}`, undefined, {

@@ -21,4 +21,10 @@ export type {
   RunSummary,
   Ticket,
   TicketRequest,
+  Dispatch,
+  Worker,
+  WorkerClaim,
+  WorkerList,
+  WorkerPoll,
+  WorkerPollAnswer,
 } from "../contract/api/generated/types.js";

@@ -17,6 +17,8 @@ export interface RunnerdProcessOptions {
   maxLineBytes?: number;
   onLine?: (line: string) => void;
   onOversize?: (bytes: number) => void;
+  /** Written to the runner's stdin, which is then closed (the ticket, with --ticket-stdin). */
+  stdinText?: string;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface RunnerdProcessOptions {
  * only the caller, which decides what it means, and no runner outlives the caller.
  */
 export function superviseRunnerd(options: RunnerdProcessOptions): SupervisedProcess {
-  return new SupervisedProcess({
+  const child = new SupervisedProcess({
     command: process.execPath,
     args: [runnerdEntry(options.runnerd), ...options.args],
     // HOME goes on to the harness: an agent keeps its login and caches there.
@@ -36,13 +38,24 @@ export function superviseRunnerd(options: RunnerdProcessOptions): SupervisedProc
     onLine: options.onLine ?? (() => {}),
     onOversize: options.onOversize ?? (() => {}),
   });
+  if (options.stdinText !== undefined) {
+    child.writeLine(options.stdinText);
+    child.closeStdin(); // prp-runnerd --ticket-stdin reads up to EOF
+  }
+  return child;
 }
 
 export interface SpawnRunnerOptions {
   /** The authority's URL for this run (AuthorityServer.connectUrl). */
   connectUrl: string;
-  /** The one-use bootstrap ticket (AuthorityServer.issueBootstrapTicket); passed in the environment only. */
+  /** The one-use bootstrap ticket (AuthorityServer.issueBootstrapTicket); never in argv. */
   ticket: string;
+  /**
+   * How the ticket reaches the runner: `env` (PAPERCLIP_RUNNER_BOOTSTRAP_TICKET, the default) or
+   * `stdin` (--ticket-stdin: written to its stdin pipe, which is then closed), which leaves no
+   * trace in /proc/<pid>/environ for the runner's lifetime.
+   */
+  ticketVia?: "env" | "stdin";
   /** The runner's private state (outbox, command journal); a replacement runner reuses it. */
   stateDir: string;
   identity: RunIdentity;
@@ -70,7 +83,9 @@ export const credentialRunnerdArgs = (file: string | undefined, provider: string
 ];
 
 /** prp-runnerd's durable-mode flags for `options` (the ticket is not among them). */
-export function durableRunnerArgs(options: Omit<SpawnRunnerOptions, "ticket" | "env" | "cwd" | "runnerd">): string[] {
+export function durableRunnerArgs(
+  options: Omit<SpawnRunnerOptions, "ticket" | "ticketVia" | "env" | "cwd" | "runnerd">,
+): string[] {
   const { identity } = options;
   return [
     "--connect-url",
@@ -117,9 +132,11 @@ export interface RunnerHandle {
  * signal handling are those of prp-runnerd. To run a runner in this process, see startRunner.
  */
 export function spawnRunner(options: SpawnRunnerOptions): RunnerHandle {
+  const viaStdin = options.ticketVia === "stdin";
   const child = superviseRunnerd({
-    args: durableRunnerArgs(options),
-    env: { ...options.env, PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: options.ticket },
+    args: [...durableRunnerArgs(options), ...(viaStdin ? ["--ticket-stdin"] : [])],
+    env: viaStdin ? { ...options.env } : { ...options.env, PAPERCLIP_RUNNER_BOOTSTRAP_TICKET: options.ticket },
+    ...(viaStdin ? { stdinText: options.ticket } : {}),
     ...(options.cwd ? { cwd: options.cwd } : {}),
     ...(options.runnerd ? { runnerd: options.runnerd } : {}),
   });

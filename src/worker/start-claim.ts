@@ -1,0 +1,104 @@
+import { chmodSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { WorkerClaim } from "../client/index.js";
+import { signalGroup } from "../harness/process-groups.js";
+import { spawnRunner, type RunnerHandle, type SpawnRunnerOptions } from "../runner/spawn.js";
+import type { WorkerRecord } from "./worker-record.js";
+
+/** How a runner ended, and the last lines it wrote to stderr. */
+export interface RunnerExit {
+  exitCode: number | null;
+  signal: string | null;
+  stderrTail: string[];
+}
+
+/** A runner the worker started for a claim: what the poll loop needs of it. */
+export interface WorkerRunner {
+  readonly pid: number;
+  /** Resolves once the runner has exited (and its exit is in the record). */
+  readonly exited: Promise<RunnerExit>;
+  /** SIGKILL to its group: its run was taken back, or is released unstarted; nothing may be delivered. */
+  kill(): void;
+  /** SIGTERM to its group: the runner cancels its run and delivers the cancelled terminal. */
+  stop(): void;
+}
+
+export type StartClaim = (claim: WorkerClaim) => Promise<WorkerRunner>;
+
+export interface ClaimStarterOptions {
+  /** The worker's folder (absolute): state/<runId>, workspaces/<runId>, started.jsonl. */
+  dir: string;
+  record: WorkerRecord;
+  /** Passed to each runner whose connect URL is wss:// (prp-runnerd refuses it with ws://). */
+  caBundlePath?: string;
+  /** Further prp-runnerd flags for every runner (tests: a patient harness deadline). */
+  extraArgs?: string[];
+  /** Another prp-runnerd entry. */
+  runnerd?: string;
+  /** How a runner is spawned; spawnRunner by default (tests inject a fake). */
+  spawn?: (options: SpawnRunnerOptions) => RunnerHandle;
+}
+
+const isAcp = (claim: WorkerClaim): boolean =>
+  claim.spec.agent.kind !== "fake" ||
+  claim.harnessArgs.some((a, i) => a === "acp" && claim.harnessArgs[i - 1] === "--harness");
+
+/**
+ * Starts the runner of a claim: its private state folder (0700), a workspace of its own for an
+ * agent, a `starting` line fsynced before the spawn and a `started` line with its pid after, the
+ * ticket through its stdin pipe only (never argv, environment or a file). The runner leads its
+ * own process group (superviseRunnerd): a Ctrl-C at the worker's terminal does not reach it.
+ */
+export function claimStarter(options: ClaimStarterOptions): StartClaim {
+  const spawn = options.spawn ?? spawnRunner;
+  return async (claim) => {
+    const { runId } = claim;
+    const stateDir = join(options.dir, "state", runId);
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    chmodSync(stateDir, 0o700); // a folder left by an earlier attempt keeps whatever mode it had
+    const harnessArgs = [...claim.harnessArgs];
+    if (isAcp(claim)) {
+      const workspace = join(options.dir, "workspaces", runId);
+      mkdirSync(workspace, { recursive: true, mode: 0o700 });
+      harnessArgs.push("--agent-cwd", workspace);
+    }
+    const startedAt = new Date().toISOString();
+    options.record.append({ kind: "starting", runId, attempt: claim.attempt, startedAt });
+    const handle = spawn({
+      connectUrl: claim.connectUrl,
+      ticket: claim.ticket,
+      ticketVia: "stdin",
+      stateDir,
+      identity: claim.identity,
+      harnessArgs,
+      protocolMax: claim.protocolMax,
+      extraArgs: [
+        ...(options.caBundlePath && claim.connectUrl.startsWith("wss://")
+          ? ["--ca-bundle-path", options.caBundlePath]
+          : []),
+        ...(options.extraArgs ?? []),
+      ],
+      cwd: options.dir,
+      ...(options.runnerd ? { runnerd: options.runnerd } : {}),
+    });
+    options.record.append({ kind: "started", runId, attempt: claim.attempt, pid: handle.pid, startedAt });
+    const exited = handle.exited.then(async (fact) => {
+      // Reaps what the runner left in its group, and forgets the group: its id may be reused.
+      await handle.stop();
+      options.record.append({
+        kind: "exited",
+        runId,
+        exitCode: fact.exitCode,
+        signal: fact.signal,
+        exitedAt: new Date().toISOString(),
+      });
+      return { exitCode: fact.exitCode, signal: fact.signal, stderrTail: handle.stderrTail() };
+    });
+    return {
+      pid: handle.pid,
+      exited,
+      kill: () => void signalGroup(handle.pid, "SIGKILL"),
+      stop: () => void signalGroup(handle.pid, "SIGTERM"),
+    };
+  };
+}
