@@ -27,7 +27,7 @@ export type Agent =
       profile: string;
     };
 /**
- * queued: waiting for a worker; claimed: a worker (or a person) holds it, no event yet; pending: no event committed yet (a run outside the queue); running: events, no terminal; ended: run.terminal committed, or its dispatch ended (cancelled, lost, exited).
+ * queued: waiting for a worker (dispatch.waiting says why); claimed: a worker (or a person) holds it, no event yet; pending: registered by hand, no event yet; running: events, no terminal; ended: run.terminal committed, or its dispatch ended (dispatch.endReason).
  */
 export type RunState = "queued" | "claimed" | "pending" | "running" | "ended";
 /**
