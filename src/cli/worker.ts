@@ -18,6 +18,7 @@ interface WorkerOptions extends ApiOptions {
   dir: string;
   drainTimeout?: number;
   pollWaitMs: number;
+  harnessReadyMs?: number;
 }
 
 const MAX_RUNS = 256;
@@ -53,6 +54,11 @@ export function registerWorker(program: Command): void {
       "--drain-timeout <dur>",
       "after a drain began (SIGTERM, Ctrl-C), how long before runs not yet started are given back (30s, 5m, 1500ms)",
       parseDuration,
+    )
+    .option(
+      "--harness-ready-ms <n>",
+      "passed to each prp-runnerd: how long its harness has to say ready (a loaded machine may need longer)",
+      parsePositiveInt,
     )
     .option(
       "--poll-wait-ms <n>",
@@ -121,6 +127,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
       dir,
       record: new WorkerRecord(dir),
       ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
+      ...(opts.harnessReadyMs ? { extraArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
     }),
     // The runner's own state proves it did nothing; the API, when it answers this credential,
     // may still veto (its run is no longer this claim, or has events).

@@ -31,6 +31,11 @@ export interface SuperviseOptions {
   logMaxBytes?: number;
   /** Time between SIGTERM and SIGKILL to the group. Default DEFAULT_SHUTDOWN_GRACE_MS. */
   graceMs?: number;
+  /**
+   * The group is not ended when this process ends, by whatever way (no orphan guard, no exit
+   * hook): a worker's runners, each of which finishes its run under its own lease.
+   */
+  outlivesOwner?: boolean;
   /** One complete stdout line within the limit. */
   onLine: (text: string) => void;
   /** A stdout line over the limit: a protocol violation the caller decides about. */
@@ -58,7 +63,7 @@ export class SupervisedProcess {
   readonly stdoutEnded: Promise<void>;
   private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
   private readonly graceMs: number;
-  private readonly guard: OrphanGuard;
+  private readonly guard: OrphanGuard | null;
   private exitFact: ExitFact | null = null;
 
   constructor(options: SuperviseOptions) {
@@ -68,7 +73,7 @@ export class SupervisedProcess {
     const sandbox = options.sandbox
       ? sandboxedCommand(options.sandbox, options.cwd ?? process.cwd(), options.command, options.args)
       : null;
-    this.guard = OrphanGuard.start();
+    this.guard = options.outlivesOwner ? null : OrphanGuard.start();
     // In the sandbox, descriptor 3 carries the harness's own exit status from the namespace's PID 1.
     this.child = spawn(sandbox?.command ?? options.command, sandbox?.args ?? options.args, {
       cwd: options.cwd,
@@ -77,14 +82,14 @@ export class SupervisedProcess {
       stdio: sandbox ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
     }) as ChildProcessByStdio<Writable, Readable, Readable>;
     if (this.child.pid === undefined) {
-      this.guard.release();
+      this.guard?.release();
       sandbox?.cleanup();
       throw new Error(`cannot start ${options.command}`);
     }
     const reported = sandbox ? reportedExit(this.child.stdio[3] as Readable, this.log) : Promise.resolve(null);
     this.pid = this.child.pid;
-    this.guard.arm(this.pid); // detached: the child leads a group whose id is its pid
-    registerGroup(this.pid);
+    this.guard?.arm(this.pid); // detached: the child leads a group whose id is its pid
+    if (!options.outlivesOwner) registerGroup(this.pid);
     this.child.stdin.on("error", () => {}); // a harness that exits early closes the pipe; writes then fail harmlessly
 
     const limit = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -122,7 +127,7 @@ export class SupervisedProcess {
         this.exitFact = fact;
         // The leader was the group's last process: release the guard now, as the group's id is
         // free for reuse. With workers left, it stays armed until terminate() ends them.
-        if (!groupAlive(this.pid)) this.guard.release();
+        if (!groupAlive(this.pid)) this.guard?.release();
         resolve(fact);
       };
       // Sandboxed, the harness has exited when PID 1 says so: PID 1 and the launcher stay with
@@ -171,7 +176,7 @@ export class SupervisedProcess {
     const fact = await this.exited;
     for (let i = 0; i < 200 && groupAlive(this.pid); i++) await sleep(POLL_MS); // let the kernel finish the group
     releaseGroup(this.pid);
-    this.guard.release(); // what survives a SIGKILL is stuck in the kernel and dies on its way out
+    this.guard?.release(); // what survives a SIGKILL is stuck in the kernel and dies on its way out
     return fact;
   }
 }

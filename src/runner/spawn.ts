@@ -19,11 +19,13 @@ export interface RunnerdProcessOptions {
   onOversize?: (bytes: number) => void;
   /** Written to the runner's stdin, which is then closed (the ticket, with --ticket-stdin). */
   stdinText?: string;
+  /** The runner goes on if the caller dies (a worker's runners: each finishes its run under its own lease). */
+  outlivesCaller?: boolean;
 }
 
 /**
  * `prp-runnerd` under the supervisor, in its own process group: a Ctrl-C at a terminal reaches
- * only the caller, which decides what it means, and no runner outlives the caller.
+ * only the caller, which decides what it means, and no runner outlives the caller unless asked.
  */
 export function superviseRunnerd(options: RunnerdProcessOptions): SupervisedProcess {
   const child = new SupervisedProcess({
@@ -35,6 +37,7 @@ export function superviseRunnerd(options: RunnerdProcessOptions): SupervisedProc
     ...(options.maxLineBytes ? { maxLineBytes: options.maxLineBytes } : {}),
     // The runner needs its own grace to end its harness group before it is ended itself.
     graceMs: 2_000,
+    ...(options.outlivesCaller ? { outlivesOwner: true } : {}),
     onLine: options.onLine ?? (() => {}),
     onOversize: options.onOversize ?? (() => {}),
   });
@@ -56,6 +59,8 @@ export interface SpawnRunnerOptions {
    * trace in /proc/<pid>/environ for the runner's lifetime.
    */
   ticketVia?: "env" | "stdin";
+  /** The runner goes on if the caller dies (RunnerdProcessOptions.outlivesCaller). */
+  outlivesCaller?: boolean;
   /** The runner's private state (outbox, command journal); a replacement runner reuses it. */
   stateDir: string;
   identity: RunIdentity;
@@ -84,7 +89,7 @@ export const credentialRunnerdArgs = (file: string | undefined, provider: string
 
 /** prp-runnerd's durable-mode flags for `options` (the ticket is not among them). */
 export function durableRunnerArgs(
-  options: Omit<SpawnRunnerOptions, "ticket" | "ticketVia" | "env" | "cwd" | "runnerd">,
+  options: Omit<SpawnRunnerOptions, "ticket" | "ticketVia" | "outlivesCaller" | "env" | "cwd" | "runnerd">,
 ): string[] {
   const { identity } = options;
   return [
@@ -139,6 +144,7 @@ export function spawnRunner(options: SpawnRunnerOptions): RunnerHandle {
     ...(viaStdin ? { stdinText: options.ticket } : {}),
     ...(options.cwd ? { cwd: options.cwd } : {}),
     ...(options.runnerd ? { runnerd: options.runnerd } : {}),
+    ...(options.outlivesCaller ? { outlivesCaller: true } : {}),
   });
   return {
     pid: child.pid,

@@ -47,7 +47,9 @@ const isAcp = (claim: WorkerClaim): boolean =>
  * Starts the runner of a claim: its private state folder (0700), a workspace of its own for an
  * agent, a `starting` line fsynced before the spawn and a `started` line with its pid after, the
  * ticket through its stdin pipe only (never argv, environment or a file). The runner leads its
- * own process group (superviseRunnerd): a Ctrl-C at the worker's terminal does not reach it.
+ * own process group (superviseRunnerd): a Ctrl-C at the worker's terminal does not reach it. It
+ * outlives the worker: a killed worker's runners finish their runs under their own leases, and
+ * the authority never starts a started run again.
  */
 export function claimStarter(options: ClaimStarterOptions): StartClaim {
   const spawn = options.spawn ?? spawnRunner;
@@ -68,6 +70,7 @@ export function claimStarter(options: ClaimStarterOptions): StartClaim {
       connectUrl: claim.connectUrl,
       ticket: claim.ticket,
       ticketVia: "stdin",
+      outlivesCaller: true,
       stateDir,
       identity: claim.identity,
       harnessArgs,

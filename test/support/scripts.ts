@@ -8,7 +8,7 @@ import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harn
 export const PATIENT_HARNESS = ["--harness-ready-ms", "30000"];
 
 /** The `prp` commands that start a runner and take `--harness-ready-ms`. */
-const STARTS_RUNNER = new Set(["run", "demo", "fault"]);
+const STARTS_RUNNER = new Set(["run", "demo", "fault", "worker"]);
 
 /**
  * `args` with PATIENT_HARNESS added when they start a runner and set no deadline of their own,
