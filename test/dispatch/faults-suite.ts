@@ -75,7 +75,15 @@ class Scenario {
   async submit(client: PrpClient, n: number, script: string): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < n; i++)
-      ids.push((await client.createRun({ agent: { kind: "fake", script }, labels: { os: "linux" } })).run.runId);
+      ids.push(
+        (
+          await client.createRun({
+            agent: { kind: "fake", script },
+            prompt: "Play the script.",
+            labels: { os: "linux" },
+          })
+        ).run.runId,
+      );
     return ids;
   }
 

@@ -83,6 +83,7 @@ describe("two authority instances on one PostgreSQL, four workers", () => {
       for (const [i, p] of plan.entries()) {
         const run = await clients[i % 2]!.createRun({
           agent: { kind: "fake", script: "happy-path" },
+          prompt: "Play the script.",
           labels: { os: "linux", team: p.team },
           priority: p.priority,
         });
