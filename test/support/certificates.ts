@@ -41,16 +41,20 @@ function makeCa(dir: string, name: string): { cert: string; key: string } {
 
 /**
  * Made with /usr/bin/openssl in `dir` (fresh keys every time, valid for two days): a test CA,
- * a server certificate for IP 127.0.0.1 signed by it, and an unrelated CA. Every file is 600.
+ * a server certificate for IP 127.0.0.1 (or the `ips` given) signed by it, and an unrelated CA.
+ * Every file is 600.
  */
-export function makeTestCertificates(dir: string): TestCertificates {
+export function makeTestCertificates(dir: string, ips: readonly string[] = ["127.0.0.1"]): TestCertificates {
   const ca = makeCa(dir, "ca");
   const other = makeCa(dir, "other-ca");
   const serverKey = join(dir, "server-key.pem");
   const csr = join(dir, "server.csr");
   const serverCert = join(dir, "server.pem");
   const ext = join(dir, "server.ext");
-  writeFileSync(ext, "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n");
+  writeFileSync(
+    ext,
+    `subjectAltName=${ips.map((ip) => `IP:${ip}`).join(",")}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
+  );
   openssl([
     "req",
     "-newkey",
@@ -63,7 +67,7 @@ export function makeTestCertificates(dir: string): TestCertificates {
     "-out",
     csr,
     "-subj",
-    "/CN=127.0.0.1",
+    `/CN=${ips[0]}`,
   ]);
   openssl([
     "x509",
