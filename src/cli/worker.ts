@@ -126,6 +126,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
     start: claimStarter({
       dir,
       record: new WorkerRecord(dir),
+      hide: [resolve(opts.tokenFile!)],
       ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
       ...(opts.harnessReadyMs ? { extraArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
     }),

@@ -33,6 +33,11 @@ export interface ClaimStarterOptions {
   caBundlePath?: string;
   /** Further prp-runnerd flags for every runner (tests: a patient harness deadline). */
   extraArgs?: string[];
+  /**
+   * Paths no harness may see besides the worker's own (its runners' state and its record): the
+   * worker credential. An agent's home is visible to it, and the worker's folder may be there.
+   */
+  hide?: string[];
   /** Another prp-runnerd entry. */
   runnerd?: string;
   /** How a runner is spawned; spawnRunner by default (tests inject a fake). */
@@ -80,6 +85,12 @@ export function claimStarter(options: ClaimStarterOptions): StartClaim {
           ? ["--ca-bundle-path", options.caBundlePath]
           : []),
         ...(options.extraArgs ?? []),
+        // Every run's state (its lease), the record and the credential: a hostile agent with
+        // them could speak for another run or claim runs itself.
+        ...[join(options.dir, "state"), options.record.path, ...(options.hide ?? [])].flatMap((p) => [
+          "--sandbox-hide",
+          p,
+        ]),
       ],
       cwd: options.dir,
       ...(options.runnerd ? { runnerd: options.runnerd } : {}),
