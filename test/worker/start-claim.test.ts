@@ -66,10 +66,15 @@ describe("starting a claim", () => {
       assert.equal(a!.stateDir, join(dir, "state", "run_a"));
       assert.equal(statSync(a!.stateDir).mode & 0o777, 0o700);
       assert.deepEqual(a!.harnessArgs!.slice(-2), ["--agent-cwd", join(dir, "workspaces", "run_a")]);
-      assert.deepEqual(a!.extraArgs, ["--ca-bundle-path", "/etc/ca.pem"]);
+      const hidden = ["--sandbox-hide", join(dir, "state"), "--sandbox-hide", join(dir, RECORD_FILE)];
+      assert.deepEqual(
+        a!.extraArgs,
+        ["--ca-bundle-path", "/etc/ca.pem", ...hidden],
+        "every run's state and the record hidden",
+      );
       assert.equal(a!.protocolMax, 2);
       assert.equal(b!.harnessArgs!.includes("--agent-cwd"), false, "a fake run has no workspace");
-      assert.deepEqual(b!.extraArgs, [], "prp-runnerd refuses --ca-bundle-path with ws://");
+      assert.deepEqual(b!.extraArgs, hidden, "prp-runnerd refuses --ca-bundle-path with ws://");
 
       const text = readFileSync(join(dir, RECORD_FILE), "utf8");
       assert.equal(text.includes("SECRET"), false, "the ticket is never written");
