@@ -117,6 +117,32 @@ describe("prp submit on one machine, prp worker on another", () => {
       assert.equal(cancel.status, 0, cancel.stderr);
       await row.locator(".state-cancelled").waitFor({ timeout: 60_000 });
 
+      // A run no worker can take: queued in the console, with why; cancelled while queued.
+      const waiting = spawnPrp([
+        "submit",
+        "--api",
+        apiUrl,
+        "--ca-bundle-path",
+        certs.caCert,
+        "--token-file",
+        token,
+        "--labels",
+        "gpu=a100",
+        "--script",
+        "happy-path",
+        "--prompt",
+        "Wait for a GPU.",
+        "--json",
+      ]);
+      children.push(waiting);
+      assert.equal(await waiting.exited(), 0, waiting.stderr());
+      const waitingId = (JSON.parse(waiting.stdout()) as { run: { runId: string } }).run.runId;
+      const queuedRow = page.locator(`tr[data-run-id="${waitingId}"]`);
+      await queuedRow.locator(".state-queued").waitFor({ timeout: 60_000 });
+      assert.match((await queuedRow.locator(".state-note").textContent()) ?? "", /no worker with gpu=a100/);
+      const cancelQueued = runPrp(["authority", "runs", ...store.flags]);
+      assert.match(cancelQueued.stdout, new RegExp(`${waitingId}  queued \\(no worker with gpu=a100\\)`));
+
       const reader = await openStoreOf(store);
       try {
         const runIds = [run.run.runId, liveId];
