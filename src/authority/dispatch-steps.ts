@@ -61,6 +61,19 @@ export function claimsOf(db: DispatchDb, workerId: string, skipLocked: boolean):
   );
 }
 
+/** A worker's claims, locked, without their facts: what a poll that judges none of them needs. */
+export function claimIdsOf(db: DispatchDb, workerId: string): Promise<Row[]> {
+  return db.all(`${ROW} WHERE d.state = 'claimed' AND d.worker_id = ? ORDER BY d.run_id${db.forUpdate("d")}`, [
+    workerId,
+  ]);
+}
+
+/** These claims with their facts (already locked by claimIdsOf in this transaction). */
+export async function factsOf(db: DispatchDb, runIds: readonly string[]): Promise<Row[]> {
+  if (runIds.length === 0) return [];
+  return db.all(`${FACTS} WHERE d.run_id IN (${marks(runIds.length)}) ORDER BY d.run_id`, [...runIds]);
+}
+
 export async function active(db: DispatchDb, scope: string): Promise<number> {
   const [r] = await db.all(ACTIVE, [scope, scope]);
   return Number(r!.n);
@@ -140,6 +153,9 @@ export async function revokeRun(db: DispatchDb, runId: string, nowMs: number): P
 /** Up to `room` claimable runs in claim order, skipping those a cap or the worker's labels exclude. */
 export async function claim(db: DispatchDb, poll: WorkerPoll, room: number): Promise<Row[]> {
   const claimed: Row[] = [];
+  if (room <= 0) return claimed;
+  // Which scopes have a cap at all: a candidate none of whose scopes has one needs no count.
+  const capped = new Set((await db.all("SELECT scope FROM admission_caps")).map((c) => c.scope as string));
   let after: Row | undefined;
   while (claimed.length < room) {
     const page = await db.all(
@@ -157,13 +173,23 @@ export async function claim(db: DispatchDb, poll: WorkerPoll, room: number): Pro
       after = row;
       if (claimed.length >= room) break;
       const labels = JSON.parse(row.labels as string) as Record<string, string>;
-      if (!labelsMatch(labels, poll.labels) || !(await admits(db, capScopes(labels)))) continue;
+      if (!labelsMatch(labels, poll.labels)) continue;
+      const scopes = capScopes(labels).filter((scope) => capped.has(scope));
+      if (scopes.length > 0 && !(await admits(db, scopes))) continue;
       // Read after the counts: the exact record the caps are judged by.
+      const claimedAt = Date.now();
       await db.run(
         "UPDATE dispatch SET state = 'claimed', worker_id = ?, claim_request_id = ?, claimed_at = ?, attempts = attempts + 1 WHERE run_id = ?",
-        [poll.workerId, poll.requestId, Date.now(), row.run_id],
+        [poll.workerId, poll.requestId, claimedAt, row.run_id],
       );
-      claimed.push(row);
+      claimed.push({
+        ...row,
+        state: "claimed",
+        worker_id: poll.workerId,
+        claim_request_id: poll.requestId,
+        claimed_at: claimedAt,
+        attempts: Number(row.attempts) + 1,
+      });
     }
     if (page.length === 0 || claimed.length >= room) break;
   }
@@ -180,7 +206,9 @@ export async function admits(db: DispatchDb, scopes: string[]): Promise<boolean>
   return true;
 }
 
-export async function handOut(db: DispatchDb, runId: string, poll: WorkerPoll): Promise<Claim> {
+/** A claimed row (as claimed in this transaction, or read with it) handed out with a fresh ticket. */
+export async function handOut(db: DispatchDb, row: Row, poll: WorkerPoll): Promise<Claim> {
+  const runId = row.run_id as string;
   const [run] = await db.all(`SELECT * FROM runs WHERE run_id = ?${db.forUpdate()}`, [runId]);
   const t = poll.mintTicket(runId, poll.nowMs);
   await db.run(
@@ -196,7 +224,7 @@ export async function handOut(db: DispatchDb, runId: string, poll: WorkerPoll): 
   );
   const [spec] = await db.all(`${SPEC} WHERE run_id = ?`, [runId]);
   return {
-    dispatch: (await rowsIn(db, [runId]))[0]!,
+    dispatch: dispatchFrom(row),
     identity: identityFrom(run!),
     spec: runSpecFrom(spec!),
     protocolVersion: Number(run!.protocol_version),

@@ -2,8 +2,10 @@ import { checkCap, CLAIM_ORDER, DETAIL, END_REASON, exitText } from "./dispatch-
 import {
   active,
   claim,
+  claimIdsOf,
   claimsOf,
   end,
+  factsOf,
   FACTS,
   handOut,
   release,
@@ -85,7 +87,15 @@ export abstract class DispatchStore implements DispatchPart {
         poll.nowMs,
         poll.workerId,
       ]);
-      const claims = new Map((await claimsOf(db, poll.workerId, false)).map((r) => [r.run_id as string, r]));
+      // The worker's claims; their facts (started, terminal) read only for those a step judges.
+      const claims = new Map((await claimIdsOf(db, poll.workerId)).map((r) => [r.run_id as string, r]));
+      const held = new Set(poll.held);
+      const judged = [...claims.keys()].filter(
+        (id) => !held.has(id) || poll.exited.some((e) => e.runId === id) || poll.released.includes(id),
+      );
+      for (const row of await factsOf(db, judged)) claims.set(row.run_id as string, row);
+      /** Still this worker's once the steps are done: what `lost` and its active count are judged by. */
+      const mine = new Set(claims.keys());
       // 2. Exits: the runner's terminal ends the dispatch; an exit before any event counts as a lost attempt.
       for (const e of poll.exited) {
         const row = claims.get(e.runId);
@@ -96,33 +106,44 @@ export abstract class DispatchStore implements DispatchPart {
         else if (!truthy(row.started))
           await takeBack(db, row, poll.nowMs, poll.maxAttempts, END_REASON.runnerExited, DETAIL.exitedUnstarted(exit));
         else await end(db, row, END_REASON.runnerExited, DETAIL.exitedStarted(exit));
+        mine.delete(e.runId);
       }
       // 3. Releases: given back unstarted, requeued without counting the attempt.
       for (const runId of poll.released) {
         const row = claims.get(runId);
         if (!row || truthy(row.started)) continue;
         claims.delete(runId);
+        mine.delete(runId);
         await release(db, row, poll.nowMs);
       }
       // 4. A retry of this request hands out what it claimed, and claims nothing new.
       let handed = [...claims.values()].filter((r) => r.claim_request_id === poll.requestId).sort(claimOrder);
       if (handed.length === 0) {
         // 5. Reconcile: a claim the worker does not run is taken back (a started one is left to its lease).
-        const held = new Set(poll.held);
         for (const row of claims.values())
-          if (!held.has(row.run_id as string))
+          if (!held.has(row.run_id as string)) {
             await takeBack(db, row, poll.nowMs, poll.maxAttempts, END_REASON.workerLost, DETAIL.notHeld);
+            if (!truthy(row.started)) mine.delete(row.run_id as string);
+          }
         // 6. New claims.
         const room = poll.draining ? 0 : Math.min(poll.want, poll.maxRuns - poll.held.length);
         handed = await claim(db, poll, room);
+        for (const row of handed) mine.add(row.run_id as string);
       }
       // 7. A fresh ticket for each run handed out, in this transaction.
       const out: Claim[] = [];
-      for (const row of handed) out.push(await handOut(db, row.run_id as string, poll));
+      for (const row of handed) out.push(await handOut(db, row, poll));
       // 8. What the worker runs that is no longer its own.
-      const mine = new Set((await claimsOf(db, poll.workerId, false)).map((r) => r.run_id as string));
       const lost = poll.held.filter((runId) => !mine.has(runId));
-      return ok({ worker: (await workerIn(db, poll.workerId))!, claims: out, lost });
+      const worker = workerFrom({
+        ...w,
+        labels: JSON.stringify(poll.labels),
+        max_runs: poll.maxRuns,
+        draining: poll.draining,
+        last_seen_at: poll.nowMs,
+        active_runs: mine.size,
+      });
+      return ok({ worker, claims: out, lost });
     });
   }
 
