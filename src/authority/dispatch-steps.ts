@@ -31,8 +31,6 @@ export const FACTS = `SELECT d.*, COALESCE(s.labels, '{}') AS labels, r.last_lea
   FROM dispatch d JOIN runs r ON r.run_id = d.run_id LEFT JOIN run_specs s ON s.run_id = d.run_id`;
 export const ROW = `SELECT d.*, COALESCE(s.labels, '{}') AS labels FROM dispatch d LEFT JOIN run_specs s ON s.run_id = d.run_id`;
 export const WORKER = `SELECT w.*, (SELECT COUNT(*) FROM dispatch d WHERE d.worker_id = w.worker_id AND d.state = 'claimed') AS active_runs FROM workers w`;
-const SPEC =
-  "SELECT run_id, spec, spec_digest, labels, priority, created_by, created_at AS spec_created_at FROM run_specs";
 /** Claimed runs holding a slot of the cap `?`. */
 const ACTIVE = `SELECT COUNT(*) AS n FROM dispatch d WHERE d.state = 'claimed' AND (? = '*' OR EXISTS
   (SELECT 1 FROM run_labels l WHERE l.run_id = d.run_id AND l.key || '=' || l.value = ?))`;
@@ -209,7 +207,12 @@ export async function admits(db: DispatchDb, scopes: string[]): Promise<boolean>
 /** A claimed row (as claimed in this transaction, or read with it) handed out with a fresh ticket. */
 export async function handOut(db: DispatchDb, row: Row, poll: WorkerPoll): Promise<Claim> {
   const runId = row.run_id as string;
-  const [run] = await db.all(`SELECT * FROM runs WHERE run_id = ?${db.forUpdate()}`, [runId]);
+  // The run (locked: its epoch goes on the ticket) and its spec in one read.
+  const [run] = await db.all(
+    `SELECT r.*, s.spec, s.spec_digest, s.labels, s.priority, s.created_by, s.created_at AS spec_created_at
+     FROM runs r JOIN run_specs s ON s.run_id = r.run_id WHERE r.run_id = ?${db.forUpdate("r")}`,
+    [runId],
+  );
   const t = poll.mintTicket(runId, poll.nowMs);
   await db.run(
     "INSERT INTO credentials (credential_id, run_id, kind, auth_key_digest, issued_at, expires_at, revocation_epoch) VALUES (?, ?, 'bootstrap', ?, ?, ?, ?)",
@@ -222,11 +225,10 @@ export async function handOut(db: DispatchDb, row: Row, poll: WorkerPoll): Promi
       run!.revocation_epoch,
     ],
   );
-  const [spec] = await db.all(`${SPEC} WHERE run_id = ?`, [runId]);
   return {
     dispatch: dispatchFrom(row),
     identity: identityFrom(run!),
-    spec: runSpecFrom(spec!),
+    spec: runSpecFrom(run!),
     protocolVersion: Number(run!.protocol_version),
     credentialId: t.credentialId,
   };

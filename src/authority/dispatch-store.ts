@@ -77,16 +77,17 @@ export abstract class DispatchStore implements DispatchPart {
   pollWorker(poll: WorkerPoll): Promise<Result<WorkerPollResult>> {
     return this.write(async (db): Promise<Result<WorkerPollResult>> => {
       // 1. The heartbeat, under the worker row's lock: one poll of a worker at a time.
-      const [w] = await db.all(`SELECT * FROM workers WHERE worker_id = ?${db.forUpdate()}`, [poll.workerId]);
-      if (!w) return fail("unknown_worker", "/workerId", `no worker ${poll.workerId}`);
-      if (w.revoked_at !== null) return fail("worker_revoked", "/workerId", `worker ${poll.workerId} is revoked`);
-      await db.run("UPDATE workers SET labels = ?, max_runs = ?, draining = ?, last_seen_at = ? WHERE worker_id = ?", [
-        JSON.stringify(poll.labels),
-        poll.maxRuns,
-        poll.draining,
-        poll.nowMs,
-        poll.workerId,
-      ]);
+      // One statement both locks the row and records the poll (a round trip fewer per poll).
+      const [w] = await db.all(
+        "UPDATE workers SET labels = ?, max_runs = ?, draining = ?, last_seen_at = ? WHERE worker_id = ? AND revoked_at IS NULL RETURNING *",
+        [JSON.stringify(poll.labels), poll.maxRuns, poll.draining, poll.nowMs, poll.workerId],
+      );
+      if (!w) {
+        const [known] = await db.all("SELECT revoked_at FROM workers WHERE worker_id = ?", [poll.workerId]);
+        return known
+          ? fail("worker_revoked", "/workerId", `worker ${poll.workerId} is revoked`)
+          : fail("unknown_worker", "/workerId", `no worker ${poll.workerId}`);
+      }
       // The worker's claims; their facts (started, terminal) read only for those a step judges.
       const claims = new Map((await claimIdsOf(db, poll.workerId)).map((r) => [r.run_id as string, r]));
       const held = new Set(poll.held);
@@ -135,14 +136,7 @@ export abstract class DispatchStore implements DispatchPart {
       for (const row of handed) out.push(await handOut(db, row, poll));
       // 8. What the worker runs that is no longer its own.
       const lost = poll.held.filter((runId) => !mine.has(runId));
-      const worker = workerFrom({
-        ...w,
-        labels: JSON.stringify(poll.labels),
-        max_runs: poll.maxRuns,
-        draining: poll.draining,
-        last_seen_at: poll.nowMs,
-        active_runs: mine.size,
-      });
+      const worker = workerFrom({ ...w, active_runs: mine.size });
       return ok({ worker, claims: out, lost });
     });
   }
