@@ -318,21 +318,26 @@ async function sqliteClaims(root: string): Promise<void> {
   );
   const bare = await bareSqlite(join(root, "bare.sqlite"));
   console.log(`  bare claims/s ${fmt(bare).padStart(8)}`);
-  for (const want of [1, 4]) {
-    const dir = join(root, `sqlite-want-${want}`);
-    const store = SqliteAuthorityStore.open(dir, { serverKey: ServerKey.generate() });
-    try {
-      progress(`SQLite: queueing ${RUNS} runs (want=${want})`);
-      await queueRuns(store, RUNS);
-      progress(`SQLite: claiming (want=${want})`);
-      profiling = args.profile! && want === 1;
-      const claims = await ourClaims(store, want);
-      profiling = false;
-      printClaims(want, claims, bare);
-      if (args.profile && want === 1) printProfile(claims.seconds);
-    } finally {
-      await store.close();
-    }
+  for (const want of [1, 4])
+    await claimRound("SQLite", want, bare, async () =>
+      SqliteAuthorityStore.open(join(root, `sqlite-want-${want}`), { serverKey: ServerKey.generate() }),
+    );
+}
+
+/** One `want`'s claims on a fresh store: queued, claimed by the 8 loops, printed against `bare`. */
+async function claimRound(kind: string, want: number, bare: number, open: () => Promise<AuthorityStore>) {
+  const store = await open();
+  try {
+    progress(`${kind}: queueing ${RUNS} runs (want=${want})`);
+    await queueRuns(store, RUNS);
+    progress(`${kind}: claiming (want=${want})`);
+    profiling = args.profile! && want === 1;
+    const claims = await ourClaims(store, want);
+    profiling = false;
+    printClaims(want, claims, bare);
+    if (args.profile && want === 1) printProfile(claims.seconds);
+  } finally {
+    await store.close();
   }
 }
 
@@ -345,21 +350,10 @@ async function postgresClaims(): Promise<void> {
   try {
     const bare = await barePostgres(await server.database());
     console.log(`  bare claims/s ${fmt(bare).padStart(8)}`);
-    for (const want of [1, 4]) {
-      const store = await PostgresAuthorityStore.open(await server.database(), { serverKey: ServerKey.generate() });
-      try {
-        progress(`PostgreSQL: queueing ${RUNS} runs (want=${want})`);
-        await queueRuns(store, RUNS);
-        progress(`PostgreSQL: claiming (want=${want})`);
-        profiling = args.profile! && want === 1;
-        const claims = await ourClaims(store, want);
-        profiling = false;
-        printClaims(want, claims, bare);
-        if (args.profile && want === 1) printProfile(claims.seconds);
-      } finally {
-        await store.close();
-      }
-    }
+    for (const want of [1, 4])
+      await claimRound("PostgreSQL", want, bare, async () =>
+        PostgresAuthorityStore.open(await server.database(), { serverKey: ServerKey.generate() }),
+      );
   } finally {
     await server.stop();
   }

@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULT_DISPATCH } from "../api/dispatch-sweeper.js";
+import { workerBody } from "../api/dispatch-view.js";
 import { newWorkerCredential } from "../api/worker-credentials.js";
 import type { WorkerRow } from "../authority/store.js";
-import { workerLive } from "../authority/wait-reason.js";
 import { writePrivateFile } from "../storage/private-file.js";
 import { refusal, runAction, withStore, withStoreOptions, type StoreOptions } from "./authority-options.js";
 import { parsePositiveInt } from "./options.js";
@@ -10,15 +10,9 @@ import { printableJson, visible } from "./terminal-text.js";
 
 const when = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** As GET /v1/workers shows a worker, with when it was made and revoked. */
 const describeWorker = (w: WorkerRow, nowMs: number) => ({
-  workerId: w.workerId,
-  name: w.name,
-  labels: w.labels,
-  maxRuns: w.maxRuns,
-  activeRuns: w.activeRuns,
-  draining: w.draining,
-  live: workerLive(w, nowMs, DEFAULT_DISPATCH.graceMs),
-  lastSeenAt: when(w.lastSeenAtUnixMs),
+  ...workerBody(w, nowMs, DEFAULT_DISPATCH.graceMs),
   createdAt: when(w.createdAtUnixMs),
   revokedAt: when(w.revokedAtUnixMs),
 });
@@ -95,13 +89,7 @@ Example:
         if (workers.length === 0 && !opts.json) console.log("no workers");
         for (const w of workers.map((row) => describeWorker(row, nowMs))) {
           const labels = Object.entries(w.labels).map(([k, v]) => `${k}=${v}`);
-          const health = w.revokedAt
-            ? `REVOKED ${w.revokedAt}`
-            : w.live
-              ? "live"
-              : w.lastSeenAt
-                ? "silent"
-                : "never seen";
+          const health = w.revokedAt ? `REVOKED ${w.revokedAt}` : w.health.replace("_", " ");
           console.log(
             opts.json
               ? printableJson(JSON.stringify(w))

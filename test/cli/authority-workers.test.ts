@@ -38,7 +38,7 @@ describe("prp authority worker and cap", () => {
     assert.equal(listed.status, 0, listed.stderr);
     const line = JSON.parse(listed.stdout.trim()) as Record<string, unknown>;
     assert.equal(line.name, "build-01");
-    assert.equal(line.live, false, "never seen");
+    assert.equal(line.health, "never_seen");
     assert.ok(!listed.stdout.includes(credential));
   });
 

@@ -36,6 +36,22 @@ const runOf = (runId: string, dispatch: Record<string, unknown>, terminalState: 
   identity: {},
 });
 
+/** A happy-path run created in `store` and a one-use ticket for it, as a poll route hands them out. */
+function runWithTicket(store: readonly string[]) {
+  const created = adminJson(store, [
+    "authority",
+    "run",
+    "create",
+    "--json",
+    "--script",
+    "happy-path",
+    "--prompt",
+    "go",
+  ]) as { runId: string; identity: RunIdentity; connectPath: string; protocolVersion: number };
+  const { ticket } = adminJson(store, ["authority", "ticket", created.runId, "--json"]) as { ticket: string };
+  return { created, ticket };
+}
+
 describe("prp submit and prp worker", () => {
   let dir: string;
   let token: string;
@@ -166,24 +182,7 @@ describe("prp submit and prp worker", () => {
     let daemon: Daemon | undefined;
     try {
       daemon = await startDaemon([...folder.store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
-      const created = adminJson(folder.store, [
-        "authority",
-        "run",
-        "create",
-        "--json",
-        "--script",
-        "happy-path",
-        "--prompt",
-        "go",
-      ]) as {
-        runId: string;
-        identity: RunIdentity;
-        connectPath: string;
-        protocolVersion: number;
-      };
-      const { ticket } = adminJson(folder.store, ["authority", "ticket", created.runId, "--json"]) as {
-        ticket: string;
-      };
+      const { created, ticket } = runWithTicket(folder.store);
       const polls: WorkerPoll[] = [];
       const auth: string[] = [];
       route = (req, body, res) => {
@@ -277,24 +276,7 @@ describe("prp submit and prp worker", () => {
     let workerCode: number | null = null;
     try {
       daemon = await startDaemon([...folder.store, "--listen", "127.0.0.1:0", "--poll-ms", "50"]);
-      const created = adminJson(folder.store, [
-        "authority",
-        "run",
-        "create",
-        "--json",
-        "--script",
-        "happy-path",
-        "--prompt",
-        "go",
-      ]) as {
-        runId: string;
-        identity: RunIdentity;
-        connectPath: string;
-        protocolVersion: number;
-      };
-      const { ticket } = adminJson(folder.store, ["authority", "ticket", created.runId, "--json"]) as {
-        ticket: string;
-      };
+      const { created, ticket } = runWithTicket(folder.store);
       const polls: WorkerPoll[] = [];
       route = (_req, body, res) => {
         polls.push(JSON.parse(body) as WorkerPoll);

@@ -18,6 +18,7 @@ import {
   startFixedAuthority,
   startWorker,
   storedRecords,
+  type FixedAuthority,
   unfinishedRunnerPids,
   workerStarts,
   type StoreFlags,
@@ -52,6 +53,20 @@ class Scenario {
 
   client(apiUrl: string): PrpClient {
     return new PrpClient({ baseUrl: apiUrl, token: this.token });
+  }
+
+  /** An authority on fixed ports (so that it can come back where it was), and a client of its API. */
+  async authority(): Promise<{ authority: FixedAuthority; client: PrpClient }> {
+    const authority = await startFixedAuthority(this.store, GRACE);
+    this.children.push(authority.daemon);
+    return { authority, client: this.client(authority.apiUrl) };
+  }
+
+  /** The workers that started a runner for `runId`, from their own records. */
+  startedBy(runId: string): string[] {
+    return workerStarts(this.workers)
+      .filter((x) => x.runId === runId)
+      .map((x) => x.worker);
   }
 
   worker(apiUrl: string, name: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): WorkerProcess {
@@ -161,9 +176,7 @@ export function dispatchFaultSuite(backend: Backend, cleanup: () => Promise<void
   describe(`the run queue under faults, ${backend.kind}`, () => {
     it("a worker SIGKILLed mid-run: its started runs finish once, new runs go to another worker", async () => {
       await scenario(backend, async (s) => {
-        const authority = await startFixedAuthority(s.store, GRACE);
-        s.children.push(authority.daemon);
-        const client = s.client(authority.apiUrl);
+        const { authority, client } = await s.authority();
         const w1 = s.worker(authority.apiUrl, "w1");
         // These runs wait for an interrupt: they are mid-run until the test cancels them.
         const waiting = await s.submit(client, 2, "interrupted");
@@ -177,21 +190,14 @@ export function dispatchFaultSuite(backend: Backend, cleanup: () => Promise<void
         for (const runId of waiting) await client.cancelRun(runId);
         await s.allIn(waiting, "ended");
         await s.judge([...waiting, ...later]);
-        const starts = workerStarts(s.workers);
         for (const runId of waiting)
-          assert.deepEqual(
-            starts.filter((x) => x.runId === runId).map((x) => x.worker),
-            ["w1"],
-            "a started run is never started again",
-          );
+          assert.deepEqual(s.startedBy(runId), ["w1"], "a started run is never started again");
       });
     });
 
     it("an authority SIGKILLed while its workers claim: nothing run twice, nothing lost", async () => {
       await scenario(backend, async (s) => {
-        const authority = await startFixedAuthority(s.store, GRACE);
-        s.children.push(authority.daemon);
-        const client = s.client(authority.apiUrl);
+        const { authority, client } = await s.authority();
         s.worker(authority.apiUrl, "w1");
         s.worker(authority.apiUrl, "w2");
         const runs = await s.submit(client, 8, "happy-path");
@@ -214,9 +220,7 @@ export function dispatchFaultSuite(backend: Backend, cleanup: () => Promise<void
       const outage = backend.outage;
       it("the database unreachable during claims: the workers retry, and every run ends once", async () => {
         await scenario(backend, async (s) => {
-          const authority = await startFixedAuthority(s.store, GRACE);
-          s.children.push(authority.daemon);
-          const client = s.client(authority.apiUrl);
+          const { authority, client } = await s.authority();
           const runs = await s.submit(client, 6, "happy-path");
           s.worker(authority.apiUrl, "w1");
           const reader = await s.readerOpen();
@@ -238,9 +242,7 @@ export function dispatchFaultSuite(backend: Backend, cleanup: () => Promise<void
 
     it("a worker revoked mid-run: it claims nothing more, its runs finish, others take the queue", async () => {
       await scenario(backend, async (s) => {
-        const authority = await startFixedAuthority(s.store, GRACE);
-        s.children.push(authority.daemon);
-        const client = s.client(authority.apiUrl);
+        const { authority, client } = await s.authority();
         const w1 = s.worker(authority.apiUrl, "w1");
         const waiting = await s.submit(client, 2, "interrupted");
         await s.allIn(waiting, "running");
@@ -253,20 +255,13 @@ export function dispatchFaultSuite(backend: Backend, cleanup: () => Promise<void
         assert.equal(await w1.exited(), 1, "a revoked worker exits 1 once its runners are done");
         assert.match(w1.stderr(), /revoked|token_invalid/);
         await s.judge([...waiting, ...queued]);
-        const starts = workerStarts(s.workers);
-        for (const runId of queued)
-          assert.deepEqual(
-            starts.filter((x) => x.runId === runId).map((x) => x.worker),
-            ["w2"],
-          );
+        for (const runId of queued) assert.deepEqual(s.startedBy(runId), ["w2"]);
       });
     });
 
     it("a worker whose clock runs ten minutes ahead works as any other: the authority's clock decides", async () => {
       await scenario(backend, async (s) => {
-        const authority = await startFixedAuthority(s.store, GRACE);
-        s.children.push(authority.daemon);
-        const client = s.client(authority.apiUrl);
+        const { authority, client } = await s.authority();
         mkdirSync(s.root, { recursive: true });
         s.worker(authority.apiUrl, "w1", [], { NODE_OPTIONS: `--import=${clockAheadModule(s.root)}` });
         const runs = await s.submit(client, 3, "happy-path");

@@ -76,7 +76,7 @@ describe("prp submit on one machine, prp worker on another", () => {
       children.push(worker);
       const submitter = join(root, "submitter");
       mkdirSync(submitter);
-      const submit = (args: string[]) =>
+      const submit = (args: string[], labels = "os=linux") =>
         spawnPrp([
           "submit",
           "--api",
@@ -86,7 +86,7 @@ describe("prp submit on one machine, prp worker on another", () => {
           "--token-file",
           token,
           "--labels",
-          "os=linux",
+          labels,
           ...args,
         ]);
       const agentRun = submit([
@@ -118,22 +118,7 @@ describe("prp submit on one machine, prp worker on another", () => {
       await row.locator(".state-cancelled").waitFor({ timeout: 60_000 });
 
       // A run no worker can take: queued in the console, with why; cancelled while queued.
-      const waiting = spawnPrp([
-        "submit",
-        "--api",
-        apiUrl,
-        "--ca-bundle-path",
-        certs.caCert,
-        "--token-file",
-        token,
-        "--labels",
-        "gpu=a100",
-        "--script",
-        "happy-path",
-        "--prompt",
-        "Wait for a GPU.",
-        "--json",
-      ]);
+      const waiting = submit(["--script", "happy-path", "--prompt", "Wait for a GPU.", "--json"], "gpu=a100");
       children.push(waiting);
       assert.equal(await waiting.exited(), 0, waiting.stderr());
       const waitingId = (JSON.parse(waiting.stdout()) as { run: { runId: string } }).run.runId;
