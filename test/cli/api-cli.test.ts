@@ -138,7 +138,8 @@ describe("the admin commands and prp events with --api URL --token-file F", () =
       runs.map((r) => [r.runId, r.state, r.labels, r.priority]).sort(),
       [
         [created.runId, "ended", {}, 0],
-        [direct.runId, "pending", { team: "cli" }, 5],
+        // Created in the store, it waits in the queue like one created through the API.
+        [direct.runId, "queued", { team: "cli" }, 5],
       ].sort(),
     );
     const badLabel = prp(["authority", "run", "create", ...folder.store, "--label", "Team=x"]);

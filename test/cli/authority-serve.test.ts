@@ -122,9 +122,17 @@ describe("prp authority serve: a deployable authority, run by hand with the admi
     );
 
     const runs = runPrp(["authority", "runs", "--json", ...store]);
-    const { lastRunner, ...listed } = JSON.parse(runs.stdout.trim()) as { lastRunner: Record<string, unknown> };
+    const { lastRunner, dispatch, ...listed } = JSON.parse(runs.stdout.trim()) as {
+      lastRunner: Record<string, unknown>;
+      dispatch: Record<string, unknown>;
+    };
+    // The ticket issued by hand took the run out of the queue: claimed by nobody, ended by its terminal.
+    assert.equal(dispatch.state, "claimed");
+    assert.equal(dispatch.workerId, null);
     assert.deepEqual(listed, {
       runId,
+      state: "ended",
+      waiting: null,
       ackedSourceSeq: events.length,
       terminal: true,
       commands: 5,
