@@ -154,17 +154,25 @@ export async function claim(db: DispatchDb, poll: WorkerPoll, room: number): Pro
   if (room <= 0) return claimed;
   // Which scopes have a cap at all: a candidate none of whose scopes has one needs no count.
   const capped = new Set((await db.all("SELECT scope FROM admission_caps")).map((c) => c.scope as string));
+  // Only runs whose every label the worker holds: the candidates locked are ones it may claim.
+  const held = Object.entries(poll.labels).map(([key, value]) => `${key}=${value}`);
+  const fits = `NOT EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = d.run_id${
+    held.length > 0 ? ` AND l.key || '=' || l.value NOT IN (${marks(held.length)})` : ""
+  })`;
   let after: Row | undefined;
   while (claimed.length < room) {
+    // Without caps every candidate is claimed: lock no more than are wanted.
+    const batch = capped.size === 0 ? room - claimed.length : candidateBatch(room - claimed.length);
     const page = await db.all(
-      `${ROW} WHERE d.state = 'queued'${
+      `${ROW} WHERE d.state = 'queued' AND ${fits}${
         after
           ? " AND (d.priority < ? OR (d.priority = ? AND (d.queued_at > ? OR (d.queued_at = ? AND d.run_id > ?))))"
           : ""
       } ORDER BY ${CLAIM_ORDER} LIMIT ?${db.forUpdate("d", true)}`,
       [
+        ...held,
         ...(after ? [after.priority, after.priority, after.queued_at, after.queued_at, after.run_id] : []),
-        candidateBatch(room - claimed.length),
+        batch,
       ],
     );
     for (const row of page) {
