@@ -100,6 +100,14 @@ export class CommandQueue {
           "/runId",
           `run ${runId} has ended (its run.terminal is committed): it takes no more commands`,
         );
+      // A dispatch that ended (cancelled while queued, its worker lost too often) has no runner to come.
+      const [dispatch] = await this.store.dispatch([runId]);
+      if (dispatch?.state === "ended")
+        return fail(
+          "run_ended",
+          "/runId",
+          `run ${runId} has ended (${dispatch.endReason ?? "ended"}): no runner will take a command`,
+        );
       const controllerSeq = run.commandCount + 1;
       const built = buildCommand(
         { runId, protocolVersion: run.protocolVersion },

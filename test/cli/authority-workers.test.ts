@@ -79,6 +79,24 @@ describe("prp authority worker and cap", () => {
     }
   });
 
+  it("queues a run created in the store, and refuses commands once it is cancelled while queued", async () => {
+    const created = prp(["run", "create", "--script", "happy-path", "--json"]);
+    assert.equal(created.status, 0, created.stderr);
+    const { runId } = JSON.parse(created.stdout) as { runId: string };
+    // The workers added above never polled: none is live.
+    assert.match(prp(["runs"]).stdout, new RegExp(`${runId}  queued \\(no live worker\\)`));
+    const opened = await openAuthorityStore(parseStoreLocation(store[1]!), { serverKey: readServerKeyFile(key) });
+    try {
+      assert.equal((await opened.cancelQueued(runId, Date.now())).ok, true);
+    } finally {
+      await opened.close();
+    }
+    assert.match(prp(["runs"]).stdout, new RegExp(`${runId}  ended: cancelled`));
+    const refused = prp(["command", runId, "turn.start", "--payload", '{"text":"more","turnId":"turn_more"}']);
+    assert.equal(refused.status, 1, refused.stderr);
+    assert.match(refused.stderr, /run_ended/);
+  });
+
   it("refuses serve's queue options without --api", () => {
     const r = runPrp(["authority", "serve", ...store, "--worker-grace-ms", "1000"]);
     assert.equal(r.status, 2);
