@@ -24,13 +24,14 @@ export function workerRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: WorkerPoll }>(
     "/workers/poll",
     { config: { scope: "worker" }, schema: { body: apiSchema("WorkerPoll") } },
-    async (request) => {
+    async (request, reply) => {
       const worker = workerOf(request);
       const store = writableStore(ctx);
       const body = request.body;
-      // The held answer ends when the worker goes away: its retry (same requestId) finds any claim made meanwhile.
+      // The held answer ends when the worker goes away: its retry (same requestId) finds any claim made
+      // meanwhile. The response's close, not the request's: the request closed once its body was read.
       const gone = new AbortController();
-      request.raw.once("close", () => gone.abort());
+      reply.raw.once("close", () => gone.abort());
       const deadline = ctx.now() + (body.want > 0 && !body.draining ? (body.waitMs ?? 0) : 0);
       for (;;) {
         const tokens = new Map<string, { token: string; expiresAtUnixMs: number }>();
@@ -62,6 +63,8 @@ export function workerRoutes(app: FastifyInstance, ctx: ApiContext): void {
         const wait = deadline - ctx.now();
         if (result.claims.length > 0 || wait <= 0 || gone.signal.aborted) return pollAnswer(ctx, result, tokens);
         await ctx.queue.wait(Math.min(wait, HELD_POLL_TICK_MS), gone.signal);
+        // Gone while held: claim nothing more for a worker that will not read the answer.
+        if (gone.signal.aborted) return pollAnswer(ctx, result, tokens);
       }
     },
   );

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -321,9 +321,11 @@ describe("prp submit and prp worker", () => {
       const exited = new Promise<number | null>((resolve) =>
         worker.once("exit", (code) => resolve((workerCode = code))),
       );
+      // The point: the runner started (its pid in the worker's record), so it leads its own group.
+      const record = join(dir, "drain", "started.jsonl");
       await until(
-        () => stderr.includes(`claimed run ${created.runId}`),
-        () => `the claim; stderr: ${stderr}`,
+        () => existsSync(record) && readFileSync(record, "utf8").includes('"kind":"started"'),
+        () => `the runner started; stderr: ${stderr}`,
         60_000,
       );
       process.kill(-workerPid, "SIGINT");
