@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { WorkerRow } from "../../src/authority/store.js";
 import { runStateOf } from "../../src/authority/run-state.js";
-import { waitReason, workerLive, workerSatisfies } from "../../src/authority/wait-reason.js";
+import { labelsMatch } from "../../src/authority/dispatch-rules.js";
+import { waitReason, workerLive } from "../../src/authority/wait-reason.js";
 
 const NOW = 1_000_000;
 const worker = (overrides: Partial<WorkerRow> = {}): WorkerRow => ({
@@ -58,9 +59,9 @@ describe("why a queued run waits", () => {
   });
 
   it("matches a worker holding every label of the run, and more", () => {
-    assert.equal(workerSatisfies({ os: "linux", gpu: "a100" }, { os: "linux" }), true);
-    assert.equal(workerSatisfies({ os: "linux" }, { os: "linux", gpu: "a100" }), false);
-    assert.equal(workerSatisfies({ os: "Linux" }, { os: "linux" }), false);
+    assert.equal(labelsMatch({ os: "linux" }, { os: "linux", gpu: "a100" }), true);
+    assert.equal(labelsMatch({ os: "linux", gpu: "a100" }, { os: "linux" }), false);
+    assert.equal(labelsMatch({ os: "linux" }, { os: "Linux" }), false);
     assert.equal(workerLive(worker({ lastSeenAtUnixMs: null }), NOW, 30_000), false);
   });
 });

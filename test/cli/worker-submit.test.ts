@@ -36,6 +36,26 @@ const runOf = (runId: string, dispatch: Record<string, unknown>, terminalState: 
   identity: {},
 });
 
+/** The claim a poll route hands out for `created` with `ticket`: the fake harness, each delay `delayMs`. */
+function claimOf(
+  created: ReturnType<typeof runWithTicket>["created"],
+  ticket: string,
+  authorityUrl: string,
+  delayMs: string,
+) {
+  return {
+    runId: created.runId,
+    attempt: 1,
+    ticket,
+    expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    connectUrl: `${authorityUrl}${created.connectPath}`,
+    protocolMax: created.protocolVersion,
+    identity: created.identity,
+    harnessArgs: ["--script", "happy-path", "--delay-ms", delayMs, "--harness-ready-ms", "30000"],
+    spec: { agent: { kind: "fake" as const, script: "happy-path" } },
+  };
+}
+
 /** A happy-path run created in `store` and a one-use ticket for it, as a poll route hands them out. */
 function runWithTicket(store: readonly string[]) {
   const created = adminJson(store, [
@@ -191,22 +211,7 @@ describe("prp submit and prp worker", () => {
         auth.push(req.headers.authorization ?? "");
         const poll = JSON.parse(body) as WorkerPoll;
         polls.push(poll);
-        const claims =
-          polls.length === 1
-            ? [
-                {
-                  runId: created.runId,
-                  attempt: 1,
-                  ticket,
-                  expiresAt: new Date(Date.now() + 60_000).toISOString(),
-                  connectUrl: `${daemon!.url}${created.connectPath}`,
-                  protocolMax: created.protocolVersion,
-                  identity: created.identity,
-                  harnessArgs: ["--script", "happy-path", "--delay-ms", "0", "--harness-ready-ms", "30000"],
-                  spec: { agent: { kind: "fake", script: "happy-path" } },
-                },
-              ]
-            : [];
+        const claims = polls.length === 1 ? [claimOf(created, ticket, daemon!.url, "0")] : [];
         json(res, 200, { workerId: "wkr_0000000000000001", heartbeatMs: 500, graceMs: 5000, claims, lost: [] });
       };
       const workDir = join(dir, "once");
@@ -280,22 +285,7 @@ describe("prp submit and prp worker", () => {
       const polls: WorkerPoll[] = [];
       route = (_req, body, res) => {
         polls.push(JSON.parse(body) as WorkerPoll);
-        const claims =
-          polls.length === 1
-            ? [
-                {
-                  runId: created.runId,
-                  attempt: 1,
-                  ticket,
-                  expiresAt: new Date(Date.now() + 60_000).toISOString(),
-                  connectUrl: `${daemon!.url}${created.connectPath}`,
-                  protocolMax: created.protocolVersion,
-                  identity: created.identity,
-                  harnessArgs: ["--script", "happy-path", "--delay-ms", "300", "--harness-ready-ms", "30000"],
-                  spec: { agent: { kind: "fake", script: "happy-path" } },
-                },
-              ]
-            : [];
+        const claims = polls.length === 1 ? [claimOf(created, ticket, daemon!.url, "300")] : [];
         json(res, 200, { workerId: "wkr_0000000000000001", heartbeatMs: 400, graceMs: 5000, claims, lost: [] });
       };
       // Detached: the worker leads a group of its own, as a shell's foreground job does.
