@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { usageExitsTwo } from "./usage-exit.js";
 import { packageVersion } from "../contract/package-info.js";
+import { registerAgents } from "./agents.js";
 import { registerAuthority } from "./authority.js";
 import { registerConsole } from "./console.js";
 import { registerEvents } from "./events.js";
@@ -42,5 +43,6 @@ registerContract(program);
 registerConsole(program);
 registerSubmit(program);
 registerWorker(program);
+registerAgents(program);
 
 await program.parseAsync(process.argv);

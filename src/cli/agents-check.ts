@@ -1,0 +1,6 @@
+import type { Command } from "commander";
+
+/** `prp agents check`. */
+export function registerAgentsCheck(agents: Command): void {
+  void agents;
+}
