@@ -44,9 +44,9 @@ export function registerAgentsCheck(agents: Command): void {
       "after",
       `
 The agent is started as a run starts it: its own process group, an environment of PATH, HOME
-and each --agent-env, nothing else. It is never installed here, and the network is not used.
-Only whether each credential source exists is reported, never a value. Afterwards the agent's
-whole process group is ended.
+(yours, or --agent-env HOME=DIR) and each --agent-env, nothing else. check installs and
+downloads nothing. Only whether each credential source exists is reported, never a value.
+Afterwards the agent's whole process group is ended (stdin closed, then SIGTERM, SIGKILL).
 
 Verdicts and exit statuses:
   0  ready       initialize completed (ACP version 1) and a credential source is present,
