@@ -6,6 +6,7 @@ import type { SupervisedProcess } from "../supervisor.js";
 import { DEFAULT_AGENT_IDLE_MS, DEFAULT_HANDSHAKE_MS, type AcpDriverOptions } from "./acp-driver-options.js";
 import { AgentAnswers } from "./agent-answers.js";
 import { launchAgent } from "./agent-process.js";
+import { initializeParams } from "./initialize-params.js";
 import { outcomeFor, policyAction, questionPolicyAction } from "./permissions.js";
 import { AcpProjection, type AcpInput, type ViolationCode } from "./projection.js";
 
@@ -142,16 +143,7 @@ export class AcpDriver implements HarnessDriver {
     agent.initialized = this.handshake(
       agent,
       "initialize",
-      connection.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        // Form elicitation is advertised: ACP agents may ask questions only when the client says it can show forms.
-        clientCapabilities: {
-          fs: { readTextFile: false, writeTextFile: false },
-          terminal: false,
-          elicitation: { form: {} },
-        },
-        clientInfo: { name: "prp-kit", version: o.clientVersion ?? "0" },
-      }),
+      connection.agent.request(acp.methods.agent.initialize, initializeParams(o.clientVersion)),
     ).then(
       () => !projection.broken,
       () => false,

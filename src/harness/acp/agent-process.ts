@@ -22,13 +22,19 @@ export interface AgentTap {
   overlong(limit: number): void;
 }
 
+/** What launchAgent reads of the driver's options: how to start, bound and end the agent. */
+export type AgentLaunchOptions = Pick<
+  AcpDriverOptions,
+  "command" | "cwd" | "env" | "runtimeEnv" | "sandbox" | "maxLineBytes" | "logMaxLines" | "logMaxBytes" | "graceMs"
+>;
+
 /**
  * Starts the agent in a supervised process group (sandboxed when asked), with only PATH, HOME
  * and its configured variables, and taps its stdio: every line it writes is projected before
  * the SDK reads it from the returned stream, and every message the SDK sends is projected as
  * it is written.
  */
-export function launchAgent(o: AcpDriverOptions, tap: AgentTap): { h: SupervisedProcess; stream: acp.Stream } {
+export function launchAgent(o: AgentLaunchOptions, tap: AgentTap): { h: SupervisedProcess; stream: acp.Stream } {
   const limit = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   let incoming!: ReadableStreamDefaultController<acp.AnyMessage>;
   const env = harnessEnv({ ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env }, o.runtimeEnv ?? {});
