@@ -297,19 +297,14 @@ const broken = (report: ProbeReport, cause: BrokenCause, message: string, fix: s
 });
 
 /**
- * Redaction by shape (redactText) of the whole text and of each word in it (it reads a whole
- * string: `failed: api_key=…` hides nothing as one), then every value given on purpose under a
- * credential's name: a token the agent echoes bare, in no shape redaction knows, is still hidden.
+ * Redaction by shape (redactText), then every value given on purpose under a credential's name:
+ * a token the agent echoes bare, in no shape redaction knows, is still hidden.
  */
 function secretScrubber(profile: AgentProfile, env: Record<string, string>): (text: string) => string {
   const secrets = Object.entries(env)
     .filter(([name, value]) => value.length >= 4 && (profile.auth.env.includes(name) || isSecretKey(name)))
     .map(([, value]) => value);
   return (text) => {
-    const shaped = redactText(text)
-      .text.split(/(\s+)/)
-      .map((word) => redactText(word).text)
-      .join("");
-    return secrets.reduce((t, secret) => t.split(secret).join(REDACTED), shaped);
+    return secrets.reduce((t, secret) => t.split(secret).join(REDACTED), redactText(text).text);
   };
 }

@@ -149,6 +149,9 @@ const BEARER_IN_TEXT = /\bBearer\s+(?=[A-Za-z0-9._~+/-]{0,64}[0-9])[A-Za-z0-9._~
 const BASIC_IN_TEXT = /\bBasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/gi;
 /** `NAME=value`, `--name=value`, `Name: value`: an assignment whose name is tested as a key. */
 const ASSIGNMENT = /^(-{0,2}[A-Za-z][A-Za-z0-9_.-]*)(=|:[ \t]*)(\S[\s\S]*)$/;
+/** The same inside longer text (`error: OPENAI_API_KEY=… is invalid`, `run --api-key …`): the value is one word. */
+const ASSIGNMENT_IN_TEXT = /(?<![A-Za-z0-9_.-])(-{0,2}[A-Za-z][A-Za-z0-9_.-]*)=(?!\s)([^\s"',;]+)/g;
+const FLAG_IN_TEXT = /(?<![A-Za-z0-9_.-])(--[A-Za-z][A-Za-z0-9_-]*)([ \t]+)(?!-)([^\s"',;]+)/g;
 
 /** `Basic` credentials are base64 of `user:password`; prose after "Basic" does not decode to that. */
 const isBasicCredential = (b64: string): boolean =>
@@ -156,7 +159,7 @@ const isBasicCredential = (b64: string): boolean =>
 
 /** Something every pattern above needs: most strings have none, and one test lets them pass. */
 const MAY_HOLD_CREDENTIAL =
-  /bearer|basic|[=:]|-----BEGIN|gh[pousr]_|github_pat_|sk-|xox|glpat-|AKIA|ASIA|AIza|npm_|eyJ/i;
+  /bearer|basic|[=:]|--|-----BEGIN|gh[pousr]_|github_pat_|sk-|xox|glpat-|AKIA|ASIA|AIza|npm_|eyJ/i;
 
 /** A string with every credential-shaped part replaced; `redacted` says whether anything was. */
 export function redactText(text: string): { text: string; redacted: boolean } {
@@ -166,6 +169,12 @@ export function redactText(text: string): { text: string; redacted: boolean } {
   if (assignment && isSecretKey(assignment[1]!.replace(/^-+/, "")))
     return { text: `${assignment[1]}${assignment[2]}${REDACTED}`, redacted: true };
   let out = text
+    .replace(ASSIGNMENT_IN_TEXT, (all, name: string) =>
+      isSecretKey(name.replace(/^-+/, "")) ? `${name}=${REDACTED}` : all,
+    )
+    .replace(FLAG_IN_TEXT, (all, flag: string, gap: string) =>
+      isSecretKey(flag.slice(2)) ? `${flag}${gap}${REDACTED}` : all,
+    )
     .replace(BEARER_IN_TEXT, `Bearer ${REDACTED}`)
     .replace(BASIC_IN_TEXT, (all, b64: string) => (isBasicCredential(b64) ? `Basic ${REDACTED}` : all));
   for (const pattern of CREDENTIAL_PATTERNS) out = out.replace(pattern, REDACTED);

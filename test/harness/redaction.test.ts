@@ -217,6 +217,18 @@ describe("redaction: credentials an agent hands over are found by a rule, not a 
     assert.deepEqual(redactText("Note: bearer bonds"), { text: "Note: bearer bonds", redacted: false });
   });
 
+  it("text: an assignment or a flag with a secret name inside a longer line (an agent's stderr)", () => {
+    const cases: Array<[string, string]> = [
+      ["error: OPENAI_API_KEY=abcdef123456 is invalid", `error: OPENAI_API_KEY=${REDACTED} is invalid`],
+      ["x ANTHROPIC_API_KEY=abcdef123456", `x ANTHROPIC_API_KEY=${REDACTED}`],
+      ["spawn agent --api-key abcdef123456 --verbose", `spawn agent --api-key ${REDACTED} --verbose`],
+      ["retry with --token=abcdef123456", `retry with --token=${REDACTED}`],
+    ];
+    for (const [input, output] of cases) assert.deepEqual(redactText(input), { text: output, redacted: true }, input);
+    for (const prose of ["use --max-tokens 5 and --author bob", "a=b token_type=bearer tokenizer=x", "--keyboard us"])
+      assert.deepEqual(redactText(prose), { text: prose, redacted: false }, prose);
+  });
+
   it("a structure without credentials comes back equal and not marked", () => {
     const input: Obj = {
       configOptions: [{ id: "model", name: "Model", currentValue: "fast", options: [{ value: "fast", name: "Fast" }] }],
