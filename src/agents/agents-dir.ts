@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { PackageLaunch } from "./generated/catalog-types.js";
@@ -22,3 +23,13 @@ export const installDir = (dir: string, name: string, launch: PackageLaunch): st
 
 /** Written last, atomically, by a complete install: a folder without it was never finished. */
 export const INSTALLED_MARKER = "prp-installed.json";
+
+/** The installed package's bin, as npm linked it. */
+export const installedBin = (home: string, launch: PackageLaunch): string =>
+  join(home, "node_modules", ".bin", launch.bin);
+
+/** A complete install: the marker was written and the bin is there. */
+export const isInstalled = (dir: string, name: string, launch: PackageLaunch): boolean => {
+  const home = installDir(dir, name, launch);
+  return existsSync(join(home, INSTALLED_MARKER)) && existsSync(installedBin(home, launch));
+};

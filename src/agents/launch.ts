@@ -1,8 +1,6 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { ok } from "../contract/result.js";
 import { agentError, type AgentOutcome } from "./agent-error.js";
-import { INSTALLED_MARKER, installDir } from "./agents-dir.js";
+import { installDir, installedBin, isInstalled } from "./agents-dir.js";
 import { isPackageLaunch, type AgentProfile } from "./catalog.js";
 
 /** A word for /bin/sh: single-quoted, so nothing in it is expanded. */
@@ -16,13 +14,12 @@ export const shellWord = (word: string): string => `'${word.replace(/'/g, `'\\''
 export function launchCommand(profile: AgentProfile, dir: string): AgentOutcome<string> {
   const launch = profile.launch;
   if (!isPackageLaunch(launch)) return ok([launch.command, ...launch.args.map(shellWord)].join(" "));
-  const home = installDir(dir, profile.name, launch);
-  const bin = join(home, "node_modules", ".bin", launch.bin);
-  if (!existsSync(join(home, INSTALLED_MARKER)) || !existsSync(bin))
+  if (!isInstalled(dir, profile.name, launch))
     return agentError(
       "agent_not_installed",
       profile.name,
       `${profile.name} (${launch.package}@${launch.version}) is not installed in ${dir}: run \`prp agents install ${profile.name}\``,
     );
+  const bin = installedBin(installDir(dir, profile.name, launch), launch);
   return ok([bin, ...launch.args].map(shellWord).join(" "));
 }

@@ -1,7 +1,6 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../../src/contract/package-root.js";
-import { INSTALLED_MARKER, installDir } from "../../src/agents/agents-dir.js";
+import { isInstalled } from "../../src/agents/agents-dir.js";
 import { findProfile, isPackageLaunch, loadCatalog, type AgentProfile } from "../../src/agents/catalog.js";
 
 /**
@@ -17,7 +16,7 @@ export function installedProfile(name: string): AgentProfile {
   const found = findProfile(catalog.value, name);
   if (!found.ok) throw new Error(found.error.message);
   const launch = found.value.launch;
-  if (isPackageLaunch(launch) && !existsSync(join(installDir(TEST_AGENTS_DIR, name, launch), INSTALLED_MARKER)))
+  if (isPackageLaunch(launch) && !isInstalled(TEST_AGENTS_DIR, name, launch))
     throw new Error(`${name} is not installed in ${TEST_AGENTS_DIR}: run \`npm run agents:install\` (npm ci runs it)`);
   return found.value;
 }

@@ -3,13 +3,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { packageRoot } from "../../../src/contract/package-root.js";
+import { launchCommand } from "../../../src/agents/launch.js";
+import { installedProfile, TEST_AGENTS_DIR } from "../../support/agents-cache.js";
 import { describeProcesses, liveGroupMembers } from "../../support/processes.js";
 import { until } from "../../support/until.js";
 import { driveAgent } from "./drive-agent.js";
 
 /**
- * A real peer: @zed-industries/claude-code-acp (a pinned dev dependency), offline and without
+ * A real peer: @zed-industries/claude-code-acp, the catalog's `claude`, as `prp agents install`
+ * put it in the tests' agents folder (npm ci does), offline and without
  * credentials (an empty HOME, and the driver passes no other variable). It must answer
  * initialize and session/new, and the prompt must end the run failed with the authentication
  * reason — no hang, no orphan.
@@ -22,8 +24,9 @@ describe("the real claude-code-acp, offline and logged out", () => {
   after(() => rmSync(home, { recursive: true, force: true }));
 
   it("initialize and session/new succeed; the prompt fails: authentication required; the run fails; nothing outlives it", async () => {
-    const command = `${process.execPath} ${join(packageRoot(), "node_modules/@zed-industries/claude-code-acp/dist/index.js")}`;
-    const r = await driveAgent("claude-code-acp", { command, env: { HOME: home } });
+    const command = launchCommand(installedProfile("claude"), TEST_AGENTS_DIR);
+    assert.ok(command.ok, command.ok ? "" : command.error.message);
+    const r = await driveAgent("claude-code-acp", { command: command.value, env: { HOME: home } });
     const ready = r.of("harness.ready");
     assert.equal(ready.length, 1, "one agent, not restarted");
     const agent = (ready[0]!.payload as Record<string, any>).agent;
