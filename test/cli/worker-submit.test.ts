@@ -179,6 +179,11 @@ describe("prp submit and prp worker", () => {
     const refused = await child(spawnPrp([...base, "--agent", "nope"]));
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /unknown_profile at \/agent\/profile: no agent profile nope/);
+    assert.match(
+      refused.stderr,
+      /note: this machine's agent catalog has no "nope"/,
+      "a hint, not a refusal: the API was asked",
+    );
 
     const waited = await child(spawnPrp([...base, "--agent-command", "my-agent --acp", "--wait", "--json"]));
     assert.equal(waited.code, 1, waited.stderr);
