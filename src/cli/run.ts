@@ -128,12 +128,13 @@ the run.
 The harness runs in a sandbox by default (Linux): it works in --agent-cwd (default: this
 directory) and HOME, sees the system read-only, and nothing of the runner or this controller.
 
-With --agent NAME (a named agent of the catalog: prp agents list; its install is found in
---agents-dir) or --agent-command CMD (any ACP agent's command line), the runner drives a real agent over the Agent Client Protocol: its answer
-streams live, its tool calls, plans and diffs are shown as they happen, and its permission
-requests and questions are asked at the terminal (or decided by --permission-policy). An ACP
-agent cannot claim its work done: an ended turn proposes needs_review. Agents are your own
-installed commands, logged in with your own credentials.
+With --agent NAME (a named agent of the catalog: prp agents list; installed in --agents-dir)
+or --agent-command CMD (any ACP agent's own command line), the runner drives a real agent over
+the Agent Client Protocol: its answer streams live, its tool calls, plans and diffs are shown as
+they happen, and its permission requests and questions are asked at the terminal (or decided by
+--permission-policy). An ACP agent cannot claim its work done: an ended turn proposes
+needs_review. An unknown name is refused (exit 2); a named agent that is not installed ends the
+run (agent_not_installed). Agents are logged in with your own credentials.
 
 Examples:
   prp run --agent claude --prompt "fix the failing test"

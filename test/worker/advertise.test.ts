@@ -61,6 +61,12 @@ describe("the agents a worker advertises", () => {
     assert.ok(lines.includes("agent claude: needs_auth"), "the installed claude was probed");
   });
 
+  it("auto: only the exact verdict ready advertises: a verdict an agent's output could shape is not", async () => {
+    const probe: AgentProber = async () => ({ verdict: "ready\n\u001b[2Kagent claude: ready" });
+    const auto = await advertisedAgents("auto", profiles(), emptyAgentsDir, probe, () => {});
+    assert.deepEqual(auto, { ok: true, value: [] });
+  });
+
   it("the default prober calls an installed profile ready and advertises nothing not installed", async () => {
     const lines: string[] = [];
     const auto = await advertisedAgents("auto", profiles(), emptyAgentsDir, launchProber(emptyAgentsDir), (l) =>
