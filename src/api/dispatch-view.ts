@@ -43,6 +43,7 @@ export function workerBody(w: WorkerRow, nowMs: number, graceMs: number) {
     workerId: w.workerId,
     name: w.name,
     labels: w.labels,
+    agents: w.agents,
     maxRuns: w.maxRuns,
     activeRuns: w.activeRuns,
     draining: w.draining,

@@ -39,6 +39,7 @@ export function workerRoutes(app: FastifyInstance, ctx: ApiContext): void {
           workerId: worker.workerId,
           requestId: body.requestId,
           labels: body.labels,
+          agents: body.agents ?? [],
           maxRuns: body.maxRuns,
           draining: body.draining,
           held: body.held,

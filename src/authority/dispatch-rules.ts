@@ -5,9 +5,29 @@ import { fail, ok, type Result } from "./errors.js";
  * run, which caps a claim counts against, and what an ended dispatch tells a person.
  */
 
+/** The label a run names its agent by: a worker advertising agents holds `agent=<name>` for each. */
+export const AGENT_LABEL = "agent";
+
+/** What a worker offers a run: its labels, and the agent profiles it advertises (labels hold one value each). */
+export interface HeldLabels {
+  labels: Record<string, string>;
+  agents?: readonly string[];
+}
+
+/** The worker holds the pair `key=value`: as its label, or as `agent=<name>` of an agent it advertises. */
+export const holds = (worker: HeldLabels, key: string, value: string): boolean =>
+  (Object.hasOwn(worker.labels, key) && worker.labels[key] === value) ||
+  (key === AGENT_LABEL && (worker.agents ?? []).includes(value));
+
+/** Every `key=value` pair a worker holds: the one list a claim's SQL filters by. */
+export const heldPairs = (worker: HeldLabels): string[] => [
+  ...Object.entries(worker.labels).map(([key, value]) => `${key}=${value}`),
+  ...(worker.agents ?? []).map((name) => `${AGENT_LABEL}=${name}`),
+];
+
 /** Every label of the run is held, with the same value, by the worker. */
-export const labelsMatch = (run: Record<string, string>, worker: Record<string, string>): boolean =>
-  Object.entries(run).every(([key, value]) => Object.hasOwn(worker, key) && worker[key] === value);
+export const labelsMatch = (run: Record<string, string>, worker: HeldLabels): boolean =>
+  Object.entries(run).every(([key, value]) => holds(worker, key, value));
 
 /** The cap scopes a claim of a run with these labels holds a slot of: `*` and each `key=value`. */
 export const capScopes = (labels: Record<string, string>): string[] =>

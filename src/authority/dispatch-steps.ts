@@ -1,4 +1,12 @@
-import { candidateBatch, capScopes, CLAIM_ORDER, DETAIL, END_REASON, labelsMatch } from "./dispatch-rules.js";
+import {
+  candidateBatch,
+  capScopes,
+  CLAIM_ORDER,
+  DETAIL,
+  END_REASON,
+  heldPairs,
+  labelsMatch,
+} from "./dispatch-rules.js";
 import type { CredentialPlace } from "./sealed-credential.js";
 import { dispatchFrom, identityFrom, runSpecFrom, truthy, workerFrom, type Row } from "./store-rows.js";
 import { nextRevocationEpoch } from "./store-rules.js";
@@ -155,7 +163,7 @@ export async function claim(db: DispatchDb, poll: WorkerPoll, room: number): Pro
   // Which scopes have a cap at all: a candidate none of whose scopes has one needs no count.
   const capped = new Set((await db.all("SELECT scope FROM admission_caps")).map((c) => c.scope as string));
   // Only runs whose every label the worker holds: the candidates locked are ones it may claim.
-  const held = Object.entries(poll.labels).map(([key, value]) => `${key}=${value}`);
+  const held = heldPairs(poll);
   const fits = `NOT EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = d.run_id${
     held.length > 0 ? ` AND l.key || '=' || l.value NOT IN (${marks(held.length)})` : ""
   })`;
@@ -179,7 +187,7 @@ export async function claim(db: DispatchDb, poll: WorkerPoll, room: number): Pro
       after = row;
       if (claimed.length >= room) break;
       const labels = JSON.parse(row.labels as string) as Record<string, string>;
-      if (!labelsMatch(labels, poll.labels)) continue;
+      if (!labelsMatch(labels, poll)) continue;
       const scopes = capScopes(labels).filter((scope) => capped.has(scope));
       if (scopes.length > 0 && !(await admits(db, scopes))) continue;
       // Read after the counts: the exact record the caps are judged by.

@@ -79,8 +79,15 @@ export abstract class DispatchStore implements DispatchPart {
       // 1. The heartbeat, under the worker row's lock: one poll of a worker at a time.
       // One statement both locks the row and records the poll (a round trip fewer per poll).
       const [w] = await db.all(
-        "UPDATE workers SET labels = ?, max_runs = ?, draining = ?, last_seen_at = ? WHERE worker_id = ? AND revoked_at IS NULL RETURNING *",
-        [JSON.stringify(poll.labels), poll.maxRuns, poll.draining, poll.nowMs, poll.workerId],
+        "UPDATE workers SET labels = ?, agents = ?, max_runs = ?, draining = ?, last_seen_at = ? WHERE worker_id = ? AND revoked_at IS NULL RETURNING *",
+        [
+          JSON.stringify(poll.labels),
+          JSON.stringify(poll.agents ?? []),
+          poll.maxRuns,
+          poll.draining,
+          poll.nowMs,
+          poll.workerId,
+        ],
       );
       if (!w) {
         const [known] = await db.all("SELECT revoked_at FROM workers WHERE worker_id = ?", [poll.workerId]);

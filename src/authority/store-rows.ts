@@ -194,6 +194,7 @@ export const workerFrom = (r: Row): WorkerRow => ({
   createdAtUnixMs: Number(r.created_at),
   revokedAtUnixMs: r.revoked_at === null ? null : Number(r.revoked_at),
   labels: JSON.parse(r.labels as string) as Record<string, string>,
+  agents: JSON.parse(r.agents as string) as string[],
   maxRuns: Number(r.max_runs),
   draining: truthy(r.draining),
   lastSeenAtUnixMs: r.last_seen_at === null ? null : Number(r.last_seen_at),

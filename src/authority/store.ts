@@ -578,6 +578,8 @@ export interface WorkerRow extends NewWorker {
   revokedAtUnixMs: number | null;
   /** As the worker's last poll said; {} and 0 before its first. */
   labels: Record<string, string>;
+  /** The agent profiles its last poll advertised: it holds `agent=<name>` for each; [] before its first. */
+  agents: string[];
   maxRuns: number;
   draining: boolean;
   /** The authority's clock at its last poll; null before the first. */
@@ -591,6 +593,8 @@ export interface WorkerPoll {
   /** The worker's id for this poll: a retry carries the same. */
   requestId: string;
   labels: Record<string, string>;
+  /** The agent profiles it can run now: it holds `agent=<name>` for each (none when omitted). */
+  agents?: readonly string[];
   maxRuns: number;
   draining: boolean;
   /** The runs whose runner it is running now. A claim of its not in this list (and not of this request) is taken back. */

@@ -1,4 +1,4 @@
-import { capScopes, labelsMatch } from "./dispatch-rules.js";
+import { capScopes, holds, labelsMatch } from "./dispatch-rules.js";
 import type { CapUsage, WorkerRow } from "./store.js";
 
 /** What a queued run's wait depends on: the caps with their use, the workers, and what "live" means. */
@@ -29,9 +29,9 @@ export function waitReason(labels: Record<string, string>, facts: QueueFacts): s
   }
   const live = facts.workers.filter((w) => workerLive(w, facts.nowMs, facts.graceMs));
   if (live.length === 0) return facts.workers.length === 0 ? "no worker registered" : "no live worker";
-  const matching = live.filter((w) => labelsMatch(labels, w.labels));
+  const matching = live.filter((w) => labelsMatch(labels, w));
   if (matching.length === 0) {
-    const missing = Object.entries(labels).filter(([k, v]) => !live.some((w) => w.labels[k] === v));
+    const missing = Object.entries(labels).filter(([k, v]) => !live.some((w) => holds(w, k, v)));
     const wanted = (missing.length > 0 ? missing : Object.entries(labels)).map(([k, v]) => `${k}=${v}`);
     return `no worker with ${wanted.join(",")}`;
   }

@@ -3,6 +3,8 @@ import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULT_AGENT_IDLE_MS } from "../harness/acp/acp-driver-options.js";
 import { PERMISSION_POLICIES, type PermissionPolicy } from "../harness/acp/permissions.js";
+import { agentsDir } from "../agents/agents-dir.js";
+import { findProfile, loadCatalog } from "../agents/catalog.js";
 import { parsePositiveInt } from "./options.js";
 
 /** `--agent-env K=V`, repeatable: the variables an agent gets on top of PATH and HOME. */
@@ -29,24 +31,56 @@ export const permissionPolicyOption = (defaultPolicy: PermissionPolicy | undefin
   return defaultPolicy ? option.default(defaultPolicy) : option;
 };
 
+/** The agent a controller runs: a catalog profile by name (resolved where the runner is), or a command line. */
+export type AgentChoice = { name: string; agentsDir: string } | { command: string };
+
 export interface AgentFlags {
-  agentCommand: string;
+  agent: AgentChoice;
   agentCwd?: string;
   agentEnv?: Record<string, string>;
   permissionPolicy: PermissionPolicy;
   agentIdleMs?: number;
 }
 
+/** The options withAgentOptions adds, as commander gives them. */
+export interface AgentOptionValues {
+  agent?: string;
+  agentCommand?: string;
+  agentsDir?: string;
+  prompt?: string;
+  agentCwd?: string;
+  agentEnv?: Record<string, string>;
+  permissionPolicy?: PermissionPolicy;
+  agentIdleMs?: number;
+}
+
 /**
- * The prp-runnerd flags that select an ACP agent. The agent works where the user ran the
- * controller, never in the runner's own folder (a durable runner works in the run's state).
+ * --agent NAME or --agent-command CMD, or neither. A name must be in the catalog (built-in and
+ * PRP_AGENT_CATALOG): an unknown one is a usage error listing the names. Whether it is installed
+ * is the runner's to say (it ends the run `agent_not_installed`), so it is not checked here.
+ */
+export function agentChoice(program: Command, opts: AgentOptionValues): AgentChoice | undefined {
+  if (opts.agent === undefined) {
+    if (opts.agentsDir !== undefined) program.error("--agents-dir goes with --agent NAME", { exitCode: 2 });
+    return opts.agentCommand === undefined ? undefined : { command: opts.agentCommand };
+  }
+  const profiles = loadCatalog();
+  const found = profiles.ok ? findProfile(profiles.value, opts.agent) : profiles;
+  if (!found.ok) return program.error(`prp: ${found.error.message}`, { exitCode: 2 });
+  return { name: found.value.name, agentsDir: agentsDir(opts.agentsDir) };
+}
+
+/**
+ * The prp-runnerd flags that select an ACP agent: a name and the folder it is installed in (the
+ * runner resolves it), or a command line. The agent works where the user ran the controller,
+ * never in the runner's own folder (a durable runner works in the run's state).
  */
 export function agentRunnerdArgs(flags: AgentFlags): string[] {
+  const agent = flags.agent;
   return [
-    "--harness",
-    "acp",
-    "--agent-command",
-    flags.agentCommand,
+    ...("command" in agent
+      ? ["--harness", "acp", "--agent-command", agent.command]
+      : ["--agent", agent.name, "--agents-dir", agent.agentsDir]),
     "--permission-policy",
     flags.permissionPolicy,
     "--agent-cwd",
@@ -56,17 +90,30 @@ export function agentRunnerdArgs(flags: AgentFlags): string[] {
   ];
 }
 
-/** `--agent`, `--prompt`, `--agent-cwd`, `--agent-env`, `--agent-idle-ms` and `--permission-policy` on a controller command. */
+/**
+ * `--agent`, `--agent-command`, `--agents-dir`, `--prompt`, `--agent-cwd`, `--agent-env`,
+ * `--agent-idle-ms` and `--permission-policy` on a controller command.
+ */
 export function withAgentOptions(command: Command, agentHelp: string, policy: Option): Command {
   return command
-    .option("--agent <cmd>", agentHelp)
-    .option("--prompt <text>", "with --agent: what the turn asks the agent")
-    .option("--agent-cwd <dir>", "with --agent: the agent's working directory (default: this directory)", parseAgentCwd)
+    .addOption(
+      new Option(
+        "--agent <name>",
+        `${agentHelp}: a named agent of the catalog (claude, codex, gemini, opencode; prp agents list)`,
+      ).conflicts("agentCommand"),
+    )
+    .option("--agent-command <cmd>", `${agentHelp}: an Agent Client Protocol agent's own command line`)
+    .option(
+      "--agents-dir <dir>",
+      "with --agent: the folder named agents are installed in (default: PRP_AGENTS_DIR, else ~/.cache/prp-kit/agents)",
+    )
+    .option("--prompt <text>", "with --agent or --agent-command: what the turn asks the agent")
+    .option("--agent-cwd <dir>", "with an agent: its working directory (default: this directory)", parseAgentCwd)
     .option(
       "--agent-env <K=V>",
-      "with --agent: a variable for the agent, on top of PATH and HOME (repeatable)",
+      "with an agent: a variable for it, on top of PATH and HOME (repeatable)",
       collectAgentEnv,
     )
-    .option("--agent-idle-ms <n>", `with --agent: ${AGENT_IDLE_HELP}`, parsePositiveInt)
+    .option("--agent-idle-ms <n>", `with an agent: ${AGENT_IDLE_HELP}`, parsePositiveInt)
     .addOption(policy);
 }

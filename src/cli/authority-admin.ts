@@ -24,6 +24,7 @@ import { printableJson, visible } from "./terminal-text.js";
 import { apiClient, viaApi, withApiOptions, type ApiOptions } from "./api-target.js";
 import type { PrpClient } from "../client/index.js";
 import { createRunRequest, type RunSpec } from "../api/create-run.js";
+import { harnessArgs } from "../api/harness-args.js";
 import type { CommandRequest } from "../contract/api/generated/types.js";
 import { identityWithSuffix, type RunIdentity } from "../authority/identity.js";
 import { runStateOf } from "../authority/run-state.js";
@@ -61,6 +62,7 @@ interface RunCreateOptions extends StoreOptions, ApiOptions, JsonOption {
   workspace: string;
   script?: string;
   agent?: string;
+  agentCommand?: string;
   prompt?: string;
   connectUrl?: string;
   observeCredentials?: boolean;
@@ -119,8 +121,12 @@ function registerRunCreate(authority: Command): void {
       "the fake harness script the runner will play (only shapes the printed prp-runnerd flags)",
     )
     .option(
-      "--agent <command>",
-      "instead of --script: the ACP agent command the runner will drive (only shapes the printed flags)",
+      "--agent <name>",
+      "instead of --script: a named agent of the authority's catalog; the run carries the label agent=NAME",
+    )
+    .option(
+      "--agent-command <cmd>",
+      "instead of --script: the ACP agent command line the runner will drive (only shapes the printed flags)",
     )
     .option(
       "--label <key=value>",
@@ -146,20 +152,18 @@ run as soon as a runner dials it with a ticket (prp authority ticket RUN).
 
 Examples:
   prp authority run create --store sqlite:/var/lib/prp/authority --server-key-file key --script happy-path
-  prp authority run create --json --prompt "fix the failing test" --agent "gemini --acp"`,
+  prp authority run create --json --prompt "fix the failing test" --agent gemini
+  prp authority run create --json --prompt "fix the failing test" --agent-command "my-agent --acp"`,
     )
     .action((opts: RunCreateOptions, command: Command) =>
       runAction(async () => {
-        if (opts.script !== undefined && opts.agent !== undefined)
-          throw new CliFailure("choose --script or --agent, not both", MISCONFIGURED);
+        if ([opts.script, opts.agent, opts.agentCommand].filter((v) => v !== undefined).length > 1)
+          throw new CliFailure("choose one of --script, --agent and --agent-command", MISCONFIGURED);
         const client = apiClient(opts, command);
         const created = client ? await createThroughApi(client, opts, command) : await createInStore(opts);
         const { identity, commands } = created;
         const connectPath = `${RUNNER_CONNECT_PATH_PREFIX}${identity.runId}`;
-        const harness =
-          opts.agent !== undefined
-            ? ["--harness", "acp", "--agent-command", opts.agent]
-            : ["--script", opts.script ?? "happy-path"];
+        const harness = harnessArgs(runSpecOf(opts));
         const runnerArgs = durableRunnerArgs({
           connectUrl: `${opts.connectUrl ?? "<authority-url>"}${connectPath}`,
           stateDir: "<state-dir>",
@@ -190,8 +194,10 @@ function runSpecOf(opts: RunCreateOptions): RunSpec {
   return {
     agent:
       opts.agent !== undefined
-        ? { kind: "command", command: opts.agent }
-        : { kind: "fake", script: opts.script ?? "happy-path" },
+        ? { kind: "profile", profile: opts.agent }
+        : opts.agentCommand !== undefined
+          ? { kind: "command", command: opts.agentCommand }
+          : { kind: "fake", script: opts.script ?? "happy-path" },
     workspace: opts.workspace,
     protocolVersion: opts.protocolVersion,
     ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),

@@ -80,7 +80,9 @@ Example:
       }),
     );
 
-  withStoreOptions(worker.command("list").description("the workers: labels, capacity, runs held, last seen"))
+  withStoreOptions(
+    worker.command("list").description("the workers: labels, agents advertised, capacity, runs held, last seen"),
+  )
     .option("--json", "one JSON line per worker")
     .action((opts: StoreOptions & { json?: boolean }) =>
       runAction(async () => {
@@ -94,7 +96,7 @@ Example:
             opts.json
               ? printableJson(JSON.stringify(w))
               : visible(
-                  `${w.workerId}  ${w.name}  ${health}${w.draining ? " (draining)" : ""}  runs ${w.activeRuns}/${w.maxRuns}  last seen ${w.lastSeenAt ?? "never"}${labels.length > 0 ? `  ${labels.join(",")}` : ""}`,
+                  `${w.workerId}  ${w.name}  ${health}${w.draining ? " (draining)" : ""}  runs ${w.activeRuns}/${w.maxRuns}  last seen ${w.lastSeenAt ?? "never"}${labels.length > 0 ? `  ${labels.join(",")}` : ""}${w.agents.length > 0 ? `  agents ${w.agents.join(",")}` : ""}`,
                 ),
           );
         }

@@ -26,7 +26,13 @@ import {
   parseSeed,
   parseProtocolVersion,
 } from "./options.js";
-import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
+import {
+  agentChoice,
+  agentRunnerdArgs,
+  permissionPolicyOption,
+  withAgentOptions,
+  type AgentOptionValues,
+} from "./agent-options.js";
 import {
   agentCwdRefusal,
   SANDBOX_UNAVAILABLE_EXIT,
@@ -38,14 +44,9 @@ import { agentTarget, scriptTarget } from "./run-target.js";
 import type { RunnerContractFlags } from "../authority/runner-contract.js";
 import { withRunnerContractOptions } from "./runner-contract-options.js";
 
-interface DemoOptions extends RunnerContractFlags, SandboxFlags {
+interface DemoOptions extends RunnerContractFlags, SandboxFlags, AgentOptionValues {
   script?: string;
-  agent?: string;
-  prompt?: string;
-  agentCwd?: string;
-  agentEnv?: Record<string, string>;
   permissionPolicy: PermissionPolicy;
-  agentIdleMs?: number;
   fault?: string;
   json?: boolean;
   delayMs?: number;
@@ -71,10 +72,10 @@ export function registerDemo(program: Command): void {
             "one whole durable run on this machine: an embedded authority, prp-runnerd with a one-use ticket, the fake harness or an ACP agent, over the encrypted WebSocket",
           )
           .option("--script <name|file>", "the fake harness script (default happy-path)"),
-        "instead of --script: an Agent Client Protocol agent's command line, driven durably",
+        "instead of --script, driven durably",
         permissionPolicyOption(
           "deny",
-          "with --agent: who answers the agent's permission requests and questions: deny, allow-reads or forbid (the agent must never ask: a request fails the run); nobody is asked in a demo, so questions are cancelled",
+          "with an agent: who answers its permission requests and questions: deny, allow-reads or forbid (the agent must never ask: a request fails the run); nobody is asked in a demo, so questions are cancelled",
         ),
       ),
     ),
@@ -131,7 +132,7 @@ Examples:
   prp demo --script error
   prp demo --script goals --protocol-max 3
   prp demo --script credentials-refresh
-  prp demo --agent "npx -y @zed-industries/claude-code-acp" --prompt "explain this repo"
+  prp demo --agent claude --prompt "explain this repo"
   prp demo --fault socket-drop
   prp demo --fault runner-restart --seed 7
   prp demo --json`,
@@ -157,17 +158,18 @@ const DEMO_POLL_MS = 200;
 async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   if (opts.seed !== undefined || opts.at !== undefined)
     return program.error("--seed and --at choose a fault's kill point: use them with --fault", { exitCode: 2 });
-  if (opts.agent && (opts.script || !opts.prompt))
-    return program.error("--agent needs --prompt <text>, and no --script", { exitCode: 2 });
-  if (opts.agent && opts.permissionPolicy === "ask")
+  const agent = agentChoice(program, opts);
+  if (agent && (opts.script || !opts.prompt))
+    return program.error("an agent (--agent or --agent-command) needs --prompt <text>, and no --script", {
+      exitCode: 2,
+    });
+  if (agent && opts.permissionPolicy === "ask")
     return program.error("a demo has nobody to ask: use --permission-policy deny, allow-reads or forbid", {
       exitCode: 2,
     });
-  const target = opts.agent
-    ? agentTarget(opts.agent, opts.prompt!)
-    : scriptTarget(program, opts.script ?? "happy-path");
-  const agentFlags = {
-    agentCommand: opts.agent!,
+  const target = agent ? agentTarget(agent, opts.prompt!) : scriptTarget(program, opts.script ?? "happy-path");
+  const agentFlags = agent && {
+    agent,
     permissionPolicy: opts.permissionPolicy,
     ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}),
     ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}),
@@ -175,7 +177,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   };
   // The demo's folder holds every run's authority store and key: never in the harness's view, nor its workspace.
   const demoHidden = [resolve(opts.out), ...(opts.serverKeyFile ? [resolve(opts.serverKeyFile)] : [])];
-  const cwdRefused = opts.agent
+  const cwdRefused = agent
     ? agentCwdRefusal(opts.agentCwd ?? process.cwd(), [...opts.sandboxHide, ...demoHidden])
     : null;
   if (cwdRefused) return program.error(cwdRefused, { exitCode: 2 });
@@ -201,7 +203,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   let facts: DurableRunFacts;
   try {
     facts = await runDurable({
-      ...(opts.agent
+      ...(agentFlags
         ? { agent: { runnerdArgs: agentRunnerdArgs(agentFlags), prompt: opts.prompt! } }
         : { script: target.script! }),
       dir: resolve(opts.out, "demo"),

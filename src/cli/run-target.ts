@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { LoadedScript } from "../harness/script-file.js";
+import type { AgentChoice } from "./agent-options.js";
 import { scriptFromOption } from "./script-option.js";
 
 /** What a run plays — a fake harness script, or an agent and its prompt — and how its bundle names it. */
@@ -30,8 +31,8 @@ export function targetOfScript(script: LoadedScript): RunTarget {
 export const scriptTarget = (program: Command, nameOrFile: string): RunTarget =>
   targetOfScript(scriptFromOption(program, nameOrFile));
 
-export function agentTarget(agent: string, prompt: string): RunTarget {
-  const input = { agent, prompt };
+export function agentTarget(agent: AgentChoice, prompt: string): RunTarget {
+  const input = "command" in agent ? { agentCommand: agent.command, prompt } : { agent: agent.name, prompt };
   return {
     turnText: prompt,
     caseId: "acp_agent",

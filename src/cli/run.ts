@@ -11,14 +11,19 @@ import { LocalRunnerClient } from "../runner/local-client.js";
 import { credentialRunnerdArgs } from "../runner/spawn.js";
 import { STOP_SIGNALS, signalExitStatus } from "../runner/stop-signals.js";
 import type { CommandReceipt } from "../runner/stream.js";
-import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import {
   CREDENTIAL_FILE_HELP,
   CREDENTIAL_PROVIDER_HELP,
   parseCredentialFile,
   parseCredentialProvider,
 } from "./credential-options.js";
-import { agentRunnerdArgs, permissionPolicyOption, withAgentOptions } from "./agent-options.js";
+import {
+  agentChoice,
+  agentRunnerdArgs,
+  permissionPolicyOption,
+  withAgentOptions,
+  type AgentOptionValues,
+} from "./agent-options.js";
 import {
   agentCwdRefusal,
   SANDBOX_UNAVAILABLE_EXIT,
@@ -40,14 +45,8 @@ import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
 import { cutText } from "../contract/text-cut.js";
 
-interface RunOptions extends SandboxFlags {
+interface RunOptions extends SandboxFlags, AgentOptionValues {
   script?: string;
-  agent?: string;
-  prompt?: string;
-  agentCwd?: string;
-  agentEnv?: Record<string, string>;
-  permissionPolicy?: PermissionPolicy;
-  agentIdleMs?: number;
   answer?: string;
   json?: boolean;
   delayMs?: number;
@@ -67,16 +66,16 @@ export function registerRun(program: Command): void {
       program
         .command("run")
         .description(
-          "run a fake harness script, or a real agent (--agent), through the local runner, as a controller would, and write its native execution bundle",
+          "run a fake harness script, or a real agent (--agent NAME or --agent-command CMD), through the local runner, as a controller would, and write its native execution bundle",
         )
         .option(
           "--script <name|file>",
           "a scenario name (happy-path, permission-input, interactive-question, interrupted, error, duplicate-terminal, linger, oversized-line, goals, credentials-refresh, runtime-activity) or a script file",
         ),
-      'instead of --script: an Agent Client Protocol agent\'s command line (e.g. "npx -y @zed-industries/claude-code-acp")',
+      "instead of --script",
       permissionPolicyOption(
         undefined,
-        "with --agent: who answers the agent's permission requests and questions: ask (you, or --answer), deny, allow-reads (questions are cancelled under both), forbid (the agent must never ask: a request fails the run) (default: ask at a terminal or with --answer, else deny)",
+        "with an agent: who answers its permission requests and questions: ask (you, or --answer), deny, allow-reads (questions are cancelled under both), forbid (the agent must never ask: a request fails the run) (default: ask at a terminal or with --answer, else deny)",
       ),
     ),
   )
@@ -129,14 +128,17 @@ the run.
 The harness runs in a sandbox by default (Linux): it works in --agent-cwd (default: this
 directory) and HOME, sees the system read-only, and nothing of the runner or this controller.
 
-With --agent, the runner drives a real agent over the Agent Client Protocol: its answer
-streams live, its tool calls, plans and diffs are shown as they happen, and its permission
-requests and questions are asked at the terminal (or decided by --permission-policy). An ACP
-agent cannot claim its work done: an ended turn proposes needs_review. Agents are your own
-installed commands, logged in with your own credentials.
+With --agent NAME (a named agent of the catalog: prp agents list; installed in --agents-dir)
+or --agent-command CMD (any ACP agent's own command line), the runner drives a real agent over
+the Agent Client Protocol: its answer streams live, its tool calls, plans and diffs are shown as
+they happen, and its permission requests and questions are asked at the terminal (or decided by
+--permission-policy). An ACP agent cannot claim its work done: an ended turn proposes
+needs_review. An unknown name is refused (exit 2); a named agent that is not installed ends the
+run (agent_not_installed). Agents are logged in with your own credentials.
 
 Examples:
-  prp run --agent "npx -y @zed-industries/claude-code-acp" --prompt "fix the failing test"
+  prp run --agent claude --prompt "fix the failing test"
+  prp run --agent-command "my-acp-agent --stdio" --prompt "fix the failing test"
   prp run --script happy-path
   prp run --script goals --protocol-max 3
   prp run --script credentials-refresh
@@ -150,12 +152,15 @@ Examples:
 
 async function runScenario(program: Command, opts: RunOptions): Promise<number> {
   const fail = (message: string) => program.error(message, { exitCode: 2 });
-  if (!opts.script === !opts.agent)
-    fail("choose one: --script <name|file> (a fake harness) or --agent <cmd> (an ACP agent)");
-  if (opts.agent && !opts.prompt) fail("--agent needs --prompt <text>");
-  if (!opts.agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy || opts.agentIdleMs))
-    fail("--prompt, --agent-cwd, --agent-env, --agent-idle-ms and --permission-policy go with --agent");
-  const target = opts.agent ? agentTarget(opts.agent, opts.prompt!) : scriptTarget(program, opts.script!);
+  const agent = agentChoice(program, opts);
+  if (!opts.script === !agent)
+    fail("choose one: --script <name|file> (a fake harness), or --agent NAME or --agent-command CMD (an ACP agent)");
+  if (agent && !opts.prompt) fail("an agent (--agent or --agent-command) needs --prompt <text>");
+  if (!agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy || opts.agentIdleMs))
+    fail(
+      "--prompt, --agent-cwd, --agent-env, --agent-idle-ms and --permission-policy go with --agent or --agent-command",
+    );
+  const target = agent ? agentTarget(agent, opts.prompt!) : scriptTarget(program, opts.script!);
   let answers = new Map<string, Resolution>();
   try {
     if (opts.answer) answers = loadAnswers(opts.answer);
@@ -166,10 +171,10 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   if (!RUNNER_ID_PATTERN.test(runId)) fail(`--run-id "${runId}" is not a valid id`);
   if (opts.credentialProvider && !opts.credentialFile) fail("--credential-provider goes with --credential-file");
   // The runner refuses it too; refused here, no runner is started and no run folder made.
-  const cwdRefused = opts.agent ? agentCwdRefusal(opts.agentCwd ?? process.cwd(), opts.sandboxHide) : null;
+  const cwdRefused = agent ? agentCwdRefusal(opts.agentCwd ?? process.cwd(), opts.sandboxHide) : null;
   if (cwdRefused) fail(cwdRefused);
   const credentialFile =
-    opts.credentialFile ?? (opts.agent ? undefined : resolve(opts.out, "runs", runId, "credentials", "auth.json"));
+    opts.credentialFile ?? (agent ? undefined : resolve(opts.out, "runs", runId, "credentials", "auth.json"));
 
   const sandboxed = sandboxPolicy(opts, [], (line) => process.stderr.write(`prp: ${line}\n`));
   if (!sandboxed.ok) {
@@ -202,7 +207,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     driverKind: target.driverKind,
     config: {
       ...target.config,
-      ...(opts.agent ? { permissionPolicy: policy } : {}),
+      ...(agent ? { permissionPolicy: policy } : {}),
       delayMs: opts.delayMs ?? null,
       answers: Object.fromEntries(answers),
     },
@@ -231,9 +236,9 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       "--protocol-max",
       String(opts.protocolMax),
       ...harnessReadyArgs(opts.harnessReadyMs),
-      ...(opts.agent
+      ...(agent
         ? agentRunnerdArgs({
-            agentCommand: opts.agent,
+            agent,
             ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}),
             ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}),
             ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}),
@@ -252,7 +257,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       if (event.eventType === "run.result.proposed") result ??= event.payload as unknown as typeof result;
       spinner.clear();
       if (opts.json) process.stdout.write(`${printableJson(JSON.stringify(event))}\n`);
-      else if (opts.agent && event.eventType !== "auth.credentials.updated") live.show(event);
+      else if (agent && event.eventType !== "auth.credentials.updated") live.show(event);
       else show(eventLine(event));
       void react(event);
     },
@@ -294,7 +299,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     ) {
       interruptSent = true;
       client.send("turn.interrupt", { reason: "operator" });
-    } else if (event.eventType === "runtime_request.created" && !(opts.agent && policy !== "ask")) {
+    } else if (event.eventType === "runtime_request.created" && !(agent && policy !== "ask")) {
       const request = payload.request as PendingRequest;
       const resolution = answers.get(request.requestId) ?? (tty ? await ask(request) : null);
       if (resolution)

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { InvalidArgumentError, type Command } from "commander";
+import { loadCatalog } from "../agents/catalog.js";
 import type { Agent, PrpClient, Run, RunSpec } from "../client/index.js";
 import { apiClient, viaApi, withApiOptions, type ApiOptions } from "./api-target.js";
 import { CliFailure, MISCONFIGURED, runAction } from "./authority-options.js";
@@ -34,7 +35,10 @@ export function registerSubmit(program: Command): void {
   withApiOptions(
     program.command("submit").description("queue a run through the authority's API, for a worker to claim"),
   )
-    .option("--agent <name>", "a named agent profile the authority knows (it refuses an unknown one)")
+    .option(
+      "--agent <name>",
+      "a named agent of the authority's catalog (it refuses an unknown one): only a worker advertising it claims the run (label agent=NAME)",
+    )
     .option("--agent-command <cmd>", "an ACP agent's command line, run by the worker's runner")
     .option("--script <name>", "a fake-harness script (by catalog name): a run with no agent")
     .option("--prompt <text>", "the first turn's text")
@@ -80,9 +84,24 @@ function agentOf(opts: SubmitOptions): Agent {
   const given = [opts.agent, opts.agentCommand, opts.script].filter((v) => v !== undefined).length;
   if (given !== 1)
     throw new CliFailure("choose one of --agent NAME, --agent-command CMD and --script NAME", MISCONFIGURED);
-  if (opts.agent !== undefined) return { kind: "profile", profile: opts.agent };
+  if (opts.agent !== undefined) {
+    hintUnknownAgent(opts.agent);
+    return { kind: "profile", profile: opts.agent };
+  }
   if (opts.agentCommand !== undefined) return { kind: "command", command: opts.agentCommand };
   return { kind: "fake", script: opts.script! };
+}
+
+/**
+ * A name this machine's catalog lacks is only noted: the authority's catalog is the one that
+ * decides (it may hold a profile of its own), and refuses an unknown name itself.
+ */
+function hintUnknownAgent(name: string): void {
+  const profiles = loadCatalog();
+  if (!profiles.ok || profiles.value.some((p) => p.name === name)) return;
+  process.stderr.write(
+    `prp submit: note: this machine's agent catalog has no "${visible(name)}" (it has ${profiles.value.map((p) => p.name).join(", ")}); the authority's catalog decides\n`,
+  );
 }
 
 function specOf(opts: SubmitOptions, agent: Agent): RunSpec {

@@ -2,6 +2,9 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
 import type { PrpClient } from "../client/index.js";
+import { agentsDir } from "../agents/agents-dir.js";
+import { loadCatalog } from "../agents/catalog.js";
+import { advertisedAgents, launchProber, type AgentProber, type AgentsOption } from "../worker/advertise.js";
 import { PollLoop } from "../worker/poll-loop.js";
 import { runnerEmittedNothing } from "../worker/runner-progress.js";
 import { claimStarter } from "../worker/start-claim.js";
@@ -10,9 +13,12 @@ import { apiClient, withApiOptions, type ApiOptions } from "./api-target.js";
 import { CliFailure, MISCONFIGURED, runAction } from "./authority-options.js";
 import { parseDuration, parseLabels } from "./labels-option.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
+import { visible } from "./terminal-text.js";
 
 interface WorkerOptions extends ApiOptions {
   labels?: Record<string, string>;
+  agents?: AgentsOption;
+  agentsDir?: string;
   maxRuns: number;
   once?: boolean;
   dir: string;
@@ -28,6 +34,20 @@ function parseMaxRuns(value: string): number {
   const n = parsePositiveInt(value);
   if (n > MAX_RUNS) throw new InvalidArgumentError(`at most ${MAX_RUNS}, got ${value}`);
   return n;
+}
+
+/** The most agents a poll may advertise (API_SCHEMAS.WorkerPoll). */
+const MAX_AGENTS = 32;
+
+/** `--agents claude,codex` or `--agents auto`. */
+export function parseAgents(value: string): AgentsOption {
+  if (value === "auto") return "auto";
+  const names = value.split(",").map((n) => n.trim());
+  for (const name of names)
+    if (!/^[a-z][a-z0-9-]{0,31}$/.test(name))
+      throw new InvalidArgumentError(`expected agent names (claude,codex) or auto, got "${value}"`);
+  if (names.length > MAX_AGENTS) throw new InvalidArgumentError(`at most ${MAX_AGENTS} agents, got ${names.length}`);
+  return [...new Set(names)];
 }
 
 function parsePollWait(value: string): number {
@@ -46,6 +66,15 @@ export function registerWorker(program: Command): void {
       "--labels <k=v,…>",
       "the labels this worker offers: it claims only runs whose every label it holds",
       parseLabels,
+    )
+    .option(
+      "--agents <names|auto>",
+      "the named agents this worker runs (claude,codex), or auto: each installed one that probes ready; it claims runs labelled agent=NAME for each",
+      parseAgents,
+    )
+    .option(
+      "--agents-dir <dir>",
+      "the folder named agents are installed in (default: PRP_AGENTS_DIR, else ~/.cache/prp-kit/agents)",
     )
     .requiredOption("--max-runs <n>", `runs at once, 1-${MAX_RUNS}`, parseMaxRuns)
     .option("--once", "claim one run, run it, report it, and exit with its runner's status")
@@ -79,6 +108,12 @@ ticket on its stdin (never in its arguments or environment), its state in DIR/st
 an agent, its workspace in DIR/workspaces/RUN. DIR/started.jsonl records each runner started
 and each exit. Progress goes to stderr.
 
+--agents advertises named agents (prp agents list) with every poll: a run submitted with
+--agent NAME carries the label agent=NAME, and only a worker advertising NAME (or holding that
+label) claims it. With auto, each agent installed in --agents-dir is probed at start and those
+that are ready are advertised; one line per agent says its verdict. The runner finds the agent's
+install in --agents-dir too.
+
 Each runner leads its own process group: Ctrl-C reaches only the worker. The first SIGINT or
 SIGTERM drains: no new runs, the running ones finish, then exit 0 (with --drain-timeout, runs
 not started by then are given back to the queue and their runners killed). A second signal
@@ -91,7 +126,8 @@ bad command line.
 
 Examples:
   prp worker --api https://prp.example:7400 --token-file worker.cred --labels pool=gpu --max-runs 4
-  prp worker --api http://127.0.0.1:7400 --token-file worker.cred --max-runs 1 --once`,
+  prp worker --api http://127.0.0.1:7400 --token-file worker.cred --max-runs 1 --once
+  prp worker --api https://prp.example:7400 --token-file worker.cred --agents auto --max-runs 2`,
     )
     .action((opts: WorkerOptions, command: Command) =>
       runAction(async () => {
@@ -117,8 +153,12 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
   const dir = resolve(opts.dir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const log = (line: string) => process.stderr.write(`prp worker: ${line}\n`);
+  const agentsFolder = agentsDir(opts.agentsDir);
+  // The installed-or-not prober until prp agents check's probe is wired here.
+  const agents = await workerAgents(opts.agents, agentsFolder, launchProber(agentsFolder), log);
   const loop = new PollLoop({
     labels: opts.labels ?? {},
+    agents,
     maxRuns: opts.maxRuns,
     ...(opts.once ? { once: true } : {}),
     waitMs: opts.pollWaitMs,
@@ -127,6 +167,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
       dir,
       record: new WorkerRecord(dir),
       hide: [resolve(opts.tokenFile!)],
+      agentsDir: agentsFolder,
       ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
       ...(opts.harnessReadyMs ? { extraArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
     }),
@@ -160,4 +201,25 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** What --agents advertises, checked against this machine's catalog; a name it lacks is a usage error. */
+async function workerAgents(
+  option: AgentsOption | undefined,
+  dir: string,
+  probe: AgentProber,
+  log: (line: string) => void,
+): Promise<string[]> {
+  if (option === undefined) return [];
+  const profiles = loadCatalog();
+  if (!profiles.ok) throw new CliFailure(`prp worker: ${profiles.error.message}`, MISCONFIGURED);
+  // A verdict may quote what the agent said: its controls are made visible.
+  const advertised = await advertisedAgents(option, profiles.value, dir, probe, (line) => log(visible(line)));
+  if (!advertised.ok) throw new CliFailure(`prp worker: ${advertised.error.message}`, MISCONFIGURED);
+  log(
+    advertised.value.length > 0
+      ? `advertising agents ${advertised.value.join(",")}`
+      : "advertising no agent: no named agent is ready here",
+  );
+  return advertised.value;
 }

@@ -9,6 +9,8 @@ export type PollFunction = (body: WorkerPoll, signal: AbortSignal) => Promise<Wo
 
 export interface PollLoopOptions {
   labels: Record<string, string>;
+  /** The agent profiles it advertises: it holds `agent=<name>` for each (none: omitted from the poll). */
+  agents?: readonly string[];
   maxRuns: number;
   /** Claim one run, run it, report its exit, and end with its runner's exit status. */
   once?: boolean;
@@ -187,6 +189,7 @@ export class PollLoop {
     return {
       requestId,
       labels: this.#o.labels,
+      ...(this.#o.agents && this.#o.agents.length > 0 ? { agents: [...this.#o.agents] } : {}),
       maxRuns: this.#o.maxRuns,
       draining: this.#draining || this.#onceClaimed,
       held: this.held,

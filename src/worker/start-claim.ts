@@ -38,6 +38,8 @@ export interface ClaimStarterOptions {
    * worker credential. An agent's home is visible to it, and the worker's folder may be there.
    */
   hide?: string[];
+  /** Where a named agent's runner looks for its install (the worker's --agents-dir). */
+  agentsDir?: string;
   /** Another prp-runnerd entry. */
   runnerd?: string;
   /** How a runner is spawned; spawnRunner by default (tests inject a fake). */
@@ -69,6 +71,7 @@ export function claimStarter(options: ClaimStarterOptions): StartClaim {
       mkdirSync(workspace, { recursive: true, mode: 0o700 });
       harnessArgs.push("--agent-cwd", workspace);
     }
+    if (claim.spec.agent.kind === "profile" && options.agentsDir) harnessArgs.push("--agents-dir", options.agentsDir);
     const startedAt = new Date().toISOString();
     options.record.append({ kind: "starting", runId, attempt: claim.attempt, startedAt });
     const handle = spawn({

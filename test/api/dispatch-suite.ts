@@ -227,6 +227,63 @@ export function dispatchApiSuite(kind: string, open: () => Promise<AuthorityStor
       assert.equal(revoked.json.code, "token_invalid");
     });
 
+    it("accepts a run of a catalog agent, labelled agent=NAME, for a worker advertising it; refuses an unknown or contradicted name", async () => {
+      await drainQueue();
+      const created = await t.call("POST", "/v1/runs", {
+        scope: "operate",
+        body: {
+          agent: { kind: "profile", profile: "claude" },
+          prompt: "hi",
+          labels: { os: "linux" },
+          protocolVersion: 1,
+        },
+      });
+      assert.equal(created.status, 201, created.text);
+      const runId = created.json.run.runId as string;
+      const run = await t.call("GET", `/v1/runs/${runId}`, { scope: "read" });
+      assert.deepEqual(run.json.run.labels, { os: "linux", agent: "claude" });
+      assert.deepEqual(run.json.run.spec.labels, { os: "linux", agent: "claude" }, "the spec says what it carries");
+
+      const codex = await worker();
+      const busy = await poll(codex.credential, pollBody({ agents: ["codex"] }));
+      assert.equal(busy.status, 200, busy.text);
+      assert.deepEqual(busy.json.claims, [], "a worker advertising only codex does not claim a claude run");
+      const waiting = await t.call("GET", `/v1/runs/${runId}`, { scope: "read" });
+      assert.equal(waiting.json.run.dispatch.waiting, "no worker with agent=claude");
+
+      const claude = await worker();
+      const claimed = await poll(claude.credential, pollBody({ agents: ["codex", "claude"] }));
+      assert.deepEqual(
+        claimed.json.claims.map((c: { runId: string; harnessArgs: string[] }) => [c.runId, c.harnessArgs]),
+        [[runId, ["--agent", "claude"]]],
+      );
+      const listed = await t.call("GET", "/v1/workers", { scope: "read" });
+      const mine = listed.json.workers.find((w: { workerId: string }) => w.workerId === claude.id);
+      assert.deepEqual(mine.agents, ["codex", "claude"]);
+
+      const unknown = await t.call("POST", "/v1/runs", {
+        scope: "operate",
+        body: { agent: { kind: "profile", profile: "clade" } },
+      });
+      assert.equal(unknown.status, 422);
+      assert.equal(unknown.json.code, "agent_profile_unknown");
+      assert.match(unknown.json.message, /"clade".*claude, codex, gemini, opencode/);
+      const contradicted = await t.call("POST", "/v1/runs", {
+        scope: "operate",
+        body: { agent: { kind: "profile", profile: "claude" }, labels: { agent: "codex" } },
+      });
+      assert.equal(contradicted.status, 400, "a request at fault, as every invalid_request");
+      assert.deepEqual([contradicted.json.code, contradicted.json.path], ["invalid_request", "/labels/agent"]);
+      const same = await t.call("POST", "/v1/runs", {
+        scope: "operate",
+        body: { agent: { kind: "profile", profile: "claude" }, labels: { agent: "claude" } },
+      });
+      assert.equal(same.status, 201, same.text);
+      const badName = await poll(claude.credential, pollBody({ agents: ["Claude; rm -rf /"] }));
+      assert.equal(badName.status, 400);
+      assert.equal(badName.json.path, "/agents/0");
+    });
+
     it("refuses a malformed poll with the path at fault", async () => {
       const w = await worker();
       const bad = await poll(w.credential, { ...pollBody(), requestId: "x" });

@@ -108,7 +108,7 @@ export function apiSuite(kind: string, open: () => Promise<AuthorityStore>, clos
         ],
         [
           "an agent profile that does not exist",
-          () => t.call("POST", "/v1/runs", { body: { agent: { kind: "profile", profile: "claude" } } }),
+          () => t.call("POST", "/v1/runs", { body: { agent: { kind: "profile", profile: "clade" } } }),
           422,
           "agent_profile_unknown",
           "/agent/profile",

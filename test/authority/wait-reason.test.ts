@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { WorkerRow } from "../../src/authority/store.js";
 import { runStateOf } from "../../src/authority/run-state.js";
-import { labelsMatch } from "../../src/authority/dispatch-rules.js";
+import { heldPairs, labelsMatch } from "../../src/authority/dispatch-rules.js";
 import { waitReason, workerLive } from "../../src/authority/wait-reason.js";
 
 const NOW = 1_000_000;
@@ -13,6 +13,7 @@ const worker = (overrides: Partial<WorkerRow> = {}): WorkerRow => ({
   createdAtUnixMs: 0,
   revokedAtUnixMs: null,
   labels: { os: "linux", agent: "claude" },
+  agents: [],
   maxRuns: 2,
   draining: false,
   lastSeenAtUnixMs: NOW - 1_000,
@@ -59,10 +60,29 @@ describe("why a queued run waits", () => {
   });
 
   it("matches a worker holding every label of the run, and more", () => {
-    assert.equal(labelsMatch({ os: "linux" }, { os: "linux", gpu: "a100" }), true);
-    assert.equal(labelsMatch({ os: "linux", gpu: "a100" }, { os: "linux" }), false);
-    assert.equal(labelsMatch({ os: "linux" }, { os: "Linux" }), false);
+    assert.equal(labelsMatch({ os: "linux" }, { labels: { os: "linux", gpu: "a100" } }), true);
+    assert.equal(labelsMatch({ os: "linux", gpu: "a100" }, { labels: { os: "linux" } }), false);
+    assert.equal(labelsMatch({ os: "linux" }, { labels: { os: "Linux" } }), false);
     assert.equal(workerLive(worker({ lastSeenAtUnixMs: null }), NOW, 30_000), false);
+  });
+
+  it("counts each advertised agent as the pair agent=<name>, beside the worker's labels", () => {
+    const both = { labels: { os: "linux" }, agents: ["claude", "codex"] };
+    assert.equal(labelsMatch({ agent: "claude" }, both), true);
+    assert.equal(labelsMatch({ agent: "codex", os: "linux" }, both), true);
+    assert.equal(labelsMatch({ agent: "gemini" }, both), false);
+    // Only the agent key: an advertised name is not any other label's value.
+    assert.equal(labelsMatch({ model: "claude" }, both), false);
+    assert.deepEqual(heldPairs(both), ["os=linux", "agent=claude", "agent=codex"]);
+  });
+
+  it("says no worker with agent=claude when the live workers advertise other agents", () => {
+    const codexOnly = worker({ labels: { os: "linux" }, agents: ["codex"] });
+    assert.equal(waitReason({ agent: "claude" }, facts([codexOnly])), "no worker with agent=claude");
+    assert.equal(
+      waitReason({ agent: "claude" }, facts([codexOnly, worker({ labels: {}, agents: ["claude"] })])),
+      "waiting for a worker's next poll",
+    );
   });
 });
 

@@ -80,7 +80,7 @@ export async function durableAgentRun(dir: string, agent: DurableAgent): Promise
     const facts = await runDurable({
       agent: {
         runnerdArgs: agentRunnerdArgs({
-          agentCommand: agent.command,
+          agent: { command: agent.command },
           permissionPolicy: agent.policy ?? "deny",
           agentCwd: agent.cwd,
           ...(agent.idleMs ? { agentIdleMs: agent.idleMs } : {}),

@@ -26,7 +26,7 @@ describe("ACP redaction in durable mode: the bytes on disk", () => {
     const facts = await runDurable({
       agent: {
         runnerdArgs: agentRunnerdArgs({
-          agentCommand: testAgentCommand(scenario),
+          agent: { command: testAgentCommand(scenario) },
           permissionPolicy: "allow-reads",
           agentCwd: dir,
         }),

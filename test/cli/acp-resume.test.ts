@@ -38,7 +38,7 @@ describe("ACP warm resume: a restarted durable runner loads the agent's session 
     let killedAfter: PrpEvent[] | null = null;
     const facts = await runDurable({
       agent: {
-        runnerdArgs: agentRunnerdArgs({ agentCommand, permissionPolicy: "deny", agentCwd: dir }),
+        runnerdArgs: agentRunnerdArgs({ agent: { command: agentCommand }, permissionPolicy: "deny", agentCwd: dir }),
         prompt: "Fix the failing test.",
         ...(options.holdTurn ? { holdTurn: true } : {}),
       },

@@ -80,7 +80,7 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     const res = runPrp([
       "run",
       "--json",
-      "--agent",
+      "--agent-command",
       agent,
       "--prompt",
       "Fix the failing test.",
@@ -287,7 +287,7 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
           join(packageRoot(), "bin/prp.js"),
           "run",
           "--json",
-          "--agent",
+          "--agent-command",
           testAgentCommand(scenario),
           "--prompt",
           "x",
@@ -327,9 +327,26 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
     );
   });
 
-  it("usage: --agent needs --prompt, and --script and --agent exclude each other", () => {
-    assert.match(runPrp(["run", "--agent", "x"]).stderr, /--agent needs --prompt/);
-    assert.match(runPrp(["run", "--agent", "x", "--prompt", "y", "--script", "happy-path"]).stderr, /choose one/);
+  it("usage: an agent needs --prompt, and --script and an agent exclude each other", () => {
+    assert.match(runPrp(["run", "--agent-command", "x"]).stderr, /needs --prompt/);
+    assert.match(runPrp(["run", "--agent", "claude"]).stderr, /needs --prompt/);
+    assert.match(
+      runPrp(["run", "--agent-command", "x", "--prompt", "y", "--script", "happy-path"]).stderr,
+      /choose one/,
+    );
     assert.equal(runPrp(["run"]).status, 2);
+  });
+
+  it("usage: --agent takes a catalog name; an unknown one is refused, listing the names; --agent-command conflicts", () => {
+    const unknown = runPrp(["run", "--agent", "npx -y some-agent", "--prompt", "y"]);
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /no agent named "npx -y some-agent": the catalog has claude, codex, gemini, opencode/);
+    assert.match(unknown.stderr, /--agent-command/);
+    const both = runPrp(["run", "--agent", "claude", "--agent-command", "x", "--prompt", "y"]);
+    assert.equal(both.status, 2);
+    assert.match(both.stderr, /--agent <name>.*cannot be used with.*--agent-command/);
+    const demoBoth = runPrp(["demo", "--agent", "codex", "--agent-command", "x", "--prompt", "y"]);
+    assert.equal(demoBoth.status, 2);
+    assert.match(runPrp(["demo", "--agent", "nope", "--prompt", "y"]).stderr, /no agent named "nope"/);
   });
 });

@@ -133,7 +133,7 @@ describe("--agent-cwd inside a hidden path is refused before anything starts", (
       [
         "run",
         "--json",
-        "--agent",
+        "--agent-command",
         agent,
         "--prompt",
         "hi",
@@ -158,7 +158,7 @@ describe("--agent-cwd inside a hidden path is refused before anything starts", (
       [
         "run",
         "--json",
-        "--agent",
+        "--agent-command",
         testAgentCommand("streamed-answer"),
         "--prompt",
         "Fix the failing test.",
@@ -180,7 +180,18 @@ describe("--agent-cwd inside a hidden path is refused before anything starts", (
   it("prp run: the default --agent-cwd (where prp run was started) inside a --sandbox-hide path is refused too", () => {
     const { root, hidden, inside, marker, agent } = layout();
     const run = runPrp(
-      ["run", "--json", "--agent", agent, "--prompt", "hi", "--sandbox-hide", hidden, "--out", join(root, "out")],
+      [
+        "run",
+        "--json",
+        "--agent-command",
+        agent,
+        "--prompt",
+        "hi",
+        "--sandbox-hide",
+        hidden,
+        "--out",
+        join(root, "out"),
+      ],
       { cwd: inside },
     );
     refused(run, inside, hidden, marker);
@@ -192,7 +203,7 @@ describe("--agent-cwd inside a hidden path is refused before anything starts", (
       [
         "demo",
         "--json",
-        "--agent",
+        "--agent-command",
         agent,
         "--prompt",
         "hi",
@@ -216,7 +227,7 @@ describe("--agent-cwd inside a hidden path is refused before anything starts", (
       [
         "demo",
         "--json",
-        "--agent",
+        "--agent-command",
         agent,
         "--prompt",
         "hi",

@@ -108,8 +108,11 @@ export async function startDaemon(args: string[], env: NodeJS.ProcessEnv = {}): 
 }
 
 /** `prp authority serve --api 127.0.0.1:0` with `args`: the daemon, once it has printed its API's URL too. */
-export async function startApiDaemon(args: string[]): Promise<{ daemon: Daemon; apiUrl: string }> {
-  const daemon = await startDaemon([...args, "--api", "127.0.0.1:0"]);
+export async function startApiDaemon(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ daemon: Daemon; apiUrl: string }> {
+  const daemon = await startDaemon([...args, "--api", "127.0.0.1:0"], env);
   try {
     await until(
       () => /\napi: \S+\n/.test(daemon.stdout()),

@@ -140,7 +140,7 @@ await import(${JSON.stringify(join(packageRoot(), "dist/src/harness/acp/test-age
       [
         join(packageRoot(), "bin/prp.js"),
         "run",
-        "--agent",
+        "--agent-command",
         `${process.execPath} ${agent}`,
         "--prompt",
         "x",

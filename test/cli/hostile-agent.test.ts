@@ -95,7 +95,7 @@ describe("a hostile agent, in the sandbox and without it", () => {
           [
             "run",
             "--json",
-            "--agent",
+            "--agent-command",
             agent,
             "--prompt",
             "Fix the failing test.",
@@ -137,7 +137,18 @@ describe("a hostile agent, in the sandbox and without it", () => {
       const { work, out, agent } = workspace(`durable-${mode}`, token);
       try {
         const run = runPrp(
-          ["demo", "--json", "--agent", agent, "--prompt", "Fix the failing test.", "--out", out, "--sandbox", mode],
+          [
+            "demo",
+            "--json",
+            "--agent-command",
+            agent,
+            "--prompt",
+            "Fix the failing test.",
+            "--out",
+            out,
+            "--sandbox",
+            mode,
+          ],
           { cwd: work },
         );
         const { runId, runTerminalState } = JSON.parse(run.stdout) as { runId: string; runTerminalState: string };

@@ -46,7 +46,7 @@ describe("prp run's memory does not grow with the run", () => {
         join(packageRoot(), "bin/prp.js"),
         "run",
         "--json",
-        "--agent",
+        "--agent-command",
         agent,
         "--prompt",
         "x",

@@ -81,15 +81,18 @@ describe("text an agent controls never reaches a terminal raw", () => {
 
   it("prp run --agent: the live view, and the record in --json and through prp replay", () => {
     const out = join(dir, "run");
-    const human = runPrp(["run", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out], {
-      cwd: dir,
-    });
+    const human = runPrp(
+      ["run", "--agent-command", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out],
+      {
+        cwd: dir,
+      },
+    );
     assert.equal(human.status, 0, human.stderr);
     assert.match(human.stdout, /answer {3}.*message \\x1b/, "the agent's message is shown, escaped");
     assertNeutral(human.stdout + human.stderr, "prp run");
 
     const json = runPrp(
-      ["run", "--json", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out],
+      ["run", "--json", "--agent-command", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out],
       { cwd: dir },
     );
     assert.equal(json.status, 0, json.stderr);
@@ -111,9 +114,12 @@ describe("text an agent controls never reaches a terminal raw", () => {
   it("prp demo --agent, then prp events on its store, in lines and in --json", () => {
     const out = join(dir, "demo");
     mkdirSync(out, { recursive: true });
-    const demo = runPrp(["demo", "--agent", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out], {
-      cwd: dir,
-    });
+    const demo = runPrp(
+      ["demo", "--agent-command", agent, "--prompt", "go", "--permission-policy", "deny", "--out", out],
+      {
+        cwd: dir,
+      },
+    );
     assert.equal(demo.status, 0, demo.stderr);
     assertNeutral(demo.stdout + demo.stderr, "prp demo");
     const command = /prp events (--store \S+ --server-key-file \S+ --run \S+)/.exec(demo.stdout);

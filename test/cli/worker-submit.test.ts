@@ -115,6 +115,23 @@ describe("prp submit and prp worker", () => {
       [["worker", "--api", api, "--token-file", token, "--max-runs", "0"], /--max-runs/],
       [["worker", "--api", api, "--token-file", token, "--max-runs", "1", "--labels", "A=b"], /lowercase keys/],
       [["worker", "--api", api, "--token-file", token, "--max-runs", "1", "--drain-timeout", "soon"], /duration/],
+      [["worker", "--api", api, "--token-file", token, "--max-runs", "1", "--agents", "Claude"], /agent names/],
+      [
+        [
+          "worker",
+          "--api",
+          api,
+          "--token-file",
+          token,
+          "--max-runs",
+          "1",
+          "--agents",
+          "claud",
+          "--dir",
+          join(dir, "wa"),
+        ],
+        /no agent named "claud": the catalog has claude, codex, gemini, opencode/,
+      ],
       [["submit", "--api", api, "--token-file", token], /choose one of --agent NAME/],
       [["submit", "--api", api, "--token-file", token, "--script", "a", "--agent", "b"], /choose one of/],
       [["submit", "--script", "happy-path"], /prp submit needs --api/],
@@ -179,6 +196,11 @@ describe("prp submit and prp worker", () => {
     const refused = await child(spawnPrp([...base, "--agent", "nope"]));
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /unknown_profile at \/agent\/profile: no agent profile nope/);
+    assert.match(
+      refused.stderr,
+      /note: this machine's agent catalog has no "nope"/,
+      "a hint, not a refusal: the API was asked",
+    );
 
     const waited = await child(spawnPrp([...base, "--agent-command", "my-agent --acp", "--wait", "--json"]));
     assert.equal(waited.code, 1, waited.stderr);
@@ -227,6 +249,8 @@ describe("prp submit and prp worker", () => {
           "--once",
           "--labels",
           "pool=a,os=linux",
+          "--agents",
+          "claude,codex",
           "--dir",
           workDir,
         ]),
@@ -238,6 +262,7 @@ describe("prp submit and prp worker", () => {
       assert.match(worker.stderr, new RegExp(`run ${created.runId}: runner exited 0`));
       assert.ok(auth.every((a) => a === "Bearer prp_wkr_0000000000000001_x"));
       assert.deepEqual(polls[0]!.labels, { pool: "a", os: "linux" });
+      assert.deepEqual(polls[0]!.agents, ["claude", "codex"], "named agents are advertised as given, unprobed");
       assert.equal(polls[0]!.want, 1);
       assert.equal(polls[0]!.maxRuns, 2);
       const last = polls.at(-1)!;

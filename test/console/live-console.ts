@@ -111,7 +111,10 @@ export async function liveConsole(prefix: string) {
     startAgentRun(scenario: string) {
       const workspace = join(dir, `workspace-${scenario}-${started.length}`);
       mkdirSync(workspace);
-      return start(["--agent", testAgentCommand(scenario)], ["--agent-cwd", workspace, "--permission-policy", "ask"]);
+      return start(
+        ["--agent-command", testAgentCommand(scenario)],
+        ["--agent-cwd", workspace, "--permission-policy", "ask"],
+      );
     },
   };
 

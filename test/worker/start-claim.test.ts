@@ -24,7 +24,12 @@ const claim = (runId: string, connectUrl: string, agent: WorkerClaim["spec"]["ag
     turnId: "turn_1",
     itemId: "item_1",
   },
-  harnessArgs: agent.kind === "fake" ? ["--script", "happy-path"] : ["--harness", "acp", "--agent-command", "x"],
+  harnessArgs:
+    agent.kind === "fake"
+      ? ["--script", "happy-path"]
+      : agent.kind === "profile"
+        ? ["--agent", agent.profile]
+        : ["--harness", "acp", "--agent-command", "x"],
   spec: { agent },
 });
 
@@ -38,6 +43,7 @@ describe("starting a claim", () => {
         dir,
         record: new WorkerRecord(dir),
         caBundlePath: "/etc/ca.pem",
+        agentsDir: "/opt/prp-agents",
         spawn: (options) => {
           const lines = readFileSync(join(dir, RECORD_FILE), "utf8").trim().split("\n");
           assert.equal(JSON.parse(lines.at(-1)!).kind, "starting", "recorded before the spawn");
@@ -65,7 +71,11 @@ describe("starting a claim", () => {
       assert.equal(a!.env, undefined, "nothing in the environment");
       assert.equal(a!.stateDir, join(dir, "state", "run_a"));
       assert.equal(statSync(a!.stateDir).mode & 0o777, 0o700);
-      assert.deepEqual(a!.harnessArgs!.slice(-2), ["--agent-cwd", join(dir, "workspaces", "run_a")]);
+      assert.deepEqual(
+        a!.harnessArgs,
+        ["--agent", "p", "--agent-cwd", join(dir, "workspaces", "run_a"), "--agents-dir", "/opt/prp-agents"],
+        "a named agent is found where this worker's agents are installed",
+      );
       const hidden = ["--sandbox-hide", join(dir, "state"), "--sandbox-hide", join(dir, RECORD_FILE)];
       assert.deepEqual(
         a!.extraArgs,
@@ -74,6 +84,7 @@ describe("starting a claim", () => {
       );
       assert.equal(a!.protocolMax, 2);
       assert.equal(b!.harnessArgs!.includes("--agent-cwd"), false, "a fake run has no workspace");
+      assert.equal(b!.harnessArgs!.includes("--agents-dir"), false, "nor an agents folder");
       assert.deepEqual(b!.extraArgs, hidden, "prp-runnerd refuses --ca-bundle-path with ws://");
 
       const text = readFileSync(join(dir, RECORD_FILE), "utf8");

@@ -4,10 +4,12 @@ import {
   POSTGRES_V2,
   POSTGRES_V3,
   POSTGRES_V4,
+  POSTGRES_V5,
   SQLITE_V1,
   SQLITE_V2,
   SQLITE_V3,
   SQLITE_V4,
+  SQLITE_V5,
 } from "./schema.js";
 
 /**
@@ -47,6 +49,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "run queue: workers (credential digests only), each API-created run's dispatch, admission caps",
     sqlite: SQLITE_V4,
     postgres: POSTGRES_V4,
+  },
+  {
+    version: 5,
+    name: "named agents: the agent profiles each worker advertises",
+    sqlite: SQLITE_V5,
+    postgres: POSTGRES_V5,
   },
 ];
 

@@ -243,3 +243,13 @@ CREATE INDEX dispatch_claim_order ON dispatch (state, priority DESC, queued_at, 
 CREATE INDEX dispatch_by_worker ON dispatch (worker_id);
 ${capsTable};
 `;
+
+/**
+ * Version 5, named agents (issue 29): the agent profiles each worker's last poll advertised, a
+ * JSON array of names. A label holds one value, and a worker may run several agents.
+ */
+const workerAgents = "ALTER TABLE workers ADD COLUMN agents TEXT NOT NULL DEFAULT '[]';";
+
+export const SQLITE_V5 = workerAgents;
+
+export const POSTGRES_V5 = workerAgents;

@@ -17,6 +17,16 @@ const LABELS = {
   additionalProperties: { type: "string", maxLength: 256, pattern: "^[^\\u0000-\\u001f\\u007f]*$" },
 } as const;
 
+/** Agent profile names a worker advertises (the catalog's name pattern): it holds `agent=<name>` for each. */
+const AGENTS = {
+  description:
+    "The agent profiles the worker can run now (catalog names): for the label rule it holds `agent=<name>` for each, beside its labels.",
+  type: "array",
+  maxItems: 32,
+  uniqueItems: true,
+  items: { type: "string", pattern: "^[a-z][a-z0-9-]{0,31}$" },
+} as const;
+
 const TIME = { type: "string", format: "date-time" } as const;
 /** An event's emittedAt as the runner wrote it (checked by the contract on the way in), or null. */
 const NULLABLE_TIME = { type: ["string", "null"] } as const;
@@ -434,6 +444,7 @@ export const API_SCHEMAS = {
       properties: {
         requestId: { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$", description: "The worker's id for this poll." },
         labels: LABELS,
+        agents: AGENTS,
         maxRuns: { type: "integer", minimum: 1, maximum: 256 },
         draining: { type: "boolean", description: "It stops claiming: it only finishes what it runs." },
         held: {
@@ -530,11 +541,23 @@ export const API_SCHEMAS = {
       title: "Worker",
       type: "object",
       additionalProperties: false,
-      required: ["workerId", "name", "labels", "maxRuns", "activeRuns", "draining", "lastSeenAt", "health", "revoked"],
+      required: [
+        "workerId",
+        "name",
+        "labels",
+        "agents",
+        "maxRuns",
+        "activeRuns",
+        "draining",
+        "lastSeenAt",
+        "health",
+        "revoked",
+      ],
       properties: {
         workerId: ID,
         name: { type: "string" },
         labels: LABELS,
+        agents: AGENTS,
         maxRuns: { type: "integer", minimum: 0 },
         activeRuns: { type: "integer", minimum: 0 },
         draining: { type: "boolean" },

@@ -155,6 +155,29 @@ export const dispatchPartsConformance: ConformancePart = (name: string, factory:
       await store.close();
     });
 
+    it("an advertised agent holds agent=<name>: a worker advertising claude claims an agent=claude run, one advertising codex does not", async () => {
+      const { store } = await factory.open();
+      unwrap(await store.createRun(request(1, { agent: "claude" }, 1)));
+      unwrap(await store.createRun(request(2, { agent: "claude", os: "linux" }, 0)));
+      await withWorkers(store, 2);
+      const codex = unwrap(await store.pollWorker(poll(1, { labels: { os: "linux" }, agents: ["codex"] })));
+      assert.deepEqual(runIds(codex.claims), [], "codex is not claude");
+      assert.deepEqual(codex.worker.agents, ["codex"], "the advertised agents are stored with the worker");
+      const claude = unwrap(
+        await store.pollWorker(poll(2, { labels: { os: "linux" }, agents: ["codex", "claude"], want: 2 })),
+      );
+      assert.deepEqual(runIds(claude.claims), ["run_1", "run_2"]);
+      const listed = await store.workers();
+      assert.deepEqual(
+        listed.map((w) => w.agents),
+        [["codex"], ["codex", "claude"]],
+      );
+      // A poll without agents advertises none: what it held before is not kept.
+      const none = unwrap(await store.pollWorker(poll(2, { want: 0 })));
+      assert.deepEqual(none.worker.agents, []);
+      await store.close();
+    });
+
     it("caps: `*` and `key=value` never let more runs be active than max; a capped run is skipped, a later one claimed", async () => {
       const { store } = await factory.open();
       assert.equal(codeOf(await store.setCap("nokey", 1)), "invalid_request");

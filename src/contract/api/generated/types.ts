@@ -387,6 +387,12 @@ export interface WorkerPoll {
   labels: {
     [k: string]: string;
   };
+  /**
+   * The agent profiles the worker can run now (catalog names): for the label rule it holds `agent=<name>` for each, beside its labels.
+   *
+   * @maxItems 32
+   */
+  agents?: string[];
   maxRuns: number;
   /**
    * It stops claiming: it only finishes what it runs.
@@ -466,6 +472,12 @@ export interface Worker {
   labels: {
     [k: string]: string;
   };
+  /**
+   * The agent profiles the worker can run now (catalog names): for the label rule it holds `agent=<name>` for each, beside its labels.
+   *
+   * @maxItems 32
+   */
+  agents: string[];
   maxRuns: number;
   activeRuns: number;
   draining: boolean;

@@ -1,0 +1,52 @@
+import { launchCommand } from "../agents/launch.js";
+import { findProfile, type AgentProfile } from "../agents/catalog.js";
+import { ok } from "../contract/result.js";
+import type { AgentOutcome } from "../agents/agent-error.js";
+
+/** `--agents`: profile names, or `auto` (every installed profile that probes ready). */
+export type AgentsOption = "auto" | string[];
+
+/** A verdict on one profile: only `ready` is advertised. */
+export interface ProbeReport {
+  verdict: string;
+}
+
+/** Asks one installed profile whether it can take a run now (prp agents check's probe). */
+export type AgentProber = (profile: AgentProfile) => Promise<ProbeReport>;
+
+/** Until an agent is started and asked, an installed profile is taken to be ready. */
+export const launchProber =
+  (agentsDir: string): AgentProber =>
+  async (profile) => ({ verdict: launchCommand(profile, agentsDir).ok ? "ready" : "broken" });
+
+/**
+ * The names a worker advertises. Named ones must be in the catalog (the authority routes runs by
+ * them; a typo would silently claim nothing) and are advertised as given. With `auto`, every
+ * profile installed in `agentsDir` is probed, at once, and those whose verdict is `ready` are
+ * advertised; each verdict is logged, and so is each profile not installed.
+ */
+export async function advertisedAgents(
+  option: AgentsOption,
+  profiles: AgentProfile[],
+  agentsDir: string,
+  probe: AgentProber,
+  log: (line: string) => void,
+): Promise<AgentOutcome<string[]>> {
+  if (option !== "auto") {
+    for (const name of option) {
+      const found = findProfile(profiles, name);
+      if (!found.ok) return found;
+    }
+    return ok(option);
+  }
+  const verdicts = await Promise.all(
+    profiles.map(async (profile) => {
+      const launch = launchCommand(profile, agentsDir);
+      if (!launch.ok) return { name: profile.name, verdict: "not installed" };
+      const report = await probe(profile).catch((err: Error) => ({ verdict: `broken (${err.message})` }));
+      return { name: profile.name, verdict: report.verdict };
+    }),
+  );
+  for (const { name, verdict } of verdicts) log(`agent ${name}: ${verdict}`);
+  return ok(verdicts.filter((v) => v.verdict === "ready").map((v) => v.name));
+}
