@@ -4,7 +4,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import type { PrpClient } from "../client/index.js";
 import { agentsDir } from "../agents/agents-dir.js";
 import { loadCatalog } from "../agents/catalog.js";
-import { advertisedAgents, launchProber, type AgentProber, type AgentsOption } from "../worker/advertise.js";
+import { advertisedAgents, initializeProber, type AgentProber, type AgentsOption } from "../worker/advertise.js";
 import { PollLoop } from "../worker/poll-loop.js";
 import { runnerEmittedNothing } from "../worker/runner-progress.js";
 import { claimStarter } from "../worker/start-claim.js";
@@ -154,8 +154,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const log = (line: string) => process.stderr.write(`prp worker: ${line}\n`);
   const agentsFolder = agentsDir(opts.agentsDir);
-  // The installed-or-not prober until prp agents check's probe is wired here.
-  const agents = await workerAgents(opts.agents, agentsFolder, launchProber(agentsFolder), log);
+  const agents = await workerAgents(opts.agents, agentsFolder, initializeProber(agentsFolder, dir), log);
   const loop = new PollLoop({
     labels: opts.labels ?? {},
     agents,

@@ -1,23 +1,32 @@
+import { homedir } from "node:os";
 import { launchCommand } from "../agents/launch.js";
 import { findProfile, type AgentProfile } from "../agents/catalog.js";
+import { probeAgent } from "../agents/probe.js";
 import { ok } from "../contract/result.js";
 import type { AgentOutcome } from "../agents/agent-error.js";
 
 /** `--agents`: profile names, or `auto` (every installed profile that probes ready). */
 export type AgentsOption = "auto" | string[];
 
-/** A verdict on one profile: only `ready` is advertised. */
-export interface ProbeReport {
+/** A verdict on one profile: only `ready` is advertised; `cause` says why another is not. */
+export interface AgentVerdict {
   verdict: string;
+  cause?: string;
 }
 
-/** Asks one installed profile whether it can take a run now (prp agents check's probe). */
-export type AgentProber = (profile: AgentProfile) => Promise<ProbeReport>;
+/** Asks one installed profile whether it can take a run now. */
+export type AgentProber = (profile: AgentProfile) => Promise<AgentVerdict>;
 
-/** Until an agent is started and asked, an installed profile is taken to be ready. */
-export const launchProber =
-  (agentsDir: string): AgentProber =>
-  async (profile) => ({ verdict: launchCommand(profile, agentsDir).ok ? "ready" : "broken" });
+/**
+ * `prp agents check`'s probe, as this worker's runs will start the agent: this user's HOME (its
+ * logins), no variables of the worker's own, the worker's folder as cwd.
+ */
+export const initializeProber =
+  (agentsDir: string, cwd: string): AgentProber =>
+  async (profile) => {
+    const report = await probeAgent(profile, { agentsDir, home: homedir(), cwd });
+    return { verdict: report.verdict, ...(report.cause ? { cause: report.cause } : {}) };
+  };
 
 /**
  * The names a worker advertises. Named ones must be in the catalog (the authority routes runs by
@@ -43,10 +52,13 @@ export async function advertisedAgents(
     profiles.map(async (profile) => {
       const launch = launchCommand(profile, agentsDir);
       if (!launch.ok) return { name: profile.name, verdict: "not installed" };
-      const report = await probe(profile).catch((err: Error) => ({ verdict: `broken (${err.message})` }));
-      return { name: profile.name, verdict: report.verdict };
+      const report = await probe(profile).catch((err: Error): AgentVerdict => ({
+        verdict: "broken",
+        cause: err.message,
+      }));
+      return { name: profile.name, verdict: report.verdict, cause: report.cause };
     }),
   );
-  for (const { name, verdict } of verdicts) log(`agent ${name}: ${verdict}`);
+  for (const { name, verdict, cause } of verdicts) log(`agent ${name}: ${verdict}${cause ? ` (${cause})` : ""}`);
   return ok(verdicts.filter((v) => v.verdict === "ready").map((v) => v.name));
 }

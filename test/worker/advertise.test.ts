@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { loadCatalog, type AgentProfile } from "../../src/agents/catalog.js";
-import { advertisedAgents, launchProber, type AgentProber } from "../../src/worker/advertise.js";
+import { advertisedAgents, initializeProber, type AgentProber } from "../../src/worker/advertise.js";
 import { TEST_AGENTS_DIR } from "../support/agents-cache.js";
 import { writeTestAgentCatalog } from "../support/user-catalog.js";
 
@@ -67,11 +67,25 @@ describe("the agents a worker advertises", () => {
     assert.deepEqual(auto, { ok: true, value: [] });
   });
 
-  it("the default prober calls an installed profile ready and advertises nothing not installed", async () => {
+  it("the worker's prober starts the agent and completes initialize: the SDK test agent, needing no login, is ready", async () => {
     const lines: string[] = [];
-    const auto = await advertisedAgents("auto", profiles(), emptyAgentsDir, launchProber(emptyAgentsDir), (l) =>
-      lines.push(l),
+    const auto = await advertisedAgents(
+      "auto",
+      profiles(),
+      emptyAgentsDir,
+      initializeProber(emptyAgentsDir, dir),
+      (l) => lines.push(l),
     );
     assert.deepEqual(auto, { ok: true, value: ["sdk-test"] });
+    assert.ok(lines.includes("agent sdk-test: ready"), lines.join("\n"));
+  });
+
+  it("the worker's prober says why an agent is not ready: one that exits before initialize is broken, not advertised", async () => {
+    const profile: AgentProfile = {
+      ...profiles().find((p) => p.name === "sdk-test")!,
+      launch: { command: "exit 7", args: [] },
+    };
+    const verdict = await initializeProber(emptyAgentsDir, dir)(profile);
+    assert.deepEqual(verdict, { verdict: "broken", cause: "agent_exited_before_initialize" });
   });
 });
