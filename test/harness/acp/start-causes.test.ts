@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { packageRoot } from "../../../src/contract/package-root.js";
+import { durableAgentRun } from "../../cli/acp-durable-support.js";
 import { installedProfile, TEST_AGENTS_DIR } from "../../support/agents-cache.js";
 import {
   assertStartCause,
@@ -284,5 +285,33 @@ describe("an agent that cannot start the run ends it at once, with a typed cause
     const pid = r.payload("harness.ready")!.pid as number;
     await noneLeft(join(TEST_AGENTS_DIR, "claude@"));
     assert.ok(pid > 0);
+  });
+});
+
+describe("a start cause in durable mode", () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "prp-start-causes-durable-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("authentication_required: the authority's record ends with the typed cause, at once, once", async () => {
+    const cwd = mkdtempSync(join(dir, "ws-"));
+    const scenario = scenarioFile(cwd, "needs-login", {
+      initializeExtras: { authMethods: [{ id: "test-login", name: "Log in" }] },
+    });
+    const profile = commandProfile("locked", testAgentOn(scenario), { env: ["PRP_TEST_AGENT_KEY"] });
+    const catalog = writeCatalog(join(cwd, "catalog.json"), [profile]);
+    const started = Date.now();
+    const r = await durableAgentRun(dir, {
+      command: "unused",
+      named: ["--agent", "locked", "--agent-catalog", catalog],
+      cwd,
+    });
+    const message = assertStartCause(r, "authentication_required");
+    assert.equal(message, "locked is not logged in: log locked in with `locked login`");
+    assert.ok(!r.types.includes("session.started"), r.types.join(", "));
+    assert.ok(Date.now() - started < 45_000, "no agent deadline was waited for");
+    await noneLeft(scenario);
   });
 });
