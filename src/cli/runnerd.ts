@@ -268,7 +268,10 @@ provider, the binding and the revision only. The fake harness gets the file as
 PRP_FAKE_CREDENTIAL_FILE (see the credentials-refresh scenario).
 
 Harness drivers: --harness fake (default) plays --script NAME|FILE; --harness acp runs
---agent-command, an agent speaking the Agent Client Protocol on its stdio (see docs/agents.md).
+--agent-command, or --agent NAME from the catalog, an agent speaking the Agent Client Protocol on
+its stdio (see docs/agents.md). An agent that cannot start the run (not installed, exited before
+initialize, not logged in, another ACP version, --agent-model not offered) ends it at once:
+failed, stopReason {kind: agent_start, code, message}.
 
 Runtime activity: the harness gets PAPERCLIP_RUNTIME_NOTIFICATION_HELPER (this command's
 absolute path), PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT (a private descriptor file naming a

@@ -11,6 +11,7 @@ import { outcomeFor, policyAction, questionPolicyAction } from "./permissions.js
 import { AcpProjection, type AcpInput, type ViolationCode } from "./projection.js";
 import { modelOffer, modeOffer, type SessionOffer } from "./session-offers.js";
 import {
+  agentWords,
   authenticationRequired,
   exitedBeforeInitialize,
   modelUnavailable,
@@ -324,7 +325,7 @@ export class AcpDriver implements HarnessDriver {
       await this.handshake(a, method, a.agent.request(method, params));
       return null;
     } catch (e) {
-      return (e as Error).message || "no reason given";
+      return agentWords((e as Error).message || "no reason given", 400);
     }
   }
 

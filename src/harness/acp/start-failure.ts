@@ -20,8 +20,8 @@ export const startFailure = (code: AgentStartCause, message: string): StartFailu
   message,
 });
 
-/** Agent text in a stop reason: credentials hidden, escape sequences shown, not played. */
-const agentWords = (text: string, max: number): string => visible(cutText(redactText(text).text, max));
+/** Agent text in a stop reason or diagnostic: credentials hidden, escape sequences shown, not played. */
+export const agentWords = (text: string, max: number): string => visible(cutText(redactText(text).text, max));
 
 export const exitInWords = (exit: ExitFact): string =>
   exit.signal ? `signal ${exit.signal}` : `exit code ${exit.exitCode}`;

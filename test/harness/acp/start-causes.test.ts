@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { packageRoot } from "../../../src/contract/package-root.js";
 import { durableAgentRun } from "../../cli/acp-durable-support.js";
+import { describeProcesses, liveGroupMembers } from "../../support/processes.js";
+import { until } from "../../support/until.js";
 import { installedProfile, TEST_AGENTS_DIR } from "../../support/agents-cache.js";
 import {
   assertStartCause,
@@ -284,7 +286,10 @@ describe("an agent that cannot start the run ends it at once, with a typed cause
     assert.ok(r.ms < AT_ONCE_MS, `ended at once: ${r.ms} ms`);
     const pid = r.payload("harness.ready")!.pid as number;
     await noneLeft(join(TEST_AGENTS_DIR, "claude@"));
-    assert.ok(pid > 0);
+    await until(
+      () => liveGroupMembers(pid).length === 0,
+      () => `no live process in claude-code-acp's group ${pid}: ${describeProcesses(liveGroupMembers(pid))}`,
+    );
   });
 });
 
