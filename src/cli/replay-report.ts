@@ -1,5 +1,6 @@
 import type { PrpEvent } from "../contract/index.js";
 import { sourceKey, type SessionSnapshot } from "../reducer/index.js";
+import { stopReasonLine } from "./stop-line.js";
 import { visible } from "./terminal-text.js";
 
 const MAX_TEXT = 100;
@@ -144,7 +145,8 @@ function result(s: SessionSnapshot): string[] {
       t ? `turn ${t.turnTerminalState}, run ${t.runTerminalState}, work ${t.reportedWorkDisposition}` : "none",
     ),
   ];
-  if (t?.stopReason) lines.push(field("stop reason", `${t.stopReason.kind}: ${t.stopReason.code}`));
+  const stop = stopReasonLine(t?.stopReason);
+  if (stop) lines.push(`  ${stop}`);
   return lines;
 }
 

@@ -36,6 +36,7 @@ import {
 import { withSandboxOptions } from "./sandbox-options.js";
 import { scriptFromOption } from "./script-option.js";
 import { usageExitsTwo } from "./usage-exit.js";
+import { namedAgent } from "./named-agent.js";
 
 // Taken out of the environment by bin/prp-runnerd.js before this module was loaded.
 const { bootstrapTicket, hooks } = handoff;
@@ -62,6 +63,10 @@ interface RunnerdOptions extends SandboxFlags {
   harness: "fake" | "acp";
   script?: string;
   agentCommand?: string;
+  agent?: string;
+  agentsDir?: string;
+  agentCatalog?: string;
+  agentModel?: string;
   agentCwd?: string;
   agentEnv?: Record<string, string>;
   permissionPolicy: PermissionPolicy;
@@ -141,6 +146,22 @@ const program = new Command("prp-runnerd")
   .option(
     "--agent-command <cmd>",
     '--harness acp: the agent\'s command line, run by /bin/sh (e.g. "npx -y @zed-industries/claude-code-acp")',
+  )
+  .option(
+    "--agent <name>",
+    "an agent of the catalog (`prp agents list`), installed by `prp agents install NAME`; implies --harness acp (not with --agent-command)",
+  )
+  .option(
+    "--agents-dir <dir>",
+    "with --agent: the folder agents are installed in (default: PRP_AGENTS_DIR, or the cache folder)",
+  )
+  .option(
+    "--agent-catalog <file>",
+    "with --agent: a catalog of your own, over the built-in one (default: PRP_AGENT_CATALOG)",
+  )
+  .option(
+    "--agent-model <id>",
+    "--harness acp: the model the agent must use; a session that offers others ends the run (model_unavailable)",
   )
   .option(
     "--agent-cwd <dir>",
@@ -247,7 +268,10 @@ provider, the binding and the revision only. The fake harness gets the file as
 PRP_FAKE_CREDENTIAL_FILE (see the credentials-refresh scenario).
 
 Harness drivers: --harness fake (default) plays --script NAME|FILE; --harness acp runs
---agent-command, an agent speaking the Agent Client Protocol on its stdio (see docs/agents.md).
+--agent-command, or --agent NAME from the catalog, an agent speaking the Agent Client Protocol on
+its stdio (see docs/agents.md). An agent that cannot start the run (not installed, exited before
+initialize, not logged in, another ACP version, --agent-model not offered) ends it at once:
+failed, stopReason {kind: agent_start, code, message}.
 
 Runtime activity: the harness gets PAPERCLIP_RUNTIME_NOTIFICATION_HELPER (this command's
 absolute path), PAPERCLIP_RUNTIME_NOTIFICATION_CONTEXT (a private descriptor file naming a
@@ -296,12 +320,25 @@ if (opts.caBundlePath !== undefined && !opts.connectUrl?.startsWith("wss://"))
 const caBundle = opts.caBundlePath === undefined ? undefined : readCaBundle(opts.caBundlePath);
 if (caBundle && !caBundle.ok)
   program.error(`prp-runnerd: ${caBundle.error.code}: ${caBundle.error.message}`, { exitCode: 2 });
+if (opts.agent !== undefined && opts.agentCommand !== undefined)
+  program.error("choose --agent NAME or --agent-command CMD, not both", { exitCode: 2 });
+if (opts.agent !== undefined && program.getOptionValueSource("harness") !== "default" && opts.harness !== "acp")
+  program.error("--agent runs an ACP agent: it goes with --harness acp", { exitCode: 2 });
+if (opts.agent !== undefined) opts.harness = "acp";
+for (const key of ["agentsDir", "agentCatalog"] as const)
+  if (opts[key] !== undefined && opts.agent === undefined)
+    program.error(`${flag(key)} goes with --agent`, { exitCode: 2 });
+const named =
+  opts.agent === undefined
+    ? undefined
+    : namedAgent(opts.agent, { dir: opts.agentsDir, catalogPath: opts.agentCatalog });
+if (named && !named.ok) program.error(`prp-runnerd: ${named.error}`, { exitCode: 2 });
 if (opts.harness === "fake" && !opts.script)
   program.error("--harness fake needs --script <name|file>", { exitCode: 2 });
 if (opts.credentialProvider && !opts.credentialFile)
   program.error("--credential-provider goes with --credential-file", { exitCode: 2 });
-if (opts.harness === "acp" && !opts.agentCommand)
-  program.error("--harness acp needs --agent-command <cmd>", { exitCode: 2 });
+if (opts.harness === "acp" && !opts.agentCommand && !named)
+  program.error("--harness acp needs --agent NAME or --agent-command <cmd>", { exitCode: 2 });
 if (opts.ticketStdin && !durable) program.error("--ticket-stdin goes with --connect-url", { exitCode: 2 });
 // Two tickets would leave one unspent and say nothing about which the caller meant.
 if (opts.ticketStdin && bootstrapTicket !== null)
@@ -345,7 +382,10 @@ const harness: RunnerHarness =
   opts.harness === "acp"
     ? {
         kind: "acp",
-        command: opts.agentCommand!,
+        command: named?.ok ? named.value.command : opts.agentCommand!,
+        ...(named?.ok ? { profile: named.value.profile } : {}),
+        ...(named?.ok && named.value.unstartable ? { unstartable: named.value.unstartable } : {}),
+        ...(opts.agentModel !== undefined ? { model: opts.agentModel } : {}),
         cwd: agentCwd,
         ...(opts.agentEnv ? { env: opts.agentEnv } : {}),
         permissionPolicy: opts.permissionPolicy,

@@ -1,3 +1,4 @@
+import type { AgentStartCause } from "../agents/start-causes.js";
 import type * as T from "../contract/generated/types.js";
 import type { ExitFact } from "./supervisor.js";
 import type { LogTailSnapshot } from "./log-tail.js";
@@ -26,6 +27,12 @@ export type HarnessFact =
    * `code`, when the driver names the reason, becomes the terminal's stopReason code.
    */
   | { kind: "violation"; message: string; code?: string }
+  /**
+   * The agent cannot start the run (runtime.md §4.4: the harness process failed), for a typed
+   * cause the terminal carries as stopReason `{kind: "agent_start", code}`. `noProcess`: none
+   * was started, so no `gone` follows.
+   */
+  | { kind: "start_failed"; code: AgentStartCause; message: string; noProcess?: boolean }
   /**
    * The harness's session goal (runtime.md §9): `snapshot` answers a get, `updated` follows a
    * change (a set, or the harness's own), `cleared` follows a clear.

@@ -10,11 +10,14 @@ export type Intent =
   | "protocol_violation"
   | "event_refused"
   | "internal_error"
-  | "runner_restarted";
+  | "runner_restarted"
+  | "agent_start_failed";
 
 /** Why the runner stopped a run of its own accord, when the reason alone does not say it (terminal.stopReason). */
 export interface StopCause {
   receiptId: string;
+  /** Whose stop it is (default `runner`): `agent_start` when the agent could not start the run. */
+  kind?: string;
   code: string;
   message: string;
 }
@@ -46,6 +49,8 @@ const BY_INTENT: Record<Intent, [T.PRPRunTerminal["turnTerminalState"], T.PRPRun
     // The runner restarted and its harness's work cannot go on (a session it cannot resume, a
     // turn whose outcome is unknown): the harness process of the run was lost; stopReason says why.
     runner_restarted: ["failed", "failed", "harness_process_failed"],
+    // The agent could not start the run (not installed, exited, not logged in, …): stopReason says why.
+    agent_start_failed: ["failed", "failed", "harness_process_failed"],
   };
 
 /**
@@ -81,7 +86,7 @@ export function reconcileTerminal(facts: RunFacts): T.PRPRunTerminal {
             schema: "paperclip.prp.stop_reason.v1",
             schemaVersion: 1,
             receiptId: facts.stopCause.receiptId,
-            kind: "runner",
+            kind: facts.stopCause.kind ?? "runner",
             code: facts.stopCause.code,
             retryable: false,
             message: facts.stopCause.message,

@@ -3,6 +3,8 @@ import { isAbsolute, join, resolve } from "node:path";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
 import { packageVersion } from "../contract/package-info.js";
 import { MAX_PROTOCOL_VERSION, MIN_PROTOCOL_VERSION } from "../contract/versions.js";
+import type { AgentProfile } from "../agents/catalog.js";
+import type { AgentStartCause } from "../agents/start-causes.js";
 import { AcpDriver } from "../harness/acp/acp-driver.js";
 import { PERMISSION_POLICIES, type PermissionPolicy } from "../harness/acp/permissions.js";
 import { BatchedLineWriter } from "../harness/batched-writer.js";
@@ -57,6 +59,12 @@ export type RunnerHarness =
       permissionPolicy?: PermissionPolicy;
       /** How long the agent may send nothing during its turn (the driver's default when absent). */
       idleMs?: number;
+      /** The catalog profile the agent was named by (`--agent NAME`): credential sources, login line, permission modes. */
+      profile?: AgentProfile;
+      /** The model the run asks for: one the session offers, selected before the prompt. */
+      model?: string;
+      /** Why the agent cannot be started (a profile not installed): the run ends at once, and `command` only names it. */
+      unstartable?: { code: AgentStartCause; message: string };
     };
 
 /** The limits prp-runnerd takes as flags; each absent one is prp-runnerd's default. */
@@ -394,6 +402,9 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
             // session/new and session/load get as long as initialize: the harness's time to say ready.
             handshakeMs: harnessReadyMs,
             ...(h.idleMs ? { idleMs: h.idleMs } : {}),
+            ...(h.profile ? { profile: h.profile } : {}),
+            ...(h.model !== undefined ? { model: h.model } : {}),
+            ...(h.unstartable ? { unstartable: h.unstartable } : {}),
             ...(durable ? { identity: { turnId: options.identity.turnId, itemId: options.identity.itemId } } : {}),
           })
         : new FakeHarnessDriver({

@@ -24,9 +24,11 @@ export const onEvent = (
   },
 });
 
-/** One ACP agent's durable run: its command line, its cwd, and what the controller does. */
+/** One ACP agent's durable run: its command line (or its catalog name), its cwd, and what the controller does. */
 export interface DurableAgent {
   command: string;
+  /** prp-runnerd flags naming the agent from the catalog (`--agent NAME …`), used instead of `command`. */
+  named?: string[];
   cwd: string;
   policy?: PermissionPolicy;
   faults?: FaultStep[];
@@ -79,12 +81,14 @@ export async function durableAgentRun(dir: string, agent: DurableAgent): Promise
   try {
     const facts = await runDurable({
       agent: {
-        runnerdArgs: agentRunnerdArgs({
-          agent: { command: agent.command },
-          permissionPolicy: agent.policy ?? "deny",
-          agentCwd: agent.cwd,
-          ...(agent.idleMs ? { agentIdleMs: agent.idleMs } : {}),
-        }),
+        runnerdArgs: agent.named
+          ? [...agent.named, "--permission-policy", agent.policy ?? "deny", "--agent-cwd", agent.cwd]
+          : agentRunnerdArgs({
+              agent: { command: agent.command },
+              permissionPolicy: agent.policy ?? "deny",
+              agentCwd: agent.cwd,
+              ...(agent.idleMs ? { agentIdleMs: agent.idleMs } : {}),
+            }),
         prompt: "Fix the failing test.",
       },
       dir,

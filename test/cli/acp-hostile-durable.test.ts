@@ -15,6 +15,7 @@ import {
 import { judgeEmojiCuts, writeDeepAgent, writeEmojiScenario } from "../harness/acp/leaky-agents.js";
 import { ranSandboxed } from "../harness/acp/pid-namespace.js";
 import { durableAgentRun, states, type DurableAgentRun } from "./acp-durable-support.js";
+import { isAgentStartCause } from "../../src/agents/start-causes.js";
 
 type Obj = Record<string, any>;
 
@@ -70,7 +71,8 @@ describe("hostile ACP agents in durable mode, judged from the authority's store"
     const r = await durableAgentRun(dir, { ...agent, runnerArgs });
     assert.deepEqual(
       [...states(r), r.terminal.stopReason?.code],
-      ["failed", "failed", "harness_protocol_violation", code],
+      // An agent that cannot start the run (another ACP version) is not a protocol violation: its cause is typed.
+      ["failed", "failed", isAgentStartCause(code) ? "harness_process_failed" : "harness_protocol_violation", code],
       r.types.join(", "),
     );
     assert.match(r.terminal.stopReason.message, message);

@@ -228,7 +228,8 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
 
   for (const [scenario, code, reason] of [
     ["agent-error", "agent_internal_error", "semantic_result_missing"],
-    ["auth-required", "authentication_required", "semantic_result_missing"],
+    // A missing login is also a typed start cause: stopReason agent_start / authentication_required.
+    ["auth-required", "authentication_required", "harness_process_failed"],
     ["crash", "agent_exited", "harness_process_failed"],
   ] as const) {
     it(`${scenario}: turn.failed ${code}, the run failed, exit status 1`, async () => {
@@ -236,6 +237,13 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
       assert.equal(r.status, 1);
       assert.equal(r.payload("turn.failed").code, code);
       assert.deepEqual(states(r), ["failed", "failed", reason]);
+      if (scenario === "auth-required") {
+        assert.deepEqual([r.terminal.stopReason?.kind, r.terminal.stopReason?.code], ["agent_start", code]);
+        assert.match(
+          r.stderr,
+          /cannot start the agent: authentication_required — the agent needs a login or key: log it in/,
+        );
+      }
       await noOrphans(r);
     });
   }

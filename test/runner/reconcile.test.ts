@@ -17,6 +17,28 @@ const states = (f: Partial<RunFacts>) => {
 };
 
 describe("terminal reconciliation (runtime.md §4.4)", () => {
+  it("an agent that could not start: failed, harness_process_failed, its typed cause as the stop reason", () => {
+    const t = reconcileTerminal(
+      facts({
+        intent: "agent_start_failed",
+        exit: null,
+        stopCause: { receiptId: "stop_r", kind: "agent_start", code: "agent_not_installed", message: "install it" },
+      }),
+    );
+    assert.deepEqual(
+      [t.turnTerminalState, t.runTerminalState, t.reconciliation?.reason, t.reconciliation?.processExit],
+      ["failed", "failed", "harness_process_failed", null],
+    );
+    assert.deepEqual(
+      [t.stopReason?.kind, t.stopReason?.code, t.stopReason?.message, t.stopReason?.retryable],
+      ["agent_start", "agent_not_installed", "install it", false],
+    );
+    const runner = reconcileTerminal(
+      facts({ intent: "internal_error", stopCause: { receiptId: "s", code: "c", message: "m" } }),
+    );
+    assert.equal(runner.stopReason?.kind, "runner", "a cause without a kind is the runner's");
+  });
+
   it("follows the table: intents first, then exit and result", () => {
     assert.deepEqual(states({ intent: "interrupted", result: done }), [
       "interrupted",

@@ -1,3 +1,5 @@
+import type { AgentProfile } from "../../agents/catalog.js";
+import type { AgentStartCause } from "../../agents/start-causes.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { PermissionPolicy } from "./permissions.js";
 
@@ -34,6 +36,12 @@ export interface AcpDriverOptions {
   clientVersion?: string;
   /** The sandbox the agent runs in (its workspace and HOME writable); absent: none. */
   sandbox?: SandboxPolicy;
+  /** The catalog profile the agent was named by (`--agent NAME`): its credential sources, login line and permission modes. */
+  profile?: AgentProfile;
+  /** The model the run asks for (`--agent-model`): it must be one the session offers, and is selected before the prompt. */
+  model?: string;
+  /** Why the agent cannot be started at all (a profile that is not installed): no process is started, and the run ends. */
+  unstartable?: { code: AgentStartCause; message: string };
 }
 
 export const DEFAULT_HANDSHAKE_MS = 60_000;

@@ -5,16 +5,29 @@ import { whenGone } from "../gone.js";
 import type { SupervisedProcess } from "../supervisor.js";
 import { DEFAULT_AGENT_IDLE_MS, DEFAULT_HANDSHAKE_MS, type AcpDriverOptions } from "./acp-driver-options.js";
 import { AgentAnswers } from "./agent-answers.js";
-import { launchAgent } from "./agent-process.js";
+import { credentialPresence } from "../../agents/credentials.js";
+import { agentEnv, launchAgent } from "./agent-process.js";
 import { initializeParams } from "./initialize-params.js";
 import { outcomeFor, policyAction, questionPolicyAction } from "./permissions.js";
 import { AcpProjection, type AcpInput, type ViolationCode } from "./projection.js";
+import { modelOffer, modeOffer, type SessionOffer } from "./session-offers.js";
+import {
+  agentWords,
+  authenticationRequired,
+  exitedBeforeInitialize,
+  modelUnavailable,
+  startFailure,
+  type StartFailure,
+} from "./start-failure.js";
 
 export type { AcpDriverOptions } from "./acp-driver-options.js";
 
 type Obj = Record<string, unknown>;
 const CANCELLED_PERMISSION = { outcome: { outcome: "cancelled" } };
 const CANCELLED_QUESTION = { action: "cancel" };
+/** The JSON-RPC error ACP agents answer when they need a login or key. */
+const AUTH_REQUIRED = -32000;
+const isAuthError = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === AUTH_REQUIRED;
 
 /** One agent process and its ACP connection. */
 interface Agent {
@@ -33,6 +46,8 @@ interface Agent {
   ending: boolean;
   /** The turn is being cancelled: a request the SDK hands over from now on is answered cancelled at once. */
   cancelled: boolean;
+  /** The agent could not start the run (a start_failed fact went out): it is ended at once. */
+  failed: boolean;
   /** The driver ended the agent itself after its turn was over (not a crash). */
   endedAfterTurn: boolean;
   /** The prompt is out: the agent must keep saying something (see idleMs). */
@@ -68,6 +83,12 @@ export class AcpDriver implements HarnessDriver {
 
   start(listener: HarnessListener): void {
     const o = this.options;
+    if (o.unstartable) {
+      const { code, message } = o.unstartable;
+      // Later: the runner is still carrying out the start when it calls the driver.
+      setImmediate(() => listener.fact({ ...startFailure(code, message), noProcess: true }));
+      return;
+    }
     const projection = new AcpProjection({
       runId: o.runId,
       sessionId: o.sessionId,
@@ -134,6 +155,7 @@ export class AcpDriver implements HarnessDriver {
       session: null,
       prompt: null,
       ending: false,
+      failed: false,
       cancelled: false,
       endedAfterTurn: false,
       prompting: false,
@@ -145,7 +167,7 @@ export class AcpDriver implements HarnessDriver {
       "initialize",
       connection.agent.request(acp.methods.agent.initialize, initializeParams(o.clientVersion)),
     ).then(
-      () => !projection.broken,
+      (answer) => !projection.broken && this.loggedIn(agent, answer),
       () => false,
     );
     this.current = agent;
@@ -161,6 +183,8 @@ export class AcpDriver implements HarnessDriver {
           );
       });
     void whenGone(h, o.graceMs).then((gone) => {
+      if (!projection.initializeAnswered && !projection.broken && !agent.ending)
+        this.startFailed(agent, exitedBeforeInitialize(gone.exit, gone.log));
       const exit = gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`;
       if (agent.projection.sessionId) this.previousSessionId = agent.projection.sessionId;
       emit({ kind: "exited", exit, restartable: !agent.ending && gone.exit.signal !== null });
@@ -216,11 +240,94 @@ export class AcpDriver implements HarnessDriver {
             "session/new",
             a.agent.request(acp.methods.agent.session.new, { cwd: this.options.cwd, mcpServers: [] }),
           );
-        return a.projection.sessionId !== null;
-      } catch {
-        return false; // the projection reported the error (session.failed)
+      } catch (e) {
+        // The projection reported the error (session.failed); a missing login also ends the run.
+        if (isAuthError(e)) this.startFailed(a, authenticationRequired(this.options.profile));
+        return false;
       }
+      if (a.projection.sessionId === null) return false;
+      if (load) return true;
+      if (!(await this.selectModel(a))) return false;
+      await this.selectMode(a);
+      return true;
     });
+  }
+
+  /**
+   * With a profile: an agent that advertises auth methods while none of the profile's credential
+   * sources is there cannot start a session; the run ends before session/new, saying how to log in.
+   */
+  private loggedIn(a: Agent, answer: acp.InitializeResponse): boolean {
+    const profile = this.options.profile;
+    if (!profile || !Array.isArray(answer.authMethods) || answer.authMethods.length === 0) return true;
+    const env = agentEnv(this.options);
+    if (credentialPresence(profile, env, env.HOME).present) return true;
+    this.startFailed(a, authenticationRequired(profile));
+    return false;
+  }
+
+  /**
+   * --agent-model: the new session must offer it, and it is selected before the prompt. An agent
+   * that lists no models cannot be checked: the run goes on, and a diagnostic says so.
+   */
+  private async selectModel(a: Agent): Promise<boolean> {
+    const model = this.options.model;
+    if (model === undefined) return true;
+    const offer = modelOffer(a.projection.opened ?? {});
+    if (!offer) {
+      this.note(
+        a,
+        "acp_model_unchecked",
+        `the agent lists no models, so the model ${JSON.stringify(model)} could not be checked: the agent uses its own`,
+      );
+      return true;
+    }
+    if (!offer.ids.includes(model)) {
+      this.startFailed(a, modelUnavailable(model, offer.ids));
+      return false;
+    }
+    if (offer.current === model) return true;
+    const refused = await this.select(a, offer, model);
+    if (refused === null) return true;
+    this.startFailed(
+      a,
+      startFailure(
+        "model_unavailable",
+        `the agent offers the model ${JSON.stringify(model)} but did not select it: ${refused}`,
+      ),
+    );
+    return false;
+  }
+
+  /** With a profile: the session mode its permission policy maps to, when the session offers it. */
+  private async selectMode(a: Agent): Promise<void> {
+    const o = this.options;
+    const mode = o.profile?.permissionModes[o.permissionPolicy];
+    const offer = modeOffer(a.projection.opened ?? {});
+    if (!mode || !offer || !offer.ids.includes(mode) || offer.current === mode) return;
+    const refused = await this.select(a, offer, mode);
+    if (refused !== null)
+      this.note(a, "acp_mode_refused", `the agent did not switch to mode ${JSON.stringify(mode)}: ${refused}`);
+  }
+
+  /** Selects `id` in the session: null when the agent agreed, else its reason. */
+  private async select(a: Agent, offer: SessionOffer, id: string): Promise<string | null> {
+    const { method, params } = offer.select(a.projection.sessionId!, id);
+    try {
+      await this.handshake(a, method, a.agent.request(method, params));
+      return null;
+    } catch (e) {
+      return agentWords((e as Error).message || "no reason given", 400);
+    }
+  }
+
+  /** The agent cannot start the run: the typed cause goes to the runner, which ends the run; the agent is ended at once. */
+  private startFailed(a: Agent, failure: StartFailure): void {
+    if (this.current !== a || a.projection.broken || a.failed) return;
+    a.failed = true;
+    a.prompting = false;
+    this.watchIdle(a);
+    a.listener.fact(failure);
   }
 
   startTurn(turn: { turnId: string; text?: string }): void {
@@ -229,7 +336,9 @@ export class AcpDriver implements HarnessDriver {
     a.emit({ kind: "turn", turnId: turn.turnId });
     if (turn.text !== undefined) this.turnText = turn.text;
     a.prompt = (a.session ?? Promise.resolve(false)).then(async (ok) => {
-      if (!ok || a.projection.sessionId === null) {
+      if (a.failed) {
+        // The run is ending with the agent's start failure: no prompt, and nothing more to say.
+      } else if (!ok || a.projection.sessionId === null) {
         a.emit({
           kind: "turn_refused",
           message: "the agent has no session: session/new failed, so the prompt was not sent",
@@ -242,7 +351,10 @@ export class AcpDriver implements HarnessDriver {
         });
         a.prompting = true;
         this.watchIdle(a);
-        await answered.catch(() => undefined); // its answer is projected from the tap
+        // Its answer is projected from the tap; a missing login also ends the run.
+        await answered.catch((e: unknown) => {
+          if (isAuthError(e)) this.startFailed(a, authenticationRequired(this.options.profile));
+        });
         a.prompting = false;
         this.watchIdle(a);
       }
@@ -301,7 +413,7 @@ export class AcpDriver implements HarnessDriver {
     const a = this.current;
     if (!a) return;
     // A broken agent is not asked to settle anything: it is ended at once.
-    if (a.prompt && !a.ending && !a.projection.broken) {
+    if (a.prompt && !a.ending && !a.projection.broken && !a.failed) {
       this.cancelTurn(a, "cancel", "runner");
       void sleep(this.settleMs()).then(() => a.h.terminate());
     } else {

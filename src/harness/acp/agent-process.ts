@@ -28,6 +28,10 @@ export type AgentLaunchOptions = Pick<
   "command" | "cwd" | "env" | "runtimeEnv" | "sandbox" | "maxLineBytes" | "logMaxLines" | "logMaxBytes" | "graceMs"
 >;
 
+/** The agent's whole environment: PATH, HOME, its configured variables and the runtime's. */
+export const agentEnv = (o: Pick<AcpDriverOptions, "env" | "runtimeEnv">): Record<string, string> =>
+  harnessEnv({ ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env }, o.runtimeEnv ?? {});
+
 /**
  * Starts the agent in a supervised process group (sandboxed when asked), with only PATH, HOME
  * and its configured variables, and taps its stdio: every line it writes is projected before
@@ -37,7 +41,7 @@ export type AgentLaunchOptions = Pick<
 export function launchAgent(o: AgentLaunchOptions, tap: AgentTap): { h: SupervisedProcess; stream: acp.Stream } {
   const limit = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   let incoming!: ReadableStreamDefaultController<acp.AnyMessage>;
-  const env = harnessEnv({ ...(process.env.HOME ? { HOME: process.env.HOME } : {}), ...o.env }, o.runtimeEnv ?? {});
+  const env = agentEnv(o);
   const view = harnessView(o.sandbox, {
     readable: activityDirOf(env),
     writable: [o.cwd, ...(env.HOME ? [env.HOME] : [])],

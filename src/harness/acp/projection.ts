@@ -46,6 +46,16 @@ export class AcpProjection {
     return this.parts.session.capabilities;
   }
 
+  /** Whether the agent answered `initialize` (an agent that ends first could not start). */
+  get initializeAnswered(): boolean {
+    return this.parts.session.initializeAnswered;
+  }
+
+  /** The raw answer that opened the session (session/new or session/load), once there is one. */
+  get opened(): Obj | null {
+    return this.parts.session.openedWith;
+  }
+
   /** The ACP session id, once `session/new` or `session/load` answered. */
   get sessionId(): string | null {
     return this.state.acpSessionId;

@@ -42,6 +42,8 @@ let cancelled = false;
 /** Whether the client said, at initialize, that it can show form questions. */
 let formsOffered = false;
 let wakeOnCancel: (() => void) | null = null;
+/** The mode and model the client selected (session/set_mode, session/set_model or a model config option). */
+const selected: { mode: string | null; model: string | null } = { mode: null, model: null };
 
 /** Scenario paths are relative; ACP paths are absolute: they are taken from the agent's cwd. */
 function inCwd(update: Record<string, unknown>): Record<string, unknown> {
@@ -144,7 +146,8 @@ const app = acp
       },
       agentInfo: { name: "prp-kit-acp-test-agent", title: `test agent: ${scenario.name}`, version: "1.0.0" },
       authMethods: [],
-    };
+      ...scenario.initializeExtras,
+    } as acp.InitializeResponse;
   })
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     sessionId = sessions.create(params.cwd);
@@ -164,12 +167,40 @@ const app = acp
     return {};
   })
   .onRequest(acp.methods.agent.session.close, () => ({}))
+  .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
+    selected.mode = params.modeId;
+    return {};
+  })
+  .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
+    if ("value" in params && typeof params.value === "string") selected.model = params.value;
+    return { configOptions: [] };
+  })
+  // ACP's unstable session/set_model, which the SDK does not name.
+  .onRequest(
+    "session/set_model",
+    (params) => params as { modelId?: unknown },
+    ({ params }) => {
+      if (typeof params.modelId === "string") selected.model = params.modelId;
+      return {};
+    },
+  )
   .onNotification(acp.methods.agent.session.cancel, () => {
     cancelled = true;
     wakeOnCancel?.();
   })
   .onRequest(acp.methods.agent.session.prompt, async ({ client }) => {
     cancelled = false;
+    if (selected.mode !== null || selected.model !== null)
+      await play(
+        {
+          kind: "update",
+          update: {
+            sessionUpdate: "agent_message_chunk",
+            content: { type: "text", text: `mode ${selected.mode ?? "unset"}, model ${selected.model ?? "unset"}. ` },
+          },
+        },
+        client,
+      );
     for (const step of scenario.steps) {
       const stop = await play(step, client);
       if (stop) return { stopReason: stop };

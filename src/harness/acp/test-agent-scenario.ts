@@ -44,7 +44,13 @@ export interface AgentScenario {
   capabilities?: { loadSession?: boolean; close?: boolean };
   /** More members of `agentCapabilities` (a `_meta`, say), as a real agent may advertise. */
   capabilityExtras?: Record<string, unknown>;
-  /** More members of the `session/new` answer (`modes`, `configOptions`): the session's settings. */
+  /** More members of the `initialize` answer, over the defaults (`authMethods`, another `protocolVersion`). */
+  initializeExtras?: Record<string, unknown>;
+  /**
+   * More members of the `session/new` answer (`modes`, `models`, `configOptions`): the session's
+   * settings. session/set_mode, session/set_model and session/set_config_option are accepted, and
+   * each prompt's answer begins with the mode and model then in force.
+   */
   sessionExtras?: Record<string, unknown>;
   /** Keeps running after stdin ends, as some real agents do: only a signal ends it. */
   lingerAfterEof?: boolean;

@@ -42,6 +42,9 @@ export function onFact(run: RunState, fact: HarnessFact): void {
     case "violation":
       run.violation(fact.message, fact.code);
       break;
+    case "start_failed":
+      run.agentStartFailed(fact.code, fact.message, fact.noProcess === true);
+      break;
     case "goal":
       run.emit(GOAL_EVENT[fact.change], fact.change === "cleared" ? {} : { goal: fact.goal });
       break;

@@ -2,6 +2,7 @@ import { canonicalForm } from "../../contract/canonical-json.js";
 import type * as T from "../../contract/generated/types.js";
 import { cutText } from "../../contract/text-cut.js";
 import { eventEnvelopeVersion } from "../../contract/version-gates.js";
+import { STOP_REASON_KIND } from "../../agents/start-causes.js";
 import { GOALS_UNSUPPORTED, type HarnessGone } from "../../harness/harness-driver.js";
 import { reconcileTerminal, type Intent, type StopCause } from "../reconcile.js";
 import type { RunEffect, StartTurn, Timer } from "./effects.js";
@@ -202,6 +203,26 @@ export class RunState {
     this.stopCause = { receiptId: `stop_${this.options.runId}`, code, message: cause };
     this.setIntent(intent);
     this.stopRun(null);
+  }
+
+  /**
+   * The agent cannot start the run (HarnessFact `start_failed`): the run ends failed now, its
+   * stopReason the typed cause (kind agent_start); the first cause stands. Its group is ended,
+   * and the terminal follows its `gone` — at once when no process was started.
+   */
+  agentStartFailed(code: string, message: string, noProcess: boolean): void {
+    if (this.ended || this.stopCause || this.intent) return;
+    const cause = cutText(message, 4000);
+    this.stopCause = { receiptId: `stop_${this.options.runId}`, kind: STOP_REASON_KIND, code, message: cause };
+    this.setIntent("agent_start_failed");
+    this.emit("harness.diagnostic", { code, message: cause });
+    const harness = this.harness;
+    if (noProcess || !harness) {
+      this.do({ kind: "disarm_timer", timer: "ready" });
+      return this.finish(null);
+    }
+    harness.stopping = true;
+    if (!harness.exitedOnItsOwn) this.do({ kind: "stop_harness" });
   }
 
   setIntent(intent: Intent): void {

@@ -146,7 +146,11 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
     const r = await driveAgent("auth-required");
     assert.equal(payload(r, "turn.failed").code, "authentication_required");
     assert.match(payload(r, "turn.failed").message, /log the agent in/);
-    assert.equal(states(r)[1], "failed");
+    assert.deepEqual(states(r), ["failed", "failed", "harness_process_failed"]);
+    assert.deepEqual(
+      [r.terminal.stopReason?.kind, r.terminal.stopReason?.code, r.terminal.stopReason?.message],
+      ["agent_start", "authentication_required", "the agent needs a login or key: log it in"],
+    );
     await noOrphans(r);
   });
 

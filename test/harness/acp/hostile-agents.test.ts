@@ -7,6 +7,7 @@ import type { PrpEvent } from "../../../src/contract/kinds.js";
 import { driveAgent, type DriveOptions, type Driven } from "./drive-agent.js";
 import { agentLog, agentPids, hostileAgent, noAgentLeft, nonePending } from "./hostile-agent-support.js";
 import { ranSandboxed } from "./pid-namespace.js";
+import { isAgentStartCause } from "../../../src/agents/start-causes.js";
 
 type Obj = Record<string, any>;
 const states = (r: Driven) => [
@@ -135,7 +136,8 @@ describe("hostile ACP agents in the local runner", () => {
     });
     assert.deepEqual(
       [...states(r), r.terminal.stopReason?.code],
-      ["failed", "failed", "harness_protocol_violation", code],
+      // An agent that cannot start the run (another ACP version) is not a protocol violation: its cause is typed.
+      ["failed", "failed", isAgentStartCause(code) ? "harness_process_failed" : "harness_protocol_violation", code],
       r.types.join(", "),
     );
     assert.match(r.terminal.stopReason.message, message);

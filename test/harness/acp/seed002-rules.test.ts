@@ -846,18 +846,6 @@ describe("seed 002 rule 9: the projection fails closed, with a typed reason", ()
       match: /forbid permission policy/,
     },
     {
-      name: "initialize answered with a protocol version this client does not speak",
-      wire: [sent(0, "initialize"), received({ id: 0, result: { protocolVersion: 999999 } })],
-      code: "unsupported_protocol_version",
-      match: /version 999999; this client speaks only version 1/,
-    },
-    {
-      name: "initialize answered with no protocol version",
-      wire: [sent(0, "initialize"), received({ id: 0, result: { agentCapabilities: {} } })],
-      code: "unsupported_protocol_version",
-      match: /version undefined/,
-    },
-    {
       name: "the driver gave up on the agent",
       wire: [...opening(), { kind: "broken", code: "agent_timeout", message: "the agent sent nothing for 5 ms" }],
       code: "agent_timeout",
@@ -875,6 +863,26 @@ describe("seed 002 rule 9: the projection fails closed, with a typed reason", ()
       assert.equal(facts.at(-1), v, "nothing is projected after the violation");
       assert.deepEqual(projection.project(chunk("more")), [], "and nothing later");
       assert.equal(projection.isOpen(1), false, "a refused request is not open: the driver cancels it");
+    });
+  }
+  // Not a violation: an agent that speaks another ACP version cannot start the run (a typed agent_start cause).
+  for (const [name, result, match] of [
+    [
+      "a protocol version this client does not speak",
+      { protocolVersion: 999999 },
+      /version 999999; this client speaks only version 1/,
+    ],
+    ["no protocol version", { agentCapabilities: {} }, /version undefined/],
+  ] as const) {
+    it(`initialize answered with ${name} → start_failed unsupported_protocol_version`, () => {
+      const projection = new AcpProjection(CONTEXT);
+      const facts = projectAll([sent(0, "initialize"), received({ id: 0, result })], projection);
+      const failed = facts.find((f) => f.kind === "start_failed");
+      assert.equal(failed?.kind === "start_failed" && failed.code, "unsupported_protocol_version");
+      assert.match(failed!.message, match);
+      assert.equal(facts.at(-1), failed, "nothing is projected after it, not even ready");
+      assert.ok(projection.broken);
+      assert.deepEqual(projection.project(chunk("more")), [], "and nothing later");
     });
   }
   it("the same wire without the forbid policy asks as usual (the oracle can fail)", () => {

@@ -1,5 +1,6 @@
 import { PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import { RUNNER_ID_PATTERN } from "../../../contract/ids.js";
+import { visible } from "../../../contract/terminal-text.js";
 import { cutText } from "../../../contract/text-cut.js";
 import { redact } from "../../redaction.js";
 import { updateProblem } from "../update-check.js";
@@ -30,6 +31,10 @@ export class SessionBinding {
   private loading = false;
   /** Agent capabilities from `initialize`, for the driver (loadSession, session close). */
   capabilities: Obj = {};
+  /** `initialize` was answered (whatever it said). */
+  initializeAnswered = false;
+  /** The raw answer to session/new or session/load (the SDK strips what it does not know, such as `models`). */
+  openedWith: Obj | null = null;
   cancelling: Cancelling | null = null;
 
   spawned(pid: number): void {
@@ -71,11 +76,12 @@ export class SessionBinding {
   answered(state: ProjectionState, request: SentRequest, result: Obj | null, error: RpcError | null): void {
     switch (request.method) {
       case "initialize":
+        this.initializeAnswered = true;
         if (!result) return state.fail(`the agent refused initialize: ${error!.message}`, "protocol_error");
         if (result.protocolVersion !== PROTOCOL_VERSION) {
-          return state.fail(
-            `the agent answered initialize with ACP protocol version ${JSON.stringify(result.protocolVersion)?.slice(0, 40)}; this client speaks only version ${PROTOCOL_VERSION}: use an agent release that speaks it`,
+          return state.startFailed(
             "unsupported_protocol_version",
+            `the agent answered initialize with ACP protocol version ${visible(cutText(String(JSON.stringify(result.protocolVersion)), 40))}; this client speaks only version ${PROTOCOL_VERSION}: use an agent release that speaks it`,
           );
         }
         this.capabilities = isObj(result.agentCapabilities) ? result.agentCapabilities : {};
@@ -87,6 +93,19 @@ export class SessionBinding {
       case "session/close":
         if (result) state.sessionEvent("session.closed", { reason: "turn_ended", driverSessionId: state.acpSessionId });
         return;
+      // The driver picked the run's model or its policy's mode: what it picked is the session's now.
+      case "session/set_mode":
+      case "session/set_model": {
+        if (!result) return;
+        const params = (request.params ?? {}) as Obj;
+        state.sessionEvent(
+          "session.updated",
+          request.method === "session/set_mode"
+            ? { update: "current_mode_update", currentModeId: params.modeId, selectedBy: "runner" }
+            : { update: "current_model_update", currentModelId: params.modelId, selectedBy: "runner" },
+        );
+        return;
+      }
       default:
         return;
     }
@@ -103,6 +122,7 @@ export class SessionBinding {
         "invalid_identity",
       );
     state.acpSessionId = id;
+    this.openedWith = result;
     state.sessionEvent(resumed ? "session.resumed" : "session.started", { driverSessionId: id });
     if (isObj(result.modes) || Array.isArray(result.configOptions)) {
       state.sessionEvent("session.updated", {

@@ -1,3 +1,4 @@
+import type { AgentStartCause } from "../../../agents/start-causes.js";
 import { cutText } from "../../../contract/text-cut.js";
 import type { HarnessFact } from "../../harness-driver.js";
 import type { ProjectionContext, ViolationCode } from "./types.js";
@@ -58,6 +59,15 @@ export class ProjectionState {
   fail(message: string, code: ViolationCode): void {
     this.failed = true;
     this.emit({ kind: "violation", message, code });
+  }
+
+  /**
+   * The agent cannot start the run (an agent_start cause): nothing it says is believed any more,
+   * and the run ends with the cause as its stopReason, not as a protocol violation.
+   */
+  startFailed(code: AgentStartCause, message: string): void {
+    this.failed = true;
+    this.emit({ kind: "start_failed", code, message });
   }
 
   /** `_r1` on the ids of the first replacement agent's items and requests, `_r2` on the next; none on the first agent's. */

@@ -54,8 +54,6 @@ export type ViolationCode =
   | "cross_turn_projection"
   | "request_forbidden"
   | "protocol_error"
-  /** initialize answered with an ACP version this client does not speak. */
-  | "unsupported_protocol_version"
   /** No answer to initialize, session/new or session/load in time, or nothing at all during a prompt for too long. */
   | "agent_timeout"
   /** The agent closed its stdout but went on running: it can never answer again. */
