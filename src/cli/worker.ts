@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
 import type { PrpClient } from "../client/index.js";
 import { agentsDir } from "../agents/agents-dir.js";
-import { loadCatalog } from "../agents/catalog.js";
+import { CATALOG_ENV, loadCatalog } from "../agents/catalog.js";
 import { advertisedAgents, initializeProber, type AgentProber, type AgentsOption } from "../worker/advertise.js";
 import { PollLoop } from "../worker/poll-loop.js";
 import { runnerEmittedNothing } from "../worker/runner-progress.js";
@@ -167,6 +167,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
       record: new WorkerRecord(dir),
       hide: [resolve(opts.tokenFile!)],
       agentsDir: agentsFolder,
+      ...(process.env[CATALOG_ENV] ? { agentCatalog: resolve(process.env[CATALOG_ENV]) } : {}),
       ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
       ...(opts.harnessReadyMs ? { extraArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
     }),

@@ -40,6 +40,8 @@ export interface ClaimStarterOptions {
   hide?: string[];
   /** Where a named agent's runner looks for its install (the worker's --agents-dir). */
   agentsDir?: string;
+  /** The worker's own agent catalog (PRP_AGENT_CATALOG): its runners resolve names as it advertised them. */
+  agentCatalog?: string;
   /** Another prp-runnerd entry. */
   runnerd?: string;
   /** How a runner is spawned; spawnRunner by default (tests inject a fake). */
@@ -71,7 +73,10 @@ export function claimStarter(options: ClaimStarterOptions): StartClaim {
       mkdirSync(workspace, { recursive: true, mode: 0o700 });
       harnessArgs.push("--agent-cwd", workspace);
     }
-    if (claim.spec.agent.kind === "profile" && options.agentsDir) harnessArgs.push("--agents-dir", options.agentsDir);
+    if (claim.spec.agent.kind === "profile") {
+      if (options.agentsDir) harnessArgs.push("--agents-dir", options.agentsDir);
+      if (options.agentCatalog) harnessArgs.push("--agent-catalog", options.agentCatalog);
+    }
     const startedAt = new Date().toISOString();
     options.record.append({ kind: "starting", runId, attempt: claim.attempt, startedAt });
     const handle = spawn({
