@@ -6,6 +6,7 @@ import { cutText } from "../contract/text-cut.js";
 import { launchAgent } from "../harness/acp/agent-process.js";
 import { initializeParams } from "../harness/acp/initialize-params.js";
 import { isSecretKey, REDACTED, redactText } from "../harness/redaction.js";
+import type { SandboxPolicy } from "../harness/sandbox/sandbox-policy.js";
 import type { SupervisedProcess } from "../harness/supervisor.js";
 import type { AgentProfile } from "./catalog.js";
 import { credentialPresence, type CredentialPresence } from "./credentials.js";
@@ -78,6 +79,8 @@ export interface ProbeOptions {
   clientVersion?: string;
   /** How long the agent has to exit after its stdin is closed before its group is signalled. */
   settleMs?: number;
+  /** The harness sandbox, as a run would give the agent (its cwd and HOME writable); absent: none. */
+  sandbox?: SandboxPolicy;
 }
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 60_000;
@@ -110,6 +113,7 @@ export async function probeAgent(profile: AgentProfile, options: ProbeOptions): 
       command: command.value,
       cwd: options.cwd ?? process.cwd(),
       env: { ...env, HOME: options.home },
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     },
     {
       line: () => {},

@@ -40,6 +40,7 @@ export interface AgentFlags {
   agentEnv?: Record<string, string>;
   permissionPolicy: PermissionPolicy;
   agentIdleMs?: number;
+  agentModel?: string;
 }
 
 /** The options withAgentOptions adds, as commander gives them. */
@@ -52,7 +53,18 @@ export interface AgentOptionValues {
   agentEnv?: Record<string, string>;
   permissionPolicy?: PermissionPolicy;
   agentIdleMs?: number;
+  agentModel?: string;
 }
+
+/** A controller's agent flags for prp-runnerd: the chosen agent and each agent option given. */
+export const agentFlagsOf = (agent: AgentChoice, opts: AgentOptionValues, policy: PermissionPolicy): AgentFlags => ({
+  agent,
+  permissionPolicy: policy,
+  ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}),
+  ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}),
+  ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}),
+  ...(opts.agentModel ? { agentModel: opts.agentModel } : {}),
+});
 
 /**
  * --agent NAME or --agent-command CMD, or neither. A name must be in the catalog (built-in and
@@ -87,12 +99,13 @@ export function agentRunnerdArgs(flags: AgentFlags): string[] {
     flags.agentCwd ?? process.cwd(),
     ...Object.entries(flags.agentEnv ?? {}).flatMap(([k, v]) => ["--agent-env", `${k}=${v}`]),
     ...(flags.agentIdleMs !== undefined ? ["--agent-idle-ms", String(flags.agentIdleMs)] : []),
+    ...(flags.agentModel !== undefined ? ["--agent-model", flags.agentModel] : []),
   ];
 }
 
 /**
  * `--agent`, `--agent-command`, `--agents-dir`, `--prompt`, `--agent-cwd`, `--agent-env`,
- * `--agent-idle-ms` and `--permission-policy` on a controller command.
+ * `--agent-idle-ms`, `--agent-model` and `--permission-policy` on a controller command.
  */
 export function withAgentOptions(command: Command, agentHelp: string, policy: Option): Command {
   return command
@@ -115,5 +128,9 @@ export function withAgentOptions(command: Command, agentHelp: string, policy: Op
       collectAgentEnv,
     )
     .option("--agent-idle-ms <n>", `with an agent: ${AGENT_IDLE_HELP}`, parsePositiveInt)
+    .option(
+      "--agent-model <id>",
+      "with an agent: the model it must use; a session that does not offer it ends the run (model_unavailable)",
+    )
     .addOption(policy);
 }

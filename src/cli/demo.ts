@@ -28,6 +28,7 @@ import {
 } from "./options.js";
 import {
   agentChoice,
+  agentFlagsOf,
   agentRunnerdArgs,
   permissionPolicyOption,
   withAgentOptions,
@@ -168,13 +169,7 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
       exitCode: 2,
     });
   const target = agent ? agentTarget(agent, opts.prompt!) : scriptTarget(program, opts.script ?? "happy-path");
-  const agentFlags = agent && {
-    agent,
-    permissionPolicy: opts.permissionPolicy,
-    ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}),
-    ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}),
-    ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}),
-  };
+  const agentFlags = agent && agentFlagsOf(agent, opts, opts.permissionPolicy);
   // The demo's folder holds every run's authority store and key: never in the harness's view, nor its workspace.
   const demoHidden = [resolve(opts.out), ...(opts.serverKeyFile ? [resolve(opts.serverKeyFile)] : [])];
   const cwdRefused = agent

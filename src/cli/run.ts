@@ -20,6 +20,7 @@ import {
 } from "./credential-options.js";
 import {
   agentChoice,
+  agentFlagsOf,
   agentRunnerdArgs,
   permissionPolicyOption,
   withAgentOptions,
@@ -157,9 +158,12 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   if (!opts.script === !agent)
     fail("choose one: --script <name|file> (a fake harness), or --agent NAME or --agent-command CMD (an ACP agent)");
   if (agent && !opts.prompt) fail("an agent (--agent or --agent-command) needs --prompt <text>");
-  if (!agent && (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy || opts.agentIdleMs))
+  if (
+    !agent &&
+    (opts.prompt || opts.agentCwd || opts.agentEnv || opts.permissionPolicy || opts.agentIdleMs || opts.agentModel)
+  )
     fail(
-      "--prompt, --agent-cwd, --agent-env, --agent-idle-ms and --permission-policy go with --agent or --agent-command",
+      "--prompt, --agent-cwd, --agent-env, --agent-idle-ms, --agent-model and --permission-policy go with --agent or --agent-command",
     );
   const target = agent ? agentTarget(agent, opts.prompt!) : scriptTarget(program, opts.script!);
   let answers = new Map<string, Resolution>();
@@ -237,15 +241,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       "--protocol-max",
       String(opts.protocolMax),
       ...harnessReadyArgs(opts.harnessReadyMs),
-      ...(agent
-        ? agentRunnerdArgs({
-            agent,
-            ...(opts.agentCwd ? { agentCwd: opts.agentCwd } : {}),
-            ...(opts.agentEnv ? { agentEnv: opts.agentEnv } : {}),
-            ...(opts.agentIdleMs ? { agentIdleMs: opts.agentIdleMs } : {}),
-            permissionPolicy: policy,
-          })
-        : []),
+      ...(agent ? agentRunnerdArgs(agentFlagsOf(agent, opts, policy)) : []),
       ...credentialRunnerdArgs(credentialFile, opts.credentialProvider),
       ...sandboxRunnerdArgs(opts),
     ],

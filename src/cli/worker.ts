@@ -154,7 +154,10 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const log = (line: string) => process.stderr.write(`prp worker: ${line}\n`);
   const agentsFolder = agentsDir(opts.agentsDir);
-  const agents = await workerAgents(opts.agents, agentsFolder, initializeProber(agentsFolder, dir), log);
+  const record = new WorkerRecord(dir);
+  const hidden = [join(dir, "state"), record.path, resolve(opts.tokenFile!)];
+  const prober = initializeProber(agentsFolder, join(dir, "workspaces", "probe"), hidden);
+  const agents = await workerAgents(opts.agents, agentsFolder, prober, log);
   const loop = new PollLoop({
     labels: opts.labels ?? {},
     agents,
@@ -164,7 +167,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
     poll: (body, signal) => client.pollWorker(body, { signal }),
     start: claimStarter({
       dir,
-      record: new WorkerRecord(dir),
+      record,
       hide: [resolve(opts.tokenFile!)],
       agentsDir: agentsFolder,
       ...(process.env[CATALOG_ENV] ? { agentCatalog: resolve(process.env[CATALOG_ENV]) } : {}),

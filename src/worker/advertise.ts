@@ -1,4 +1,6 @@
+import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
+import { defaultSandboxMode, sandboxPolicy } from "../harness/sandbox/sandbox-policy.js";
 import { launchCommand } from "../agents/launch.js";
 import { findProfile, type AgentProfile } from "../agents/catalog.js";
 import { probeAgent } from "../agents/probe.js";
@@ -18,15 +20,23 @@ export interface AgentVerdict {
 export type AgentProber = (profile: AgentProfile) => Promise<AgentVerdict>;
 
 /**
- * `prp agents check`'s probe, as this worker's runs will start the agent: this user's HOME (its
- * logins), no variables of the worker's own, the worker's folder as cwd.
+ * `prp agents check`'s probe, as this worker's runs will start the agent: in the default harness
+ * sandbox with the worker's secrets hidden, this user's HOME (its logins), no variables of the
+ * worker's own, a workspace of its own. Where the sandbox cannot be set up, no run could start.
  */
-export const initializeProber =
-  (agentsDir: string, cwd: string): AgentProber =>
-  async (profile) => {
-    const report = await probeAgent(profile, { agentsDir, home: homedir(), cwd });
+export function initializeProber(agentsDir: string, cwd: string, hidden: string[]): AgentProber {
+  const sandboxed = sandboxPolicy(
+    { sandbox: defaultSandboxMode(), sandboxRead: [], sandboxWrite: [], sandboxHide: [] },
+    hidden,
+    () => {},
+  );
+  return async (profile) => {
+    if (!sandboxed.ok) return { verdict: "broken", cause: "sandbox_unavailable" };
+    mkdirSync(cwd, { recursive: true, mode: 0o700 });
+    const report = await probeAgent(profile, { agentsDir, home: homedir(), cwd, sandbox: sandboxed.policy });
     return { verdict: report.verdict, ...(report.cause ? { cause: report.cause } : {}) };
   };
+}
 
 /**
  * The names a worker advertises. Named ones must be in the catalog (the authority routes runs by

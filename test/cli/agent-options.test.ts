@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { CATALOG_ENV } from "../../src/agents/catalog.js";
 import {
   agentChoice,
+  agentFlagsOf,
   agentRunnerdArgs,
   permissionPolicyOption,
   withAgentOptions,
@@ -42,6 +43,20 @@ describe("--agent NAME and --agent-command CMD", () => {
     const args = agentRunnerdArgs({ agent: agent!, permissionPolicy: "deny", agentCwd: dir });
     assert.deepEqual(args.slice(0, 4), ["--agent", "claude", "--agents-dir", resolve(dir)]);
     assert.ok(!args.includes("--agent-command") && !args.includes("--harness"), "the runner implies acp");
+  });
+
+  it("passes every agent option given on to the runner, --agent-model among them", () => {
+    const program = new Command().exitOverride();
+    const command = withAgentOptions(program, "instead of --script", permissionPolicyOption("deny", "policy"));
+    command.parse(["node", "prp", "--agent", "gemini", "--agent-model", "gemini-2.5-pro", "--agent-idle-ms", "9000"]);
+    const opts = command.opts<AgentOptionValues>();
+    const args = agentRunnerdArgs(agentFlagsOf(agentChoice(program, opts)!, opts, "ask"));
+    for (const [flag, value] of [
+      ["--agent-model", "gemini-2.5-pro"],
+      ["--agent-idle-ms", "9000"],
+      ["--permission-policy", "ask"],
+    ])
+      assert.equal(args[args.indexOf(flag) + 1], value, `${flag} ${value} in ${args.join(" ")}`);
   });
 
   it("passes a command line through as before", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -13,6 +13,22 @@ import { describeProcesses, liveGroupMembers } from "../support/processes.js";
 import { within } from "../support/within.js";
 
 const TOKEN = "prp-check-token-51c0de";
+/** The sleep a hostile agent leaves behind, told apart by its duration. */
+const ESCAPEE = "3000.5150";
+
+/** Processes whose command line is the escapee's sleep. */
+function escapees(): number[] {
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8") === `sleep\0${ESCAPEE}\0`;
+      } catch {
+        return false; // gone while we looked
+      }
+    })
+    .map(Number);
+}
 const REAL_AGENTS = ["claude", "codex", "gemini", "opencode"];
 
 interface Checked {
@@ -58,7 +74,17 @@ describe("prp agents check", () => {
     home = mkdtempSync(join(tmpdir(), "prp-check-home-"));
     const claude = installedProfile("claude");
     const missing = { ...claude, launch: { ...claude.launch, version: "9.9.9" } } as AgentProfile;
-    catalog = writeCatalog(home, [missing, ...["answer", "exit", "garbage"].map((mode) => probeAgentProfile(mode))]);
+    const escapee: AgentProfile = {
+      ...probeAgentProfile("exit"),
+      name: "probe-escapee",
+      // A hostile agent leaves a child in a session of its own, then exits before initialize.
+      launch: { command: "/bin/sh", args: ["-c", `setsid sleep ${ESCAPEE} </dev/null >/dev/null 2>&1 & exit 5`] },
+    };
+    catalog = writeCatalog(home, [
+      missing,
+      escapee,
+      ...["answer", "exit", "garbage"].map((mode) => probeAgentProfile(mode)),
+    ]);
   });
   after(() => rmSync(home, { recursive: true, force: true }));
 
@@ -131,6 +157,19 @@ describe("prp agents check", () => {
     assert.equal(run.status, 3, run.stderr);
     assert.equal(/[\u001b\u0007]/.test(run.stdout), false, "no raw control character reaches the terminal");
     assert.match(run.stdout, /^agent info {4}probe-agent \(\\x1b\[2J\\x1b\]0;pwned\\x07Probe\) 1\.0\.0$/m);
+  });
+
+  it("the agent runs in the harness sandbox: a setsid child it leaves dies with it; under --sandbox none it survives", async () => {
+    const sandboxed = await check(home, ["probe-escapee", "--json", "--catalog", catalog]);
+    assert.equal(sandboxed.status, 4, sandboxed.stderr);
+    assert.equal(reportOf(sandboxed).cause, "agent_exited_before_initialize");
+    assert.deepEqual(escapees(), [], "the escapee did not outlive the sandbox's PID namespace");
+    const bare = await check(home, ["probe-escapee", "--json", "--catalog", catalog, "--sandbox", "none"]);
+    const left = escapees();
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    assert.equal(bare.status, 4, bare.stderr);
+    assert.match(bare.stderr, /--sandbox none: the harness runs as this user/);
+    assert.equal(left.length, 1, "without the sandbox the setsid child escapes: the twin that shows the test can fail");
   });
 
   it("an unknown agent is a usage error: exit 2, naming the agents there are", async () => {

@@ -73,7 +73,7 @@ describe("the agents a worker advertises", () => {
       "auto",
       profiles(),
       emptyAgentsDir,
-      initializeProber(emptyAgentsDir, dir),
+      initializeProber(emptyAgentsDir, join(dir, "probe"), []),
       (l) => lines.push(l),
     );
     assert.deepEqual(auto, { ok: true, value: ["sdk-test"] });
@@ -85,7 +85,7 @@ describe("the agents a worker advertises", () => {
       ...profiles().find((p) => p.name === "sdk-test")!,
       launch: { command: "exit 7", args: [] },
     };
-    const verdict = await initializeProber(emptyAgentsDir, dir)(profile);
+    const verdict = await initializeProber(emptyAgentsDir, join(dir, "probe"), [])(profile);
     assert.deepEqual(verdict, { verdict: "broken", cause: "agent_exited_before_initialize" });
   });
 });
