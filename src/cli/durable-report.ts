@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { terminalSummary } from "./stop-line.js";
 import { bundleRefusal, terminalOf, writeNativeExecutionBundle } from "../bundle/native-execution.js";
 import { reduceEvents } from "../reducer/index.js";
 import type { DurableRunFacts } from "../fault/durable-run.js";
@@ -49,12 +50,7 @@ export function reportDurableRun(
     );
   } else {
     show("");
-    show(
-      `run ${facts.runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`,
-    );
-    show(
-      `  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`,
-    );
+    for (const line of terminalSummary(facts.runId, terminal)) show(line);
     show(`  result          ${result ? `${result.reportedWorkDisposition}: ${result.summary}` : "none proposed"}`);
     show(
       `  session         ${snapshot.sessionState}, turn ${snapshot.turnState}, ${snapshot.timeline.length} events, integrity ${snapshot.integrity}`,

@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { eventLine } from "./event-line.js";
-import { stopReasonLine } from "./stop-line.js";
+import { terminalSummary } from "./stop-line.js";
 import { printableJson, visible, visibleLines } from "./terminal-text.js";
 import { RUNNER_ID_PATTERN, sequencedId } from "../contract/ids.js";
 import type { PrpEvent } from "../contract/kinds.js";
@@ -381,14 +381,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
   }
 
   show("");
-  show(
-    `run ${runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`,
-  );
-  show(
-    `  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`,
-  );
-  const stop = stopReasonLine(terminal.stopReason);
-  if (stop) show(`  ${stop}`);
+  for (const line of terminalSummary(runId, terminal)) show(line);
   show(`  result          ${result ? `${result.reportedWorkDisposition}: ${result.summary}` : "none proposed"}`);
   show(
     `  record          ${check.count} events, sourceSeq 1..${check.count}, one run.terminal, each checked as it came`,

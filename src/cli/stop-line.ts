@@ -14,3 +14,13 @@ export function stopReasonLine(stop: T.PRPStopReason | undefined): string | null
     ? `cannot start the agent: ${visible(stop.code)}${message}`
     : `stop reason     ${visible(stop.kind)}: ${visible(stop.code)}${message}`;
 }
+
+/** The first lines of a run's end for a person: its states, whose call the ending was, and why it stopped. */
+export function terminalSummary(runId: string, terminal: T.PRPRunTerminal): string[] {
+  const stop = stopReasonLine(terminal.stopReason);
+  return [
+    `run ${runId}: ${terminal.turnTerminalState} / ${terminal.runTerminalState} (${terminal.reportedWorkDisposition})`,
+    `  reconciliation  ${terminal.reconciliation?.reason ?? "-"}; harness exit ${JSON.stringify(terminal.reconciliation?.processExit ?? null)}`,
+    ...(stop ? [`  ${stop}`] : []),
+  ];
+}

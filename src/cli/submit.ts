@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type * as T from "../contract/generated/types.js";
+import { stopReasonLine } from "./stop-line.js";
 import { InvalidArgumentError, type Command } from "commander";
 import { loadCatalog } from "../agents/catalog.js";
 import type { Agent, PrpClient, Run, RunSpec } from "../client/index.js";
@@ -127,7 +129,7 @@ async function submit(client: PrpClient, spec: RunSpec, opts: SubmitOptions): Pr
   const say = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);
   say(runId);
   say(dispatchLine(created));
-  const ended = await follow(client, runId, say);
+  const { ended, terminal } = await follow(client, runId, say);
   if (ended === "interrupted") return 130;
   const run = await viaApi(() => client.getRun(runId));
   const { terminalState, dispatch } = run.run;
@@ -136,6 +138,8 @@ async function submit(client: PrpClient, spec: RunSpec, opts: SubmitOptions): Pr
       `run ${runId} ended without a terminal: ${dispatch.endReason ?? "ended"}${dispatch.endDetail ? `: ${visible(dispatch.endDetail)}` : ""}`,
     );
   else say(`run ${runId}: ${terminalState ?? "no terminal"}`);
+  const stop = stopReasonLine(terminal?.stopReason);
+  if (stop) say(`  ${stop}`);
   if (opts.json) process.stdout.write(`${JSON.stringify(run)}\n`);
   return terminalState === "succeeded" ? 0 : 1;
 }
@@ -158,8 +162,9 @@ async function follow(
   client: PrpClient,
   runId: string,
   say: (line: string) => void,
-): Promise<"terminal" | "dispatch_ended" | "interrupted"> {
+): Promise<{ ended: "terminal" | "dispatch_ended" | "interrupted"; terminal?: T.PRPRunTerminal }> {
   const stop = new AbortController();
+  let terminal: T.PRPRunTerminal | undefined;
   let interrupted = false;
   let dispatchEnded = false;
   const onInterrupt = () => {
@@ -186,7 +191,10 @@ async function follow(
     await viaApi(async () => {
       for await (const { seq, event } of client.follow(runId, { signal: stop.signal })) {
         say(eventRow(seq, event));
-        if (event.eventType === "run.terminal") break;
+        if (event.eventType === "run.terminal") {
+          terminal = event.payload as T.PRPRunTerminal;
+          break;
+        }
       }
     });
   } finally {
@@ -194,5 +202,5 @@ async function follow(
     process.off("SIGINT", onInterrupt);
     await watch;
   }
-  return interrupted ? "interrupted" : dispatchEnded ? "dispatch_ended" : "terminal";
+  return { ended: interrupted ? "interrupted" : dispatchEnded ? "dispatch_ended" : "terminal", terminal };
 }
