@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CATALOG_ENV } from "../../src/agents/catalog.js";
@@ -95,5 +95,13 @@ describe("a named agent from submit to a worker that advertises it", () => {
       submit.stdout(),
     );
     assert.equal(await worker.exited(30_000), 0, worker.stderr());
+    // The API says the same: the terminal GET /v1/runs/{id} returns (the console's failure card reads it).
+    const runId = submit.stdout().split("\n")[0]!;
+    const token = readFileSync(tokenFile(), "utf8").trim();
+    const answer = await fetch(`${apiUrl}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(answer.status, 200);
+    const { terminal } = (await answer.json()) as { terminal: { stopReason: Record<string, unknown> } };
+    assert.deepEqual([terminal.stopReason.kind, terminal.stopReason.code], ["agent_start", "agent_not_installed"]);
+    assert.ok(submit.stdout().includes(String(terminal.stopReason.message)), "the words prp submit printed");
   });
 });
