@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { actionForChoice } from "../../src/contract/permission-choices.js";
@@ -318,6 +319,24 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
       /fatal: cannot reach the package registry/,
     );
     await page.close();
+  });
+
+  it("a named agent that is not installed: the page says why in prp run's words", async () => {
+    const agentsDir = mkdtempSync(join(tmpdir(), "prp-console-agents-"));
+    try {
+      const { runId, runner } = live.startNamedRun("claude", agentsDir);
+      const page = await openRun(runId);
+      const card = page.getByTestId("failure");
+      await card.waitFor(WAIT);
+      await runner.exited();
+      assert.equal(
+        (await card.getByTestId("failure-reason").textContent()) ?? "",
+        `The run ended failed (turn failed): cannot start the agent: agent_not_installed — claude (@zed-industries/claude-code-acp@0.16.2) is not installed in ${agentsDir}: run \`prp agents install claude\``,
+      );
+      await page.close();
+    } finally {
+      rmSync(agentsDir, { recursive: true, force: true });
+    }
   });
 
   it("a live run's duration runs on; Cancel asks to be confirmed, then ends the run; an ended run offers no Interrupt or Cancel", async () => {

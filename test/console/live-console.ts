@@ -107,6 +107,10 @@ export async function liveConsole(prefix: string) {
     startRun(script: string) {
       return start(["--script", script], []);
     },
+    /** A run of a named agent, looked for in `agentsDir`. */
+    startNamedRun(name: string, agentsDir: string) {
+      return start(["--agent", name], ["--agents-dir", agentsDir]);
+    },
     /** A run of the ACP test agent playing `scenario`, in a workspace of its own; its requests are put to the page. */
     startAgentRun(scenario: string) {
       const workspace = join(dir, `workspace-${scenario}-${started.length}`);

@@ -3,6 +3,9 @@ import type { RunView } from "./api.js";
 /** What the terminal says of why: its stop reason, else the runner's reconciliation reason. */
 function terminalReason(terminal: Record<string, unknown>): string | null {
   const stop = terminal.stopReason as { code?: string; message?: string; kind?: string } | undefined;
+  // An agent that could not start reads as prp run says it (src/cli/stop-line.ts).
+  if (stop?.code && stop.kind === "agent_start")
+    return `cannot start the agent: ${stop.code}${stop.message ? ` — ${stop.message}` : ""}`;
   if (stop?.code) return [stop.kind, stop.code, stop.message].filter(Boolean).join(": ");
   const rec = terminal.reconciliation as { reason?: string } | undefined;
   return rec?.reason ? rec.reason.replaceAll("_", " ") : null;
