@@ -305,6 +305,7 @@ describe("checkResponse", () => {
             workerId: "wkr_0123456789abcdef",
             name: "build-01",
             labels: { os: "linux" },
+            agents: ["claude"],
             maxRuns: 4,
             activeRuns: 1,
             draining: false,
