@@ -15,6 +15,7 @@ import {
   agentWords,
   authenticationRequired,
   exitedBeforeInitialize,
+  exitInWords,
   modelUnavailable,
   startFailure,
   type StartFailure,
@@ -185,7 +186,7 @@ export class AcpDriver implements HarnessDriver {
     void whenGone(h, o.graceMs).then((gone) => {
       if (!projection.initializeAnswered && !projection.broken && !agent.ending)
         this.startFailed(agent, exitedBeforeInitialize(gone.exit, gone.log));
-      const exit = gone.exit.signal ? `signal ${gone.exit.signal}` : `exit code ${gone.exit.exitCode}`;
+      const exit = exitInWords(gone.exit);
       if (agent.projection.sessionId) this.previousSessionId = agent.projection.sessionId;
       emit({ kind: "exited", exit, restartable: !agent.ending && gone.exit.signal !== null });
       agent.prompting = false;
