@@ -3,6 +3,9 @@ import { artifactUrl, fetchEvents, fetchView, type ApiRefusal, type RunView, typ
 import { ActionsPanel } from "./actions-panel.js";
 import { FailureCard } from "./failure-card.js";
 import { SessionPanel } from "./session-panel.js";
+import { EventsTab } from "./events-tab.js";
+import { usePageTitle } from "./page-title.js";
+import { runHref } from "./route.js";
 import { Timeline } from "./timeline.js";
 import { useLiveRun, WINDOW } from "./use-live-run.js";
 
@@ -15,7 +18,16 @@ function Refusal({ error }: { error: ApiRefusal }) {
 }
 
 /** A run's page: live (timeline streamed, actions) for the store, a stepper for a replayed file. */
-export function RunPage({ runId }: { runId: string }) {
+export function RunPage({
+  runId,
+  tab,
+  eventSeq,
+}: {
+  runId: string;
+  tab: "conversation" | "events";
+  eventSeq: number | null;
+}) {
+  usePageTitle(`Run ${runId}`);
   const [first, setFirst] = useState<RunView | ApiRefusal | null>(null);
   useEffect(() => {
     void fetchView(runId).then((v) => setFirst(v.ok ? v.value : v.error));
@@ -23,7 +35,7 @@ export function RunPage({ runId }: { runId: string }) {
   if (first === null) return <p role="status">Loading {runId}…</p>;
   if ("code" in first) return <Refusal error={first} />;
   return first.live ? (
-    <LiveRun runId={runId} first={first} />
+    <LiveRunPage runId={runId} first={first} tab={tab} eventSeq={eventSeq} />
   ) : (
     <ReplayRun runId={runId} total={first.run.eventCount} />
   );
@@ -51,27 +63,48 @@ function Artifacts({ view }: { view: RunView }) {
   );
 }
 
-function LiveRun({ runId, first }: { runId: string; first: RunView }) {
-  const { rows, view, streamError, showEarlier, canShowEarlier, setFollowing, refresh } = useLiveRun(runId, first);
+/** The two views of a run: the conversation (the main page) and the raw event history. */
+function Tabs({ runId, tab }: { runId: string; tab: "conversation" | "events" }) {
+  return (
+    <nav class="tabs" aria-label="Run views">
+      <a href={runHref(runId)} aria-current={tab === "conversation" ? "page" : undefined}>
+        Conversation
+      </a>
+      <a href={runHref(runId, "events")} aria-current={tab === "events" ? "page" : undefined}>
+        Events
+      </a>
+    </nav>
+  );
+}
+
+function LiveRunPage({
+  runId,
+  first,
+  tab,
+  eventSeq,
+}: {
+  runId: string;
+  first: RunView;
+  tab: "conversation" | "events";
+  eventSeq: number | null;
+}) {
+  const live = useLiveRun(runId, first);
+  const { view, streamError, refresh } = live;
   return (
     <div class="run">
       <h1>Run {runId}</h1>
+      <Tabs runId={runId} tab={tab} />
       {streamError && <p role="status">{streamError}</p>}
-      <div class="columns">
+      {tab === "events" ? (
+        <EventsTab live={live} focusSeq={eventSeq} />
+      ) : (
         <div>
           <FailureCard view={view} />
           <ActionsPanel runId={runId} view={view} onSent={refresh} />
           <SessionPanel view={view} />
           <Artifacts view={view} />
         </div>
-        <Timeline
-          events={rows}
-          total={view.run.eventCount}
-          onFollow={setFollowing}
-          onEarlier={() => void showEarlier()}
-          canShowEarlier={canShowEarlier}
-        />
-      </div>
+      )}
     </div>
   );
 }

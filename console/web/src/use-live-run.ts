@@ -11,6 +11,17 @@ export const VIEW_EVERY_MS = 250;
 /** And this often while the run is quiet (a command's status changes without an event). */
 const QUIET_VIEW_EVERY_MS = 2000;
 
+/** What a live run's page reads: its rows, its latest view, and how to ask for more. */
+export interface LiveRun {
+  rows: TimelineEvent[];
+  view: RunView;
+  streamError: string | null;
+  showEarlier: () => Promise<void>;
+  canShowEarlier: boolean;
+  setFollowing: (on: boolean) => void;
+  refresh: () => void;
+}
+
 /**
  * A live run: the newest part of its timeline, followed as events commit (the API's event
  * stream), and its latest view (the API's run, fetched). It starts WINDOW events before the end
@@ -19,7 +30,7 @@ const QUIET_VIEW_EVERY_MS = 2000;
  * does not follow the last (a gap). The view is fetched at most every VIEW_EVERY_MS while events
  * arrive, and once more after the stream's end.
  */
-export function useLiveRun(runId: string, first: RunView) {
+export function useLiveRun(runId: string, first: RunView): LiveRun {
   const [rows, setRows] = useState<TimelineEvent[]>([]);
   const [view, setView] = useState<RunView>(first);
   const [streamError, setStreamError] = useState<string | null>(null);
