@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import {
@@ -13,9 +14,8 @@ import { readServerKeyFile } from "../authority/server-key-source.js";
 import type { PermissionPolicy } from "../harness/acp/permissions.js";
 import { StateError } from "../storage/private-sqlite.js";
 import { runDurable, type DurableRunFacts } from "../fault/durable-run.js";
-import type { ConsoleServer } from "../console/server.js";
-import type { StoreOptions } from "./authority-options.js";
-import { DEFAULT_CONSOLE_LISTEN, startConsole, storeSource, untilStopped } from "./console-serve.js";
+import { consoleRefusal, runConsoleDemo } from "./demo-console.js";
+import { scenariosDir } from "../harness/script-file.js";
 import { runFault } from "./fault.js";
 import { reportDurableRun } from "./durable-report.js";
 import {
@@ -117,7 +117,7 @@ export function registerDemo(program: Command): void {
     )
     .option(
       "--console",
-      "after the run, keep a console open on it (prp console: its timeline, session and bundle in a browser) and print its URL, until Ctrl-C",
+      "run it in a local control plane (authority, API, console, a worker) and print the console's URL at once; start, answer and cancel more runs from the page, until Ctrl-C",
     )
     .addHelpText(
       "after",
@@ -128,8 +128,16 @@ prp-runnerd --connect-url with the ticket in its environment. Each event is show
 authority has committed it. Ends with the reduced session, the reconciliation, the result
 and the native execution bundle.
 
+--console serves a whole control plane on 127.0.0.1 until Ctrl-C: the authority (SQLite under
+.prp/demo/console/), the HTTP API v1, the console, and a worker (up to 4 runs, in .prp/worker/)
+advertising the named agents installed. The demo's run is created through the API and run by
+that worker; the console's URL with its token is printed at once (and written, mode 600, to
+.prp/demo/console/console-url). Runs started from the page run there too. Ctrl-C cancels the
+running runs and stops it all; the exit status is the demo's run's.
+
 Examples:
   npm start
+  npm start -- --console
   prp demo --script error
   prp demo --script goals --protocol-max 3
   prp demo --script credentials-refresh
@@ -138,7 +146,7 @@ Examples:
   prp demo --fault runner-restart --seed 7
   prp demo --json`,
     )
-    .action(async (opts: DemoOptions) => {
+    .action(async (opts: DemoOptions, command: Command) => {
       if (opts.fault && opts.console)
         return program.error(
           "--console is for a demo run: a fault run's stores are under its own folder (prp console --store … reads them)",
@@ -149,16 +157,20 @@ Examples:
           "--server-key-file is for a demo run; a fault run generates its own key beside its state",
           { exitCode: 2 },
         );
-      process.exitCode = opts.fault ? await runFault(program, opts.fault, opts, true) : await runDemo(program, opts);
+      process.exitCode = opts.fault
+        ? await runFault(program, opts.fault, opts, true)
+        : await runDemo(program, opts, command);
     });
 }
 
 /** prp authority serve's default --poll-ms. */
 const DEMO_POLL_MS = 200;
 
-async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
+async function runDemo(program: Command, opts: DemoOptions, command: Command): Promise<number> {
   if (opts.seed !== undefined || opts.at !== undefined)
     return program.error("--seed and --at choose a fault's kill point: use them with --fault", { exitCode: 2 });
+  const refused = opts.console ? consoleRefusal(command) : null;
+  if (refused) return program.error(refused, { exitCode: 2 });
   const agent = agentChoice(program, opts);
   if (agent && (opts.script || !opts.prompt))
     return program.error("an agent (--agent or --agent-command) needs --prompt <text>, and no --script", {
@@ -168,13 +180,19 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
     return program.error("a demo has nobody to ask: use --permission-policy deny, allow-reads or forbid", {
       exitCode: 2,
     });
+  if (opts.console && opts.script !== undefined && !isScenarioName(opts.script))
+    return program.error(
+      `--console plays a scenario by name (its worker's runner finds it in ${scenariosDir()}), not a file: got "${opts.script}"`,
+      { exitCode: 2 },
+    );
   const target = agent ? agentTarget(agent, opts.prompt!) : scriptTarget(program, opts.script ?? "happy-path");
   const agentFlags = agent && agentFlagsOf(agent, opts, opts.permissionPolicy);
   // The demo's folder holds every run's authority store and key: never in the harness's view, nor its workspace.
   const demoHidden = [resolve(opts.out), ...(opts.serverKeyFile ? [resolve(opts.serverKeyFile)] : [])];
-  const cwdRefused = agent
-    ? agentCwdRefusal(opts.agentCwd ?? process.cwd(), [...opts.sandboxHide, ...demoHidden])
-    : null;
+  const cwdRefused =
+    agent && !opts.console
+      ? agentCwdRefusal(opts.agentCwd ?? process.cwd(), [...opts.sandboxHide, ...demoHidden])
+      : null;
   if (cwdRefused) return program.error(cwdRefused, { exitCode: 2 });
   const sandboxed = sandboxPolicy(opts, [], (line) => process.stderr.write(`prp: ${line}\n`));
   if (!sandboxed.ok) {
@@ -186,15 +204,15 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   const show = (line: string) => {
     if (!opts.json) console.log(visible(line));
   };
+  if (opts.console) {
+    show(
+      "starting a local control plane on 127.0.0.1 (an authority, the API, the console and a worker); the demo's run is queued through the API and its events appear as the authority commits them",
+    );
+    return runConsoleDemo({ ...opts, script: opts.script ?? "happy-path" }, target, agent, serverKey, show);
+  }
   show(
     "starting an authority on 127.0.0.1 and prp-runnerd with a one-use ticket; events appear as the authority commits them",
   );
-  // With --console, the console opens on the demo's store as soon as the run is registered: the run is watched live, then read.
-  let consoleServer: ConsoleServer | undefined;
-  const consoleStore = (dir: string): StoreOptions => ({
-    store: `sqlite:${join(dir, "authority")}`,
-    serverKeyFile: opts.serverKeyFile ?? join(dir, "authority-server-key"),
-  });
   let facts: DurableRunFacts;
   try {
     facts = await runDurable({
@@ -210,28 +228,14 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
         ...(opts.credentialFile ? { file: opts.credentialFile } : {}),
         ...(opts.credentialProvider ? { provider: opts.credentialProvider } : {}),
       },
-      ...(opts.console
-        ? {
-            onRegistered: async ({ runId, dir }) =>
-              void (consoleServer = await watchInConsole(
-                consoleStore(dir),
-                resolve(opts.out, "demo"),
-                runId,
-                opts.json === true,
-              )),
-          }
-        : {}),
       ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
       runnerArgs: [...harnessReadyArgs(opts.harnessReadyMs), ...sandboxRunnerdArgs(opts, demoHidden)],
       runnerContract: opts,
-      // Its store is open to others (the console, prp authority command): what they queue is delivered as the daemon does.
+      // Its store is open to others (prp authority command): what they queue is delivered as the daemon does.
       pollStoreMs: DEMO_POLL_MS,
       onCommitted: (event) => show(eventLine(event)),
       note: (text) => process.stderr.write(`${text}\n`),
     });
-  } catch (err) {
-    await consoleServer?.close();
-    throw err;
   } finally {
     serverKey?.destroy();
   }
@@ -240,35 +244,15 @@ async function runDemo(program: Command, opts: DemoOptions): Promise<number> {
   const keyFile = opts.serverKeyFile ?? join(facts.dir, "authority-server-key");
   const storeFlags = `--store sqlite:${join(facts.dir, "authority")} --server-key-file ${keyFile}`;
   show(`  events          prp events ${storeFlags} --run ${facts.runId}`);
-  if (!opts.console) {
-    show(
-      `  console         prp demo --console keeps a browser console open on the run; or: prp console ${storeFlags} --bundles-dir ${resolve(opts.out, "demo")}`,
-    );
-    return status;
-  }
-  if (consoleServer) {
-    (opts.json ? process.stderr : process.stdout).write(
-      `console: ${consoleServer.url}#/run/${facts.runId} (open until Ctrl-C)\n`,
-    );
-    await untilStopped();
-    await consoleServer.close();
-  }
+  show(
+    `  console         prp demo --console runs it in a local control plane with a browser console, where you start more runs; or: prp console ${storeFlags} --bundles-dir ${resolve(opts.out, "demo")}`,
+  );
   return status;
 }
 
-/** A console on the demo's store: its URL on stdout (on stderr with --json, whose stdout is one line). */
-async function watchInConsole(
-  store: StoreOptions,
-  bundlesDir: string,
-  runId: string,
-  json: boolean,
-): Promise<ConsoleServer> {
-  const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
-  return startConsole(await storeSource(store), DEFAULT_CONSOLE_LISTEN, {
-    bundlesDir,
-    print: (url) => say(`console: ${url}#/run/${runId} (watch the run live)`),
-  });
-}
+/** A scenario of the catalog, by name: what a worker's runner can find (a file is the demo's machine's only). */
+const isScenarioName = (name: string): boolean =>
+  /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) && existsSync(join(scenariosDir(), `${name}.json`));
 
 /** A key file refused (mode, owner, symlink, contents) is a usage error with its code, before anything starts. */
 function serverKeyOption(program: Command, path: string): ServerKey {

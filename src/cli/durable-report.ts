@@ -6,9 +6,12 @@ import type { DurableRunFacts } from "../fault/durable-run.js";
 import type { RunTarget } from "./run-target.js";
 import { visibleLines } from "./terminal-text.js";
 
+/** What the closing report reads of a run: prp demo's own run, or a run of prp demo --console's worker. */
+export type ReportedRun = Pick<DurableRunFacts, "runId" | "dir" | "events" | "run" | "runnerExits" | "runnerLogs">;
+
 /** The closing report of a durable run: states, result, session, transport counters, bundle. */
 export function reportDurableRun(
-  facts: DurableRunFacts,
+  facts: ReportedRun,
   target: RunTarget,
   json: boolean,
   show: (line: string) => void,

@@ -37,13 +37,13 @@ describe("prp demo delivers the commands other processes queue in its store", ()
       60_000,
     );
     const runId = /#\/run\/(run_\w+)/.exec(demo.stdout())![1]!;
-    const runDir = join(out, "demo", runId);
-    // The demo's store, opened by another process: what the console's store source and prp authority command both do.
+    const stackDir = join(out, "demo", "console");
+    // The demo's local control plane's store, opened by another process, as prp authority command does.
     const store = [
       "--store",
-      `sqlite:${join(runDir, "authority")}`,
+      `sqlite:${join(stackDir, "authority")}`,
       "--server-key-file",
-      join(runDir, "authority-server-key"),
+      join(stackDir, "authority-server-key"),
     ];
     const committed = () => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout);
     return { demo, runId, store, committed };
