@@ -65,7 +65,7 @@ export function productScenario(kind: StoreKind): void {
         agent: { kind: "command", command: agentCommand("conversation.json") },
         prompt,
       });
-      const endedAtLanding = stack.run(runId).terminal;
+      const endedAtLanding = await stack.ended(runId);
       const conversation = byTestId(page, "conversation");
       await shown(
         byTestId(conversation, "user-message").filter({ hasText: prompt }),
@@ -243,11 +243,6 @@ export function productScenario(kind: StoreKind): void {
         prompt: "Wait for a pool nobody has.",
         labels: "pool=none",
       });
-      await until(
-        () => /pool=none/.test(stack.run(runId).waiting ?? ""),
-        () => `the store to say why the run waits: ${said(runId)()}`,
-        WAIT_MS,
-      );
       await page.goto(`${stack.base}/#/workers`);
       const queued = byTestId(page, "queue-table").locator(`tr[data-run-id="${runId}"]`);
       await shown(
@@ -258,6 +253,7 @@ export function productScenario(kind: StoreKind): void {
       await page.goto(`${stack.base}/#/`);
       const row = await runRow(stack, page, runId);
       await shown(row.locator(".state-queued"), "the run as queued in the run list", said(runId));
+      assert.match(stack.run(runId).waiting ?? "", /pool=none/, "the store says why it waits, as the page did");
       await byTestId(row, "cancel-queued").click();
       await byTestId(page, "confirm-cancel").click();
       await shown(row.locator(".state").filter({ hasText: "cancelled" }), "the run as cancelled", said(runId));

@@ -2,11 +2,18 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { withStore } from "../../src/cli/authority-options.js";
+import type { AuthorityStore } from "../../src/authority/store.js";
 import { killAll, startApiDaemon, type Daemon } from "../cli/authority-processes.js";
 import { eventLines } from "../cli/authority-run.js";
 import { runPrp } from "../cli/run-cli.js";
-import { addWorker, startWorker, workerStarts, type StoreFlags, type WorkerProcess } from "../dispatch/support.js";
+import {
+  addWorker,
+  openStoreOf,
+  startWorker,
+  workerStarts,
+  type StoreFlags,
+  type WorkerProcess,
+} from "../dispatch/support.js";
 import { startTestPostgres, type TestPostgres } from "../support/postgres.js";
 import { until } from "../support/until.js";
 import { launchChromium, type Browser } from "./browser.js";
@@ -59,8 +66,10 @@ export async function productStack(kind: StoreKind) {
   let daemon: Daemon | undefined;
   let worker: WorkerProcess | undefined;
   let browser: Browser | undefined;
+  let reader: AuthorityStore | undefined;
   const close = async () => {
     await browser?.close();
+    await reader?.close();
     // SIGKILL leaves the worker's runners (each leads its own process group): stopped by group.
     const runnerPids = worker ? workerStarts([worker]).filter((s) => s.exitCode === undefined && s.pid !== null) : [];
     await killAll([worker, daemon]);
@@ -110,6 +119,8 @@ export async function productStack(kind: StoreKind) {
       labels: WORKER_LABELS,
       maxRuns: 4,
     });
+    // The store opened beside the daemon, read-only by use: what the tests poll cheaply.
+    reader = await openStoreOf(store);
     browser = await launchChromium();
   } catch (err) {
     await close();
@@ -117,6 +128,7 @@ export async function productStack(kind: StoreKind) {
   }
   const w = worker;
   const d = daemon;
+  const r = reader;
   const base = new URL(consoleUrl).origin;
   const incidents = new Map<Page, PageIncidents>();
 
@@ -170,16 +182,16 @@ export async function productStack(kind: StoreKind) {
       if (r.status !== 0) throw new Error(`prp events --run ${runId} exited ${r.status}: ${r.stderr}`);
       return eventLines(r.stdout);
     },
-    /** The run's commands as the store holds them, opened beside the daemon. */
-    commands: (runId: string): Promise<StoredCommand[]> =>
-      withStore({ store: store.location, serverKeyFile: store.keyFile }, async (s) =>
-        (await s.commands(runId)).map((c) => ({
-          type: c.type,
-          status: c.status,
-          payload: JSON.parse(c.payload) as Record<string, unknown>,
-          result: c.result === null ? null : (JSON.parse(c.result) as Record<string, unknown>),
-        })),
-      ),
+    /** Whether the store holds the run's terminal (polled: read beside the daemon, no process spawned). */
+    ended: async (runId: string): Promise<boolean> => ((await r.run(runId))?.terminalSourceSeq ?? null) !== null,
+    /** The run's commands as the store holds them, read beside the daemon. */
+    commands: async (runId: string): Promise<StoredCommand[]> =>
+      (await r.commands(runId)).map((c) => ({
+        type: c.type,
+        status: c.status,
+        payload: JSON.parse(c.payload) as Record<string, unknown>,
+        result: c.result === null ? null : (JSON.parse(c.result) as Record<string, unknown>),
+      })),
     /** The runners the worker started for `runId`, from its own record. */
     startedFor: (runId: string) => workerStarts([w]).filter((s) => s.runId === runId),
     /** The last of the worker's and the daemon's stderr: what a failure message should show. */
