@@ -1,0 +1,3 @@
+import { productScenario } from "./e2e-scenario.js";
+
+productScenario("sqlite");
