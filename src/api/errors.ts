@@ -26,6 +26,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   store_unavailable: 503,
   store_full: 503,
   store_read_only: 503,
+  agent_catalog_invalid: 500,
   internal_error: 500,
 };
 

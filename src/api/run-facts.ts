@@ -1,5 +1,6 @@
 import type { PRPQuestionSet } from "../contract/generated/types.js";
 import type { PrpEvent } from "../contract/kinds.js";
+import { requestIdOf } from "../reducer/requests.js";
 
 /** A request as the harness asked it (runtime_request.created): what a form needs to answer it. */
 export interface RequestDetail {
@@ -38,6 +39,8 @@ export interface RunFacts {
   proposedDisposition: string | null;
   /** Every request as runtime_request.created asked it, by id. */
   requests: Map<string, RequestDetail>;
+  /** The ids of the requests asked and not yet resolved, expired or cancelled. */
+  pending: Set<string>;
   failure: FailureFacts;
 }
 
@@ -49,6 +52,7 @@ export const emptyFacts = (): RunFacts => ({
   terminal: null,
   proposedDisposition: null,
   requests: new Map(),
+  pending: new Set(),
   failure: { messages: [], diagnostics: [], harnessExit: null },
 });
 
@@ -81,6 +85,7 @@ function requestDetail(payload: Record<string, unknown>): RequestDetail | null {
 export const copyFacts = (facts: RunFacts): RunFacts => ({
   ...facts,
   requests: new Map(facts.requests),
+  pending: new Set(facts.pending),
   failure: {
     messages: [...facts.failure.messages],
     diagnostics: [...facts.failure.diagnostics],
@@ -88,7 +93,10 @@ export const copyFacts = (facts: RunFacts): RunFacts => ({
   },
 });
 
-/** A run's line in a list: its harness, first and last event times, terminal state and result's disposition. */
+/**
+ * A run's line in a list: its harness, first and last event times, terminal state, result's
+ * disposition, and how many requests wait for an answer (none once it has ended: nobody is asked).
+ */
 export function factsSummary(facts: RunFacts) {
   const stringOf = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
   return {
@@ -97,6 +105,7 @@ export function factsSummary(facts: RunFacts) {
     lastEventAt: facts.lastAt,
     terminalState: stringOf(facts.terminal?.runTerminalState),
     disposition: stringOf(facts.terminal?.reportedWorkDisposition) ?? facts.proposedDisposition,
+    pendingRequests: facts.terminal === null ? facts.pending.size : 0,
   };
 }
 
@@ -119,9 +128,17 @@ export function foldFacts(facts: RunFacts, events: readonly PrpEvent[]): void {
         break;
       case "runtime_request.created": {
         const detail = requestDetail(p);
-        if (detail) facts.requests.set(detail.requestId, detail);
+        if (detail) {
+          facts.requests.set(detail.requestId, detail);
+          facts.pending.add(detail.requestId);
+        }
         break;
       }
+      case "runtime_request.resolved":
+      case "runtime_request.expired":
+      case "runtime_request.cancelled":
+        facts.pending.delete(requestIdOf(p));
+        break;
       case "turn.failed":
       case "session.failed":
       case "item.failed":

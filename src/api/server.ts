@@ -18,6 +18,7 @@ import {
   type DispatchSettings,
 } from "./context.js";
 import { DEFAULT_DISPATCH, startSweeper } from "./dispatch-sweeper.js";
+import { agentRoutes } from "./agents-routes.js";
 import { cancelRoutes } from "./cancel-routes.js";
 import { workerRoutes } from "./workers-routes.js";
 import { authenticateWorker as authenticateWorkerCredential } from "./worker-credentials.js";
@@ -281,4 +282,5 @@ async function apiPlugin(
   commandRoutes(app, ctx);
   cancelRoutes(app, ctx);
   workerRoutes(app, ctx);
+  agentRoutes(app);
 }

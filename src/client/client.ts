@@ -4,6 +4,7 @@
  * every refusal is a PrpApiError carrying the API's `{code, message, path?}` and the status.
  */
 import type {
+  AgentList,
   CommandReceipt,
   CommandRequest,
   CommittedEvent,
@@ -146,6 +147,11 @@ export class PrpClient {
   /** GET /v1/workers: every worker, its health and active runs, and the admission caps. */
   listWorkers(): Promise<WorkerList> {
     return this.#json("GET", "/v1/workers");
+  }
+
+  /** GET /v1/agents: the named agents and the fake harness's scripts a run may name. */
+  listAgents(): Promise<AgentList> {
+    return this.#json("GET", "/v1/agents");
   }
 
   #headers(): Record<string, string> {

@@ -6,6 +6,7 @@ export { PrpApiError, CLIENT_ERROR_CODES } from "./errors.js";
 export { type FollowOptions, type ReconnectInfo } from "./follow.js";
 export type {
   Agent,
+  AgentList,
   CommandReceipt,
   CommandRequest,
   CommandType,

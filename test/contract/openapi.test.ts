@@ -63,6 +63,7 @@ const summary = (overrides: Json = {}): Json => ({
   terminalState: null,
   disposition: null,
   dispatch: null,
+  pendingRequests: 0,
   ...overrides,
 });
 const dispatch = (overrides: Json = {}): Json => ({
@@ -317,6 +318,22 @@ describe("checkResponse", () => {
         caps: [{ scope: "*", max: 8, active: 1 }],
       },
       { workers: [], caps: [{ scope: "*", max: "eight", active: 1 }] },
+    ],
+    [
+      "RunList (a run waiting for a person)",
+      "GET",
+      "/v1/runs",
+      200,
+      { runs: [summary({ pendingRequests: 2 })], next: null },
+      { runs: [summary({ pendingRequests: -1 })], next: null },
+    ],
+    [
+      "AgentList",
+      "GET",
+      "/v1/agents",
+      200,
+      { profiles: [{ name: "claude", title: "Claude Code" }], scripts: ["happy-path"] },
+      { profiles: [{ name: "claude" }], scripts: ["happy-path"] },
     ],
     [
       "EventPage",

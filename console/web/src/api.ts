@@ -1,6 +1,15 @@
 import { PrpClient } from "../../../src/client/client.js";
 import { PrpApiError } from "../../../src/client/errors.js";
-import type { CommandReceipt, CommandRequest, RunSummary } from "../../../src/contract/api/generated/types.js";
+import type {
+  AgentList,
+  CommandReceipt,
+  CommandRequest,
+  RunSpec,
+  RunState,
+  RunSummary,
+  Worker,
+  WorkerList,
+} from "../../../src/contract/api/generated/types.js";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import type { FailureFacts, RequestDetail } from "../../../src/api/run-facts.js";
 import type { ArtifactFile } from "../../../src/console/bundle-files.js";
@@ -115,14 +124,6 @@ export function runRow(s: RunSummary): RunRow {
   };
 }
 
-/** Runs, newest first: one page of the API's list (the console is for a person's runs, not thousands). */
-export const fetchRuns = () =>
-  answer(async () =>
-    (await client.listRuns({ limit: 500 })).runs
-      .map(runRow)
-      .sort((a, b) => (b.startedAt ?? "").localeCompare(a.startedAt ?? "") || a.runId.localeCompare(b.runId)),
-  );
-
 const bundlePath = (runId: string) => `bundles/${encodeURIComponent(runId)}`;
 
 async function artifacts(runId: string): Promise<ArtifactFile[]> {
@@ -205,3 +206,131 @@ document.addEventListener("click", (e) => {
     else window.alert(err.message);
   });
 });
+
+/** The runs list's filters, each the API's own (state=, label=, text=) but the agent (see fetchRunPage). */
+export interface RunFilter {
+  state: RunState | "";
+  /** `key=value`. */
+  label: string;
+  agent: string;
+  text: string;
+}
+
+/** What a run drives, for a person: the script, the profile, or the command's program; its kind beside it. */
+export interface AgentName {
+  kind: "script" | "profile" | "command" | "harness";
+  name: string;
+}
+
+/** A line of the runs list: the run's line, with what a person knows it by. */
+export interface ListRow extends RunRow {
+  createdAt: string;
+  /** The prompt's first line, at most PROMPT_CHARS characters; null without one. */
+  prompt: string | null;
+  agent: AgentName | null;
+  /** Requests that wait for a person's answer. */
+  waiting: number;
+}
+
+const PROMPT_CHARS = 120;
+/** Programs that run another: the program a person knows is the script they are given. */
+const INTERPRETERS = new Set(["node", "nodejs", "python", "python3", "npx", "bun", "deno", "uvx", "sh", "bash"]);
+
+/** The command line's program: its first word's last path part, past an interpreter. */
+export function commandProgram(command: string): string {
+  const words = command.trim().split(/\s+/);
+  const base = (word: string) =>
+    word
+      .replace(/^["']|["']$/g, "")
+      .split(/[\\/]/)
+      .at(-1) ?? word;
+  const first = base(words[0] ?? command);
+  const next = words.slice(1).find((w) => !w.startsWith("-"));
+  return INTERPRETERS.has(first) && next !== undefined ? base(next) : first;
+}
+
+export function agentName(s: RunSummary): AgentName | null {
+  const agent = s.spec?.agent;
+  if (agent?.kind === "fake") return { kind: "script", name: agent.script };
+  if (agent?.kind === "profile") return { kind: "profile", name: agent.profile };
+  if (agent?.kind === "command") return { kind: "command", name: commandProgram(agent.command) };
+  return s.harness === null ? null : { kind: "harness", name: commandProgram(s.harness) };
+}
+
+export function listRow(s: RunSummary): ListRow {
+  const line = s.spec?.prompt?.split("\n", 1)[0]?.trim() ?? "";
+  return {
+    ...runRow(s),
+    createdAt: s.createdAt,
+    prompt: line === "" ? null : line.length > PROMPT_CHARS ? `${line.slice(0, PROMPT_CHARS)}…` : line,
+    agent: agentName(s),
+    waiting: s.pendingRequests,
+  };
+}
+
+/** `key=value` as the API's label filter; null when it is not one. */
+export function labelPair(text: string): Record<string, string> | null {
+  const eq = text.indexOf("=");
+  if (eq < 1) return null;
+  return { [text.slice(0, eq).trim()]: text.slice(eq + 1).trim() };
+}
+
+/**
+ * One page of runs, newest first, narrowed by `filter`. The API has no agent filter: the agent's
+ * name is looked for in the spec by the API's text search (when no other text is asked), and each
+ * row's agent is then checked here, so that a prompt that merely mentions the name is left out.
+ */
+export const fetchRunPage = (filter: RunFilter, after: string | undefined, limit: number) =>
+  answer(async () => {
+    const agent = filter.agent.trim().toLowerCase();
+    const text = filter.text.trim() || agent;
+    const labels = filter.label.trim() === "" ? undefined : (labelPair(filter.label) ?? undefined);
+    const page = await client.listRuns({
+      limit,
+      ...(filter.state ? { state: filter.state } : {}),
+      ...(labels ? { labels } : {}),
+      ...(text ? { text } : {}),
+      ...(after !== undefined ? { after } : {}),
+    });
+    const rows = page.runs.map(listRow);
+    return {
+      rows: agent === "" ? rows : rows.filter((r) => r.agent?.name.toLowerCase().includes(agent)),
+      next: page.next,
+    };
+  });
+
+/** How many runs under way wait for a person: what the tab's title counts. */
+export const fetchWaitingCount = () =>
+  answer(
+    async () =>
+      (await client.listRuns({ state: "running", limit: 500 })).runs.filter((r) => r.pendingRequests > 0).length,
+  );
+
+/** POST /v1/runs/ID/cancel: a queued run ends at once, a running one is sent run.cancel. */
+export const cancelRun = (runId: string) => answer(async () => listRow((await client.cancelRun(runId)).run));
+
+/** The agents a new run may name. */
+export const fetchAgents = () => answer(() => client.listAgents());
+
+/** POST /v1/runs; the same `idempotencyKey` again finds the run it created instead of a second one. */
+export const createRun = (spec: RunSpec, idempotencyKey: string) =>
+  answer(async () => (await client.createRun(spec, { idempotencyKey })).run.runId);
+
+/** The workers and the admission caps. */
+export const fetchWorkers = () => answer(() => client.listWorkers());
+
+/** A queued run: its line, priority and time in the queue. */
+export interface QueuedRow extends ListRow {
+  priority: number;
+  queuedAt: string;
+}
+
+/** The queued runs in the order workers claim them: higher priority first, then the longest waiting. */
+export const fetchQueue = () =>
+  answer(async () =>
+    (await client.listRuns({ state: "queued", limit: 500 })).runs
+      .map((s): QueuedRow => ({ ...listRow(s), priority: s.priority, queuedAt: s.dispatch?.queuedAt ?? s.createdAt }))
+      .sort((a, b) => b.priority - a.priority || a.queuedAt.localeCompare(b.queuedAt)),
+  );
+
+export type { AgentList, RunSpec, RunState, Worker, WorkerList };

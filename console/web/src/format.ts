@@ -11,3 +11,12 @@ export const time = (iso: string | null): string => (iso ? new Date(iso).toLocal
 
 /** The last part of a command path (the harness's program name). */
 export const program = (command: string | null): string => (command ? (command.split(/[\\/]/).at(-1) ?? command) : "–");
+
+/** How long ago, for a person: "just now", "42 s ago", "3 min ago", "5 h ago", "2 d ago". */
+export function ago(ms: number): string {
+  if (ms < 5_000) return "just now";
+  if (ms < 60_000) return `${Math.floor(ms / 1000)} s ago`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ago`;
+  if (ms < 86_400_000) return `${Math.floor(ms / 3_600_000)} h ago`;
+  return `${Math.floor(ms / 86_400_000)} d ago`;
+}

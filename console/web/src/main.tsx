@@ -4,6 +4,7 @@ import { NewRunForm } from "./new-run-form.js";
 import { parseRoute, type Route } from "./route.js";
 import { RunPage } from "./run-page.js";
 import { RunsList } from "./runs-list.js";
+import { useWaitingCount } from "./waiting-count.js";
 import { WorkersPage } from "./workers-page.js";
 import "./style.css";
 
@@ -22,6 +23,7 @@ function Page({ route }: { route: Route }) {
 
 function App() {
   const [route, setRoute] = useState(parseRoute(location.hash));
+  useWaitingCount();
   useEffect(() => {
     const onHash = () => setRoute(parseRoute(location.hash));
     window.addEventListener("hashchange", onHash);

@@ -315,6 +315,19 @@ function paths(): JsonObject {
         },
       },
     },
+    "/v1/agents": {
+      get: {
+        operationId: "listAgents",
+        summary: "List the agents a run may name",
+        description:
+          "The authority's agent catalog (built in and PRP_AGENT_CATALOG), whose names a RunSpec's `{kind: profile}` takes, and the fake harness's scripts, for `{kind: fake}`.",
+        security: scope("read"),
+        responses: {
+          "200": { description: "The profiles and the scripts.", content: json(ref("AgentList")) },
+          ...errors(),
+        },
+      },
+    },
     [OPENAPI_PATH]: {
       get: {
         operationId: "getOpenApiDocument",

@@ -141,6 +141,7 @@ export const API_SCHEMAS = {
         "terminalState",
         "disposition",
         "dispatch",
+        "pendingRequests",
       ],
       properties: {
         runId: ID,
@@ -171,6 +172,12 @@ export const API_SCHEMAS = {
         dispatch: {
           description: "Its place in the run queue; null for a run not created through the API.",
           oneOf: [{ $ref: "#/$defs/Dispatch" }, { type: "null" }],
+        },
+        pendingRequests: {
+          type: "integer",
+          minimum: 0,
+          description:
+            "Requests the harness asked (permissions, questions) that are not yet resolved, expired or cancelled: a person may be needed. 0 once the run has ended.",
         },
       },
     },
@@ -564,6 +571,31 @@ export const API_SCHEMAS = {
         lastSeenAt: { oneOf: [TIME, { type: "null" }] },
         health: { enum: ["never_seen", "live", "silent", "revoked"] },
         revoked: { type: "boolean" },
+      },
+    },
+    AgentList: {
+      title: "AgentList",
+      description:
+        "GET /v1/agents: what a RunSpec's agent may name here: the authority's agent catalog (built in and PRP_AGENT_CATALOG) and the fake harness's scripts.",
+      type: "object",
+      additionalProperties: false,
+      required: ["profiles", "scripts"],
+      properties: {
+        profiles: {
+          description: "The named agents, for `{kind: profile, profile: NAME}`.",
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "title"],
+            properties: { name: { type: "string" }, title: { type: "string" } },
+          },
+        },
+        scripts: {
+          description: "The fake harness's scripts, for `{kind: fake, script: NAME}`, sorted.",
+          type: "array",
+          items: { type: "string" },
+        },
       },
     },
     WorkerList: {

@@ -63,6 +63,7 @@ export interface PrpApi {
   WorkerClaim: WorkerClaim;
   WorkerPollAnswer: WorkerPollAnswer;
   Worker: Worker;
+  AgentList: AgentList;
   WorkerList: WorkerList;
 }
 /**
@@ -169,6 +170,10 @@ export interface RunSummary {
    * Its place in the run queue; null for a run not created through the API.
    */
   dispatch: Dispatch | null;
+  /**
+   * Requests the harness asked (permissions, questions) that are not yet resolved, expired or cancelled: a person may be needed. 0 once the run has ended.
+   */
+  pendingRequests: number;
 }
 /**
  * Where a run created through the API is in the queue: queued (with why it waits), claimed by a worker (or by hand), or ended by its dispatch (cancelled while queued, its worker lost too often, its runner exited before its terminal).
@@ -484,6 +489,22 @@ export interface Worker {
   lastSeenAt: string | null;
   health: "never_seen" | "live" | "silent" | "revoked";
   revoked: boolean;
+}
+/**
+ * GET /v1/agents: what a RunSpec's agent may name here: the authority's agent catalog (built in and PRP_AGENT_CATALOG) and the fake harness's scripts.
+ */
+export interface AgentList {
+  /**
+   * The named agents, for `{kind: profile, profile: NAME}`.
+   */
+  profiles: {
+    name: string;
+    title: string;
+  }[];
+  /**
+   * The fake harness's scripts, for `{kind: fake, script: NAME}`, sorted.
+   */
+  scripts: string[];
 }
 export interface WorkerList {
   workers: Worker[];
