@@ -183,11 +183,13 @@ describe("prp console in Chromium: a run's conversation", () => {
     const page = await live.openRun(runId);
     const message = page.getByTestId("assistant-message");
     await message.waitFor(WAIT);
-    await page
-      .getByTestId("terminal")
-      .getByText(/completed \/ succeeded/)
-      .waitFor(WAIT);
-    assert.equal(await runner.exited(), 0, runner.stderr());
+    await page.getByTestId("terminal").waitFor(WAIT);
+    await runner.exited();
+    assert.match(
+      (await page.getByTestId("terminal").textContent()) ?? "",
+      /completed \/ succeeded/,
+      `${await page.getByTestId("conversation").textContent()}\n${runner.stderr()}`,
+    );
     assert.equal(await message.locator("pre").textContent(), HOSTILE, "the words exactly, as text");
     assert.equal(
       await page.getByTestId("conversation").locator("img, script, a").count(),
