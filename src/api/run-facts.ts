@@ -23,8 +23,23 @@ export interface FailureFacts {
   harnessExit: { exitCode: number | null; signal: string | null; stderrTail: string[]; droppedLines: number } | null;
 }
 
+export type TurnState = "submitted" | "running" | "completed" | "failed" | "interrupted" | "cancelled";
+
+/** One turn of the run, as its events name it: what the conversation view lays out turn by turn. */
+export interface TurnFacts {
+  turnId: string;
+  state: TurnState;
+  /** Its items (the reducer's item keys) and tool executions (by executionId), in order of first appearance. */
+  items: string[];
+  /** Its runtime requests, in the order asked. */
+  requests: string[];
+}
+
 /** How many failure messages and diagnostics a run keeps: the last ones tell why it ended. */
 const KEEP = 20;
+/** The turns a run keeps (the last ones), and the item and request ids each keeps (its last ones). */
+export const KEEP_TURNS = 20;
+export const KEEP_TURN_IDS = 200;
 
 /**
  * What a run's readers need beyond the reducer's snapshot, folded event by event so that nothing
@@ -42,6 +57,8 @@ export interface RunFacts {
   /** The ids of the requests asked and not yet resolved, expired or cancelled. */
   pending: Set<string>;
   failure: FailureFacts;
+  /** Its turns, in event order (the last KEEP_TURNS). */
+  turns: TurnFacts[];
 }
 
 export const emptyFacts = (): RunFacts => ({
@@ -54,14 +71,15 @@ export const emptyFacts = (): RunFacts => ({
   requests: new Map(),
   pending: new Set(),
   failure: { messages: [], diagnostics: [], harnessExit: null },
+  turns: [],
 });
 
 const record = (value: unknown): Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 const stringOr = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
-const pushBounded = <T>(list: T[], item: T) => {
+const pushBounded = <T>(list: T[], item: T, keep = KEEP) => {
   list.push(item);
-  if (list.length > KEEP) list.shift();
+  if (list.length > keep) list.shift();
 };
 
 function requestDetail(payload: Record<string, unknown>): RequestDetail | null {
@@ -91,6 +109,7 @@ export const copyFacts = (facts: RunFacts): RunFacts => ({
     diagnostics: [...facts.failure.diagnostics],
     harnessExit: facts.failure.harnessExit,
   },
+  turns: facts.turns.map((t) => ({ ...t, items: [...t.items], requests: [...t.requests] })),
 });
 
 /**
@@ -116,6 +135,7 @@ export function foldFacts(facts: RunFacts, events: readonly PrpEvent[]): void {
     facts.eventCount++;
     facts.firstAt ??= e.emittedAt;
     facts.lastAt = e.emittedAt;
+    foldTurn(facts.turns, e, p);
     switch (e.eventType) {
       case "harness.starting":
         facts.harness ??= stringOr(p.command);
@@ -164,4 +184,41 @@ export function foldFacts(facts: RunFacts, events: readonly PrpEvent[]): void {
       }
     }
   }
+}
+
+const TURN_STATES: Record<string, TurnState> = {
+  "turn.submitted": "submitted",
+  "turn.started": "running",
+  "turn.completed": "completed",
+  "turn.failed": "failed",
+  "turn.interrupted": "interrupted",
+  "turn.cancelled": "cancelled",
+};
+
+/** The id a conversation shows an event under: the reducer's item key, or a tool call's executionId. */
+function itemKey(e: PrpEvent, p: Record<string, unknown>): string | null {
+  if (e.eventType.startsWith("item."))
+    return stringOr((e as { providerItemId?: unknown }).providerItemId) ?? stringOr(e.itemId);
+  if (e.eventType.startsWith("tool.execution.")) return stringOr(p.executionId);
+  return null;
+}
+
+/**
+ * The turn the event names (its envelope's turnId), else the latest turn: its state, and the
+ * items and requests it brought, each id once.
+ */
+function foldTurn(turns: TurnFacts[], e: PrpEvent, p: Record<string, unknown>): void {
+  const turnId = stringOr(e.turnId);
+  let turn = turnId === null ? turns.at(-1) : turns.find((t) => t.turnId === turnId);
+  if (!turn && turnId !== null) {
+    turn = { turnId, state: "submitted", items: [], requests: [] };
+    pushBounded(turns, turn, KEEP_TURNS);
+  }
+  if (!turn) return;
+  const state = TURN_STATES[e.eventType];
+  if (state) turn.state = state;
+  const item = itemKey(e, p);
+  if (item !== null && !turn.items.includes(item)) pushBounded(turn.items, item, KEEP_TURN_IDS);
+  const request = e.eventType === "runtime_request.created" ? requestDetail(p)?.requestId : undefined;
+  if (request && !turn.requests.includes(request)) pushBounded(turn.requests, request, KEEP_TURN_IDS);
 }

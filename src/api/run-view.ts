@@ -2,6 +2,7 @@ import { runStateOf } from "../authority/run-state.js";
 import type { CommandRow, RunListEntry, RunSnapshot, RunSpecRow } from "../authority/store.js";
 import type { QueueFacts } from "../authority/wait-reason.js";
 import type { PrpEvent } from "../contract/kinds.js";
+import { cutText } from "../contract/text-cut.js";
 import { applyEvents } from "../reducer/apply-event.js";
 import { createSnapshot, type SessionSnapshot, type SnapshotOrigin } from "../reducer/snapshot.js";
 import type { ApiContext, ApiStore } from "./context.js";
@@ -39,10 +40,16 @@ function resultReason(stored: string | null): string | undefined {
   return words.length > 0 ? words.join(": ") : undefined;
 }
 
+/** The most of a person's words (a turn.start's or turn.steer's text) a receipt repeats: as long as a run's prompt may be. */
+export const RECEIPT_TEXT = 65_536;
+const SAYS_TEXT = new Set(["turn.start", "turn.steer"]);
+
 /** API_SCHEMAS.CommandReceipt of a stored command. */
 export const commandReceipt = (c: CommandRow, created?: boolean) => {
-  const requestId =
-    c.type === "request.resolve" ? (JSON.parse(c.payload) as { requestId?: unknown }).requestId : undefined;
+  const payload = JSON.parse(c.payload) as { requestId?: unknown; text?: unknown };
+  const requestId = c.type === "request.resolve" ? payload.requestId : undefined;
+  const text =
+    SAYS_TEXT.has(c.type) && typeof payload.text === "string" ? cutText(payload.text, RECEIPT_TEXT) : undefined;
   const reason = c.status !== null && c.status !== "completed" ? resultReason(c.result) : undefined;
   return {
     commandId: c.commandId,
@@ -52,6 +59,7 @@ export const commandReceipt = (c: CommandRow, created?: boolean) => {
     delivered: c.deliveryCount > 0,
     ...(created === undefined ? {} : { created }),
     ...(typeof requestId === "string" ? { requestId } : {}),
+    ...(text !== undefined ? { text } : {}),
     ...(reason ? { reason } : {}),
   };
 };
@@ -141,8 +149,8 @@ export class FactsCache {
 /**
  * API_SCHEMAS.Run: the run's summary, identity, its reduced session of events 1…`position`
  * without the per-event lists (the events themselves are at /events) and with each item's text
- * cut to its end, its result and terminal, the pending requests' forms, its failure facts, and
- * its commands.
+ * cut to its end, its result and terminal, the pending requests' forms, its failure facts, its
+ * turns, and its commands.
  */
 export async function runBody(
   ctx: Pick<ApiContext, "store" | "sessions" | "facts" | "dispatch" | "now">,
@@ -204,6 +212,7 @@ export async function runBody(
     terminal: (session.terminal as object | null) ?? null,
     requests,
     failure: facts.failure,
+    turns: facts.turns,
     commands: commands.map((c) => commandReceipt(c)),
   };
 }

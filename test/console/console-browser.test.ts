@@ -235,7 +235,7 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     writeFileSync(join(live.dir, "bundles", runId, "bundle", "notes.txt"), "the bundle's own notes\n");
     const page = await live.watched();
     await page.goto(`${live.console.url}#/run/${runId}`);
-    await page.locator(".items").getByText("compiling…").waitFor(WAIT);
+    await page.getByTestId("conversation").getByText("compiling…").waitFor(WAIT);
     await page.getByRole("button", { name: "Interrupt the turn" }).click();
     await page
       .getByTestId("receipt")

@@ -299,7 +299,7 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
   it("a failed run says why: the terminal in words, the harness's messages, its exit code and stderr tail", async () => {
     const { runId, runner } = live.startRun("error");
     const page = await openRun(runId);
-    const card = page.getByTestId("failure");
+    const card = page.getByTestId("failure-card");
     await card.waitFor(WAIT);
     await runner.exited();
     await card.getByTestId("harness-exit").getByText("Exit code 7.").waitFor(WAIT);
@@ -326,7 +326,7 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     try {
       const { runId, runner } = live.startNamedRun("claude", agentsDir);
       const page = await openRun(runId);
-      const card = page.getByTestId("failure");
+      const card = page.getByTestId("failure-card");
       await card.waitFor(WAIT);
       await runner.exited();
       assert.equal(
@@ -342,11 +342,11 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
   it("a live run's duration runs on; Cancel asks to be confirmed, then ends the run; an ended run offers no Interrupt or Cancel", async () => {
     const { runId, runner } = live.startRun("interrupted");
     const page = await openRun(runId);
-    await page.locator(".items").getByText("compiling…").waitFor(WAIT);
+    await page.getByTestId("conversation").getByText("compiling…").waitFor(WAIT);
     // The harness is silent now (it waits for an interrupt), yet the shown duration moves on.
-    const first = await page.getByTestId("duration").textContent();
+    const first = await page.getByTestId("elapsed").textContent();
     await until(
-      async () => (await page.getByTestId("duration").textContent()) !== first,
+      async () => (await page.getByTestId("elapsed").textContent()) !== first,
       `the duration to move on from ${first} while the run is live`,
     );
 

@@ -111,19 +111,30 @@ export async function liveConsole(prefix: string) {
     startNamedRun(name: string, agentsDir: string) {
       return start(["--agent", name], ["--agents-dir", agentsDir]);
     },
-    /** A run of the ACP test agent playing `scenario`, in a workspace of its own; its requests are put to the page. */
-    startAgentRun(scenario: string) {
+    /**
+     * A run of the ACP test agent playing `scenario`, in a workspace of its own; its requests are
+     * put to the page. With `prompt` null, no turn.start is queued: the page starts the turn.
+     */
+    startAgentRun(scenario: string, prompt: string | null = "Play the scenario.") {
       const workspace = join(dir, `workspace-${scenario}-${started.length}`);
       mkdirSync(workspace);
       return start(
         ["--agent-command", testAgentCommand(scenario)],
         ["--agent-cwd", workspace, "--permission-policy", "ask"],
+        prompt,
       );
     },
   };
 
-  function start(harness: string[], runnerExtra: string[]) {
-    const created = admin(["authority", "run", "create", "--json", ...harness, "--prompt", "Play the scenario."]) as {
+  function start(harness: string[], runnerExtra: string[], prompt: string | null = "Play the scenario.") {
+    const created = admin([
+      "authority",
+      "run",
+      "create",
+      "--json",
+      ...harness,
+      ...(prompt === null ? [] : ["--prompt", prompt]),
+    ]) as {
       runId: string;
       identity: { turnId: string };
       runnerArgs: string[];

@@ -143,7 +143,8 @@ const run = (overrides: Json = {}): Json => ({
     diagnostics: [],
     harnessExit: { exitCode: 7, signal: null, stderrTail: ["boom"], droppedLines: 0 },
   },
-  commands: [receipt()],
+  turns: [{ turnId: "turn_1", state: "running", items: ["item_1"], requests: ["request_1"] }],
+  commands: [receipt(), receipt({ commandId: "command_2", type: "turn.start", text: "Fix the test." })],
   ...overrides,
 });
 const ticket = (overrides: Json = {}): Json => ({
@@ -276,6 +277,14 @@ describe("checkResponse", () => {
       200,
       run({ failure: { messages: ["turn.failed: x"], diagnostics: [], harnessExit: null } }),
       run({ session: { items: [{ itemId: "item_1", text: "x".repeat(4001), textLength: 4001 }] } }),
+    ],
+    [
+      "Run (GET, its turns)",
+      "GET",
+      "/v1/runs/{runId}",
+      200,
+      run({ turns: [] }),
+      run({ turns: [{ turnId: "turn_1", state: "thinking", items: [], requests: [] }] }),
     ],
     [
       "RunList",

@@ -9,11 +9,12 @@ import type {
   RunSummary,
   Worker,
   WorkerList,
+  Turn,
 } from "../../../src/contract/api/generated/types.js";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import type { FailureFacts, RequestDetail } from "../../../src/api/run-facts.js";
 import type { ArtifactFile } from "../../../src/console/bundle-files.js";
-import type { SessionItem, SessionSnapshot } from "../../../src/reducer/snapshot.js";
+import type { SessionItem, SessionRequest, SessionSnapshot } from "../../../src/reducer/snapshot.js";
 import { authHeaders } from "./token.js";
 
 /**
@@ -22,7 +23,7 @@ import { authHeaders } from "./token.js";
  * token. Only a run's bundle files, which are files on disk and not the API's, are read from the
  * console's /bundles/.
  */
-export type { CommandReceipt, FailureFacts, RequestDetail };
+export type { CommandReceipt, FailureFacts, RequestDetail, RunSpec, Turn };
 
 /** A refusal, as the API sends it: what was refused, where, and what to do. */
 export interface ApiRefusal {
@@ -54,6 +55,9 @@ export interface TimelineEvent {
   event: PrpEvent;
 }
 
+/** A request as the session tracks it: asked, then resolved, expired or cancelled. */
+export type SessionRequestView = SessionRequest;
+
 /** An item of the run's session: the tail of its text only, and its full length. */
 export type ViewItem = SessionItem & { textLength: number };
 export type ViewSession = Omit<SessionSnapshot, "timeline" | "processedEventIds" | "items"> & { items: ViewItem[] };
@@ -69,6 +73,12 @@ export interface RunView {
   artifacts: ArtifactFile[];
   /** False for a replayed file: there is nobody to send a command to. */
   live: boolean;
+  /** Its turns in event order, each with its items' and requests' ids. */
+  turns: Turn[];
+  /** What was asked for the run (agent, prompt), for a run created through the API; else null. */
+  spec: RunSpec | null;
+  /** When its last event was emitted. */
+  lastEventAt: string | null;
 }
 
 /** What an API call gives: the value, or the server's typed refusal. */
@@ -147,6 +157,9 @@ export const fetchView = (runId: string, upto?: number) =>
       commands: run.commands,
       artifacts: files,
       live: LIVE,
+      turns: run.turns,
+      spec: (run.run.spec as RunSpec | null) ?? null,
+      lastEventAt: run.run.lastEventAt,
     };
   });
 

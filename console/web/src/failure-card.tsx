@@ -18,7 +18,7 @@ export function FailureCard({ view }: { view: RunView }) {
   const { messages, diagnostics, harnessExit } = view.failure;
   const reason = terminalReason(terminal);
   return (
-    <section aria-labelledby="failure-title" class="failure" data-testid="failure">
+    <section aria-labelledby="failure-title" class="failure" data-testid="failure-card">
       <h2 id="failure-title">Why the run {String(terminal.runTerminalState)}</h2>
       <p data-testid="failure-reason">
         The run ended {String(terminal.runTerminalState)} (turn {String(terminal.turnTerminalState)})

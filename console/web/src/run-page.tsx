@@ -2,7 +2,10 @@ import { useEffect, useState } from "preact/hooks";
 import { artifactUrl, fetchEvents, fetchView, type ApiRefusal, type RunView, type TimelineEvent } from "./api.js";
 import { ActionsPanel } from "./actions-panel.js";
 import { FailureCard } from "./failure-card.js";
-import { SessionPanel } from "./session-panel.js";
+import { Conversation } from "./conversation/conversation.js";
+import { FollowUpForm } from "./conversation/follow-up-form.js";
+import { HeaderStrip } from "./conversation/header-strip.js";
+import { useCommand } from "./conversation/use-command.js";
 import { EventsTab } from "./events-tab.js";
 import { usePageTitle } from "./page-title.js";
 import { runHref } from "./route.js";
@@ -90,9 +93,12 @@ function LiveRunPage({
 }) {
   const live = useLiveRun(runId, first);
   const { view, streamError, refresh } = live;
+  const command = useCommand(runId, refresh);
+  const ended = view.session.terminal !== null || view.run.state !== "live";
   return (
     <div class="run">
       <h1>Run {runId}</h1>
+      <HeaderStrip view={view} />
       <Tabs runId={runId} tab={tab} />
       {streamError && <p role="status">{streamError}</p>}
       {tab === "events" ? (
@@ -100,8 +106,9 @@ function LiveRunPage({
       ) : (
         <div>
           <FailureCard view={view} />
-          <ActionsPanel runId={runId} view={view} onSent={refresh} />
-          <SessionPanel view={view} />
+          <Conversation view={view} command={command} />
+          {!ended && <FollowUpForm view={view} command={command} />}
+          <ActionsPanel view={view} command={command} />
           <Artifacts view={view} />
         </div>
       )}
@@ -157,8 +164,9 @@ function ReplayRun({ runId, total }: { runId: string; total: number }) {
       {view && (
         <div class="columns">
           <div>
+            <HeaderStrip view={view} />
             <FailureCard view={view} />
-            <SessionPanel view={view} />
+            <Conversation view={view} command={null} />
           </div>
           <Timeline events={events} total={total} current={step} />
         </div>

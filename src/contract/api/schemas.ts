@@ -187,7 +187,18 @@ export const API_SCHEMAS = {
         "GET /v1/runs/{runId}: the run's state, its reduced session, its result and terminal (null until they exist), the forms of its pending requests and why it failed. With `?upto=N`, the session, requests and failure are those of its first N events.",
       type: "object",
       additionalProperties: false,
-      required: ["run", "identity", "position", "session", "result", "terminal", "requests", "failure", "commands"],
+      required: [
+        "run",
+        "identity",
+        "position",
+        "session",
+        "result",
+        "terminal",
+        "requests",
+        "failure",
+        "turns",
+        "commands",
+      ],
       properties: {
         run: { $ref: "#/$defs/RunSummary" },
         identity: { $ref: "#/$defs/Identity" },
@@ -223,7 +234,34 @@ export const API_SCHEMAS = {
           items: { $ref: "#/$defs/RequestDetail" },
         },
         failure: { $ref: "#/$defs/FailureFacts" },
+        turns: {
+          description: "The run's turns in event order (the last 20), each with its items and requests.",
+          type: "array",
+          items: { $ref: "#/$defs/Turn" },
+        },
         commands: { type: "array", items: { $ref: "#/$defs/CommandReceipt" } },
+      },
+    },
+    Turn: {
+      title: "Turn",
+      description: "One turn of a run, folded from the events whose envelope names it.",
+      type: "object",
+      additionalProperties: false,
+      required: ["turnId", "state", "items", "requests"],
+      properties: {
+        turnId: { type: "string" },
+        state: { enum: ["submitted", "running", "completed", "failed", "interrupted", "cancelled"] },
+        items: {
+          description:
+            "Its items (session.items' itemId) and tool executions (session.toolExecutions' executionId), in order of first appearance; the last 200.",
+          type: "array",
+          items: { type: "string" },
+        },
+        requests: {
+          description: "Its runtime requests' ids, in the order asked; the last 200.",
+          type: "array",
+          items: { type: "string" },
+        },
       },
     },
     RequestDetail: {
@@ -362,6 +400,10 @@ export const API_SCHEMAS = {
         delivered: { type: "boolean", description: "Whether the authority has sent it to a runner." },
         created: { type: "boolean", description: "False when this request repeated one already queued." },
         requestId: { type: "string", description: "For request.resolve: the request it answers." },
+        text: {
+          type: "string",
+          description: "For turn.start and turn.steer: the person's words, as queued (the first 65,536 characters).",
+        },
         reason: {
           type: "string",
           description: "With a result that is not `completed`: the runner's code and message.",

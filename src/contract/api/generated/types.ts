@@ -47,6 +47,7 @@ export interface PrpApi {
   Identity: Identity;
   RunSummary: RunSummary;
   Run: Run;
+  Turn: Turn;
   RequestDetail: RequestDetail;
   FailureFacts: FailureFacts;
   RunList: RunList;
@@ -239,6 +240,10 @@ export interface Run {
    */
   requests: RequestDetail[];
   failure: FailureFacts;
+  /**
+   * The run's turns in event order (the last 20), each with its items and requests.
+   */
+  turns: Turn[];
   commands: CommandReceipt[];
 }
 /**
@@ -289,6 +294,21 @@ export interface FailureFacts {
     droppedLines: number;
   };
 }
+/**
+ * One turn of a run, folded from the events whose envelope names it.
+ */
+export interface Turn {
+  turnId: string;
+  state: "submitted" | "running" | "completed" | "failed" | "interrupted" | "cancelled";
+  /**
+   * Its items (session.items' itemId) and tool executions (session.toolExecutions' executionId), in order of first appearance; the last 200.
+   */
+  items: string[];
+  /**
+   * Its runtime requests' ids, in the order asked; the last 200.
+   */
+  requests: string[];
+}
 export interface CommandReceipt {
   commandId: string;
   controllerSeq: number;
@@ -309,6 +329,10 @@ export interface CommandReceipt {
    * For request.resolve: the request it answers.
    */
   requestId?: string;
+  /**
+   * For turn.start and turn.steer: the person's words, as queued (the first 65,536 characters).
+   */
+  text?: string;
   /**
    * With a result that is not `completed`: the runner's code and message.
    */
