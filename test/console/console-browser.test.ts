@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { judgeRun } from "../cli/authority-run.js";
 import { until } from "../support/until.js";
 import { liveConsole, postFromPage, shownPositions, WAIT, type LiveConsole } from "./live-console.js";
+import { screenshot } from "./screenshots.js";
 
 describe("prp console in Chromium: a live run watched, answered and interrupted from the page", () => {
   let live: LiveConsole;
@@ -214,8 +215,7 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     const late = await postFromPage(page, runId, { type: "run.cancel", payload: {} });
     assert.deepEqual([late.status, late.body.error?.code], [409, "run_ended"]);
     assert.deepEqual(admin(["authority", "runs", "--json"]), commandsAtEnd);
-    if (process.env.PRP_CONSOLE_SCREENSHOT)
-      await page.screenshot({ path: process.env.PRP_CONSOLE_SCREENSHOT, fullPage: true });
+    await screenshot(page, "run");
 
     // A run that does not exist: the page says so; the API refuses it typed.
     await page.goto(`${live.console.base}/#/run/run_does_not_exist`);
