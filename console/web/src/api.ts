@@ -346,4 +346,4 @@ export const fetchQueue = () =>
       .sort((a, b) => b.priority - a.priority || a.queuedAt.localeCompare(b.queuedAt)),
   );
 
-export type { AgentList, RunSpec, RunState, Worker, WorkerList };
+export type { AgentList, RunState, Worker, WorkerList };
