@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ApiContext } from "./context.js";
 import { ApiError } from "./errors.js";
+import { eventFilter, scanEvents } from "./event-filter.js";
 import { MAX_EVENT_PAGE } from "./limits.js";
 import { knownRun } from "./runs-routes.js";
 import { resumePoint, SSE_HEADERS } from "./sse-frames.js";
@@ -12,6 +13,8 @@ const EVENTS_QUERY = {
   properties: {
     after: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
     limit: { type: "integer", minimum: 1, maximum: MAX_EVENT_PAGE },
+    type: { type: "array", maxItems: 32, items: { type: "string", minLength: 1, maxLength: 1024 } },
+    q: { type: "string", minLength: 1, maxLength: 256 },
   },
 } as const;
 
@@ -19,12 +22,12 @@ const wantsStream = (accept: string | undefined): boolean => /(^|,)\s*text\/even
 
 /**
  * GET /v1/runs/{runId}/events: a page of committed events, or with `Accept: text/event-stream`
- * the live stream. The page's JSON is assembled around the stored envelope strings, so that
+ * the live stream; `type=` and `q=` filter a page (event-filter.ts). The page's JSON is assembled around the stored envelope strings, so that
  * each event is the exact bytes the authority committed, never re-serialised.
  */
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { store } = ctx;
-  app.get<{ Params: { runId: string }; Querystring: { after?: number; limit?: number } }>(
+  app.get<{ Params: { runId: string }; Querystring: { after?: number; limit?: number; type?: string[]; q?: string } }>(
     "/runs/:runId/events",
     { config: { scope: "read" }, schema: { params: RUN_PARAMS, querystring: EVENTS_QUERY } },
     async (request, reply) => {
@@ -48,8 +51,11 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
         return;
       }
       const after = request.query.after ?? 0;
-      const rows = await store.eventLog(runId, after, request.query.limit ?? MAX_EVENT_PAGE);
-      const next = rows.at(-1)?.sourceSeq ?? after;
+      const limit = request.query.limit ?? MAX_EVENT_PAGE;
+      const filter = eventFilter(request.query.type, request.query.q);
+      const { rows, next } = filter
+        ? await scanEvents((at, n) => store.eventLog(runId, at, n), filter, after, limit)
+        : await store.eventLog(runId, after, limit).then((r) => ({ rows: r, next: r.at(-1)?.sourceSeq ?? after }));
       const ended = run.terminalSourceSeq !== null && next >= run.terminalSourceSeq;
       const events = rows.map((r) => `{"seq":${r.sourceSeq},"event":${r.envelope}}`).join(",");
       return reply

@@ -13,6 +13,8 @@ type AuthorityStore = ApiStore;
 
 /** Events read (and reduced) at once: a long run is taken in pages, never whole. */
 const READ_PAGE = 1000;
+/** The most events a fold holds parsed at once, applied together. */
+const FOLD_BATCH = 25_000;
 /** The characters of an item's text a run's session carries: its end, where a streaming item grows. */
 export const SESSION_ITEM_TEXT = 4000;
 
@@ -83,14 +85,22 @@ export class FoldCache<T> {
   async read(runId: string, upto: number): Promise<T> {
     const cached = this.values.get(runId);
     let { value, upto: at } = cached && cached.upto <= upto ? cached : { value: this.initial(runId), upto: 0 };
-    while (at < upto) {
-      const rows = await this.store.eventLog(runId, at, Math.min(READ_PAGE, upto - at));
-      if (rows.length === 0) break;
-      value = this.apply(
-        value,
-        rows.map((r) => JSON.parse(r.envelope) as PrpEvent),
-      );
-      at = rows.at(-1)!.sourceSeq;
+    for (let more = true; more && at < upto;) {
+      // Applied in batches that grow with the value: each `apply` copies the value (the
+      // reducer's thaw), so a cold read of 100,000 events a page at a time made 100 copies of
+      // a value up to 100,000 events long. Doubling, up to FOLD_BATCH, keeps it linear.
+      const batch = Math.min(FOLD_BATCH, Math.max(READ_PAGE, at));
+      const events: PrpEvent[] = [];
+      while (events.length < batch && at < upto) {
+        const rows = await this.store.eventLog(runId, at, Math.min(READ_PAGE, upto - at));
+        if (rows.length === 0) {
+          more = false;
+          break;
+        }
+        for (const r of rows) events.push(JSON.parse(r.envelope) as PrpEvent);
+        at = rows.at(-1)!.sourceSeq;
+      }
+      if (events.length > 0) value = this.apply(value, events);
     }
     const latest = this.values.get(runId);
     if (!latest || latest.upto <= at) {

@@ -93,9 +93,18 @@ export class PrpClient {
     return this.#json("GET", runPath(runId), { query: { upto: options.upto } });
   }
 
-  /** GET /v1/runs/{runId}/events: one page of committed events after `after`. */
-  events(runId: string, options: { after?: number; limit?: number } = {}): Promise<EventPage> {
-    return this.#json("GET", `${runPath(runId)}/events`, { query: { after: options.after, limit: options.limit } });
+  /**
+   * GET /v1/runs/{runId}/events: one page of committed events after `after`; with `type` or `q`,
+   * the matching ones of a bounded scan (continue from `next`).
+   */
+  events(
+    runId: string,
+    options: { after?: number; limit?: number; type?: string[]; q?: string } = {},
+  ): Promise<EventPage> {
+    const { after, limit, type, q } = options;
+    return this.#json("GET", `${runPath(runId)}/events`, {
+      query: { after, limit, type: type?.length ? type : undefined, q: q || undefined },
+    });
   }
 
   /**

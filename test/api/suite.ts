@@ -410,6 +410,32 @@ export function apiSuite(kind: string, open: () => Promise<AuthorityStore>, clos
       assert.deepEqual([page.json.next, page.json.ended], [5, false]);
     });
 
+    it("filters event pages by type and text, paging on by seq", async () => {
+      const runId = await createRun(t);
+      const runner = await fakeRunner(store, runId, 1);
+      for (let i = 0; i < 12; i++) await runner.emit({ payload: { text: i % 5 === 0 ? `Needle ${i}` : `hay ${i}` } });
+      await runner.terminal();
+      const seqs = async (query: string) => {
+        const page = await t.call("GET", `/v1/runs/${runId}/events?${query}`, { scope: "read" });
+        assert.equal(page.status, 200, page.text);
+        return { seqs: page.json.events.map((e: any) => e.seq), next: page.json.next, ended: page.json.ended };
+      };
+      const log = await store.eventLog(runId, 0, 100);
+      const needles = log.filter((r) => /needle/i.test(r.envelope)).map((r) => r.sourceSeq);
+      assert.equal(needles.length, 3, "the fake events carry three needles");
+      assert.deepEqual(await seqs("q=NEEDLE"), { seqs: needles, next: log.at(-1)!.sourceSeq, ended: true });
+      // A full page stops at its last match; the next starts after it.
+      assert.deepEqual(await seqs("q=needle&limit=2"), { seqs: needles.slice(0, 2), next: needles[1], ended: false });
+      assert.deepEqual((await seqs(`q=needle&after=${needles[1]}`)).seqs, needles.slice(2));
+      const terminal = log.at(-1)!.sourceSeq;
+      assert.deepEqual((await seqs("type=run.terminal")).seqs, [terminal]);
+      assert.deepEqual((await seqs("type=nothing,run.terminal")).seqs, [terminal], "a comma list");
+      assert.deepEqual((await seqs("type=nothing&type=run.terminal")).seqs, [terminal], "repeated");
+      assert.deepEqual((await seqs("type=run.terminal&q=needle")).seqs, [], "both must match");
+      const refused = await t.call("GET", `/v1/runs/${runId}/events?q=`, { scope: "read" });
+      assert.equal(refused.status, 400, "an empty search is refused, not read as no filter");
+    });
+
     it("streams a run as SSE: a follower cut off mid-run resumes by Last-Event-ID with every event once", async () => {
       const runId = await createRun(t);
       const runner = await fakeRunner(store, runId, 1);

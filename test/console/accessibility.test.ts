@@ -207,38 +207,28 @@ describe("the console's look and accessibility in Chromium: axe-core, light and 
         assert.equal(problems.length, 0, `\n${problems.join("\n")}`);
       }));
 
-  it(
-    "each page has a title of its own",
-    { todo: "the runs list and the events tab set their own titles after the runs-list and events merges" },
-    () =>
-      inTab("light", undefined, async (page) => {
-        const titles = new Map<string, string>();
-        for (const target of pages().filter((p) => p.name !== "failure")) {
-          await open(page, target);
-          titles.set(target.hash, await page.title());
-        }
-        assert.equal(new Set(titles.values()).size, titles.size, JSON.stringify(Object.fromEntries(titles), null, 2));
-      }),
-  );
+  it("each page has a title of its own", () =>
+    inTab("light", undefined, async (page) => {
+      const titles = new Map<string, string>();
+      for (const target of pages().filter((p) => p.name !== "failure")) {
+        await open(page, target);
+        titles.set(target.hash, await page.title());
+      }
+      assert.equal(new Set(titles.values()).size, titles.size, JSON.stringify(Object.fromEntries(titles), null, 2));
+    }));
 
-  it(
-    "at 390 px a table's rows are cards whose cells show their column's name",
-    { todo: "the runs, workers and queue tables add data-label to their cells in their merges" },
-    () =>
-      inTab("light", PHONE, async (page) => {
-        const unlabelled: string[] = [];
-        for (const target of pages().filter((p) => ["runs", "workers"].includes(p.name))) {
-          await open(page, target);
-          const cells = await page.evaluate<
-            { text: string; label: string }[]
-          >(`[...document.querySelectorAll("tbody td")]
+  it("at 390 px a table's rows are cards whose cells show their column's name", () =>
+    inTab("light", PHONE, async (page) => {
+      const unlabelled: string[] = [];
+      for (const target of pages().filter((p) => ["runs", "workers"].includes(p.name))) {
+        await open(page, target);
+        const cells = await page.evaluate<{ text: string; label: string }[]>(`[...document.querySelectorAll("tbody td")]
             .map((td) => ({ text: td.textContent.trim().slice(0, 30), label: getComputedStyle(td, "::before").content }))`);
-          for (const cell of cells)
-            if (!/^".+"$/.test(cell.label)) unlabelled.push(`${target.hash}: cell "${cell.text}" shows no label`);
-        }
-        assert.equal(unlabelled.length, 0, `\n${unlabelled.join("\n")}`);
-      }),
-  );
+        for (const cell of cells)
+          if (!/^".+"$/.test(cell.label)) unlabelled.push(`${target.hash}: cell "${cell.text}" shows no label`);
+      }
+      assert.equal(unlabelled.length, 0, `\n${unlabelled.join("\n")}`);
+    }));
 
   it("the check can fail: an unlabelled field and low-contrast text are serious violations", async () => {
     const page = await live.browser.context.newPage();

@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { judgeRun } from "../cli/authority-run.js";
+import { eventLines, judgeRun } from "../cli/authority-run.js";
 import { until } from "../support/until.js";
 import { liveConsole, postFromPage, shownPositions, WAIT, type LiveConsole } from "./live-console.js";
 import { screenshot } from "./screenshots.js";
@@ -113,20 +113,25 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     await page.goto(`${live.console.url}#/run/${runId}`);
     const permission = page.locator('form[data-request-id="request_permission_1"]');
     await permission.waitFor(WAIT);
+    // The run's event history, beside it in a second tab.
+    const history = await live.watched();
+    await history.goto(`${live.console.url}#/run/${runId}/events`);
     const before = committed(runId).length;
-    await page.locator(`.timeline li[data-position="${before}"]`).waitFor(WAIT);
+    const historyRow = (seq: number) => history.getByTestId("events-list").locator(`li[data-seq="${seq}"]`);
+    await historyRow(before).waitFor(WAIT);
     assert.deepEqual(
-      await shownPositions(page),
+      await shownPositions(history),
       Array.from({ length: before }, (_, i) => i + 1),
-      "the timeline so far, in order",
+      "the events so far, in order",
     );
 
-    // Reload mid-run: the page resumes from the last position it saw.
+    // Reload mid-run: the pages resume from the run's events as the server has them.
     await page.reload();
     await permission.waitFor(WAIT);
-    await page.locator(`.timeline li[data-position="${before}"]`).waitFor(WAIT);
+    await history.reload();
+    await historyRow(before).waitFor(WAIT);
     assert.deepEqual(
-      await shownPositions(page),
+      await shownPositions(history),
       Array.from({ length: before }, (_, i) => i + 1),
       "after the reload: the same events, once each",
     );
@@ -189,15 +194,39 @@ describe("prp console in Chromium: a live run watched, answered and interrupted 
     assert.equal(resolved.length, 2, "both answers reached the harness");
     assert.match(JSON.stringify(resolved), /main/, "the typed answer is the one the harness got");
     await until(
-      async () => (await shownPositions(page)).length === events.length,
-      `the timeline to show ${events.length} events`,
+      async () => (await shownPositions(history)).length === events.length,
+      `the event history to show ${events.length} events`,
       30_000,
     );
     assert.deepEqual(
-      await shownPositions(page),
+      await shownPositions(history),
       events.map((e) => e.sourceSeq),
       "every committed event once, in order, across the reload",
     );
+    // Its events as NDJSON, read by range: one envelope a line, the store's, in order.
+    const [download] = await Promise.all([
+      history.waitForEvent("download", WAIT),
+      history.getByTestId("download-events").click(),
+    ]);
+    const lines = eventLines(readFileSync(await download.path(), "utf8"));
+    assert.deepEqual(
+      lines.map((e) => e.sourceSeq),
+      events.map((e) => e.sourceSeq),
+      "each line a PRP event (the codec checks it)",
+    );
+    // One event's JSON, copied; its payload opened in place.
+    await live.browser.context.grantPermissions(["clipboard-read", "clipboard-write"]);
+    const last = historyRow(events.length);
+    await last.getByTestId("copy-event").click();
+    await history.getByText(`Copied event ${events.length} as JSON.`).waitFor(WAIT);
+    assert.equal(
+      (JSON.parse((await history.evaluate("navigator.clipboard.readText()")) as string) as { eventType: string })
+        .eventType,
+      "run.terminal",
+    );
+    await last.locator(".event-toggle").click();
+    assert.match((await last.getByTestId("event-payload").textContent()) ?? "", /"eventType": "run.terminal"/);
+    await history.close();
     assert.equal(
       await page.getByTestId("integrity").textContent(),
       "complete; 0 duplicate(s), 0 gap(s), 0 out of order",

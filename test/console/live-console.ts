@@ -15,6 +15,7 @@ import { eventLines } from "../cli/authority-run.js";
 import { adminJson, runPrp } from "../cli/run-cli.js";
 import { testAgentCommand } from "../harness/acp/drive-agent.js";
 import { PATIENT_HARNESS } from "../support/scripts.js";
+import { until } from "../support/until.js";
 import { launchChromium, type Browser } from "./browser.js";
 import { startConsole, type ConsoleProcess } from "./console-process.js";
 
@@ -158,9 +159,24 @@ export async function liveConsole(prefix: string) {
 
 export type LiveConsole = Awaited<ReturnType<typeof liveConsole>>;
 
-/** The positions the run page's timeline shows, in page order. */
+/** The seqs of the events the run's events tab has in the page (a window of them), in page order. */
 export const shownPositions = (page: Page) =>
-  page.locator(".timeline li").evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-position"))));
+  page
+    .getByTestId("events-list")
+    .locator("li[data-seq]")
+    .evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-seq"))));
+
+/** The events tab's list scrolled to its end, waited for: it follows the newest events from there. */
+export const eventsAtBottom = (page: Page) =>
+  until(
+    async () =>
+      (await page
+        .getByTestId("events-list")
+        .evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight)
+        .catch(() => Infinity)) <= 8,
+    "the events list to be scrolled to its newest row",
+    WAIT.timeout,
+  );
 
 /** The header the page sends with every API call (its token, from its sessionStorage), as node:test may pass it into the page. */
 export const pageAuthHeaders = async (page: Page): Promise<Record<string, string>> => {

@@ -163,14 +163,31 @@ export const fetchView = (runId: string, upto?: number) =>
     };
   });
 
+/** Which events a page of them holds: by range, and optionally by event type and text. */
+export interface EventQuery {
+  after: number;
+  limit: number;
+  types?: string[];
+  q?: string;
+}
+
+/**
+ * A page of the run's events; with types or q, the matches of a bounded scan, and `next` the
+ * seq to continue after (the last one scanned).
+ */
+export const fetchEventPage = (runId: string, query: EventQuery) =>
+  answer(async () => {
+    const { after, limit, types, q } = query;
+    const page = await client.events(runId, { after, limit, ...(types ? { type: types } : {}), ...(q ? { q } : {}) });
+    return {
+      events: page.events.map((e): TimelineEvent => ({ position: e.seq, event: e.event as unknown as PrpEvent })),
+      next: page.next,
+      ended: page.ended,
+    };
+  });
+
 /** At most `limit` events after seq `after`: the timeline is read by range, never whole. */
-export const fetchEvents = (runId: string, after: number, limit: number) =>
-  answer(async () => ({
-    events: (await client.events(runId, { after, limit })).events.map((e): TimelineEvent => ({
-      position: e.seq,
-      event: e.event as unknown as PrpEvent,
-    })),
-  }));
+export const fetchEvents = (runId: string, after: number, limit: number) => fetchEventPage(runId, { after, limit });
 
 export const sendCommand = (runId: string, type: string, payload: Record<string, unknown>) =>
   answer(async () => ({

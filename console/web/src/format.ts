@@ -20,3 +20,26 @@ export function ago(ms: number): string {
   if (ms < 86_400_000) return `${Math.floor(ms / 3_600_000)} h ago`;
   return `${Math.floor(ms / 86_400_000)} d ago`;
 }
+
+/** An event's time of day, to the millisecond: 14:03:07.412. */
+export const clock = (iso: string | undefined): string => {
+  const d = new Date(iso ?? "");
+  if (Number.isNaN(d.getTime())) return "–";
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, "0")}`;
+};
+
+/** Time since the run's start: +1.234 s, +4 min 05.120 s. */
+export function sinceStart(ms: number): string {
+  if (!Number.isFinite(ms)) return "";
+  const sign = ms < 0 ? "−" : "+";
+  const abs = Math.abs(ms);
+  if (abs < 60_000) return `${sign}${(abs / 1000).toFixed(3)} s`;
+  return `${sign}${Math.floor(abs / 60_000)} min ${((abs % 60_000) / 1000).toFixed(3).padStart(6, "0")} s`;
+}
+
+/** Agent text on one line for a person: control characters (ANSI escapes, newlines) shown as ␛/space, cut to `max`. */
+export function oneLine(text: string, max: number): string {
+  const cut = text.length > max ? `${text.slice(0, max)}…` : text;
+  return cut.replace(/\x1b/g, "␛").replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
+}

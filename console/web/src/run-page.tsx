@@ -30,7 +30,7 @@ export function RunPage({
   tab: "conversation" | "events";
   eventSeq: number | null;
 }) {
-  usePageTitle(`Run ${runId}`);
+  usePageTitle(tab === "events" ? `Events of ${runId}` : `Run ${runId}`);
   const [first, setFirst] = useState<RunView | ApiRefusal | null>(null);
   useEffect(() => {
     void fetchView(runId).then((v) => setFirst(v.ok ? v.value : v.error));

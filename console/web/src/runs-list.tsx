@@ -90,7 +90,7 @@ function RunLine({ r, now, onCancelled }: { r: ListRow; now: number; onCancelled
         <a href={runHref(r.runId)}>{r.runId}</a>
         {r.prompt !== null && <span class="run-prompt">{r.prompt}</span>}
       </th>
-      <td>
+      <td data-label="State">
         <span class={`state state-${r.state}`} data-testid="run-state">
           {r.state}
         </span>
@@ -101,14 +101,16 @@ function RunLine({ r, now, onCancelled }: { r: ListRow; now: number; onCancelled
         )}
         {r.note !== null && <span class="state-note"> {r.note}</span>}
       </td>
-      <td>{agentCell(r)}</td>
-      <td>
+      <td data-label="Agent">{agentCell(r)}</td>
+      <td data-label="Created">
         <Ago iso={r.createdAt} now={now} />
       </td>
-      <td>{duration(r.durationMs)}</td>
-      <td class="event-count">{r.eventCount}</td>
-      <td>{r.disposition ?? "–"}</td>
-      <td>{r.state === "queued" && <CancelQueued runId={r.runId} onCancelled={onCancelled} />}</td>
+      <td data-label="Duration">{duration(r.durationMs)}</td>
+      <td data-label="Events" class="event-count">
+        {r.eventCount}
+      </td>
+      <td data-label="Result">{r.disposition ?? "–"}</td>
+      <td data-label="Actions">{r.state === "queued" && <CancelQueued runId={r.runId} onCancelled={onCancelled} />}</td>
     </tr>
   );
 }

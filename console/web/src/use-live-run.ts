@@ -1,29 +1,27 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { fetchEvents, fetchView, runEventsUrl, type RunView, type TimelineEvent } from "./api.js";
+import { fetchView, runEventsUrl, type RunView, type TimelineEvent } from "./api.js";
 import { openStream } from "./stream.js";
 
-/** The rows the page shows while it follows the newest events: the DOM stays this small. */
+/** The newest events the page keeps from the stream; older ones are read by range (events-tab.tsx). */
 export const WINDOW = 200;
-/** The most rows it keeps at all, with earlier ones loaded ("show earlier") and the reader scrolled up. */
-export const MAX_ROWS = 2000;
 /** The run's view is fetched at most this often while its events arrive: as often as a person reads it. */
 export const VIEW_EVERY_MS = 250;
 /** And this often while the run is quiet (a command's status changes without an event). */
 const QUIET_VIEW_EVERY_MS = 2000;
 
-/** What a live run's page reads: its rows, its latest view, and how to ask for more. */
+/** What a live run's page reads: its newest events, its latest view, and how to refresh it. */
 export interface LiveRun {
+  /** The newest events streamed (at most WINDOW), in order. */
   rows: TimelineEvent[];
+  /** The seq of the newest event known: the stream's last, or the view's count before it. */
+  latest: number;
   view: RunView;
   streamError: string | null;
-  showEarlier: () => Promise<void>;
-  canShowEarlier: boolean;
-  setFollowing: (on: boolean) => void;
   refresh: () => void;
 }
 
 /**
- * A live run: the newest part of its timeline, followed as events commit (the API's event
+ * A live run: the newest part of its events, followed as events commit (the API's event
  * stream), and its latest view (the API's run, fetched). It starts WINDOW events before the end
  * (a reload starts there again: nothing is stored in the browser), resumes by seq (`?after=`,
  * then Last-Event-ID on reconnects), shows each event once, in order, and never appends one that
@@ -35,7 +33,6 @@ export function useLiveRun(runId: string, first: RunView): LiveRun {
   const [view, setView] = useState<RunView>(first);
   const [streamError, setStreamError] = useState<string | null>(null);
   const held = useRef<TimelineEvent[]>([]);
-  const following = useRef(true);
   const refreshView = useRef<() => void>(() => {});
   const start = Math.max(0, first.run.eventCount - WINDOW);
   useEffect(() => {
@@ -75,8 +72,7 @@ export function useLiveRun(runId: string, first: RunView): LiveRun {
       if (position !== last + 1) return setStreamError(`event ${last + 1} is missing from the stream; reload the page`);
       setStreamError(null);
       const item: TimelineEvent = { position, event: JSON.parse(e.data) as TimelineEvent["event"] };
-      const kept = following.current ? WINDOW : MAX_ROWS;
-      held.current = [...held.current.slice(Math.max(0, held.current.length + 1 - kept)), item];
+      held.current = [...held.current.slice(Math.max(0, held.current.length + 1 - WINDOW)), item];
       setRows(held.current);
       schedule();
     });
@@ -99,25 +95,11 @@ export function useLiveRun(runId: string, first: RunView): LiveRun {
       source.close();
     };
   }, [runId, start]);
-  /** Loads the WINDOW events before the first row shown. */
-  const showEarlier = useCallback(async () => {
-    const firstShown = held.current[0]?.position ?? start + 1;
-    const after = Math.max(0, firstShown - 1 - WINDOW);
-    const page = await fetchEvents(runId, after, firstShown - 1 - after);
-    if (!page.ok) return setStreamError(`${page.error.code}: ${page.error.message}`);
-    held.current = [...page.value.events.filter((e) => e.position < firstShown), ...held.current];
-    setRows(held.current);
-  }, [runId, start]);
-  const setFollowing = useCallback((on: boolean) => {
-    following.current = on;
-  }, []);
   return {
     rows,
     view,
     streamError,
-    showEarlier,
-    canShowEarlier: (rows[0]?.position ?? start + 1) > 1 && rows.length < MAX_ROWS,
-    setFollowing,
+    latest: Math.max(view.run.eventCount, rows.at(-1)?.position ?? 0),
     /** Fetches the view soon (a command was sent: its receipt is in the next one). */
     refresh: useCallback(() => refreshView.current(), []),
   };

@@ -43,16 +43,16 @@ function Workers({ list, now }: { list: WorkerList; now: number }) {
               {w.name}
               <span class="worker-id">{w.workerId}</span>
             </th>
-            <td>
+            <td data-label="Health">
               <span class={`health health-${w.health}`}>{w.health.replace("_", " ")}</span>
               {w.draining && <span class="state-note"> draining</span>}
             </td>
-            <td>{labelText(w.labels)}</td>
-            <td>{w.agents.join(", ") || "–"}</td>
-            <td>
+            <td data-label="Labels">{labelText(w.labels)}</td>
+            <td data-label="Agents">{w.agents.join(", ") || "–"}</td>
+            <td data-label="Runs held">
               {w.activeRuns} of {w.maxRuns}
             </td>
-            <td>
+            <td data-label="Last seen">
               <Ago iso={w.lastSeenAt} now={now} />
             </td>
           </tr>
@@ -86,13 +86,15 @@ function Queue({ rows, now, onCancelled }: { rows: QueuedRow[]; now: number; onC
               <a href={runHref(r.runId)}>{r.runId}</a>
               {r.prompt !== null && <span class="run-prompt">{r.prompt}</span>}
             </th>
-            <td>{r.agent?.name ?? "–"}</td>
-            <td>{r.priority}</td>
-            <td>
+            <td data-label="Agent">{r.agent?.name ?? "–"}</td>
+            <td data-label="Priority">{r.priority}</td>
+            <td data-label="Queued">
               <Ago iso={r.queuedAt} now={now} />
             </td>
-            <td data-testid="wait-reason">{r.note ?? "a worker can claim it now"}</td>
-            <td>
+            <td data-label="Why it waits" data-testid="wait-reason">
+              {r.note ?? "a worker can claim it now"}
+            </td>
+            <td data-label="Actions">
               <CancelQueued runId={r.runId} onCancelled={onCancelled} />
             </td>
           </tr>
@@ -124,7 +126,7 @@ function Caps({ caps }: { caps: WorkerList["caps"] }) {
             <th scope="row">
               <code>{c.scope}</code>
             </th>
-            <td>
+            <td data-label="In use">
               {c.active} of {c.max}
               {c.active >= c.max && <span class="state-note"> full: runs it covers wait</span>}
             </td>

@@ -212,7 +212,7 @@ function paths(): JsonObject {
         operationId: "listEvents",
         summary: "Read or follow a run's committed events",
         description:
-          "With `Accept: application/json`, a page of events after `after`. With `Accept: text/event-stream`, a stream: each event as `id: <seq>`, `event: prp`, `data: <the envelope JSON>`; comments as keep-alives; `event: end` after run.terminal, then the server closes. Resume with `Last-Event-ID` (or `after`): no gap, no duplicate.",
+          "With `Accept: application/json`, a page of events after `after` (with `type` or `q`, the matching ones among a bounded scan). With `Accept: text/event-stream`, a stream: each event as `id: <seq>`, `event: prp`, `data: <the envelope JSON>`; comments as keep-alives; `event: end` after run.terminal, then the server closes. Resume with `Last-Event-ID` (or `after`): no gap, no duplicate.",
         security: scope("read"),
         parameters: [
           {
@@ -223,6 +223,23 @@ function paths(): JsonObject {
             schema: { type: "integer", minimum: 0 },
           },
           LIMIT,
+          {
+            name: "type",
+            in: "query",
+            required: false,
+            description:
+              "Only events of these event types: repeat it, or separate types with commas. A filtered page scans a bounded number of events: continue from its `next` until `ended` or the run's event count.",
+            style: "form",
+            explode: true,
+            schema: { type: "array", maxItems: 32, items: { type: "string", minLength: 1, maxLength: 1024 } },
+          },
+          {
+            name: "q",
+            in: "query",
+            required: false,
+            description: "Only events whose envelope JSON contains this text (case-insensitive). Scans as `type` does.",
+            schema: { type: "string", minLength: 1, maxLength: 256 },
+          },
           {
             name: "Last-Event-ID",
             in: "header",

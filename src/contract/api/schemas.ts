@@ -368,7 +368,12 @@ export const API_SCHEMAS = {
       required: ["events", "next", "ended"],
       properties: {
         events: { type: "array", items: { $ref: "#/$defs/CommittedEvent" } },
-        next: { type: "integer", minimum: 0, description: "Pass as `after` for the next page: the last seq sent." },
+        next: {
+          type: "integer",
+          minimum: 0,
+          description:
+            "Pass as `after` for the next page: the last seq sent, or with `type`/`q` the last seq scanned (a sparse filter pages on without matches).",
+        },
         ended: { type: "boolean", description: "True once this page holds (or passed) the run's run.terminal." },
       },
     },

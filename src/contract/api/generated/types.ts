@@ -355,7 +355,7 @@ export interface CommittedEvent {
 export interface EventPage {
   events: CommittedEvent[];
   /**
-   * Pass as `after` for the next page: the last seq sent.
+   * Pass as `after` for the next page: the last seq sent, or with `type`/`q` the last seq scanned (a sparse filter pages on without matches).
    */
   next: number;
   /**
