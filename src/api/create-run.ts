@@ -9,6 +9,7 @@ import { fail, ok, type Result } from "../authority/errors.js";
 import { AGENT_LABEL } from "../authority/dispatch-rules.js";
 import type { AgentOutcome } from "../agents/agent-error.js";
 import { loadCatalog, type AgentProfile } from "../agents/catalog.js";
+import type { PermissionPolicy } from "../harness/acp/permissions.js";
 
 /** POST /v1/runs's body, as API_SCHEMAS.RunSpec has already checked it. */
 export interface RunSpec {
@@ -19,6 +20,7 @@ export interface RunSpec {
   priority?: number;
   protocolVersion?: number;
   observeCredentials?: boolean;
+  permissionPolicy?: PermissionPolicy;
 }
 
 /**
@@ -44,6 +46,12 @@ export function createRunRequest(
   nowMs: number,
   catalog: () => AgentOutcome<AgentProfile[]> = loadCatalog,
 ): Result<CreateRunRequest> {
+  if (asked.permissionPolicy !== undefined && asked.agent.kind === "fake")
+    return fail(
+      "invalid_request",
+      "/permissionPolicy",
+      "a fake-harness run has no agent to answer for: its script asks what it asks; drop permissionPolicy, or run an ACP agent (command or profile)",
+    );
   const named = withAgentLabel(asked, catalog);
   if (!named.ok) return named;
   const spec = named.value;

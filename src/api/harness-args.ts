@@ -2,11 +2,14 @@ import type { RunSpec } from "./create-run.js";
 
 /**
  * prp-runnerd's harness flags for a run's agent: a ticket's runner arguments and a worker's
- * claim. A named agent is resolved on the runner's machine (the worker adds --agents-dir).
+ * claim. A named agent is resolved on the runner's machine (the worker adds --agents-dir). An
+ * ACP agent's permission policy goes with it; without one the runner keeps its default (deny).
+ * createRunRequest refuses a policy on a fake-harness run.
  */
 export function harnessArgs(spec: RunSpec | null): string[] {
-  if (spec?.agent.kind === "profile") return ["--agent", spec.agent.profile];
-  if (spec?.agent.kind === "command") return ["--harness", "acp", "--agent-command", spec.agent.command];
+  const policy = spec?.permissionPolicy ? ["--permission-policy", spec.permissionPolicy] : [];
+  if (spec?.agent.kind === "profile") return ["--agent", spec.agent.profile, ...policy];
+  if (spec?.agent.kind === "command") return ["--harness", "acp", "--agent-command", spec.agent.command, ...policy];
   if (spec?.agent.kind === "fake") return ["--script", spec.agent.script];
   return ["--script", "happy-path"];
 }

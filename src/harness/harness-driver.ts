@@ -101,6 +101,12 @@ export interface HarnessDriver {
   start(listener: HarnessListener): void;
   openSession(open: SessionOpen): void;
   startTurn(turn: { turnId: string; text?: string }): void;
+  /**
+   * turn.steer as a queued follow-up (absent: unsupported, the runner refuses it): `text` is
+   * sent to the harness within the active turn once its current prompt is answered. A turn that
+   * ends otherwise drops what is queued, saying so in a harness.diagnostic.
+   */
+  steer?(text: string): void;
   interrupt(reason: string): void;
   resolveRequest(requestId: string, resolution: Record<string, unknown>): void;
   /**

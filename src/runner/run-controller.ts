@@ -9,7 +9,10 @@ import type { EventSink } from "./event-sink.js";
 import type { Intent } from "./reconcile.js";
 import { RunMachine, type RunEffect, type RunMachineOptions, type Timer, type WarmResume } from "./run-machine.js";
 
-export interface RunControllerOptions extends Omit<RunMachineOptions, "harnessCommand" | "sessionGoals"> {
+export interface RunControllerOptions extends Omit<
+  RunMachineOptions,
+  "harnessCommand" | "sessionGoals" | "followUps" | "harnessKind"
+> {
   driver: HarnessDriver;
   /** Merges P2 deltas before the gate (durable mode); local mode emits each one. */
   coalesce?: (next: (event: GatedEvent) => void) => { emit(event: GatedEvent): void; flush(): void };
@@ -45,6 +48,8 @@ export class RunController {
       ...options,
       harnessCommand: driver.command,
       ...(driver.sessionGoals ? { sessionGoals: driver.sessionGoals } : {}),
+      followUps: driver.steer !== undefined,
+      harnessKind: driver.kind === "fake" ? "fake script" : driver.kind,
     });
     this.gate = new EmitGate(sink, {
       pauseHarness: () => driver.pause(),
@@ -178,6 +183,9 @@ export class RunController {
           driver.startTurn(
             effect.text !== undefined ? { turnId: effect.turnId, text: effect.text } : { turnId: effect.turnId },
           );
+          break;
+        case "steer":
+          driver.steer?.(effect.text);
           break;
         case "interrupt":
           driver.interrupt(effect.reason);

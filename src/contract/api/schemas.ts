@@ -99,6 +99,11 @@ export const API_SCHEMAS = {
           description: "The run's protocol version; its runner must offer exactly 1–N. Default 3.",
         },
         observeCredentials: { type: "boolean", description: "run.prepare opts in to auth.credentials.updated." },
+        permissionPolicy: {
+          enum: ["ask", "deny", "allow-reads", "forbid"],
+          description:
+            "An ACP agent's (command or profile) permission requests and questions: ask (a person answers, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest), forbid (a request fails the run). Default: the runner's own (deny). Refused for a fake-harness run, whose script asks what it asks.",
+        },
       },
     },
     RunState: {

@@ -42,6 +42,8 @@ interface Agent {
   initialized: Promise<boolean>;
   session: Promise<boolean> | null;
   prompt: Promise<unknown> | null;
+  /** Follow-ups (turn.steer) waiting for the prompt in flight to be answered. */
+  followUps: string[];
   /** SDK request handlers (permissions, questions) waiting for an answer. */
   answers: AgentAnswers;
   ending: boolean;
@@ -155,6 +157,7 @@ export class AcpDriver implements HarnessDriver {
       answers,
       session: null,
       prompt: null,
+      followUps: [],
       ending: false,
       failed: false,
       cancelled: false,
@@ -345,24 +348,49 @@ export class AcpDriver implements HarnessDriver {
           message: "the agent has no session: session/new failed, so the prompt was not sent",
         });
       } else {
-        const prompt = [{ type: "text" as const, text: this.turnText }];
-        const answered = a.agent.request(acp.methods.agent.session.prompt, {
-          sessionId: a.projection.sessionId,
-          prompt,
-        });
-        a.prompting = true;
-        this.watchIdle(a);
-        // Its answer is projected from the tap; a missing login also ends the run.
-        await answered.catch((e: unknown) => {
-          if (isAuthError(e)) this.startFailed(a, authenticationRequired(this.options.profile));
-        });
-        a.prompting = false;
-        this.watchIdle(a);
+        await this.prompt(a, this.turnText);
+        // A queued follow-up goes out when the projection held the turn open for it, one prompt each, in order.
+        for (let text = a.followUps.shift(); text !== undefined; text = a.followUps.shift()) {
+          if (!a.projection.awaitingFollowUp || a.cancelled || a.ending) break;
+          await this.prompt(a, text);
+        }
       }
+      a.followUps.length = 0; // the projection reported what it dropped
       // The turn is over: whatever the agent still waits on is answered cancelled (the projection reported it).
       this.cancelAnswers(a);
       await this.endAfterTurn(a);
     });
+  }
+
+  /** One session/prompt in the agent's session; resolves once it is answered (or refused). */
+  private async prompt(a: Agent, text: string): Promise<void> {
+    const answered = a.agent.request(acp.methods.agent.session.prompt, {
+      sessionId: a.projection.sessionId!,
+      prompt: [{ type: "text" as const, text }],
+    });
+    a.prompting = true;
+    this.watchIdle(a);
+    // Its answer is projected from the tap; a missing login also ends the run.
+    await answered.catch((e: unknown) => {
+      if (isAuthError(e)) this.startFailed(a, authenticationRequired(this.options.profile));
+    });
+    a.prompting = false;
+    this.watchIdle(a);
+  }
+
+  /**
+   * turn.steer as a queued follow-up: sent as a session/prompt of its own in the same session
+   * once the prompt in flight is answered with end_turn, before the turn completes. A turn that
+   * ends otherwise (cancelled, interrupted, failed, the agent gone) drops the queue.
+   */
+  steer(text: string): void {
+    const a = this.current;
+    if (!a || !a.prompt || a.ending || a.cancelled) {
+      if (a) this.note(a, "acp_follow_up_dropped", "the turn is ending: the follow-up was not sent to the agent");
+      return;
+    }
+    a.followUps.push(text);
+    a.emit({ kind: "follow_up" });
   }
 
   interrupt(reason: string): void {

@@ -11,7 +11,13 @@ import { describeRpcError, RpcCorrelation } from "./projection/rpc.js";
 import { SessionBinding } from "./projection/session.js";
 import { ProjectionState } from "./projection/state.js";
 import { ToolCalls } from "./projection/tools.js";
-import { agentExited, promptAnswered, type TurnParts } from "./projection/turn-end.js";
+import {
+  agentExited,
+  dropFollowUps,
+  followUpCancelled,
+  promptAnswered,
+  type TurnParts,
+} from "./projection/turn-end.js";
 import type { AcpInput, ProjectionContext } from "./projection/types.js";
 import { isObj, type Obj } from "./projection/wire.js";
 
@@ -61,6 +67,11 @@ export class AcpProjection {
     return this.state.acpSessionId;
   }
 
+  /** The last prompt was answered and the turn waits for a queued follow-up's prompt. */
+  get awaitingFollowUp(): boolean {
+    return this.state.awaitingFollowUp;
+  }
+
   /** Whether the projection failed closed: nothing the agent says is believed any more. */
   get broken(): boolean {
     return this.state.failed;
@@ -96,13 +107,18 @@ export class AcpProjection {
       case "turn":
         parts.session.bindTurn(state, input.turnId);
         break;
+      case "follow_up":
+        state.followUps++;
+        break;
       case "cancelling":
         parts.session.cancel({ why: input.why, reason: input.reason });
+        followUpCancelled(state, parts);
         break;
       case "decided":
         parts.requests.decided(input.providerRequestId, input.by, input.policy);
         break;
       case "turn_refused":
+        dropFollowUps(state, "the turn was refused");
         if (state.turnId !== null)
           state.turnEvent("turn.failed", { code: "session_not_started", message: input.message });
         break;

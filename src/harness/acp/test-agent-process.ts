@@ -39,6 +39,8 @@ const writeOut = (bytes: Uint8Array | string) =>
   new Promise<void>((resolve) => process.stdout.write(bytes, () => resolve()));
 const output = new WritableStream<Uint8Array>({ write: (chunk) => writeOut(chunk) });
 let cancelled = false;
+/** The text of the prompt being answered (the echo step says it back). */
+let promptText = "";
 /** Whether the client said, at initialize, that it can show form questions. */
 let formsOffered = false;
 let wakeOnCancel: (() => void) | null = null;
@@ -130,6 +132,12 @@ async function play(step: AgentStep, client: acp.AgentContext): Promise<acp.Stop
     case "delay":
       await sleep(step.ms);
       return undefined;
+    case "echo":
+      await update({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `you said: ${promptText}` },
+      });
+      return undefined;
   }
 }
 
@@ -188,8 +196,9 @@ const app = acp
     cancelled = true;
     wakeOnCancel?.();
   })
-  .onRequest(acp.methods.agent.session.prompt, async ({ client }) => {
+  .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     cancelled = false;
+    promptText = params.prompt.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("");
     if (selected.mode !== null || selected.model !== null)
       await play(
         {

@@ -34,7 +34,9 @@ export type AgentStep =
   /** SIGKILLs itself unless `marker` (a file in its cwd) exists, which it creates first: one crash per cwd. */
   | { kind: "crash_once"; marker: string }
   | { kind: "stderr"; text: string }
-  | { kind: "delay"; ms: number };
+  | { kind: "delay"; ms: number }
+  /** An agent_message_chunk `you said: <the prompt's text>`: which prompt this one is. */
+  | { kind: "echo" };
 
 export interface AgentScenario {
   schema: "prp_kit.acp_test_agent.scenario.v1";
@@ -60,6 +62,7 @@ export interface AgentScenario {
 }
 
 const STEP_KINDS = new Set([
+  "echo",
   "update",
   "chunks",
   "raw",

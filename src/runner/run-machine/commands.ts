@@ -11,6 +11,7 @@ export const SUPPORTED_COMMANDS: ReadonlySet<string> = new Set([
   "run.prepare",
   "session.open",
   "turn.start",
+  "turn.steer",
   "turn.interrupt",
   "turn.stop",
   "request.resolve",
@@ -39,6 +40,8 @@ export function refusal(run: RunState, command: PrpCommand): Refusal {
     case "turn.start":
       if (!run.sessionOpened) return no("session_not_open", "turn.start needs session.open first");
       return run.turn ? no("turn_already_started", `turn ${run.turn.id} is already started; a run has one turn`) : null;
+    case "turn.steer":
+      return steerRefusal(run, command.payload as Record<string, unknown>);
     case "turn.interrupt":
     case "turn.stop":
       return run.turn && !run.turn.ended ? null : no("no_active_turn", "there is no active turn to interrupt");
@@ -63,6 +66,23 @@ export function refusal(run: RunState, command: PrpCommand): Refusal {
         ? null
         : no("unsupported_command", `this runner does not support ${command.type} commands`);
   }
+}
+
+/**
+ * turn.steer is a queued follow-up: the harness sends its text once the active turn's prompt
+ * is answered, within the same turn (a run has one turn). Only a harness that can do that takes it.
+ */
+function steerRefusal(run: RunState, payload: Record<string, unknown>): Refusal {
+  if (typeof payload.text !== "string" || payload.text.trim() === "")
+    return no("invalid_payload", "turn.steer needs payload.text: the follow-up's words");
+  if (!run.turn || run.turn.ended)
+    return no("no_active_turn", "there is no active turn to follow up: a run has one turn, start a new run");
+  if (!run.options.followUps)
+    return no(
+      "steer_unsupported",
+      `this harness (${run.options.harnessKind ?? run.options.harnessCommand}) cannot take a follow-up: run an ACP agent (command or profile) to send one`,
+    );
+  return null;
 }
 
 function resolutionRefusal(run: RunState, payload: Record<string, unknown>): Refusal {
@@ -117,6 +137,10 @@ export function apply(run: RunState, command: PrpCommand): void {
       run.do({ kind: "command_done" });
       break;
     }
+    case "turn.steer":
+      run.do({ kind: "steer", text: String(payload.text) });
+      run.do({ kind: "command_done" });
+      break;
     case "turn.interrupt":
     case "turn.stop":
       run.runnerIntent("interrupted");

@@ -19,6 +19,8 @@ export type RunEffect =
   /** `resumeSessionId`: the session a restarted durable runner's new harness loads (warm resume). */
   | { kind: "open_session"; resume: boolean; resumeSessionId?: string }
   | { kind: "start_turn"; turnId: string; text?: string }
+  /** A follow-up for the active turn: the harness sends it once the turn's prompt is answered. */
+  | { kind: "steer"; text: string }
   | { kind: "interrupt"; reason: string }
   | { kind: "resolve_request"; requestId: string; resolution: Record<string, unknown> }
   | { kind: "goal"; operation: GoalOperation }

@@ -35,6 +35,10 @@ export interface RunMachineOptions {
   protocolVersion?: number;
   /** The harness's session goal capability; absent means unsupported (runtime.md §9). */
   sessionGoals?: T.SessionGoalCapability;
+  /** The harness takes turn.steer as a queued follow-up (its driver has `steer`); default no. */
+  followUps?: boolean;
+  /** What the harness is, in a person's words, for a refusal (e.g. `fake script`, `acp`). */
+  harnessKind?: string;
 }
 
 /**
@@ -285,7 +289,12 @@ export class RunState {
   announceGoals(): void {
     if (eventEnvelopeVersion("session.capabilities.updated", this.protocolVersion) === null) return; // a v1 peer has no goals: the harness is not asked
     const capability = this.options.sessionGoals ?? GOALS_UNSUPPORTED;
-    this.emit("session.capabilities.updated", { sessionGoals: capability });
+    // v3 says which turn controls the harness has: turn.steer here is a queued follow-up, never mid-prompt steering.
+    const turnControls = this.protocolVersion >= 3 && this.options.followUps;
+    this.emit("session.capabilities.updated", {
+      sessionGoals: capability,
+      ...(turnControls ? { turnControls: { steering: false, queuedFollowUp: true } } : {}),
+    });
     if (capability.actions.includes("get")) this.do({ kind: "goal", operation: { action: "get" } });
     else this.emit("session.goal.snapshot", { goal: null });
   }

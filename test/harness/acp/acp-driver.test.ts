@@ -71,6 +71,7 @@ describe("the ACP driver in the local runner, against the SDK test agent", () =>
     // ACP has no session goal: the capability says so, whatever the agent, and there is no goal.
     assert.deepEqual(payload(r, "session.capabilities.updated"), {
       sessionGoals: { availability: "unsupported", actions: [] },
+      turnControls: { steering: false, queuedFollowUp: true },
     });
     assert.deepEqual(payload(r, "session.goal.snapshot"), { goal: null });
     assert.deepEqual(payload(r, "workspace.change.updated").files[0], {

@@ -115,6 +115,10 @@ export interface RunSpec {
    * run.prepare opts in to auth.credentials.updated.
    */
   observeCredentials?: boolean;
+  /**
+   * An ACP agent's (command or profile) permission requests and questions: ask (a person answers, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest), forbid (a request fails the run). Default: the runner's own (deny). Refused for a fake-harness run, whose script asks what it asks.
+   */
+  permissionPolicy?: "ask" | "deny" | "allow-reads" | "forbid";
 }
 export interface Identity {
   runnerInstanceId: string;

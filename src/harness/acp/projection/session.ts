@@ -68,7 +68,10 @@ export class SessionBinding {
       if (state.turnId === null)
         return state.fail("session/prompt sent before a turn was bound", "cross_turn_projection");
       state.turnOpen = true;
-      state.turnEvent("turn.started", {});
+      if (!state.awaitingFollowUp) return state.turnEvent("turn.started", {});
+      // A queued follow-up's prompt: the same turn goes on.
+      state.awaitingFollowUp = false;
+      state.followUps--;
     }
   }
 

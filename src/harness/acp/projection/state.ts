@@ -18,6 +18,10 @@ export class ProjectionState {
   turnId: string | null = null;
   /** A prompt is out and not answered: the agent's turn is running. */
   turnOpen = false;
+  /** Follow-ups (turn.steer) queued and not yet sent as a prompt of their own. */
+  followUps = 0;
+  /** The last prompt was answered with end_turn and a follow-up is queued: the turn waits for its prompt. */
+  awaitingFollowUp = false;
   /** Failed closed: nothing the agent says is believed any more. */
   failed = false;
   private facts: HarnessFact[] = [];

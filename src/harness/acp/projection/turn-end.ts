@@ -33,6 +33,13 @@ export function promptAnswered(
   state.turnOpen = false;
   parts.requests.cancelAll(state, "the turn ended while the agent was still waiting on it");
   const stopReason = result?.stopReason;
+  if (!error && stopReason === "end_turn" && state.followUps > 0 && !parts.session.cancelling) {
+    // This prompt's answer is not the turn's last: the driver sends the queued follow-up next.
+    flushTurn(state, parts, false, "interrupted");
+    state.awaitingFollowUp = true;
+    return;
+  }
+  dropFollowUps(state, "the turn ended");
   flushTurn(state, parts, !error, stopReason === "cancelled" ? "cancelled" : "interrupted");
   if (error) {
     state.turnEvent("turn.failed", error);
@@ -55,12 +62,39 @@ export function promptAnswered(
   }
 }
 
+/**
+ * The driver is cancelling a turn that waits for its follow-up's prompt: no prompt is out, so
+ * the turn ends here, as it was asked to.
+ */
+export function followUpCancelled(state: ProjectionState, parts: TurnParts): void {
+  const cancelling = parts.session.cancelling;
+  if (!state.awaitingFollowUp || !cancelling) return;
+  state.awaitingFollowUp = false;
+  dropFollowUps(state, "the turn was cancelled");
+  state.turnEvent(cancelling.why === "interrupt" ? "turn.interrupted" : "turn.cancelled", {
+    reason: cancelling.reason,
+  });
+}
+
+/** Queued follow-ups of a turn that ends otherwise are never sent: a diagnostic says so. */
+export function dropFollowUps(state: ProjectionState, why: string): void {
+  if (state.followUps === 0) return;
+  state.diagnostic(
+    "acp_follow_up_dropped",
+    `${why} before ${state.followUps} queued follow-up${state.followUps === 1 ? " was" : "s were"} sent to the agent: dropped`,
+  );
+  state.followUps = 0;
+}
+
 /** The agent process is gone: its requests are cancelled, and a turn it cannot carry on ends. */
 export function agentExited(state: ProjectionState, parts: TurnParts, exit: string, restartable: boolean): void {
   // Nobody may answer this process's requests any more: a replacement's own requests get other ids.
   parts.requests.cancelAll(state, `the agent process that asked it is gone (${exit})`);
-  if (state.turnOpen && !restartable) {
+  // A replacement agent is given the turn's first prompt again, not this process's queue.
+  dropFollowUps(state, `the agent process exited (${exit})`);
+  if ((state.turnOpen || state.awaitingFollowUp) && !restartable) {
     state.turnOpen = false;
+    state.awaitingFollowUp = false;
     const cancelling = parts.session.cancelling;
     if (cancelling) {
       // The driver ended an agent that did not settle its cancelled turn: the turn ends as it was asked to.

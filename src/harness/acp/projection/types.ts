@@ -10,6 +10,8 @@ export type AcpInput =
   | { kind: "unparsable"; text: string }
   /** The runner started a turn: projection is bound to it until it ends (seed 002 rule 1). */
   | { kind: "turn"; turnId: string }
+  /** The runner queued a follow-up (turn.steer): the turn stays open for one more prompt once this one is answered. */
+  | { kind: "follow_up" }
   /** The driver is cancelling the turn, and why (turn.interrupt, or run.cancel / stop). */
   | { kind: "cancelling"; why: "interrupt" | "cancel"; reason: string }
   /** Who answered a permission request or a question the driver is about to answer. */
