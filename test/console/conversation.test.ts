@@ -146,7 +146,7 @@ describe("prp console in Chromium: a run's conversation", () => {
     await page.close();
   });
 
-  it("a follow-up into a running turn is sent as turn.steer; the runner's refusal is said in words; Interrupt says what it does", async () => {
+  it("a follow-up into a running turn is sent as turn.steer and queued by the runner; Interrupt says what it does; Cancel confirms", async () => {
     const { runId, runner } = live.startAgentRun("working");
     const page = await live.openRun(runId);
     await page.getByTestId("assistant-message").getByText("Working on it.").waitFor(WAIT);
@@ -162,11 +162,11 @@ describe("prp console in Chromium: a run's conversation", () => {
       "the steer to be in the store",
     );
     await page.getByTestId("user-message").getByText("Also update the docs.").waitFor(WAIT);
-    // This runner does not steer: the refusal is the runner's, in words, where it was sent.
+    // The ACP driver queues it for when the prompt in flight ends: the runner's result, in words, where it was sent.
     const state = page.getByTestId("command-state");
-    await state.getByText(/^rejected by the runner: /).waitFor(WAIT);
+    await state.getByText("applied by the runner").waitFor(WAIT);
     const steer = (await live.storedCommands(runId)).find((c) => c.type === "turn.steer")!;
-    assert.equal(steer.status, "rejected");
+    assert.equal(steer.status, "completed");
     await page.getByTestId("cancel-run").click();
     await page.getByTestId("confirm-cancel").click();
     await page.getByTestId("run-state").getByText("cancelled").waitFor(WAIT);

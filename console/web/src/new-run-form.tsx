@@ -11,6 +11,8 @@ interface Fields {
   script: string;
   profile: string;
   command: string;
+  /** An ACP agent's permission requests: put to the person (ask), or answered by the runner's rule. */
+  policy: string;
   prompt: string;
   workspace: string;
   labels: string;
@@ -23,6 +25,7 @@ const FIELD_OF_PATH: Array<[RegExp, string]> = [
   [/^\/agent\/profile/, "agent-profile"],
   [/^\/agent\/command/, "agent-command"],
   [/^\/agent/, "agent-kind"],
+  [/^\/permissionPolicy/, "permission-policy"],
   [/^\/prompt/, "prompt"],
   [/^\/workspace/, "workspace"],
   [/^\/labels/, "labels"],
@@ -54,6 +57,8 @@ function specOf(f: Fields): { spec: RunSpec } | { error: ApiRefusal } {
         ? { kind: "profile", profile: f.profile }
         : { kind: "command", command: f.command.trim() };
   const spec: RunSpec = { agent };
+  // A fake script asks what it asks: the API refuses a policy for it.
+  if (f.kind !== "fake") spec.permissionPolicy = f.policy as NonNullable<RunSpec["permissionPolicy"]>;
   if (f.prompt.trim() !== "") spec.prompt = f.prompt;
   if (f.workspace.trim() !== "") spec.workspace = f.workspace.trim();
   if (Object.keys(labels.labels).length > 0) spec.labels = labels.labels;
@@ -79,6 +84,7 @@ export function NewRunForm() {
     script: "",
     profile: "",
     command: "",
+    policy: "ask",
     prompt: "",
     workspace: "",
     labels: "",
@@ -200,6 +206,23 @@ export function NewRunForm() {
               onInput={set("command")}
               {...mark("agent-command")}
             />
+          </div>
+        )}
+        {f.kind !== "fake" && (
+          <div class="field">
+            <label for="permission-policy">Who answers the agent's permission requests and questions</label>
+            <select
+              id="permission-policy"
+              data-testid="permission-policy"
+              value={f.policy}
+              onChange={set("policy")}
+              {...mark("permission-policy")}
+            >
+              <option value="ask">ask me on this page</option>
+              <option value="allow-reads">the runner: allow reads, deny the rest (questions cancelled)</option>
+              <option value="deny">the runner: deny each one (questions cancelled)</option>
+              <option value="forbid">nobody: the first request fails the run</option>
+            </select>
           </div>
         )}
         <div class="field">
