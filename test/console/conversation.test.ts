@@ -190,7 +190,11 @@ describe("prp console in Chromium: a run's conversation", () => {
       /completed \/ succeeded/,
       `${await page.getByTestId("conversation").textContent()}\n${runner.stderr()}`,
     );
-    assert.equal(await message.locator("pre").textContent(), HOSTILE, "the words exactly, as text");
+    assert.equal(
+      await message.locator("pre").textContent(),
+      HOSTILE.replaceAll("\u001b", "\u241b"),
+      "the words exactly, as text, the escape character made visible (␛)",
+    );
     assert.equal(
       await page.getByTestId("conversation").locator("img, script, a").count(),
       0,
