@@ -33,15 +33,15 @@ function step(state: ReducerState, event: PrpEvent): boolean {
   if (event.sourceSeq > cursor + 1) state.gaps.push(gap(key, cursor + 1, event.sourceSeq));
   state.cursors.set(key, event.sourceSeq);
   state.processed.add(id);
-  state.timeline.push({
-    position: state.timeline.length + 1,
-    sourceEventId: id,
-    sourceSeq: event.sourceSeq,
-    eventType: event.eventType,
-    emittedAt: event.emittedAt,
-    ...(event.itemId === undefined ? {} : { itemId: event.itemId }),
-    summary: timelineSummary(event, state.requests),
-  });
+  const position = state.timeline.length + 1;
+  const { sourceSeq, eventType, emittedAt, itemId } = event;
+  const summary = timelineSummary(event, state.requests);
+  // Two literals, not a spread of an optional key: one entry per event, so no object to throw away.
+  state.timeline.push(
+    itemId === undefined
+      ? { position, sourceEventId: id, sourceSeq, eventType, emittedAt, summary }
+      : { position, sourceEventId: id, sourceSeq, eventType, emittedAt, itemId, summary },
+  );
   const payload = record(event.payload);
   if (!projectV1(state, event, payload)) projectBeyondV1(state.beyond, event, payload);
   return true;
