@@ -38,8 +38,11 @@ async function measure(browser: Browser, total: number): Promise<{ coldGetMs: nu
   const server = await run.serve();
   try {
     const url = new URL(server.url);
+    const headers = { authorization: `Bearer ${server.token}` };
+    // A run that is not there first: the server's own first-request costs are not the fold's.
+    await (await fetch(`${url.origin}/v1/runs/run_absent`, { headers })).arrayBuffer();
     let started = performance.now();
-    const res = await fetch(`${url.origin}/v1/runs/run_1`, { headers: { authorization: `Bearer ${server.token}` } });
+    const res = await fetch(`${url.origin}/v1/runs/run_1`, { headers });
     if (res.status !== 200) throw new Error(`GET /v1/runs/run_1 answered ${res.status}`);
     await res.arrayBuffer();
     const coldGetMs = performance.now() - started;

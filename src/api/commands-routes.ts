@@ -6,7 +6,7 @@ import { answerProblem, endedRunProblem } from "./command-checks.js";
 import { writeRefusal, type ApiContext } from "./context.js";
 import { ApiError, refusal } from "./errors.js";
 import { idempotencyKey } from "./idempotency.js";
-import { commandReceipt } from "./run-view.js";
+import { commandReceipt, sessionAndFacts } from "./run-view.js";
 import { knownRun } from "./runs-routes.js";
 import { RUN_PARAMS, apiSchema } from "./validation.js";
 
@@ -42,9 +42,8 @@ export function commandRoutes(app: FastifyInstance, ctx: ApiContext): void {
         const ended = endedRunProblem(run, dispatch ?? null);
         if (ended) throw refusal(ended);
         if (type === "request.resolve") {
-          const [session, facts, commands] = await Promise.all([
-            ctx.sessions.session(runId, run.ackedSourceSeq),
-            ctx.facts.facts(runId, run.ackedSourceSeq),
+          const [{ session, facts }, commands] = await Promise.all([
+            sessionAndFacts(ctx, runId, run.ackedSourceSeq),
             store.commands(runId),
           ]);
           const problem = answerProblem(session, commands, payload, (id) => facts.requests.get(id));

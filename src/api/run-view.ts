@@ -1,9 +1,9 @@
 import { runStateOf } from "../authority/run-state.js";
-import type { CommandRow, RunListEntry, RunSnapshot, RunSpecRow } from "../authority/store.js";
+import type { CommandRow, LoggedEvent, RunListEntry, RunSnapshot, RunSpecRow } from "../authority/store.js";
 import type { QueueFacts } from "../authority/wait-reason.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { cutText } from "../contract/text-cut.js";
-import { applyEvents } from "../reducer/apply-event.js";
+import { SessionDraft } from "../reducer/apply-event.js";
 import { createSnapshot, type SessionSnapshot, type SnapshotOrigin } from "../reducer/snapshot.js";
 import type { ApiContext, ApiStore } from "./context.js";
 import { dispatchBody, queueFacts } from "./dispatch-view.js";
@@ -13,8 +13,6 @@ type AuthorityStore = ApiStore;
 
 /** Events read (and reduced) at once: a long run is taken in pages, never whole. */
 const READ_PAGE = 1000;
-/** The most events a fold holds parsed at once, applied together. */
-const FOLD_BATCH = 25_000;
 /** The characters of an item's text a run's session carries: its end, where a streaming item grows. */
 export const SESSION_ITEM_TEXT = 4000;
 
@@ -66,10 +64,44 @@ export const commandReceipt = (c: CommandRow, created?: boolean) => {
   };
 };
 
+/** A private copy of a cached fold's value that a run's next events change in place, then the new value. */
+interface Draft<T> {
+  apply(events: PrpEvent[]): void;
+  close(): T;
+}
+
+/** One cache's part in a read of a run's log: the events after `at` go to its draft. */
+interface Folding<T> {
+  at: number;
+  feed(rows: LoggedEvent[], events: PrpEvent[]): void;
+  end(): T;
+}
+
+/**
+ * Reads the run's events after the lowest `at` of `folds` up to `upto`, a page at a time, each
+ * page parsed once and fed to every fold: a cold read of a run's session and facts reads the
+ * log once, and holds one page of events at a time, never the whole run.
+ */
+async function readLog(
+  store: Pick<AuthorityStore, "eventLog">,
+  runId: string,
+  upto: number,
+  folds: Array<Folding<unknown>>,
+): Promise<void> {
+  for (let at = Math.min(...folds.map((f) => f.at)); at < upto;) {
+    const rows = await store.eventLog(runId, at, Math.min(READ_PAGE, upto - at));
+    if (rows.length === 0) break;
+    const events = rows.map((r) => JSON.parse(r.envelope) as PrpEvent);
+    for (const fold of folds) fold.feed(rows, events);
+    at = rows.at(-1)!.sourceSeq;
+  }
+}
+
 /**
  * A value folded from each run's events, kept for the runs asked about most recently: a request
  * reads and applies only the events committed since the last one, never the whole run again.
- * `apply` returns a new value (a cached one may be in use by another request).
+ * A read copies the cached value once (`open`) and applies every new event to that copy (a
+ * cached value may be in use by another request), so a cold read is linear in the run.
  */
 export class FoldCache<T> {
   private readonly values = new Map<string, { value: T; upto: number }>();
@@ -77,57 +109,68 @@ export class FoldCache<T> {
   constructor(
     private readonly store: Pick<AuthorityStore, "eventLog">,
     private readonly initial: (runId: string) => T,
-    private readonly apply: (value: T, events: PrpEvent[]) => T,
+    private readonly open: (value: T) => Draft<T>,
     private readonly maxRuns: number,
   ) {}
 
   /** The value of the run's events 1…`upto` (its committed count when asked). */
   async read(runId: string, upto: number): Promise<T> {
+    const folding = this.begin(runId, upto);
+    await readLog(this.store, runId, upto, [folding]);
+    return folding.end();
+  }
+
+  /** A read of the run up to `upto` from the cached value, fed by `readLog`; `end` keeps its value. */
+  begin(runId: string, upto: number): Folding<T> {
     const cached = this.values.get(runId);
-    let { value, upto: at } = cached && cached.upto <= upto ? cached : { value: this.initial(runId), upto: 0 };
-    for (let more = true; more && at < upto;) {
-      // Applied in batches that grow with the value: each `apply` copies the value (the
-      // reducer's thaw), so a cold read of 100,000 events a page at a time made 100 copies of
-      // a value up to 100,000 events long. Doubling, up to FOLD_BATCH, keeps it linear.
-      const batch = Math.min(FOLD_BATCH, Math.max(READ_PAGE, at));
-      const events: PrpEvent[] = [];
-      while (events.length < batch && at < upto) {
-        const rows = await this.store.eventLog(runId, at, Math.min(READ_PAGE, upto - at));
-        if (rows.length === 0) {
-          more = false;
-          break;
-        }
-        for (const r of rows) events.push(JSON.parse(r.envelope) as PrpEvent);
-        at = rows.at(-1)!.sourceSeq;
-      }
-      if (events.length > 0) value = this.apply(value, events);
-    }
+    const from = cached && cached.upto <= upto ? cached : { value: this.initial(runId), upto: 0 };
+    let draft: Draft<T> | undefined;
+    const folding: Folding<T> = {
+      at: from.upto,
+      feed: (rows, events) => {
+        const last = rows.at(-1)!.sourceSeq;
+        if (last <= folding.at) return;
+        const first = rows.findIndex((r) => r.sourceSeq > folding.at);
+        (draft ??= this.open(from.value)).apply(first === 0 ? events : events.slice(first));
+        folding.at = last;
+      },
+      end: () => {
+        const value = draft ? draft.close() : from.value;
+        this.keep(runId, value, folding.at);
+        return value;
+      },
+    };
+    return folding;
+  }
+
+  private keep(runId: string, value: T, upto: number): void {
     const latest = this.values.get(runId);
-    if (!latest || latest.upto <= at) {
-      // Re-inserted, so the Map's order is least recently used first.
-      this.values.delete(runId);
-      this.values.set(runId, { value, upto: at });
-      if (this.values.size > this.maxRuns) this.values.delete(this.values.keys().next().value!);
-    }
-    return value;
+    if (latest && latest.upto > upto) return;
+    // Re-inserted, so the Map's order is least recently used first.
+    this.values.delete(runId);
+    this.values.set(runId, { value, upto });
+    if (this.values.size > this.maxRuns) this.values.delete(this.values.keys().next().value!);
   }
 }
 
 /** The reducer's session of each run (GET /v1/runs/{runId} and the answer checks). */
-export class SessionCache {
-  private readonly cache: FoldCache<SessionSnapshot>;
-
+export class SessionCache extends FoldCache<SessionSnapshot> {
   constructor(
     store: Pick<AuthorityStore, "eventLog">,
     maxRuns = 64,
     origin: (runId: string) => SnapshotOrigin = () => ({}),
   ) {
-    this.cache = new FoldCache(store, (runId) => createSnapshot(origin(runId)), applyEvents, maxRuns);
+    super(
+      store,
+      (runId) => createSnapshot(origin(runId)),
+      (snapshot) => new SessionDraft(snapshot),
+      maxRuns,
+    );
   }
 
   /** The session of the run's events 1…`upto` (its committed count when asked). */
   session(runId: string, upto: number): Promise<SessionSnapshot> {
-    return this.cache.read(runId, upto);
+    return this.read(runId, upto);
   }
 }
 
@@ -135,25 +178,34 @@ export class SessionCache {
  * The facts of each run (run-facts.ts): small, so kept for many more runs than sessions, since
  * every run of a list page needs them.
  */
-export class FactsCache {
-  private readonly cache: FoldCache<RunFacts>;
-
+export class FactsCache extends FoldCache<RunFacts> {
   constructor(store: Pick<AuthorityStore, "eventLog">, maxRuns = 4096) {
-    this.cache = new FoldCache(
+    super(
       store,
       emptyFacts,
-      (facts, events) => {
+      (facts) => {
         const next = copyFacts(facts);
-        foldFacts(next, events);
-        return next;
+        return { apply: (events) => foldFacts(next, events), close: () => next };
       },
       maxRuns,
     );
   }
 
   facts(runId: string, upto: number): Promise<RunFacts> {
-    return this.cache.read(runId, upto);
+    return this.read(runId, upto);
   }
+}
+
+/** The run's session and facts of events 1…`upto`, reading the events neither has yet once for both. */
+export async function sessionAndFacts(
+  ctx: { store: Pick<AuthorityStore, "eventLog"> } & Pick<ApiContext, "sessions" | "facts">,
+  runId: string,
+  upto: number,
+): Promise<{ session: SessionSnapshot; facts: RunFacts }> {
+  const session = ctx.sessions.begin(runId, upto);
+  const facts = ctx.facts.begin(runId, upto);
+  await readLog(ctx.store, runId, upto, [session, facts]);
+  return { session: session.end(), facts: facts.end() };
 }
 
 /**
@@ -172,9 +224,8 @@ export async function runBody(
   const runId = run.identity.runId;
   const position = Math.min(upto ?? run.ackedSourceSeq, run.ackedSourceSeq);
   const { store } = ctx;
-  const [session, facts, runFacts, commands, dispatched] = await Promise.all([
-    ctx.sessions.session(runId, position),
-    ctx.facts.facts(runId, position),
+  const [{ session, facts }, runFacts, commands, dispatched] = await Promise.all([
+    sessionAndFacts(ctx, runId, position),
     // The run's line stays the whole run's, whatever the position asked.
     position === run.ackedSourceSeq ? undefined : ctx.facts.facts(runId, run.ackedSourceSeq),
     store.commands(runId),

@@ -33,18 +33,58 @@ function step(state: ReducerState, event: PrpEvent): boolean {
   if (event.sourceSeq > cursor + 1) state.gaps.push(gap(key, cursor + 1, event.sourceSeq));
   state.cursors.set(key, event.sourceSeq);
   state.processed.add(id);
-  state.timeline.push({
-    position: state.timeline.length + 1,
-    sourceEventId: id,
-    sourceSeq: event.sourceSeq,
-    eventType: event.eventType,
-    emittedAt: event.emittedAt,
-    ...(event.itemId === undefined ? {} : { itemId: event.itemId }),
-    summary: timelineSummary(event, state.requests),
-  });
+  const position = state.timeline.length + 1;
+  const { sourceSeq, eventType, emittedAt, itemId } = event;
+  const summary = timelineSummary(event, state.requests);
+  // Two literals, not a spread of an optional key: one entry per event, so no object to throw away.
+  state.timeline.push(
+    itemId === undefined
+      ? { position, sourceEventId: id, sourceSeq, eventType, emittedAt, summary }
+      : { position, sourceEventId: id, sourceSeq, eventType, emittedAt, itemId, summary },
+  );
   const payload = record(event.payload);
   if (!projectV1(state, event, payload)) projectBeyondV1(state.beyond, event, payload);
   return true;
+}
+
+/**
+ * A batch applied in parts, with one copy of its input snapshot: `thaw` once, then each part's
+ * events mutate this private state, and `close` freezes it once. Feeding the parts P1…Pn gives
+ * exactly `applyEvents(snapshot, [...P1, …, ...Pn])`, whatever the parts' sizes: the batch's
+ * duplicates are counted over all of them. A long run is folded a page at a time this way
+ * without copying its growing timeline once per page.
+ */
+export class SessionDraft {
+  private readonly state: ReducerState;
+  private readonly inBatch = new Set<string>();
+  private changed = false;
+  private closed = false;
+
+  constructor(private readonly snapshot: SessionSnapshot) {
+    this.state = thaw(snapshot);
+  }
+
+  /** The batch's next events, in delivery order. */
+  apply(events: Iterable<PrpEvent>): void {
+    if (this.closed) throw new Error("SessionDraft.apply after close: the snapshot has been handed out");
+    const state = this.state;
+    for (const event of events) {
+      const id = event.sourceEventId;
+      if (!this.inBatch.has(id)) this.inBatch.add(id);
+      else if (!state.duplicates.has(id)) {
+        state.duplicates.add(id);
+        this.changed = true;
+      }
+      if (step(state, event)) this.changed = true;
+    }
+  }
+
+  /** The snapshot after the batch: the input itself when nothing changed. Ends the draft. */
+  close(): SessionSnapshot {
+    if (this.closed) throw new Error("SessionDraft.close twice: the snapshot has been handed out");
+    this.closed = true;
+    return this.changed ? freeze(this.state) : this.snapshot;
+  }
 }
 
 /**
@@ -55,25 +95,15 @@ function step(state: ReducerState, event: PrpEvent): boolean {
  * so re-applying an applied batch is a no-op. Never mutates its inputs.
  */
 export function applyEvents(snapshot: SessionSnapshot, events: Iterable<PrpEvent>): SessionSnapshot {
-  const state = thaw(snapshot);
-  const inBatch = new Set<string>();
-  let changed = false;
-  for (const event of events) {
-    const id = event.sourceEventId;
-    if (!inBatch.has(id)) inBatch.add(id);
-    else if (!state.duplicates.has(id)) {
-      state.duplicates.add(id);
-      changed = true;
-    }
-    if (step(state, event)) changed = true;
-  }
-  return changed ? freeze(state) : snapshot;
+  const draft = new SessionDraft(snapshot);
+  draft.apply(events);
+  return draft.close();
 }
 
 /**
  * Applies one event: the same snapshot back when it changes nothing (its id was already
  * processed, or already recorded out of order), otherwise a new snapshot. Costs a copy of the
- * snapshot, so reduce a stream with `applyEvents`, not event by event.
+ * snapshot, so reduce a stream with `applyEvents` (or a `SessionDraft`), not event by event.
  */
 export const applyEvent = (snapshot: SessionSnapshot, event: PrpEvent): SessionSnapshot =>
   applyEvents(snapshot, [event]);

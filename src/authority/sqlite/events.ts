@@ -1,7 +1,7 @@
 import { fail, ok, type Result } from "../errors.js";
 import { COMMITTED_WINDOW } from "../limits.js";
 import { appended, batchedAppendRefusal, callbackFailed, redeliveryRefusal, type BatchRun } from "../store-rules.js";
-import { eventFrom, loggedFrom, type Row } from "../store-rows.js";
+import { eventFrom, type Row } from "../store-rows.js";
 import type {
   BatchedEvent,
   CommittedEventRow,
@@ -45,12 +45,24 @@ export class SqliteEvents implements EventsPart {
   }
 
   eventLog(runId: string, afterSourceSeq: number, limit: number): Promise<LoggedEvent[]> {
+    // Rows as arrays, made into LoggedEvents at once: a long run's cold fold reads every row, and
+    // an object per row keyed by column name was a third of the read's time and garbage.
     return this.h.read(() =>
       (
         this.h
-          .sql("SELECT * FROM event_log WHERE run_id = ? AND source_seq > ? ORDER BY source_seq LIMIT ?")
-          .all(runId, afterSourceSeq, limit) as Row[]
-      ).map(loggedFrom),
+          .sql(
+            "SELECT source_seq, source_event_id, event_type, priority, envelope, committed_at FROM event_log WHERE run_id = ? AND source_seq > ? ORDER BY source_seq LIMIT ?",
+          )
+          .raw(true)
+          .all(runId, afterSourceSeq, limit) as Array<[number, string, string, number, string, number]>
+      ).map(([sourceSeq, sourceEventId, eventType, priority, envelope, committedAtUnixMs]) => ({
+        sourceSeq,
+        sourceEventId,
+        eventType,
+        priority,
+        envelope,
+        committedAtUnixMs,
+      })),
     );
   }
 
