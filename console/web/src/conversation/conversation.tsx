@@ -46,6 +46,15 @@ export function Conversation({ view, command }: { view: RunView; command: RunCom
     setUnseen(0);
   };
   const plans = view.session.plans ?? [];
+  // For a screen reader: what needs the person, said once as it changes (a polite live region).
+  const asking = view.session.requests.filter((r) => r.status === "pending").at(-1);
+  const announcement = view.session.terminal
+    ? `The run ended: ${view.session.terminal.runTerminalState}.`
+    : asking
+      ? `The agent waits for your answer: ${asking.prompt.slice(0, 200)}`
+      : unseen > 0
+        ? `${unseen} new in the conversation.`
+        : "";
   return (
     <section class="conversation" data-testid="conversation" aria-labelledby="conversation-title">
       <h2 id="conversation-title" class="visually-hidden">
@@ -54,6 +63,9 @@ export function Conversation({ view, command }: { view: RunView; command: RunCom
       {plans.map((plan, i) => (
         <PlanChecklist key={String(plan.planId ?? i)} plan={plan} />
       ))}
+      <p class="visually-hidden" aria-live="polite" data-testid="conversation-announcer">
+        {announcement}
+      </p>
       <GoalCard session={view.session} />
       <div class="conversation-frame">
         <ol class="conversation-list" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label="Messages">
