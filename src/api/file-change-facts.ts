@@ -94,7 +94,8 @@ function foldDiff(changes: FileChangeEntry[], e: PrpEvent, p: Record<string, unk
   const kept = was !== undefined && body !== null && was.bodyId === body.bodyId ? was : undefined;
   const next: FileChangeEntry = {
     diffId,
-    itemId: stringOr(e.itemId) ?? was?.itemId ?? null,
+    // The tool execution's id, as the reducer keys its items (run-facts' itemKey).
+    itemId: stringOr((e as { providerItemId?: unknown }).providerItemId) ?? stringOr(e.itemId) ?? was?.itemId ?? null,
     turnId: stringOr(e.turnId) ?? was?.turnId ?? null,
     complete: p.complete === true,
     files,
