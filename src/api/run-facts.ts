@@ -1,6 +1,7 @@
 import type { PRPQuestionSet } from "../contract/generated/types.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { requestIdOf } from "../reducer/requests.js";
+import { foldFileChange, type FileChangeEntry } from "./file-change-facts.js";
 
 /** A request as the harness asked it (runtime_request.created): what a form needs to answer it. */
 export interface RequestDetail {
@@ -59,6 +60,8 @@ export interface RunFacts {
   failure: FailureFacts;
   /** Its turns, in event order (the last KEEP_TURNS). */
   turns: TurnFacts[];
+  /** Its workspace diffs, in order of first appearance (the last KEEP_DIFFS), each with the start of its text. */
+  fileChanges: FileChangeEntry[];
 }
 
 export const emptyFacts = (): RunFacts => ({
@@ -72,6 +75,7 @@ export const emptyFacts = (): RunFacts => ({
   pending: new Set(),
   failure: { messages: [], diagnostics: [], harnessExit: null },
   turns: [],
+  fileChanges: [],
 });
 
 const record = (value: unknown): Record<string, unknown> =>
@@ -110,6 +114,7 @@ export const copyFacts = (facts: RunFacts): RunFacts => ({
     harnessExit: facts.failure.harnessExit,
   },
   turns: facts.turns.map((t) => ({ ...t, items: [...t.items], requests: [...t.requests] })),
+  fileChanges: [...facts.fileChanges],
 });
 
 /**
@@ -136,6 +141,7 @@ export function foldFacts(facts: RunFacts, events: readonly PrpEvent[]): void {
     facts.firstAt ??= e.emittedAt;
     facts.lastAt = e.emittedAt;
     foldTurn(facts.turns, e, p);
+    foldFileChange(facts.fileChanges, e, p);
     switch (e.eventType) {
       case "harness.starting":
         facts.harness ??= stringOr(p.command);

@@ -274,6 +274,7 @@ export async function runBody(
     requests,
     failure: facts.failure,
     turns: facts.turns,
+    fileChanges: facts.fileChanges.map(({ bodyId: _bodyId, ...change }) => change),
     commands: commands.map((c) => commandReceipt(c)),
   };
 }

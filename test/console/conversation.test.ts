@@ -58,6 +58,77 @@ const hostileScript = {
   ],
 };
 
+/** A path an agent may name: a `../` inside a segment, an escape sequence, a bell, markup. */
+const HOSTILE_PATH = "src/a../\u001b[31mevil\u0007<img src=x>.ts";
+const DIFF_BYTES = 5 * 1024 * 1024;
+const CHUNK = 32_000;
+const DIFF_HEAD =
+  "--- a/src/greeting.ts\n+++ b/src/greeting.ts\n@@ -1 +1 @@\n-hello world\n+hello, world\n <b>ctx</b>\n";
+
+/** A tool call that changes two files and carries its 5 MB diff as body chunks, then ends. */
+function diffScript() {
+  const body = {
+    schema: "paperclip.output.body.v1",
+    bodyId: "a".repeat(64),
+    sha256: "a".repeat(64),
+    byteLength: String(DIFF_BYTES),
+    mediaType: "text/plain; charset=utf-8",
+  };
+  const tool = (status: string) => ({
+    schema: "paperclip.tool.execution.v1",
+    executionId: "tool_edit_1",
+    transport: "builtin",
+    operation: "edit",
+    status,
+    output: null,
+    outputBytes: 0,
+    outputTruncated: false,
+    outputDigest: null,
+    name: "Edit files",
+  });
+  const text = DIFF_HEAD + "+".repeat(DIFF_BYTES - DIFF_HEAD.length);
+  const chunks = [];
+  for (let offset = 0; offset < DIFF_BYTES; offset += CHUNK)
+    chunks.push({
+      kind: "event",
+      event_type: "output.body.chunk",
+      payload: {
+        schema: "paperclip.output.body.chunk.v1",
+        body,
+        offset: String(offset),
+        sha256: "b".repeat(64),
+        text: text.slice(offset, offset + CHUNK),
+      },
+    });
+  const done = hostileScript.steps.slice(-4);
+  return {
+    ...hostileScript,
+    name: "hostile-diff",
+    description: "Edits two files, one with a hostile name, with a 5 MB diff, then ends.",
+    steps: [
+      { kind: "event", event_type: "tool.execution.started", item_id: "tool_edit_1", payload: tool("running") },
+      { kind: "event", event_type: "tool.execution.completed", item_id: "tool_edit_1", payload: tool("completed") },
+      {
+        kind: "event",
+        event_type: "workspace.change.updated",
+        item_id: "tool_edit_1",
+        payload: {
+          schema: "paperclip.workspace.diff.v1",
+          diffId: "diff_1",
+          complete: true,
+          files: [
+            { path: "src/greeting.ts", changeKind: "modified", previousPath: null, additions: 1, deletions: 1 },
+            { path: HOSTILE_PATH, changeKind: "added", previousPath: null, additions: 9, deletions: 0 },
+          ],
+          body,
+        },
+      },
+      ...chunks,
+      ...done,
+    ],
+  };
+}
+
 describe("prp console in Chromium: a run's conversation", () => {
   let live: LiveConsole;
   before(async () => {
@@ -84,6 +155,14 @@ describe("prp console in Chromium: a run's conversation", () => {
     assert.equal(await tool.getAttribute("data-status"), "completed");
     assert.equal(await tool.getByTestId("tool-target").textContent(), "src/greeting.ts");
     assert.match((await tool.textContent()) ?? "", /Edit src\/greeting\.ts/);
+    // The ACP diff names the file and its line counts; it carries no text.
+    const changes = tool.getByTestId("file-changes");
+    assert.equal(await changes.locator(".file-changes-summary").textContent(), "1 file changed, +1 −1");
+    assert.deepEqual(await changes.locator("li").evaluateAll((els) => els.map((e) => e.getAttribute("data-change"))), [
+      "modified",
+    ]);
+    assert.match((await changes.locator("li").textContent()) ?? "", /modified src\/greeting\.ts/);
+    assert.equal(await tool.getByTestId("diff").count(), 0, "no diff text to show");
     const thinking = conversation.getByTestId("thinking");
     assert.equal(await thinking.evaluate((d) => d.hasAttribute("open")), false, "thinking starts folded");
     await thinking.locator("summary").click();
@@ -201,6 +280,42 @@ describe("prp console in Chromium: a run's conversation", () => {
       "no element from the text",
     );
     assert.equal(await page.evaluate("window.__pwned"), undefined);
+    await page.close();
+  });
+
+  it("a tool call's file changes and its diff: summed, each file's kind, +/− lines marked; a hostile path and a 5 MB diff shown bounded, as text", async () => {
+    const script = join(live.dir, "hostile-diff.json");
+    writeFileSync(script, JSON.stringify(diffScript()));
+    const { runId, runner } = live.startRun(script);
+    const page = await live.openRun(runId);
+    await page.getByTestId("terminal").waitFor(WAIT);
+    assert.equal(await runner.exited(), 0, runner.stderr());
+    const changes = page.getByTestId("tool-call").getByTestId("file-changes");
+    assert.equal(await changes.locator(".file-changes-summary").textContent(), "2 files changed, +10 −1");
+    const files = await changes
+      .locator("li")
+      .evaluateAll((els) => els.map((e) => [e.getAttribute("data-change"), e.querySelector("code")?.textContent]));
+    assert.deepEqual(files, [
+      ["modified", "src/greeting.ts"],
+      ["added", HOSTILE_PATH],
+    ]);
+    const diff = changes.getByTestId("diff");
+    assert.equal(await diff.evaluate((d) => d.hasAttribute("open")), false, "the diff starts folded");
+    await diff.locator("summary").click();
+    const lines = diff.locator(".diff-line");
+    assert.deepEqual(await lines.evaluateAll((els) => els.slice(3, 6).map((e) => [e.className, e.textContent])), [
+      ["diff-line diff-del", "-hello world\n"],
+      ["diff-line diff-add", "+hello, world\n"],
+      ["diff-line diff-ctx", " <b>ctx</b>\n"],
+    ]);
+    const shown = (await diff.locator("pre").textContent()) ?? "";
+    assert.ok(shown.length <= 65_536 + 10, `the diff shown is bounded: ${shown.length} characters`);
+    assert.match((await diff.textContent()) ?? "", /The rest of the diff is not shown/);
+    assert.equal(
+      await page.getByTestId("conversation").locator("img, b, script").count(),
+      0,
+      "no element from the text",
+    );
     await page.close();
   });
 });

@@ -144,7 +144,19 @@ const run = (overrides: Json = {}): Json => ({
     harnessExit: { exitCode: 7, signal: null, stderrTail: ["boom"], droppedLines: 0 },
   },
   turns: [{ turnId: "turn_1", state: "running", items: ["item_1"], requests: ["request_1"] }],
+  fileChanges: [fileChange()],
   commands: [receipt(), receipt({ commandId: "command_2", type: "turn.start", text: "Fix the test." })],
+  ...overrides,
+});
+const fileChange = (overrides: Json = {}): Json => ({
+  diffId: "tool_1_diff_1",
+  itemId: "tool_1",
+  turnId: "turn_1",
+  complete: false,
+  files: [{ path: "src/a.ts", changeKind: "modified", previousPath: null, additions: 2, deletions: 1 }],
+  diff: "-a\n+b\n",
+  diffBytes: 6,
+  diffTruncated: false,
   ...overrides,
 });
 const ticket = (overrides: Json = {}): Json => ({
@@ -285,6 +297,22 @@ describe("checkResponse", () => {
       200,
       run({ turns: [] }),
       run({ turns: [{ turnId: "turn_1", state: "thinking", items: [], requests: [] }] }),
+    ],
+    [
+      "Run (GET, its file changes)",
+      "GET",
+      "/v1/runs/{runId}",
+      200,
+      run({ fileChanges: [fileChange({ itemId: null, diff: null, diffBytes: null })] }),
+      run({ fileChanges: [fileChange({ files: [{ path: "a", changeKind: "moved" }] })] }),
+    ],
+    [
+      "Run (GET, a diff's text unbounded)",
+      "GET",
+      "/v1/runs/{runId}",
+      200,
+      run({ fileChanges: [] }),
+      run({ fileChanges: [fileChange({ diff: "x".repeat(65537), diffTruncated: true })] }),
     ],
     [
       "RunList",

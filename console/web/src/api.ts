@@ -10,6 +10,7 @@ import type {
   Worker,
   WorkerList,
   Turn,
+  FileChange,
 } from "../../../src/contract/api/generated/types.js";
 import type { PrpEvent } from "../../../src/contract/kinds.js";
 import type { FailureFacts, RequestDetail } from "../../../src/api/run-facts.js";
@@ -23,7 +24,7 @@ import { authHeaders } from "./token.js";
  * token. Only a run's bundle files, which are files on disk and not the API's, are read from the
  * console's /bundles/.
  */
-export type { CommandReceipt, FailureFacts, RequestDetail, RunSpec, Turn };
+export type { CommandReceipt, FailureFacts, FileChange, RequestDetail, RunSpec, Turn };
 
 /** A refusal, as the API sends it: what was refused, where, and what to do. */
 export interface ApiRefusal {
@@ -75,6 +76,8 @@ export interface RunView {
   live: boolean;
   /** Its turns in event order, each with its items' and requests' ids. */
   turns: Turn[];
+  /** Its workspace diffs: by tool execution (itemId), or the turn's own (itemId null). */
+  fileChanges: FileChange[];
   /** What was asked for the run (agent, prompt), for a run created through the API; else null. */
   spec: RunSpec | null;
   /** When its last event was emitted. */
@@ -158,6 +161,7 @@ export const fetchView = (runId: string, upto?: number) =>
       artifacts: files,
       live: LIVE,
       turns: run.turns,
+      fileChanges: run.fileChanges,
       spec: (run.run.spec as RunSpec | null) ?? null,
       lastEventAt: run.run.lastEventAt,
     };

@@ -202,6 +202,7 @@ export const API_SCHEMAS = {
         "requests",
         "failure",
         "turns",
+        "fileChanges",
         "commands",
       ],
       properties: {
@@ -244,6 +245,12 @@ export const API_SCHEMAS = {
           type: "array",
           items: { $ref: "#/$defs/Turn" },
         },
+        fileChanges: {
+          description:
+            "The run's workspace diffs (workspace.change.updated, workspace.diff.recorded), in order of first appearance (the last 50), each as its latest event said it.",
+          type: "array",
+          items: { $ref: "#/$defs/FileChange" },
+        },
         commands: { type: "array", items: { $ref: "#/$defs/CommandReceipt" } },
       },
     },
@@ -267,6 +274,48 @@ export const API_SCHEMAS = {
           type: "array",
           items: { type: "string" },
         },
+      },
+    },
+    FileChange: {
+      title: "FileChange",
+      description:
+        "One workspace diff of a run: the files it names and, when the run carried its body (output.body.chunk), the start of its text.",
+      type: "object",
+      additionalProperties: false,
+      required: ["diffId", "itemId", "turnId", "complete", "files", "diff", "diffBytes", "diffTruncated"],
+      properties: {
+        diffId: { type: "string" },
+        itemId: {
+          description:
+            "The tool execution it belongs to (its event's itemId: an executionId); null for a turn-level change.",
+          type: ["string", "null"],
+        },
+        turnId: { type: ["string", "null"] },
+        complete: { type: "boolean", description: "Whether the diff is final (workspace.diff.recorded)." },
+        files: {
+          description: "The files it names (the first 200), as the agent named them: text, not a trusted path.",
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["path", "changeKind", "previousPath", "additions", "deletions"],
+            properties: {
+              path: { type: "string", maxLength: 4096 },
+              changeKind: { enum: ["added", "modified", "deleted", "renamed"] },
+              previousPath: { type: ["string", "null"], maxLength: 4096 },
+              additions: { type: ["integer", "null"], minimum: 0, description: "Lines added, when the event says." },
+              deletions: { type: ["integer", "null"], minimum: 0, description: "Lines removed, when the event says." },
+            },
+          },
+        },
+        diff: {
+          description:
+            "The first 65,536 characters of the diff's text, from its body's chunks as they arrived; null when the diff has no body (an ACP diff).",
+          type: ["string", "null"],
+          maxLength: 65536,
+        },
+        diffBytes: { description: "The body's whole length in bytes; null without a body.", type: ["integer", "null"] },
+        diffTruncated: { description: "Whether `diff` is less than the whole body.", type: "boolean" },
       },
     },
     RequestDetail: {

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from "preact";
-import type { CommandReceipt, RunView } from "../api.js";
+import type { CommandReceipt, FileChange, RunView } from "../api.js";
 import { commandState } from "../command-outcome.js";
+import { TurnFileChanges } from "./file-changes.js";
 import { MessageItem, UserMessage } from "./message-item.js";
 import { RequestCard } from "./request-card.js";
 import { ToolCallCard } from "./tool-call-card.js";
@@ -25,6 +26,18 @@ function waitingRequests(view: RunView) {
   return new Map(view.requests.filter((r) => !answered.has(r.requestId)).map((r) => [r.requestId, r]));
 }
 
+/** The run's diffs: by the tool execution they belong to, and by turn for the rest (a turn-level change). */
+function changesOf(view: RunView, tools: ReadonlySet<string>) {
+  const byTool = new Map<string, FileChange[]>();
+  const byTurn = new Map<string | null, FileChange[]>();
+  const add = <K,>(map: Map<K, FileChange[]>, key: K, c: FileChange) => map.set(key, [...(map.get(key) ?? []), c]);
+  for (const c of view.fileChanges ?? []) {
+    if (c.itemId !== null && tools.has(c.itemId)) add(byTool, c.itemId, c);
+    else add(byTurn, view.turns.some((t) => t.turnId === c.turnId) ? c.turnId : null, c);
+  }
+  return { byTool, byTurn };
+}
+
 /**
  * The conversation in order, turn by turn: what the person said (each turn's turn.start, the
  * run's prompt), the turn's items and tool calls as they first appeared, its requests (a form
@@ -37,6 +50,7 @@ export function conversationEntries(view: RunView, command: RunCommands | null):
   const tools = new Map((s.toolExecutions ?? []).map((t) => [String(t.executionId), t]));
   const asked = new Map(s.requests.map((r) => [r.requestId, r]));
   const waiting = waitingRequests(view);
+  const changes = changesOf(view, new Set(tools.keys()));
   const said = (type: string) =>
     view.commands
       .filter((c) => c.type === type && typeof c.text === "string")
@@ -56,7 +70,7 @@ export function conversationEntries(view: RunView, command: RunCommands | null):
     const item = items.get(id);
     if (item) return entries.push({ key: `item:${id}`, node: <MessageItem item={item} /> });
     const tool = tools.get(id);
-    if (tool) entries.push({ key: `tool:${id}`, node: <ToolCallCard tool={tool} /> });
+    if (tool) entries.push({ key: `tool:${id}`, node: <ToolCallCard tool={tool} changes={changes.byTool.get(id)} /> });
   };
   const requestEntry = (id: string) => {
     shown.add(id);
@@ -81,6 +95,10 @@ export function conversationEntries(view: RunView, command: RunCommands | null):
       ),
     });
   };
+  const turnChanges = (turnId: string | null) => {
+    const own = changes.byTurn.get(turnId);
+    if (own) entries.push({ key: `changes:${turnId ?? ""}`, node: <TurnFileChanges changes={own} /> });
+  };
   const userEntry = (m: { key: string; text: string; note: string | null }) =>
     entries.push({ key: `said:${m.key}`, node: <UserMessage text={m.text} note={m.note} /> });
 
@@ -91,10 +109,12 @@ export function conversationEntries(view: RunView, command: RunCommands | null):
     if (start) userEntry(start);
     turn.items.forEach(itemEntry);
     turn.requests.forEach(requestEntry);
+    turnChanges(turn.turnId);
     if (i === view.turns.length - 1) steers.forEach(userEntry);
   });
   starts.slice(view.turns.length).forEach(userEntry);
   if (view.turns.length === 0) steers.forEach(userEntry);
   for (const id of new Set([...asked.keys(), ...waiting.keys()])) if (!shown.has(id)) requestEntry(id);
+  turnChanges(null);
   return entries;
 }

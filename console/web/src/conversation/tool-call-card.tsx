@@ -1,4 +1,6 @@
+import type { FileChange } from "../api.js";
 import { BoundedText } from "./bounded-text.js";
+import { FileChanges } from "./file-changes.js";
 
 type Tool = Record<string, unknown>;
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
@@ -12,9 +14,9 @@ const STATUS_WORDS: Record<string, string> = {
 
 /**
  * One tool call (the reducer's merged tool.execution.* payloads): what it did and on what, its
- * status, and the end of its output.
+ * status, the end of its output, and the files it changed (with the diffs the run carried).
  */
-export function ToolCallCard({ tool }: { tool: Tool }) {
+export function ToolCallCard({ tool, changes = [] }: { tool: Tool; changes?: FileChange[] }) {
   const status = str(tool.status) ?? "running";
   const title = str(tool.name) ?? str(tool.operation) ?? "tool call";
   const target = str(tool.target);
@@ -42,6 +44,7 @@ export function ToolCallCard({ tool }: { tool: Tool }) {
           <BoundedText text={output} testId="tool-output" />
         </details>
       )}
+      <FileChanges changes={changes} />
     </li>
   );
 }

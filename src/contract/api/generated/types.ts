@@ -48,6 +48,7 @@ export interface PrpApi {
   RunSummary: RunSummary;
   Run: Run;
   Turn: Turn;
+  FileChange: FileChange;
   RequestDetail: RequestDetail;
   FailureFacts: FailureFacts;
   RunList: RunList;
@@ -248,6 +249,10 @@ export interface Run {
    * The run's turns in event order (the last 20), each with its items and requests.
    */
   turns: Turn[];
+  /**
+   * The run's workspace diffs (workspace.change.updated, workspace.diff.recorded), in order of first appearance (the last 50), each as its latest event said it.
+   */
+  fileChanges: FileChange[];
   commands: CommandReceipt[];
 }
 /**
@@ -312,6 +317,49 @@ export interface Turn {
    * Its runtime requests' ids, in the order asked; the last 200.
    */
   requests: string[];
+}
+/**
+ * One workspace diff of a run: the files it names and, when the run carried its body (output.body.chunk), the start of its text.
+ */
+export interface FileChange {
+  diffId: string;
+  /**
+   * The tool execution it belongs to (its event's itemId: an executionId); null for a turn-level change.
+   */
+  itemId: string | null;
+  turnId: string | null;
+  /**
+   * Whether the diff is final (workspace.diff.recorded).
+   */
+  complete: boolean;
+  /**
+   * The files it names (the first 200), as the agent named them: text, not a trusted path.
+   */
+  files: {
+    path: string;
+    changeKind: "added" | "modified" | "deleted" | "renamed";
+    previousPath: string | null;
+    /**
+     * Lines added, when the event says.
+     */
+    additions: number | null;
+    /**
+     * Lines removed, when the event says.
+     */
+    deletions: number | null;
+  }[];
+  /**
+   * The first 65,536 characters of the diff's text, from its body's chunks as they arrived; null when the diff has no body (an ACP diff).
+   */
+  diff: string | null;
+  /**
+   * The body's whole length in bytes; null without a body.
+   */
+  diffBytes: number | null;
+  /**
+   * Whether `diff` is less than the whole body.
+   */
+  diffTruncated: boolean;
 }
 export interface CommandReceipt {
   commandId: string;
