@@ -109,8 +109,12 @@ describe("the console's look and accessibility in Chromium: axe-core, light and 
   });
   const pages = (): ConsolePage[] => [
     { name: "runs", hash: "#/", ready: (p) => p.locator(`tr[data-run-id="${failed}"]`).waitFor(WAIT) },
-    { name: "new-run", hash: "#/new", ready: (p) => p.locator("main h1").waitFor(WAIT) },
-    { name: "workers", hash: "#/workers", ready: (p) => p.locator("main h1").waitFor(WAIT) },
+    { name: "new-run", hash: "#/new", ready: (p) => p.getByTestId("new-run-form").waitFor(WAIT) },
+    {
+      name: "workers",
+      hash: "#/workers",
+      ready: (p) => p.locator("main h1", { hasText: "Queue and workers" }).waitFor(WAIT),
+    },
     conversation(),
     {
       name: "failure",

@@ -1,4 +1,4 @@
-import { useEffect } from "preact/hooks";
+import { useLayoutEffect } from "preact/hooks";
 
 let waiting = 0;
 let current = "PRP console";
@@ -9,7 +9,8 @@ const apply = () => {
 
 /** Sets the tab's title while the page is shown: what the page is, then "PRP console". */
 export function usePageTitle(title: string): void {
-  useEffect(() => {
+  // Before the page paints: the title is right whenever the page is seen.
+  useLayoutEffect(() => {
     current = `${title} · PRP console`;
     apply();
   }, [title]);
