@@ -200,6 +200,33 @@ describe("ACP agents in durable mode: every scenario through the authority", () 
     assert.equal(r.payload("item.completed").text, "word ".repeat(2000));
   });
 
+  /** A follow-up queued through the authority as soon as the agent's first answer is committed. */
+  const steer = (text: string) => onEvent("item.delta", "turn.steer", () => ({ text }));
+  const answers = (r: Awaited<ReturnType<typeof run>>) =>
+    r.stored.filter((e) => e.eventType === "item.completed").map((e) => String((e.payload as any).text));
+
+  it("follow-up: a turn.steer queued through the authority is sent as the turn's next prompt; one turn, one terminal", async () => {
+    const r = await run("follow-up", "deny", [steer("Also update the docs.")]);
+    assert.deepEqual(states(r), ["completed", "succeeded", "successful_process_and_result"]);
+    assert.ok(
+      answers(r).some((t) => t.includes("you said: Also update the docs.")),
+      `the agent answered the follow-up: ${answers(r).join(" | ")}`,
+    );
+    for (const type of ["turn.started", "turn.completed", "run.terminal"])
+      assert.equal(r.stored.filter((e) => e.eventType === type).length, 1, `exactly one ${type}`);
+  });
+
+  it("follow-up-error: the prompt fails with a follow-up queued; it is dropped with a diagnostic and the turn fails once", async () => {
+    const r = await run("follow-up-error", "deny", [steer("Also update the docs.")]);
+    assert.equal(states(r)[1], "failed");
+    assert.ok(
+      r.stored.some((e) => e.eventType === "harness.diagnostic" && (e.payload as any).code === "acp_follow_up_dropped"),
+      "the dropped follow-up is said in a diagnostic",
+    );
+    assert.ok(!answers(r).some((t) => t.includes("Also update the docs.")), "the follow-up never reached the agent");
+    assert.equal(r.stored.filter((e) => e.eventType === "turn.failed").length, 1, "the turn fails once");
+  });
+
   /** A hostile agent's own cwd and log. */
   const hostile = (mode: string) => {
     const cwd = join(dir, mode);
