@@ -325,6 +325,21 @@ describe("prp run --agent: every test-agent scenario end to end in local mode", 
       }
     });
 
+  // prp run has no controller to send a follow-up: the scenarios' own prompt is all they answer (the steer: acp-durable.test.ts).
+  it("follow-up and follow-up-error without a follow-up: the prompt is said back; an error fails the turn once", async () => {
+    const answered = run("follow-up");
+    assert.deepEqual(states(answered), ["completed", "succeeded", "successful_process_and_result"], answered.stderr);
+    assert.equal(answered.payload("run.result.proposed").summary, "you said: Fix the failing test.");
+    const failed = run("follow-up-error");
+    assert.equal(states(failed)[1], "failed", failed.stderr);
+    assert.equal(failed.types.filter((t) => t === "turn.failed").length, 1);
+    assert.ok(
+      !failed.types.includes("harness.diagnostic") ||
+        !failed.events.some((e) => (e.payload as any).code === "acp_follow_up_dropped"),
+      "nothing was queued, so nothing is dropped",
+    );
+  });
+
   it("every test-agent scenario ran in local mode here", () => {
     const all = readdirSync(acpScenariosDir())
       .filter((f) => f.endsWith(".json"))
