@@ -8,7 +8,7 @@ import { EventIngest, type OnCommittedEvent } from "../../src/authority/ingest.j
 import { registerRun } from "../../src/authority/runs.js";
 import { ServerKey } from "../../src/authority/server-key.js";
 import { SqliteAuthorityStore, type SqliteStoreOptions } from "../../src/authority/sqlite-store.js";
-import type { AuthorityStore } from "../../src/authority/store.js";
+import type { AuthorityStore, NewCommittedEvent } from "../../src/authority/store.js";
 import type { RunIdentity } from "../../src/transport/envelope.js";
 import { event as sampleEvent } from "../contract/samples.js";
 
@@ -44,6 +44,15 @@ export const event = (seq: number, n = 1, overrides: Record<string, unknown> = {
     payload: { text: `delta ${seq}` },
     ...overrides,
   });
+
+/** An envelope as the store commits it: its seq, id, type and priority beside its text. */
+export const committedRow = (e: Record<string, unknown>): NewCommittedEvent => ({
+  sourceSeq: e.sourceSeq as number,
+  sourceEventId: e.sourceEventId as string,
+  eventType: e.eventType as string,
+  priority: e.priority as number,
+  envelope: JSON.stringify(e),
+});
 
 export const unwrap = <T>(result: Result<T>): T => {
   if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);

@@ -1,6 +1,6 @@
 import { ConsoleServer } from "../../src/console/server.js";
 import { StoreSource } from "../../src/console/store-source.js";
-import { authority, connect, event, unwrap, withRun, type Authority } from "../authority/support.js";
+import { authority, committedRow, connect, event, unwrap, withRun, type Authority } from "../authority/support.js";
 
 /** The run's id (the authority support's first run). */
 export const RUN = "run_1";
@@ -28,20 +28,8 @@ export async function largeRun(dir: string, options: { hostile?: number } = {}) 
   const commit = async (from: number, to: number) => {
     for (let start = from; start <= to; start += 1000) {
       const items = [];
-      for (let seq = start; seq <= Math.min(to, start + 999); seq++) {
-        const e = eventAt(seq);
-        items.push({
-          runId: RUN,
-          connectionId: connection,
-          event: {
-            sourceSeq: seq,
-            sourceEventId: e.sourceEventId as string,
-            eventType: e.eventType as string,
-            priority: e.priority as number,
-            envelope: JSON.stringify(e),
-          },
-        });
-      }
+      for (let seq = start; seq <= Math.min(to, start + 999); seq++)
+        items.push({ runId: RUN, connectionId: connection, event: committedRow(eventAt(seq)) });
       for (const result of await a.store.commitEvents(items, Date.now())) unwrap(result);
     }
   };

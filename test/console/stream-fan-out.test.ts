@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { ConsoleServer } from "../../src/console/server.js";
 import { StoreSource } from "../../src/console/store-source.js";
-import { authority, connect, event, unwrap, withRun, type Authority } from "../authority/support.js";
+import { authority, committedRow, connect, event, unwrap, withRun, type Authority } from "../authority/support.js";
 import { until } from "../support/until.js";
 
 const STREAMS = 30;
@@ -43,20 +43,8 @@ describe("the console's event streams fanned out: 30 pages follow one 4,000-even
 
   const commit = async (from: number, to: number) => {
     const items = [];
-    for (let seq = from; seq <= to; seq++) {
-      const e = event(seq);
-      items.push({
-        runId: RUN,
-        connectionId: connection,
-        event: {
-          sourceSeq: seq,
-          sourceEventId: e.sourceEventId as string,
-          eventType: e.eventType as string,
-          priority: e.priority as number,
-          envelope: JSON.stringify(e),
-        },
-      });
-    }
+    for (let seq = from; seq <= to; seq++)
+      items.push({ runId: RUN, connectionId: connection, event: committedRow(event(seq)) });
     for (const result of await a.store.commitEvents(items, Date.now())) unwrap(result);
   };
 
