@@ -31,6 +31,7 @@ import { FactsCache, SessionCache } from "./run-view.js";
 import { authenticate as authenticateToken } from "./tokens.js";
 import type { SnapshotOrigin } from "../reducer/snapshot.js";
 import { runRoutes } from "./runs-routes.js";
+import { HEALTH_PATHS, healthResponse, type HealthSource } from "../ops/health.js";
 import { validationError, validatorCompiler } from "./validation.js";
 
 export interface ApiServerOptions {
@@ -51,6 +52,8 @@ export interface ApiServerOptions {
   onError?: (err: Error) => void;
   /** The run queue's timing; give every instance on one store the same. */
   dispatch?: Partial<DispatchSettings>;
+  /** Serve /healthz, /readyz and /metrics from this, without a token (src/ops/health.ts). */
+  health?: HealthSource;
 }
 
 export interface ApiServerHandle {
@@ -169,6 +172,18 @@ export const ApiServer = {
     app.setNotFoundHandler((request, reply) =>
       sendError(reply, { code: "not_found", message: `no route ${request.method} ${request.url.split("?")[0]}` }),
     );
+    const health = options.health;
+    // Outside /v1 and its token check: they carry no run data (docs/deployment.md).
+    if (health)
+      for (const path of HEALTH_PATHS)
+        app.get(path, async (_request, reply) => {
+          const r = (await healthResponse(path, health))!;
+          return reply
+            .code(r.status)
+            .header("content-type", r.contentType)
+            .header("cache-control", "no-store")
+            .send(r.body);
+        });
     let routes: ApiRoutes | undefined;
     try {
       routes = await registerApi(app, {

@@ -3,12 +3,15 @@ import type { Ingested } from "./ingest.js";
 
 /** How a connection's ACKs leave: the cumulative ACK to send, or the refusal that closes it. */
 export interface AckSink {
-  ack(ackedSourceSeq: number): void;
+  /** `secondsSinceCommit`: since the newest event it covers had its outcome (the operator's commit -> ACK figure). */
+  ack(ackedSourceSeq: number, secondsSinceCommit: number): void;
   refuse(error: AuthorityError): void;
 }
 
 interface Slot {
   result: Result<Ingested> | null;
+  /** performance.now() when the result arrived. */
+  settledAt: number;
   settled: Promise<void>;
 }
 
@@ -35,9 +38,10 @@ export class AckQueue {
   }
 
   push(outcome: Promise<Result<Ingested>>): void {
-    const slot: Slot = { result: null, settled: Promise.resolve() };
+    const slot: Slot = { result: null, settledAt: 0, settled: Promise.resolve() };
     slot.settled = outcome.then((result) => {
       slot.result = result;
+      slot.settledAt = performance.now();
       this.schedule();
     });
     this.slots.push(slot);
@@ -68,18 +72,22 @@ export class AckQueue {
 
   private flush(): void {
     let acked: number | null = null;
+    let committedAt = 0;
+    const send = (seq: number) => this.sink.ack(seq, (performance.now() - committedAt) / 1000);
     while (!this.ended && this.slots[0]?.result) {
-      const result = this.slots.shift()!.result!;
+      const slot = this.slots.shift()!;
+      const result = slot.result!;
       if (result.ok) {
         acked = result.value.ack.ackedSourceSeq;
+        committedAt = slot.settledAt;
         continue;
       }
-      if (acked !== null) this.sink.ack(acked);
+      if (acked !== null) send(acked);
       acked = null;
       this.ended = true;
       this.slots.length = 0;
       this.sink.refuse(result.error);
     }
-    if (acked !== null) this.sink.ack(acked);
+    if (acked !== null) send(acked);
   }
 }

@@ -1,4 +1,6 @@
+import type { AuthorityObserver } from "./authority-observer.js";
 import type { Result } from "./errors.js";
+import { storeFailureKind } from "./store-failure.js";
 import type { AuthorityStore, BatchedEvent } from "./store.js";
 
 /** The most events one store transaction takes; the rest wait for the next tick. */
@@ -36,6 +38,7 @@ export class GroupCommit {
     /** Told, once per transaction and after it has committed, which runs it committed events to. */
     private readonly afterCommit: ((runIds: ReadonlySet<string>) => void) | undefined = undefined,
     private readonly maxBatch = MAX_GROUP_COMMIT,
+    private readonly observer: AuthorityObserver | undefined = undefined,
   ) {}
 
   commit(item: BatchedEvent): Promise<Committed> {
@@ -51,10 +54,17 @@ export class GroupCommit {
     for (let first = true; this.queue.length > 0; first = false) {
       if (!first) await yieldToIo();
       const batch = this.queue.splice(0, this.maxBatch);
+      const started = performance.now();
       try {
         const results = await this.store.commitEvents(
           batch.map((p) => p.item),
           this.now(),
+        );
+        // Before the callers hear it, so the commit -> ACK clock starts at the commit.
+        this.observer?.batchCommitted(
+          batch.length,
+          (performance.now() - started) / 1000,
+          batch.filter((_, i) => results[i]!.ok).map((p) => p.item.event),
         );
         batch.forEach((p, i) => p.resolve(results[i]!));
         if (this.afterCommit) {
@@ -62,6 +72,7 @@ export class GroupCommit {
           if (runs.size > 0) this.afterCommit(runs);
         }
       } catch (err) {
+        this.observer?.storeFailed(storeFailureKind(err));
         for (const p of batch) p.reject(err);
       }
     }

@@ -2,7 +2,8 @@ import { admit } from "../contract/admission.js";
 import type { PrpEvent } from "../contract/kinds.js";
 import { fail, ok, terminalCommitted, type AuthorityError, type Refusal, type Result } from "./errors.js";
 import type { RunIdentity } from "./identity.js";
-import { GroupCommit } from "./group-commit.js";
+import type { AuthorityObserver } from "./authority-observer.js";
+import { GroupCommit, MAX_GROUP_COMMIT } from "./group-commit.js";
 import { recordRefusal } from "./refusal.js";
 import { PerRunSerial } from "./serial.js";
 import { storeFailure } from "./store-failure.js";
@@ -28,6 +29,7 @@ export interface EventIngestOptions {
   /** After a transaction has committed events: the runs they belong to (no transaction is open). */
   afterCommit?: (runIds: ReadonlySet<string>) => void;
   now?: () => number;
+  observer?: AuthorityObserver;
 }
 
 /** What to do after one event: send `ack` (cumulative), which is the same for a redelivery. */
@@ -108,7 +110,7 @@ export class EventIngest {
     this.store = options.store;
     this.onCommittedEvent = options.onCommittedEvent;
     this.now = options.now ?? Date.now;
-    this.group = new GroupCommit(this.store, this.now, options.afterCommit);
+    this.group = new GroupCommit(this.store, this.now, options.afterCommit, MAX_GROUP_COMMIT, options.observer);
   }
 
   /** Stages the event and waits for its outcome: the ACK to send, or the refusal. */

@@ -114,6 +114,7 @@ export class RunnerConnections {
     ws.pause();
     const run = await store.runCursor(runId);
     if (!run) {
+      settings.observer?.handshake({ refused: "unknown_run" });
       log.refusal("runner.unknown_run", `a runner dialled unknown run ${runId}`, {
         event: "runner.unknown_run",
         runId,
@@ -146,6 +147,7 @@ export class RunnerConnections {
     ws.resume();
     const accepted = await accepting;
     if (!accepted.ok) {
+      settings.observer?.handshake({ refused: accepted.error.code });
       log.refusal(
         `runner.refused ${runId} ${accepted.error.code}`,
         `run ${runId}: handshake refused: ${accepted.error.code}: ${accepted.error.message}`,
@@ -155,6 +157,7 @@ export class RunnerConnections {
       return;
     }
     authenticated();
+    settings.observer?.handshake("accepted");
     connectionId = accepted.value.grant.connectionId;
     const live = accepted.value.channel;
     channel = live;
@@ -235,9 +238,9 @@ export class RunnerConnections {
     let acks = this.acks.get(channel);
     if (acks) return acks;
     acks = new AckQueue({
-      ack: (ackedSourceSeq) => {
+      ack: (ackedSourceSeq, secondsSinceCommit) => {
         if (this.deps.settings.hooks?.beforeAck?.(runId, ackedSourceSeq) === "drop") return channel.close();
-        channel.send("ack", { ackedSourceSeq });
+        if (channel.send("ack", { ackedSourceSeq }).ok) this.deps.settings.observer?.ackSent(secondsSinceCommit);
       },
       refuse: (error) =>
         channel.abort(

@@ -2,6 +2,7 @@ import type { AdmissionOptions } from "../transport/admission.js";
 import type { HeartbeatOptions } from "../transport/index.js";
 import type { TlsIdentity } from "../transport/upgrade-server.js";
 import type { AuthorityHooks } from "./authority-hooks.js";
+import type { AuthorityObserver } from "./authority-observer.js";
 import type { OnCredentialsUpdated } from "./credentials-updated.js";
 import type { OnCommittedEvent } from "./ingest.js";
 import type { RunnerContractOptions } from "./runner-contract.js";
@@ -54,6 +55,8 @@ export interface AuthorityServerSettings {
   connections?: ConnectionLimits;
   /** Test points (authority-hooks.ts: the fault framework's lost ACKs and stray commands); none in production. */
   hooks?: AuthorityHooks;
+  /** The operator's instruments (Prometheus metrics); none without them. */
+  observer?: AuthorityObserver;
 }
 
 export interface LogFields {

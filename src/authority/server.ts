@@ -18,7 +18,7 @@ import { runnerContractCheck } from "./runner-contract.js";
 import { RunnerConnections } from "./runner-connections.js";
 import { ServerLog } from "./server-log.js";
 import type { AuthorityServerOptions } from "./server-options.js";
-import { storeFailure } from "./store-failure.js";
+import { storeFailure, storeFailureKind } from "./store-failure.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { AuthorityStore, Diagnostic, RunSnapshot } from "./store.js";
 
@@ -32,6 +32,7 @@ import type { AuthorityStore, Diagnostic, RunSnapshot } from "./store.js";
 export class AuthorityServer {
   private upgrade: RunnerUpgradeServer | null = null;
   private baseUrl = "";
+  private closed = false;
   private readonly unsubscribe: () => void;
   private readonly log: ServerLog;
   private readonly connections: RunnerConnections;
@@ -116,6 +117,7 @@ export class AuthorityServer {
         ...clock,
         ...onCommitted(withCredentialsCallback(options.onCommittedEvent, options.onCredentialsUpdated)),
         ...(options.afterCommit ? { afterCommit: options.afterCommit } : {}),
+        ...(options.observer ? { observer: options.observer } : {}),
       }),
     );
   }
@@ -173,6 +175,7 @@ export class AuthorityServer {
         void this.connections.accept(ws, runId, authenticated).catch((err: unknown) => {
           // The store failed while admitting: the runner redials, with its credential unused or its lease intact.
           const failure = storeFailure(err);
+          this.options.observer?.storeFailed(storeFailureKind(err));
           this.log.line(`run ${runId}: admission failed: ${failure.code}: ${failure.message}`);
           ws.resume(); // held while the run was read: it must read the runner's close to end
           ws.close(1011, failure.code);
@@ -193,6 +196,11 @@ export class AuthorityServer {
     const address = await this.upgrade.listen(port, host);
     this.baseUrl = `${this.options.tls ? "wss" : "ws"}://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
     return this.baseUrl;
+  }
+
+  /** Whether the runner listener is up: listen() returned and close() has not begun. */
+  listening(): boolean {
+    return this.baseUrl !== "" && !this.closed;
   }
 
   connectUrl(runId: string): string {
@@ -246,6 +254,11 @@ export class AuthorityServer {
     };
   }
 
+  /** The runs with a live runner connection here now. */
+  liveRunIds(): string[] {
+    return this.connections.liveRunIds();
+  }
+
   activeRunnerConnectionCount(runId: string): number {
     return this.connections.isLive(runId) ? 1 : 0;
   }
@@ -256,6 +269,7 @@ export class AuthorityServer {
    * closes, only when the server opened it (`stateDir`).
    */
   async close(): Promise<void> {
+    this.closed = true;
     this.unsubscribe();
     await this.connections.close();
     await this.upgrade?.close();
@@ -267,6 +281,7 @@ export class AuthorityServer {
    * its path names when that run is registered here, like every other refusal of a connection.
    */
   private async refusedUpgrade(error: TransportError, target: string): Promise<void> {
+    this.options.observer?.handshake({ refused: error.code });
     this.log.refusal(`upgrade.refused ${error.code}`, `refused an upgrade: ${error.code}: ${error.message}`, {
       event: "upgrade.refused",
     });

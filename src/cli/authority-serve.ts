@@ -24,6 +24,8 @@ import { parsePositiveInt } from "./options.js";
 import { runnerBuild } from "../runner/runner-build.js";
 import { runnerContractFrom, type RunnerContractFlags } from "../authority/runner-contract.js";
 import { withRunnerContractOptions } from "./runner-contract-options.js";
+import { authorityHealth } from "../ops/authority-health.js";
+import { startHealthServer, type HealthServerHandle } from "../ops/health-server.js";
 
 interface ServeOptions extends StoreOptions, RunnerContractFlags {
   listen: { host: string; port: number };
@@ -40,6 +42,8 @@ interface ServeOptions extends StoreOptions, RunnerContractFlags {
   workerHeartbeatMs?: number;
   workerGraceMs?: number;
   maxAttempts?: number;
+  /** `--health-addr HOST:PORT`: /healthz, /readyz and /metrics on their own address. */
+  healthAddr?: { host: string; port: number };
 }
 
 /** `HOST:PORT` (IPv6 in brackets); port 0 takes any free port. */
@@ -137,6 +141,11 @@ export function registerAuthorityServe(authority: Command): void {
       "with --api: claims a run may lose (its worker lost, its runner gone before any event) before it ends failed with worker_lost (default 3)",
       parsePositiveInt,
     )
+    .option(
+      "--health-addr <host:port>",
+      "also serve /healthz, /readyz and /metrics (Prometheus) on this plain-HTTP address, without a token; its URL is printed as `health: URL`. A non-loopback address is allowed with a warning: keep it on a private network (--api serves the same paths)",
+      parseListen,
+    )
     .addHelpText(
       "after",
       `
@@ -187,7 +196,8 @@ async function serve(opts: ServeOptions): Promise<number> {
   }))
     if (value !== undefined && opts.api === undefined) throw new CliFailure(`${name} goes with --api`, MISCONFIGURED);
   let store: AuthorityStore;
-  let authority: AuthorityServer;
+  let authority: AuthorityServer | undefined;
+  let healthServer: HealthServerHandle | undefined;
   // Set once the API listens: each commit wakes its followers at once rather than at the next poll.
   let api: ApiServerHandle | undefined;
   // The console reads and queues through the daemon's own store; it is woken by the same commits.
@@ -202,9 +212,11 @@ async function serve(opts: ServeOptions): Promise<number> {
     serverKey.destroy();
     throw err;
   }
+  const health = authorityHealth(store, () => authority);
   try {
     authority = AuthorityServer.open({
       store,
+      observer: health.metrics.observer,
       runnerVersion: build.version,
       runnerDigest: build.digest,
       runnerContract: runnerContractFrom(opts, build.contractDigest),
@@ -253,6 +265,7 @@ async function serve(opts: ServeOptions): Promise<number> {
           ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}),
         },
         onError: (err) => log({ level: "warn", event: "api.failed", message: err.message }),
+        health: health.source,
       });
     } catch (err) {
       await authority.close();
@@ -262,6 +275,20 @@ async function serve(opts: ServeOptions): Promise<number> {
     }
     console.log(`api: ${api.url}`);
     log({ level: "info", event: "api.listening", url: api.url });
+  }
+  if (opts.healthAddr) {
+    try {
+      healthServer = await startHealthServer(opts.healthAddr, health.source, (message) =>
+        log({ level: "warn", event: "health.exposed", message }),
+      );
+    } catch (err) {
+      await api?.close();
+      await authority.close();
+      await store.close();
+      serverKey.destroy();
+      throw new CliFailure(`health_listen_failed: ${(err as Error).message}`, MISCONFIGURED);
+    }
+    console.log(`health: ${healthServer.url}`);
   }
   log({
     level: "info",
@@ -283,6 +310,7 @@ async function serve(opts: ServeOptions): Promise<number> {
       console.log(publishConsoleUrl(urlFile, consoleServer.url));
     } catch (err) {
       await consoleServer?.close();
+      await healthServer?.close();
       await api?.close();
       await authority.close();
       await store.close();
@@ -305,6 +333,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   log({ level: "info", event: "authority.stopping", signal });
   await consoleServer?.close();
   await api?.close();
+  await healthServer?.close();
   if (consoleServer) rmSync(urlFile, { force: true });
   await poller.stop();
   await authority.close();
