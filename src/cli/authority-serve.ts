@@ -1,6 +1,8 @@
 import { readFileSync, rmSync } from "node:fs";
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
+
+export { parseListen };
 import { describeStore } from "../authority/open-store.js";
 import { AuthorityServer } from "../authority/server.js";
 import type { AuthorityStore } from "../authority/store.js";
@@ -20,7 +22,7 @@ import {
   type StoreOptions,
 } from "./authority-options.js";
 import { jsonLogger } from "./json-log.js";
-import { parsePositiveInt } from "./options.js";
+import { parseListen, parsePositiveInt } from "./options.js";
 import { runnerBuild } from "../runner/runner-build.js";
 import { runnerContractFrom, type RunnerContractFlags } from "../authority/runner-contract.js";
 import { withRunnerContractOptions } from "./runner-contract-options.js";
@@ -44,14 +46,6 @@ interface ServeOptions extends StoreOptions, RunnerContractFlags {
   maxAttempts?: number;
   /** `--health-addr HOST:PORT`: /healthz, /readyz and /metrics on their own address. */
   healthAddr?: { host: string; port: number };
-}
-
-/** `HOST:PORT` (IPv6 in brackets); port 0 takes any free port. */
-export function parseListen(value: string): { host: string; port: number } {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(value);
-  const port = Number(m?.[2]);
-  if (!m || port > 65_535) throw new InvalidArgumentError(`expected HOST:PORT (e.g. 127.0.0.1:0), got "${value}"`);
-  return { host: m[1]!.replace(/^\[(.*)\]$/, "$1"), port };
 }
 
 /** `scheme://host[:port]`, exactly one origin: CORS opens to nothing wider. */

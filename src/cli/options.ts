@@ -38,3 +38,11 @@ export function parseProtocolVersion(value: string): number {
     throw new InvalidArgumentError(`expected a protocol version in ${SUPPORTED_RANGE_TEXT}, got ${value}`);
   return n;
 }
+
+/** `HOST:PORT` (IPv6 in brackets); port 0 takes any free port. */
+export function parseListen(value: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(value);
+  const port = Number(m?.[2]);
+  if (!m || port > 65_535) throw new InvalidArgumentError(`expected HOST:PORT (e.g. 127.0.0.1:0), got "${value}"`);
+  return { host: m[1]!.replace(/^\[(.*)\]$/, "$1"), port };
+}

@@ -35,12 +35,11 @@ export function family(families: MetricFamily[], name: string): MetricFamily {
   return f;
 }
 
-/** The value of `name`'s sample whose labels include `labels` (0 when it has none yet). */
+/** The sum of `name`'s samples whose labels include `labels` (a histogram's: its count); 0 when none. */
 export function value(families: MetricFamily[], name: string, labels: Record<string, string> = {}): number {
-  const sample = family(families, name).metrics.find((s) =>
-    Object.entries(labels).every(([k, v]) => s.labels?.[k] === v),
-  );
-  return sample === undefined ? 0 : Number(sample.value ?? sample.count);
+  return family(families, name)
+    .metrics.filter((s) => Object.entries(labels).every(([k, v]) => s.labels?.[k] === v))
+    .reduce((n, s) => n + Number(s.value ?? s.count), 0);
 }
 
 /**
