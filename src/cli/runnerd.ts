@@ -23,7 +23,9 @@ import {
   parseCredentialProvider,
 } from "./credential-options.js";
 import { AGENT_IDLE_HELP, collectAgentEnv, parseAgentCwd, permissionPolicyOption } from "./agent-options.js";
-import { parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
+import { parseListen, parseNonNegativeInt, parsePositiveInt, parseProtocolVersion } from "./options.js";
+import { startHealthServer } from "../ops/health-server.js";
+import { runnerdHealth } from "../ops/runnerd-health.js";
 import { addActivityCommands } from "./runnerd-activity.js";
 import { handoff } from "../runner/runnerd-handoff.js";
 import { readTicketStdin } from "../runner/ticket-stdin.js";
@@ -48,6 +50,7 @@ interface RunnerdOptions extends SandboxFlags {
   connectUrl?: string;
   caBundlePath?: string;
   stateDir?: string;
+  healthAddr?: { host: string; port: number };
   environmentLeaseId?: string;
   turnId?: string;
   itemId?: string;
@@ -111,6 +114,11 @@ const program = new Command("prp-runnerd")
   .option("--item-id <id>", "durable mode: the item of the run identity")
   .option("--max-outbox-bytes <n>", "durable mode: the outbox limit (default 16 MiB)", parsePositiveInt)
   .option("--p0-reserve-bytes <n>", "durable mode: outbox bytes kept for P0 events (default 1 MiB)", parsePositiveInt)
+  .option(
+    "--health-addr <host:port>",
+    "serve /healthz, /readyz (ready: the run under way, its state readable) and /metrics (outbox, reconnects, events emitted) on this plain-HTTP address; `health: URL` on stderr. Keep it loopback or private",
+    parseListen,
+  )
   .option("--reconnect-delay-ms <n>", "durable mode: wait before redialling after a drop", parseNonNegativeInt, 250)
   .option(
     "--stop-delivery-ms <n>",
@@ -464,6 +472,17 @@ try {
 }
 const runner = started;
 process.on("exit", () => runner.dispose());
+let runEnded = false;
+void runner.outcome.then(() => (runEnded = true));
+// A health listener that cannot start is said, not fatal: the run matters more than its probe.
+const healthServer = opts.healthAddr
+  ? await startHealthServer(
+      opts.healthAddr,
+      runnerdHealth(durable ? resolve(opts.stateDir!) : undefined, () => runEnded),
+      (m) => log(`warning: ${m}`),
+    ).catch((err: unknown) => void log(`health_listen_failed: ${(err as Error).message}`))
+  : undefined;
+if (healthServer) log(`health: ${healthServer.url}`);
 
 /** A stop signal cancels the run (see stop-signals.ts); the runner exits with its status once the terminal is out. */
 let signalled: StopSignal | null = null;

@@ -12,8 +12,10 @@ import { WorkerRecord } from "../worker/worker-record.js";
 import { apiClient, withApiOptions, type ApiOptions } from "./api-target.js";
 import { CliFailure, MISCONFIGURED, runAction } from "./authority-options.js";
 import { parseDuration, parseLabels } from "./labels-option.js";
-import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
+import { parseListen, parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { visible } from "./terminal-text.js";
+import { workerHealth } from "../ops/worker-health.js";
+import { startHealthServer } from "../ops/health-server.js";
 
 interface WorkerOptions extends ApiOptions {
   labels?: Record<string, string>;
@@ -25,6 +27,7 @@ interface WorkerOptions extends ApiOptions {
   drainTimeout?: number;
   pollWaitMs: number;
   harnessReadyMs?: number;
+  healthAddr?: { host: string; port: number };
 }
 
 const MAX_RUNS = 256;
@@ -95,6 +98,11 @@ export function registerWorker(program: Command): void {
       parsePollWait,
       1000,
     )
+    .option(
+      "--health-addr <host:port>",
+      "serve /healthz, /readyz (ready: a poll answered within 60 s) and /metrics (Prometheus) on this plain-HTTP address; its URL is printed as `health: URL` on stderr. Keep it loopback or private",
+      parseListen,
+    )
     .addHelpText(
       "after",
       `
@@ -158,22 +166,26 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
   const hidden = [join(dir, "state"), record.path, resolve(opts.tokenFile!)];
   const prober = initializeProber(agentsFolder, join(dir, "workspaces", "probe"), hidden);
   const agents = await workerAgents(opts.agents, agentsFolder, prober, log);
+  // Read by the endpoints only once they serve, after the loop exists.
+  const health = workerHealth(dir, () => loop);
   const loop = new PollLoop({
     labels: opts.labels ?? {},
     agents,
     maxRuns: opts.maxRuns,
     ...(opts.once ? { once: true } : {}),
     waitMs: opts.pollWaitMs,
-    poll: (body, signal) => client.pollWorker(body, { signal }),
-    start: claimStarter({
-      dir,
-      record,
-      hide: [resolve(opts.tokenFile!)],
-      agentsDir: agentsFolder,
-      ...(process.env[CATALOG_ENV] ? { agentCatalog: resolve(process.env[CATALOG_ENV]) } : {}),
-      ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
-      ...(opts.harnessReadyMs ? { extraArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
-    }),
+    poll: health.wrapPoll((body, signal) => client.pollWorker(body, { signal })),
+    start: health.wrapStart(
+      claimStarter({
+        dir,
+        record,
+        hide: [resolve(opts.tokenFile!)],
+        agentsDir: agentsFolder,
+        ...(process.env[CATALOG_ENV] ? { agentCatalog: resolve(process.env[CATALOG_ENV]) } : {}),
+        ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
+        ...(opts.harnessReadyMs ? { extraArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
+      }),
+    ),
     // The runner's own state proves it did nothing; the API, when it answers this credential,
     // may still veto (its run is no longer this claim, or has events).
     unstarted: async (runId) => {
@@ -189,6 +201,12 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
     ...(opts.drainTimeout !== undefined ? { drainTimeoutMs: opts.drainTimeout } : {}),
     log,
   });
+  const healthServer = opts.healthAddr
+    ? await startHealthServer(opts.healthAddr, health.source, (m) => log(`warning: ${m}`)).catch((err: unknown) => {
+        throw new CliFailure(`health_listen_failed: ${(err as Error).message}`, MISCONFIGURED);
+      })
+    : undefined;
+  if (healthServer) log(`health: ${healthServer.url}`);
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals += 1;
@@ -201,6 +219,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
   try {
     return await loop.run();
   } finally {
+    await healthServer?.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }

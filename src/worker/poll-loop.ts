@@ -83,6 +83,11 @@ export class PollLoop {
     return [...this.#held.keys()];
   }
 
+  /** Whether the authority refused this worker's credential: no poll will succeed again. */
+  get halted(): boolean {
+    return this.#halted;
+  }
+
   /** Stop claiming; running runs finish; then run() resolves 0. */
   drain(): void {
     if (this.#draining) return;
