@@ -26,6 +26,7 @@ export function authorityHealth(
       const p = probe();
       return { live: p?.liveRunIds().length ?? 0, unauthenticated: p?.admission().unauthenticated ?? 0 };
     },
+    liveRunIds: () => probe()?.liveRunIds() ?? [],
   });
   const storeCheck: ReadinessCheck = {
     name: "store",

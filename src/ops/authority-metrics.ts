@@ -11,6 +11,8 @@ export const MAX_COUNTED = 500;
 const STORE_READ_MS = 5_000;
 /** Distinct refusal codes and stop reasons kept as labels; the rest count as "other". */
 const MAX_CODES = 64;
+/** Live runs whose command queue a scrape reads at most (one query each). */
+export const MAX_COMMAND_RUNS = 100;
 const RUN_STATES: readonly RunState[] = ["queued", "claimed", "pending", "running", "ended"];
 /** Commit and ACK latencies: 0.5 ms (an idle SQLite) to 10 s (a stalled database). */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
@@ -20,6 +22,8 @@ export interface AuthorityGauges {
   store: AuthorityStore;
   /** Runs with a live runner connection here, and sockets not yet authenticated. */
   connections(): { live: number; unauthenticated: number };
+  /** The runs with a live runner connection here: whose command queues the gauges read. */
+  liveRunIds(): string[];
   now?: () => number;
 }
 
@@ -29,6 +33,8 @@ interface StoreFigures {
   queueDepth: number;
   queueOldestSeconds: number;
   workers: { active: number; revoked: number };
+  commandsPending: number;
+  commandOldestSeconds: number;
 }
 
 /**
@@ -57,7 +63,7 @@ export class AuthorityMetrics {
       if (this.figures === null || at - this.figures.at >= STORE_READ_MS)
         this.figures = {
           at,
-          value: readFigures(gauges.store, at).catch((err: unknown) => {
+          value: readFigures(gauges.store, gauges.liveRunIds().slice(0, MAX_COMMAND_RUNS), at).catch((err: unknown) => {
             storeErrors.inc({ kind: storeFailureKind(err) });
             return null; // the gauges keep their last values: a scrape never fails on the store
           }),
@@ -111,6 +117,24 @@ export class AuthorityMetrics {
       async collect() {
         const f = await read();
         if (f) for (const state of ["active", "revoked"] as const) this.set({ state }, f.workers[state]);
+      },
+    });
+    new Gauge({
+      name: "prp_command_queue_depth",
+      help: `Commands without a result, over the runs connected here (up to ${MAX_COMMAND_RUNS} runs)`,
+      registers,
+      async collect() {
+        const f = await read();
+        if (f) this.set(f.commandsPending);
+      },
+    });
+    new Gauge({
+      name: "prp_command_queue_oldest_age_seconds",
+      help: "How long the oldest of those commands has waited; 0 when none",
+      registers,
+      async collect() {
+        const f = await read();
+        if (f) this.set(f.commandOldestSeconds);
       },
     });
     const handshakes = new Counter({
@@ -171,15 +195,20 @@ export class AuthorityMetrics {
   }
 }
 
-/** The store's figures, each a bounded read (MAX_COUNTED rows at most per query). */
-async function readFigures(store: AuthorityStore, nowMs: number): Promise<StoreFigures> {
+/** The store's figures, each a bounded read (MAX_COUNTED rows, or one run's commands, per query). */
+async function readFigures(store: AuthorityStore, liveRunIds: readonly string[], nowMs: number): Promise<StoreFigures> {
   const runs = {} as Record<RunState, number>;
   for (const state of RUN_STATES) runs[state] = (await store.listRuns({ state, limit: MAX_COUNTED })).runs.length;
   const queued = await store.queuedRuns(MAX_COUNTED);
   const oldest = Math.min(...queued.map((r) => r.queuedAtUnixMs));
   const workers = await store.workers();
   const revoked = workers.filter((w) => w.revokedAtUnixMs !== null).length;
+  const pending = [];
+  for (const runId of liveRunIds) pending.push(...(await store.commands(runId)).filter((c) => c.status === null));
+  const oldestCommand = Math.min(...pending.map((c) => c.queuedAtUnixMs));
   return {
+    commandsPending: pending.length,
+    commandOldestSeconds: pending.length === 0 ? 0 : Math.max(0, (nowMs - oldestCommand) / 1000),
     runs,
     queueDepth: queued.length,
     queueOldestSeconds: queued.length === 0 ? 0 : Math.max(0, (nowMs - oldest) / 1000),

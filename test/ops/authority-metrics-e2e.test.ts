@@ -30,14 +30,24 @@ function random(seed: number): () => number {
 const word = (next: () => number, n: number) =>
   Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz_0123456789"[Math.floor(next() * 37)]).join("");
 
-/** One hostile runner connection: `path` on the runner listener, `frame` sent once open; settles when closed. */
+/**
+ * One hostile runner connection: `path` on the runner listener, `frame` sent once open; settles
+ * when the authority closed it, and fails if it has not within 20 s (its handshake deadline is 10 s).
+ */
 function hostile(base: string, path: string, frame: string): Promise<void> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     // No compression offer: the upgrade must pass, so the frames reach the handshake.
     const ws = new WebSocket(`${base}${path}`, { perMessageDeflate: false });
+    const timer = setTimeout(() => {
+      ws.terminate();
+      reject(new Error(`the authority did not close a hostile connection to ${path} within 20 s`));
+    }, 20_000);
     ws.on("open", () => ws.send(frame));
     ws.on("error", () => {}); // a refused upgrade: close follows
-    ws.on("close", () => resolve());
+    ws.on("close", () => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
 }
 
