@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Registry } from "prom-client";
 import { after, before, describe, it } from "node:test";
 import { openAuthorityStore, parseStoreLocation } from "../../src/authority/open-store.js";
 import { ServerKey } from "../../src/authority/server-key.js";
@@ -101,6 +102,25 @@ describe("/readyz on a closed authority", () => {
       await authority?.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("--health-addr off loopback", () => {
+  it("is warned of, naming the exposure; on loopback there is no warning", async () => {
+    const ops = { registry: new Registry(), readiness: [] };
+    const warnings: string[] = [];
+    // A documentation address (TEST-NET-1) no interface has: warned of, then the bind fails, so
+    // the test never listens off loopback.
+    await assert.rejects(startHealthServer({ host: "192.0.2.1", port: 0 }, ops, (m) => warnings.push(m)));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /192\.0\.2\.1 is not loopback: anyone who reaches it can read \/metrics/);
+    const quiet = await startHealthServer({ host: "127.0.0.1", port: 0 }, ops, (m) => warnings.push(m));
+    try {
+      assert.equal(warnings.length, 1);
+      assert.equal((await get(`${quiet.url}/healthz`)).status, 200);
+    } finally {
+      await quiet.close();
     }
   });
 });
