@@ -37,6 +37,7 @@ import { withSandboxOptions } from "./sandbox-options.js";
 import { scriptFromOption } from "./script-option.js";
 import { usageExitsTwo } from "./usage-exit.js";
 import { namedAgent } from "./named-agent.js";
+import { startTracing } from "../telemetry/tracing.js";
 
 // Taken out of the environment by bin/prp-runnerd.js before this module was loaded.
 const { bootstrapTicket, hooks } = handoff;
@@ -420,9 +421,12 @@ const common = {
       }
     : {}),
   ...(hooks ? { hooks } : {}),
+  // The span of whoever started this run (a worker, from the API request that created it).
+  ...(process.env.TRACEPARENT ? { traceParent: process.env.TRACEPARENT } : {}),
 };
 
 process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
+const tracing = await startTracing("prp-runnerd", process.env, log);
 let started: StartedRunner;
 try {
   started = durable
@@ -486,4 +490,5 @@ installFailsafe(process, {
 const outcome = await runner.outcome;
 if (durable && outcome.code !== 0 && outcome.reason !== "cancelled")
   process.stderr.write(`prp-runnerd: ${outcome.reason}${outcome.detail !== undefined ? `: ${outcome.detail}` : ""}\n`);
+await tracing.shutdown(); // the run's spans leave before the process does
 process.exit(outcome.code);
