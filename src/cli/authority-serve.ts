@@ -24,6 +24,7 @@ import { parsePositiveInt } from "./options.js";
 import { runnerBuild } from "../runner/runner-build.js";
 import { runnerContractFrom, type RunnerContractFlags } from "../authority/runner-contract.js";
 import { withRunnerContractOptions } from "./runner-contract-options.js";
+import { startTracing } from "../telemetry/tracing.js";
 
 interface ServeOptions extends StoreOptions, RunnerContractFlags {
   listen: { host: string; port: number };
@@ -237,6 +238,12 @@ async function serve(opts: ServeOptions): Promise<number> {
     throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
   }
   console.log(url);
+  // Only the API makes spans here (the requests that create runs): no API, nothing to trace.
+  const tracing = opts.api
+    ? await startTracing("prp-authority", process.env, (message) =>
+        log({ level: "warn", event: "traces.note", message }),
+      )
+    : null;
   if (opts.api) {
     try {
       api = await ApiServer.start({
@@ -310,6 +317,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   await authority.close();
   await store.close();
   serverKey.destroy();
+  await tracing?.shutdown(); // the last request spans leave before the process does
   log({ level: "info", event: "authority.stopped" });
   return 0;
 }

@@ -14,6 +14,7 @@ import { CliFailure, MISCONFIGURED, runAction } from "./authority-options.js";
 import { parseDuration, parseLabels } from "./labels-option.js";
 import { parseNonNegativeInt, parsePositiveInt } from "./options.js";
 import { visible } from "./terminal-text.js";
+import { otelVariables } from "../telemetry/tracing-config.js";
 
 interface WorkerOptions extends ApiOptions {
   labels?: Record<string, string>;
@@ -170,6 +171,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
       record,
       hide: [resolve(opts.tokenFile!)],
       agentsDir: agentsFolder,
+      runnerEnv: otelVariables(process.env),
       ...(process.env[CATALOG_ENV] ? { agentCatalog: resolve(process.env[CATALOG_ENV]) } : {}),
       ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
       ...(opts.harnessReadyMs ? { extraArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),
