@@ -106,6 +106,17 @@ describe("traces over OTLP/HTTP from a real authority, worker and runner", () =>
               async () => ended(api.client, runId),
               () => `run ${runId} to end`,
             );
+          // A command for the ended run is refused: its request span says so, in the caller's trace.
+          const refused = await fetch(`${api.url}/v1/runs/${traced}/commands`, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${api.token}`,
+              "content-type": "application/json",
+              traceparent: `00-${traceId}-${parentSpanId}-01`,
+            },
+            body: JSON.stringify({ type: "run.cancel", payload: {} }),
+          });
+          assert.equal(refused.status >= 400, true, await refused.text());
           await until(
             () => receiver.spans().filter((s) => s.name === "prp.run").length === 2,
             () =>
@@ -130,6 +141,11 @@ describe("traces over OTLP/HTTP from a real authority, worker and runner", () =>
         runTreeProblems(spans, { runId: traced, toolCalls: HAPPY_PATH_ITEMS, commands: OPENING_COMMANDS }),
         [],
       );
+      const command = spans.find((s) => s.name === "POST /v1/runs/{runId}/commands")!;
+      assert.equal(command.traceId, traceId);
+      assert.equal(command.attributes["prp.run.id"], traced);
+      assert.equal(command.attributes["prp.command.type"], "run.cancel");
+      assert.equal(command.error, true, "a refused request's span is ERROR");
       // A forged header is ignored: the request succeeded, its run has a trace of its own, nothing echoed.
       const forgedRequest = spans.find((s) => s.name === "POST /v1/runs" && s.attributes["prp.run.id"] === forged)!;
       assert.equal(forgedRequest.parentSpanId, undefined);
