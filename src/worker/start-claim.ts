@@ -79,6 +79,8 @@ export function claimStarter(options: ClaimStarterOptions): StartClaim {
       if (options.agentsDir) harnessArgs.push("--agents-dir", options.agentsDir);
       if (options.agentCatalog) harnessArgs.push("--agent-catalog", options.agentCatalog);
     }
+    // A run created by a traced request: its runner's spans join that trace (docs/deployment.md "Traces").
+    const env = { ...options.runnerEnv, ...(claim.traceParent ? { TRACEPARENT: claim.traceParent } : {}) };
     const startedAt = new Date().toISOString();
     options.record.append({ kind: "starting", runId, attempt: claim.attempt, startedAt });
     const handle = spawn({
@@ -103,8 +105,7 @@ export function claimStarter(options: ClaimStarterOptions): StartClaim {
         ]),
       ],
       cwd: options.dir,
-      // A run created by a traced request: its runner's spans join that trace (docs/deployment.md "Traces").
-      env: { ...options.runnerEnv, ...(claim.traceParent ? { TRACEPARENT: claim.traceParent } : {}) },
+      ...(Object.keys(env).length > 0 ? { env } : {}),
       ...(options.runnerd ? { runnerd: options.runnerd } : {}),
     });
     options.record.append({ kind: "started", runId, attempt: claim.attempt, pid: handle.pid, startedAt });
