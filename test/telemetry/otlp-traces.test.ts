@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { defaultCommandId } from "../../src/authority/commands.js";
 import { PrpClient } from "../../src/client/index.js";
-import { killAll, type Child } from "../cli/authority-processes.js";
+import { killAll, spawnPrp, type Child } from "../cli/authority-processes.js";
 import { runPrp } from "../cli/run-cli.js";
 import {
   addToken,
@@ -177,6 +177,33 @@ describe("traces over OTLP/HTTP from a real authority, worker and runner", () =>
       assert.deepEqual(receiver.spans(), []);
       assert.deepEqual(receiver.refused(), []);
     } finally {
+      await receiver.close();
+    }
+  });
+
+  it("traces a local prp run too: its prp.run span is the root of a trace of its own", async () => {
+    const receiver = await startOtlpReceiver();
+    const out = join(root, "local");
+    const child = spawnPrp(["run", "--script", "happy-path", "--out", out, "--json"], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+    });
+    try {
+      assert.equal(await child.exited(), 0, child.stderr());
+      const run = receiver.spans().find((s) => s.name === "prp.run");
+      assert.ok(
+        run,
+        `a prp.run span; got ${receiver
+          .spans()
+          .map((s) => s.name)
+          .join(", ")}`,
+      );
+      assert.equal(run.parentSpanId, undefined);
+      const runId = run.attributes["prp.run.id"] as string;
+      assert.match(child.stdout(), new RegExp(`"runId":"${runId}"`), "the span names the run prp run ran");
+      assert.deepEqual(runTreeProblems(receiver.spans(), { runId, toolCalls: HAPPY_PATH_ITEMS, commands: [] }), []);
+    } finally {
+      child.kill("SIGKILL");
       await receiver.close();
     }
   });
