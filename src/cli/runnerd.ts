@@ -229,6 +229,10 @@ committed and delivered), and the runner exits 128 + the signal's number: 129, 1
 143. A harness that already exited by itself keeps its own outcome. No harness process
 outlives the runner, even one killed with SIGKILL: an orphan guard ends its process group.
 
+Traces: the standard OTEL_* variables turn OpenTelemetry traces on (off by default; see
+docs/deployment.md "Traces"); the run's prp.run span is a child of the W3C traceparent in
+TRACEPARENT (a malformed one is ignored). The harness gets neither.
+
 Durable mode (--connect-url) dials the authority with the one-use ticket from
 PAPERCLIP_RUNNER_BOOTSTRAP_TICKET or, with --ticket-stdin, from stdin (one line, at most 4 KiB,
 read until the writer closes it; empty, oversized, or given both ways: exit 2), commits every event to an SQLite outbox in --state-dir
