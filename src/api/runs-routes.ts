@@ -15,6 +15,7 @@ import { MAX_RUN_PAGE } from "./limits.js";
 import { runBody, runSummary } from "./run-view.js";
 import { queueFacts } from "./dispatch-view.js";
 import { RUN_PARAMS, apiSchema } from "./validation.js";
+import { withRequestSpan } from "../telemetry/request-span.js";
 
 const RUN_QUERY = {
   type: "object",
@@ -51,20 +52,24 @@ export function runRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: RunSpec }>(
     "/runs",
     { config: { scope: "operate" }, schema: { body: apiSchema("RunSpec") } },
-    async (request, reply) => {
-      const token = tokenOf(request);
-      const writable = writableStore(ctx);
-      const key = idempotencyKey(request.headers);
-      const identity = identityWithSuffix(runIdSuffix(token.tokenId, key));
-      const wanted = createRunRequest(request.body, identity, token.tokenId, ctx.now());
-      if (!wanted.ok) throw refusal(wanted.error);
-      const created = await writable.createRun(wanted.value);
-      if (!created.ok) throw refusal(created.error);
-      const { run, spec } = created.value;
-      if (created.value.created) ctx.queue.wake();
-      const body = await runBody(ctx, run, spec, spec.createdAtUnixMs);
-      return reply.code(created.value.created ? 201 : 200).send(body);
-    },
+    (request, reply) =>
+      // The run keeps this request's span context: the runner a worker starts for it is its child.
+      withRequestSpan("POST /v1/runs", request.headers, async ({ span, traceParent }) => {
+        const token = tokenOf(request);
+        const writable = writableStore(ctx);
+        const key = idempotencyKey(request.headers);
+        const identity = identityWithSuffix(runIdSuffix(token.tokenId, key));
+        span.setAttribute("prp.run.id", identity.runId);
+        const wanted = createRunRequest(request.body, identity, token.tokenId, ctx.now());
+        if (!wanted.ok) throw refusal(wanted.error);
+        const asked = traceParent ? { ...wanted.value, spec: { ...wanted.value.spec, traceParent } } : wanted.value;
+        const created = await writable.createRun(asked);
+        if (!created.ok) throw refusal(created.error);
+        const { run, spec } = created.value;
+        if (created.value.created) ctx.queue.wake();
+        const body = await runBody(ctx, run, spec, spec.createdAtUnixMs);
+        return reply.code(created.value.created ? 201 : 200).send(body);
+      }),
   );
 
   app.get<{ Querystring: { state?: RunState; label?: string[]; text?: string; after?: string; limit?: number } }>(

@@ -101,6 +101,7 @@ function pollAnswer(
         identity: claim.identity,
         harnessArgs: harnessArgs(spec),
         spec,
+        ...(claim.spec.traceParent ? { traceParent: claim.spec.traceParent } : {}),
       };
     }),
     lost: result.lost,

@@ -225,7 +225,7 @@ export async function handOut(db: DispatchDb, row: Row, poll: WorkerPoll): Promi
   const runId = row.run_id as string;
   // The run (locked: its epoch goes on the ticket) and its spec in one read.
   const [run] = await db.all(
-    `SELECT r.*, s.spec, s.spec_digest, s.labels, s.priority, s.created_by, s.created_at AS spec_created_at
+    `SELECT r.*, s.spec, s.spec_digest, s.labels, s.priority, s.created_by, s.created_at AS spec_created_at, s.trace_parent
      FROM runs r JOIN run_specs s ON s.run_id = r.run_id WHERE r.run_id = ?${db.forUpdate("r")}`,
     [runId],
   );

@@ -165,6 +165,7 @@ export const runSpecFrom = (r: Row): RunSpecRow => ({
   priority: r.priority as number,
   createdBy: r.created_by as string | null,
   createdAtUnixMs: r.spec_created_at as number,
+  ...(typeof r.trace_parent === "string" ? { traceParent: r.trace_parent } : {}),
 });
 
 /** A boolean as either database returns it (SQLite 0/1, PostgreSQL true/false). */

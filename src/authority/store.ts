@@ -439,6 +439,8 @@ export interface RunSpecRow {
   /** The token that created it, or null. */
   createdBy: string | null;
   createdAtUnixMs: number;
+  /** The W3C traceparent of the request's span, when the authority traced it: its runner's parent span. */
+  traceParent?: string;
 }
 
 export interface CreateRunRequest {

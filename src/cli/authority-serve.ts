@@ -28,6 +28,7 @@ import { runnerContractFrom, type RunnerContractFlags } from "../authority/runne
 import { withRunnerContractOptions } from "./runner-contract-options.js";
 import { authorityHealth } from "../ops/authority-health.js";
 import { startHealthServer, type HealthServerHandle } from "../ops/health-server.js";
+import { startTracing } from "../telemetry/tracing.js";
 
 interface ServeOptions extends StoreOptions, RunnerContractFlags {
   listen: { host: string; port: number };
@@ -243,6 +244,12 @@ async function serve(opts: ServeOptions): Promise<number> {
     throw new CliFailure(`listen_failed: ${(err as Error).message}`, MISCONFIGURED);
   }
   console.log(url);
+  // Only the API makes spans here (the requests that create runs): no API, nothing to trace.
+  const tracing = opts.api
+    ? await startTracing("prp-authority", process.env, (message) =>
+        log({ level: "warn", event: "traces.note", message }),
+      )
+    : null;
   if (opts.api) {
     try {
       api = await ApiServer.start({
@@ -333,6 +340,7 @@ async function serve(opts: ServeOptions): Promise<number> {
   await authority.close();
   await store.close();
   serverKey.destroy();
+  await tracing?.shutdown(); // the last request spans leave before the process does
   log({ level: "info", event: "authority.stopped" });
   return 0;
 }

@@ -46,6 +46,7 @@ import { agentTarget, scriptTarget } from "./run-target.js";
 import { LiveTurn } from "./live-turn.js";
 import { Spinner } from "./spinner.js";
 import { cutText } from "../contract/text-cut.js";
+import { otelVariables } from "../telemetry/tracing-config.js";
 
 interface RunOptions extends SandboxFlags, AgentOptionValues {
   script?: string;
@@ -235,6 +236,8 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
     runId,
     sessionId,
     runnerId: `runner_${runId}`,
+    // OTEL_* asks for traces: the runner's prp.run span is then the root of the run's trace.
+    env: otelVariables(process.env),
     ...(opts.runnerd ? { runnerd: resolve(opts.runnerd) } : {}),
     ...(target.scriptPath ? { scriptPath: target.scriptPath } : {}),
     extraArgs: [

@@ -39,6 +39,7 @@ import { withSandboxOptions } from "./sandbox-options.js";
 import { scriptFromOption } from "./script-option.js";
 import { usageExitsTwo } from "./usage-exit.js";
 import { namedAgent } from "./named-agent.js";
+import { startTracing } from "../telemetry/tracing.js";
 
 // Taken out of the environment by bin/prp-runnerd.js before this module was loaded.
 const { bootstrapTicket, hooks } = handoff;
@@ -236,6 +237,10 @@ committed and delivered), and the runner exits 128 + the signal's number: 129, 1
 143. A harness that already exited by itself keeps its own outcome. No harness process
 outlives the runner, even one killed with SIGKILL: an orphan guard ends its process group.
 
+Traces: the standard OTEL_* variables turn OpenTelemetry traces on (off by default; see
+docs/deployment.md "Traces"); the run's prp.run span is a child of the W3C traceparent in
+TRACEPARENT (a malformed one is ignored). The harness gets neither.
+
 Durable mode (--connect-url) dials the authority with the one-use ticket from
 PAPERCLIP_RUNNER_BOOTSTRAP_TICKET or, with --ticket-stdin, from stdin (one line, at most 4 KiB,
 read until the writer closes it; empty, oversized, or given both ways: exit 2), commits every event to an SQLite outbox in --state-dir
@@ -428,9 +433,12 @@ const common = {
       }
     : {}),
   ...(hooks ? { hooks } : {}),
+  // The span of whoever started this run (a worker, from the API request that created it).
+  ...(process.env.TRACEPARENT ? { traceParent: process.env.TRACEPARENT } : {}),
 };
 
 process.stderr.on("error", () => {}); // a closed stderr loses diagnostics, never the run
+const tracing = await startTracing("prp-runnerd", process.env, log);
 let started: StartedRunner;
 try {
   started = durable
@@ -505,4 +513,5 @@ installFailsafe(process, {
 const outcome = await runner.outcome;
 if (durable && outcome.code !== 0 && outcome.reason !== "cancelled")
   process.stderr.write(`prp-runnerd: ${outcome.reason}${outcome.detail !== undefined ? `: ${outcome.detail}` : ""}\n`);
+await tracing.shutdown(); // the run's spans leave before the process does
 process.exit(outcome.code);

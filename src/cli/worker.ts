@@ -16,6 +16,7 @@ import { parseListen, parseNonNegativeInt, parsePositiveInt } from "./options.js
 import { visible } from "./terminal-text.js";
 import { workerHealth } from "../ops/worker-health.js";
 import { startHealthServer } from "../ops/health-server.js";
+import { otelVariables } from "../telemetry/tracing-config.js";
 
 interface WorkerOptions extends ApiOptions {
   labels?: Record<string, string>;
@@ -181,6 +182,7 @@ async function runWorker(client: PrpClient, opts: WorkerOptions): Promise<number
         record,
         hide: [resolve(opts.tokenFile!)],
         agentsDir: agentsFolder,
+        runnerEnv: otelVariables(process.env),
         ...(process.env[CATALOG_ENV] ? { agentCatalog: resolve(process.env[CATALOG_ENV]) } : {}),
         ...(opts.caBundlePath ? { caBundlePath: resolve(opts.caBundlePath) } : {}),
         ...(opts.harnessReadyMs ? { extraArgs: ["--harness-ready-ms", String(opts.harnessReadyMs)] } : {}),

@@ -1,3 +1,4 @@
+import type { Context, Tracer } from "@opentelemetry/api";
 import type * as T from "../contract/generated/types.js";
 import type { PrpCommand } from "../contract/kinds.js";
 import type { HarnessDriver, HarnessListener } from "../harness/harness-driver.js";
@@ -7,6 +8,8 @@ import type { RecordOutcome } from "./activity/activity-endpoint.js";
 import { EmitGate, type GatedEvent } from "./emit-gate.js";
 import type { EventSink } from "./event-sink.js";
 import type { Intent } from "./reconcile.js";
+import { RunSpans } from "../telemetry/run-spans.js";
+import { tracedSink } from "../telemetry/traced-sink.js";
 import { RunMachine, type RunEffect, type RunMachineOptions, type Timer, type WarmResume } from "./run-machine.js";
 
 export interface RunControllerOptions extends Omit<
@@ -18,6 +21,8 @@ export interface RunControllerOptions extends Omit<
   coalesce?: (next: (event: GatedEvent) => void) => { emit(event: GatedEvent): void; flush(): void };
   /** The harness credential file to observe once run.prepare opts in (runtime.md §13.1). */
   credentials?: CredentialObservation;
+  /** The run's spans (telemetry/run-spans.ts): the runner instance, and the tracer and parent (default: the global tracer, no parent). */
+  trace?: { runnerId: string; tracer?: Tracer; parent?: Context };
 }
 
 /**
@@ -36,6 +41,7 @@ export class RunController {
   private readonly credentials: RunCredentials;
   private resolveDone!: (terminal: T.PRPRunTerminal) => void;
   private closed = false;
+  private readonly spans: RunSpans | null;
   /** Resolves with the run's terminal once the sink has admitted it. */
   readonly done = new Promise<T.PRPRunTerminal>((resolve) => (this.resolveDone = resolve));
 
@@ -44,6 +50,11 @@ export class RunController {
     sink: EventSink,
   ) {
     const driver = options.driver;
+    const t = options.trace;
+    this.spans = t
+      ? new RunSpans({ runId: options.runId, sessionId: options.sessionId, runnerId: t.runnerId }, t.tracer, t.parent)
+      : null;
+    if (this.spans) sink = tracedSink(sink, this.spans);
     this.machine = new RunMachine({
       ...options,
       harnessCommand: driver.command,
@@ -74,13 +85,22 @@ export class RunController {
 
   /** Why an admitted command cannot take effect now, or null. */
   refusal(command: PrpCommand): { code: string; reason: string } | null {
-    return this.machine.refusal(command);
+    const refused = this.machine.refusal(command);
+    if (refused) this.spans?.command(command).refused(refused.code);
+    return refused;
   }
 
   /** Carries out a command `refusal` accepted; resolves once it has taken its effect. */
   async apply(command: PrpCommand): Promise<void> {
-    await this.untilCommandDone(() => this.machine.apply(command));
+    const span = this.spans?.command(command);
+    try {
+      await this.untilCommandDone(() => this.machine.apply(command));
+    } catch (err) {
+      span?.refused("command_failed");
+      throw err;
+    }
     this.credentials.applied(command);
+    span?.applied();
   }
 
   /** Ends the run for the runner's own reason; resolves once its terminal is admitted. */
@@ -145,6 +165,7 @@ export class RunController {
    */
   close(): void {
     this.closed = true;
+    this.spans?.close();
     this.credentials.stop();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();

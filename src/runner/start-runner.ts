@@ -29,6 +29,7 @@ import { DurableRunner, type DurableOutcome } from "./durable/durable-runner.js"
 import type { RunnerHooks } from "./runner-hooks.js";
 import { LocalRunner } from "./local-runner.js";
 import { runnerBuild } from "./runner-build.js";
+import { contextFromTraceparent } from "../telemetry/trace-context.js";
 import { signalExitStatus, type StopSignal } from "./stop-signals.js";
 
 /** An ACP agent gets longer than the fake harness to say ready: `npx` may install it first. */
@@ -109,6 +110,8 @@ interface CommonRunnerOptions {
   log?: (text: string) => void;
   /** Test points inside the run (runner-hooks.ts: the fault framework's crashes); none in production. */
   hooks?: RunnerHooks;
+  /** The W3C traceparent the run's `prp.run` span is a child of (a malformed one is ignored); spans go to the global tracer. */
+  traceParent?: string;
 }
 
 /** Durable mode: dial the authority, commit every event to the outbox in `stateDir`, exit once the terminal is acknowledged. */
@@ -426,6 +429,10 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
   const credentials = options.credentials
     ? { credentials: { provider: options.credentials.provider ?? h.kind, path: options.credentials.file } }
     : {};
+  const trace = {
+    runnerId: durable ? options.identity.runnerInstanceId : options.runnerId,
+    parent: contextFromTraceparent(options.traceParent),
+  };
   const hooks = options.hooks;
   const recorder = (record: ActivityRecorder) => hooks?.activity?.(record) ?? record;
   let disposed = false;
@@ -443,6 +450,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
         driver,
         readyTimeoutMs,
         ...credentials,
+        trace,
         identity: { ...options.identity },
         connectUrl: options.connectUrl,
         stateDir: options.stateDir,
@@ -504,6 +512,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
       driver,
       readyTimeoutMs,
       ...credentials,
+      trace,
       runId,
       sessionId,
       runnerId: options.runnerId,

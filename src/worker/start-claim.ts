@@ -44,6 +44,8 @@ export interface ClaimStarterOptions {
   agentCatalog?: string;
   /** Another prp-runnerd entry. */
   runnerd?: string;
+  /** Variables for every runner: the worker's OTEL_* ones (tracing-config.ts otelVariables), so its runners trace as it asks. */
+  runnerEnv?: Record<string, string>;
   /** How a runner is spawned; spawnRunner by default (tests inject a fake). */
   spawn?: (options: SpawnRunnerOptions) => RunnerHandle;
 }
@@ -77,6 +79,8 @@ export function claimStarter(options: ClaimStarterOptions): StartClaim {
       if (options.agentsDir) harnessArgs.push("--agents-dir", options.agentsDir);
       if (options.agentCatalog) harnessArgs.push("--agent-catalog", options.agentCatalog);
     }
+    // A run created by a traced request: its runner's spans join that trace (docs/deployment.md "Traces").
+    const env = { ...options.runnerEnv, ...(claim.traceParent ? { TRACEPARENT: claim.traceParent } : {}) };
     const startedAt = new Date().toISOString();
     options.record.append({ kind: "starting", runId, attempt: claim.attempt, startedAt });
     const handle = spawn({
@@ -101,6 +105,7 @@ export function claimStarter(options: ClaimStarterOptions): StartClaim {
         ]),
       ],
       cwd: options.dir,
+      ...(Object.keys(env).length > 0 ? { env } : {}),
       ...(options.runnerd ? { runnerd: options.runnerd } : {}),
     });
     options.record.append({ kind: "started", runId, attempt: claim.attempt, pid: handle.pid, startedAt });

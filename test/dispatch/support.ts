@@ -20,8 +20,9 @@ export interface StoreFlags {
 export async function startAuthority(
   store: StoreFlags,
   extra: string[] = [],
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ daemon: Daemon; apiUrl: string }> {
-  return startApiDaemon([...store.flags, "--poll-ms", "50", ...extra]);
+  return startApiDaemon([...store.flags, "--poll-ms", "50", ...extra], env);
 }
 
 /** An authority on fixed ports, so that a killed one comes back where its workers and runners dial. */

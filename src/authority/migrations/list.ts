@@ -5,11 +5,13 @@ import {
   POSTGRES_V3,
   POSTGRES_V4,
   POSTGRES_V5,
+  POSTGRES_V6,
   SQLITE_V1,
   SQLITE_V2,
   SQLITE_V3,
   SQLITE_V4,
   SQLITE_V5,
+  SQLITE_V6,
 } from "./schema.js";
 
 /**
@@ -55,6 +57,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "named agents: the agent profiles each worker advertises",
     sqlite: SQLITE_V5,
     postgres: POSTGRES_V5,
+  },
+  {
+    version: 6,
+    name: "traces: the trace context of the API request that created each run",
+    sqlite: SQLITE_V6,
+    postgres: POSTGRES_V6,
   },
 ];
 

@@ -253,3 +253,10 @@ const workerAgents = "ALTER TABLE workers ADD COLUMN agents TEXT NOT NULL DEFAUL
 export const SQLITE_V5 = workerAgents;
 
 export const POSTGRES_V5 = workerAgents;
+
+/** The W3C traceparent of the API request that created a run, for the runner a worker starts (docs/deployment.md "Traces"). */
+const runTraceParent = `ALTER TABLE run_specs ADD COLUMN trace_parent TEXT;`;
+
+export const SQLITE_V6 = runTraceParent;
+
+export const POSTGRES_V6 = runTraceParent;

@@ -28,10 +28,10 @@ export class PostgresRunSpecs implements RunSpecsPart {
         const conflict = existingRunRefusal(id.runId, stored, req.spec.specDigest);
         return conflict ?? ok({ created: false, run: await this.h.snapshot(c, run), spec: stored! });
       }
-      const { spec, specDigest, labels, priority, createdBy } = req.spec;
+      const { spec, specDigest, labels, priority, createdBy, traceParent } = req.spec;
       await c.query(
-        "INSERT INTO run_specs (run_id, spec, spec_digest, labels, priority, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        [id.runId, spec, specDigest, JSON.stringify(labels), priority, createdBy, req.init.nowMs],
+        "INSERT INTO run_specs (run_id, spec, spec_digest, labels, priority, created_by, created_at, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        [id.runId, spec, specDigest, JSON.stringify(labels), priority, createdBy, req.init.nowMs, traceParent ?? null],
       );
       for (const [key, value] of Object.entries(labels))
         await c.query("INSERT INTO run_labels (run_id, key, value) VALUES ($1, $2, $3)", [id.runId, key, value]);

@@ -28,12 +28,21 @@ export class SqliteRunSpecs implements RunSpecsPart {
       const bytes = req.commands.reduce((n, c) => n + c.envelope.length + c.payload.length, req.spec.spec.length);
       if (this.h.wouldExceed(bytes)) return this.h.storeFull();
       this.h.insertRun(id, req.init);
-      const { spec, specDigest, labels, priority, createdBy } = req.spec;
+      const { spec, specDigest, labels, priority, createdBy, traceParent } = req.spec;
       this.h
         .sql(
-          "INSERT INTO run_specs (run_id, spec, spec_digest, labels, priority, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          "INSERT INTO run_specs (run_id, spec, spec_digest, labels, priority, created_by, created_at, trace_parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         )
-        .run(id.runId, spec, specDigest, JSON.stringify(labels), priority, createdBy, req.init.nowMs);
+        .run(
+          id.runId,
+          spec,
+          specDigest,
+          JSON.stringify(labels),
+          priority,
+          createdBy,
+          req.init.nowMs,
+          traceParent ?? null,
+        );
       for (const [key, value] of Object.entries(labels))
         this.h.sql("INSERT INTO run_labels (run_id, key, value) VALUES (?, ?, ?)").run(id.runId, key, value);
       // Every API-created run is queued, in the same transaction: no run exists unqueued.

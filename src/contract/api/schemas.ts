@@ -625,6 +625,12 @@ export const API_SCHEMAS = {
           description: "prp-runnerd's harness flags for the run's agent.",
         },
         spec: { $ref: "#/$defs/RunSpec" },
+        traceParent: {
+          type: "string",
+          maxLength: 55,
+          description:
+            "The W3C traceparent of the traced request that created the run: the runner's spans are its children (TRACEPARENT).",
+        },
       },
     },
     WorkerPollAnswer: {

@@ -527,6 +527,10 @@ export interface WorkerClaim {
    */
   harnessArgs: string[];
   spec: RunSpec;
+  /**
+   * The W3C traceparent of the traced request that created the run: the runner's spans are its children (TRACEPARENT).
+   */
+  traceParent?: string;
 }
 export interface WorkerPollAnswer {
   workerId: string;
