@@ -1,0 +1,40 @@
+import type { Command } from "commander";
+import { DEFAULT_STALL_GRACE_MS, DEFAULT_STALL_LIMIT_MS } from "../runner/run-machine/stall-watch.js";
+import { parseNonNegativeInt } from "./options.js";
+
+/** The stall flags as commander parses them; absent ones leave the runner's defaults. */
+export interface StallFlags {
+  stallLimitMs?: number;
+  stallGraceMs?: number;
+}
+
+/**
+ * `--stall-limit-ms` and `--stall-grace-ms`, the same words on prp-runnerd and on the commands
+ * that start it. A command that only passes them on says so with `prefix`.
+ */
+export function addStallOptions(command: Command, prefix = ""): Command {
+  return command
+    .option(
+      "--stall-limit-ms <n>",
+      `${prefix}how long a turn may report no progress (no event, no tool update; a live process is not progress) before it stalls: a runner.diagnostic run_stalled, an interrupt, then a cancel after the grace; the run ends with stopReason stalled. 0 turns it off (default ${DEFAULT_STALL_LIMIT_MS} ms)`,
+      parseNonNegativeInt,
+    )
+    .option(
+      "--stall-grace-ms <n>",
+      `${prefix}after a stall's interrupt, how long the harness has to end the turn before the run is cancelled (default ${DEFAULT_STALL_GRACE_MS} ms)`,
+      parseNonNegativeInt,
+    );
+}
+
+/** The runner limits of the stall flags that were given. */
+export const stallLimits = (flags: StallFlags): StallFlags => ({
+  ...(flags.stallLimitMs !== undefined ? { stallLimitMs: flags.stallLimitMs } : {}),
+  ...(flags.stallGraceMs !== undefined ? { stallGraceMs: flags.stallGraceMs } : {}),
+});
+
+/** The prp-runnerd flags for the stall flags that were given. */
+export const stallArgs = (flags: StallFlags): string[] =>
+  Object.entries(stallLimits(flags)).flatMap(([key, ms]) => [
+    key === "stallLimitMs" ? "--stall-limit-ms" : "--stall-grace-ms",
+    String(ms),
+  ]);
