@@ -2,11 +2,7 @@ import type { Command } from "commander";
 import { DEFAULT_STALL_GRACE_MS, DEFAULT_STALL_LIMIT_MS } from "../runner/run-machine/stall-watch.js";
 import { parseNonNegativeInt } from "./options.js";
 
-/** The stall flags as commander parses them; absent ones leave the runner's defaults. */
-export interface StallFlags {
-  stallLimitMs?: number;
-  stallGraceMs?: number;
-}
+export { stallArgs, stallLimits, type StallFlags } from "../runner/stall-flags.js";
 
 /**
  * `--stall-limit-ms` and `--stall-grace-ms`, the same words on prp-runnerd and on the commands
@@ -25,16 +21,3 @@ export function addStallOptions(command: Command, prefix = ""): Command {
       parseNonNegativeInt,
     );
 }
-
-/** The runner limits of the stall flags that were given. */
-export const stallLimits = (flags: StallFlags): StallFlags => ({
-  ...(flags.stallLimitMs !== undefined ? { stallLimitMs: flags.stallLimitMs } : {}),
-  ...(flags.stallGraceMs !== undefined ? { stallGraceMs: flags.stallGraceMs } : {}),
-});
-
-/** The prp-runnerd flags for the stall flags that were given. */
-export const stallArgs = (flags: StallFlags): string[] =>
-  Object.entries(stallLimits(flags)).flatMap(([key, ms]) => [
-    key === "stallLimitMs" ? "--stall-limit-ms" : "--stall-grace-ms",
-    String(ms),
-  ]);
