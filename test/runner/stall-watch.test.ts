@@ -5,6 +5,7 @@ import type { HarnessFact, HarnessGone } from "../../src/harness/harness-driver.
 import { RunMachine, type RunEffect, type RunMachineOptions, type Timer } from "../../src/runner/run-machine.js";
 import { result } from "../contract/samples.js";
 import { ManualTimers } from "../support/manual-timers.js";
+import { seeded } from "../support/seed.js";
 import { command, throughSessionOpen } from "./machine-steps.js";
 
 const LIMIT = 60_000;
@@ -221,8 +222,6 @@ describe("stall detection by progress (the run machine on an injected clock)", (
   });
 
   it("a stall racing a normal completion: exactly one terminal, stalled only if the stall came first", () => {
-    const seed = Number(process.env.STALL_SEED ?? Date.now() % 2 ** 31);
-    console.log(`stall race seed ${seed} (STALL_SEED=${seed} replays it)`);
     fc.assert(
       fc.property(
         fc.array(fc.integer({ min: 0, max: LIMIT }), { maxLength: 6 }),
@@ -261,7 +260,7 @@ describe("stall detection by progress (the run machine on an injected clock)", (
           );
         },
       ),
-      { seed, numRuns: 300 },
+      seeded("stall racing completion", 300),
     );
   });
 });

@@ -1,3 +1,4 @@
+import { spanWords } from "../../contract/stall-words.js";
 import type { HarnessFact } from "../../harness/harness-driver.js";
 import type { RunState } from "./run-state.js";
 
@@ -79,9 +80,10 @@ export function onStall(run: RunState): void {
   if (!watching(run)) return; // a fact in the same tick already paused or ended the watch
   const { limitMs, graceMs } = run.options.stall!;
   run.stalled = true;
-  const message = `no progress reported for ${limitMs} ms during turn ${run.turn!.id}: the turn is interrupted, and the run is cancelled if it has not ended within ${graceMs} ms`;
+  const silent = `no progress reported for ${spanWords(limitMs)} during turn ${run.turn!.id}`;
+  const message = `${silent}: the turn is interrupted, and the run is cancelled if it has not ended within ${spanWords(graceMs)}`;
   run.emit("runner.diagnostic", { code: "run_stalled", message, limitMs, silentMs: limitMs, graceMs });
-  run.stopCause ??= { receiptId: `stop_${run.options.runId}`, ...STALL_STOP, message };
+  run.stopCause ??= { receiptId: `stop_${run.options.runId}`, ...STALL_STOP, message: silent };
   run.runnerIntent("interrupted");
   run.do({ kind: "interrupt", reason: "stalled" });
   run.do({ kind: "arm_timer", timer: "stall_grace", ms: graceMs });
@@ -94,7 +96,7 @@ export function onStallGrace(run: RunState): void {
   if (run.intent === "interrupted") run.intent = "cancelled";
   run.emit("runner.diagnostic", {
     code: "run_stall_cancelled",
-    message: `the stalled turn did not end within ${run.options.stall!.graceMs} ms of its interrupt: the run is cancelled`,
+    message: `the stalled turn did not end within ${spanWords(run.options.stall!.graceMs)} of its interrupt: the run is cancelled`,
   });
   run.stopRun(null);
 }
