@@ -30,7 +30,7 @@ import type { RunnerHooks } from "./runner-hooks.js";
 import { LocalRunner } from "./local-runner.js";
 import { runnerBuild } from "./runner-build.js";
 import { signalExitStatus, type StopSignal } from "./stop-signals.js";
-import { DEFAULT_STALL_GRACE_MS, DEFAULT_STALL_LIMIT_MS } from "./run-machine/stall-watch.js";
+import { DEFAULT_STALL_GRACE_MS, DEFAULT_STALL_LIMIT_MS, MAX_STALL_MS } from "./run-machine/stall-watch.js";
 
 /** An ACP agent gets longer than the fake harness to say ready: `npx` may install it first. */
 export const ACP_READY_MS = 60_000;
@@ -273,6 +273,8 @@ function check(options: StartRunnerOptions): void {
     const zeroOk = key === "shutdownGraceMs" || key === "stallLimitMs" || key === "stallGraceMs";
     if (!(Number.isSafeInteger(value) && (value > 0 || (zeroOk && value === 0))))
       fail(`limits.${key}`, `expected a ${zeroOk ? "non-negative" : "positive"} integer`);
+    if ((key === "stallLimitMs" || key === "stallGraceMs") && value > MAX_STALL_MS)
+      fail(`limits.${key}`, `expected at most ${MAX_STALL_MS} ms (7 days)`);
   }
 }
 

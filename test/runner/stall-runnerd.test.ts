@@ -19,6 +19,7 @@ describe("prp-runnerd --stall-limit-ms / --stall-grace-ms", () => {
       ["--stall-limit-ms", "-1"],
       ["--stall-limit-ms", "soon"],
       ["--stall-grace-ms", "1.5"],
+      ["--stall-limit-ms", "604800001"],
     ]) {
       const res = runnerd(["--local", flag!, value!]);
       assert.equal(res.status, 2, `${flag} ${value}: ${res.stderr}`);

@@ -10,6 +10,11 @@ import type { RunState } from "./run-state.js";
 export const DEFAULT_STALL_LIMIT_MS = 15 * 60_000;
 /** How long a stalled run's harness has to honour the interrupt before the run is cancelled. */
 export const DEFAULT_STALL_GRACE_MS = 30_000;
+/**
+ * The longest limit or grace: 7 days (RunSpec's maximum too). Past 2^31 - 1 ms a Node timer
+ * fires at once, which would turn a huge limit into an immediate stall.
+ */
+export const MAX_STALL_MS = 604_800_000;
 
 /** The stall policy of a run: no progress for `limitMs` → interrupt, then cancel after `graceMs`. */
 export interface StallPolicy {
