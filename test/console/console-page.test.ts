@@ -333,6 +333,19 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
       /^The run ended cancelled \(turn interrupted\): stalled — no progress reported for 500 ms during turn \S+; the turn was interrupted$/,
     );
     assert.match((await card.getByTestId("failure-diagnostics").textContent()) ?? "", /run_stalled/);
+    // The store's record, read apart from the page: the stall, the harness's honoured interrupt, one terminal.
+    const events = live.committed(runId);
+    assert.deepEqual(
+      events.flatMap((e) =>
+        e.eventType === "runner.diagnostic"
+          ? [String(e.payload.code)]
+          : /^(turn\.interrupted|run\.terminal)$/.test(e.eventType)
+            ? [e.eventType]
+            : [],
+      ),
+      ["run_stalled", "turn.interrupted", "run.terminal"],
+    );
+    assert.equal((events.at(-1)!.payload.stopReason as { code?: string } | undefined)?.code, "stalled");
     await page.close();
   });
 
