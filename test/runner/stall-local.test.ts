@@ -67,6 +67,37 @@ describe("stall detection in a local run of the fake harness", () => {
     assert.equal(terminal.stopReason?.code, "stalled");
   });
 
+  it("a hostile harness alive and writing log noise, no event, is stalled and killed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "prp-stall-"));
+    try {
+      const script = join(dir, "chatter.json");
+      const noise = Array.from({ length: 200 }, (_, i) => [
+        { kind: "log", stream: "stdout", text: `noise ${i}` },
+        { kind: "delay", milliseconds: 50 },
+      ]).flat();
+      writeFileSync(
+        script,
+        JSON.stringify({
+          schema: "paperclip.fake_harness.script.v1",
+          name: "chatter",
+          description: "Writes a log line every 50 ms for 10 s: alive and talking, never reporting progress.",
+          steps: noise,
+        }),
+      );
+      const { terminal, marks, events } = await stalledRun(script, 50);
+      assert.deepEqual(marks, ["run_stalled", "run_stall_cancelled", "run.terminal"]);
+      assert.equal(terminal.stopReason?.code, "stalled");
+      const exited = events.find((e) => e.eventType === "harness.exited")!.payload as Record<string, any>;
+      assert.equal(exited.signal, "SIGTERM", "ended by the runner while it still talked, not by itself");
+      assert.ok(
+        (exited.log.lines as string[]).some((l) => l.startsWith("noise ")),
+        "its noise reached the runner",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a harness that sleeps through the interrupt is cancelled after the grace", async () => {
     const dir = mkdtempSync(join(tmpdir(), "prp-stall-"));
     try {
