@@ -21,6 +21,9 @@ export interface RunSpec {
   protocolVersion?: number;
   observeCredentials?: boolean;
   permissionPolicy?: PermissionPolicy;
+  /** The stall watch's limit and grace for this run (docs/api.md); absent: the runner's defaults. */
+  stallLimitMs?: number;
+  stallGraceMs?: number;
 }
 
 /**

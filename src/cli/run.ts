@@ -1,3 +1,4 @@
+import { addStallOptions, stallArgs, type StallFlags } from "./stall-options.js";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { eventLine } from "./event-line.js";
@@ -48,7 +49,7 @@ import { Spinner } from "./spinner.js";
 import { cutText } from "../contract/text-cut.js";
 import { otelVariables } from "../telemetry/tracing-config.js";
 
-interface RunOptions extends SandboxFlags, AgentOptionValues {
+interface RunOptions extends SandboxFlags, AgentOptionValues, StallFlags {
   script?: string;
   answer?: string;
   json?: boolean;
@@ -66,8 +67,7 @@ interface RunOptions extends SandboxFlags, AgentOptionValues {
 export function registerRun(program: Command): void {
   withSandboxOptions(
     withAgentOptions(
-      program
-        .command("run")
+      addStallOptions(program.command("run"), "passed to prp-runnerd: ")
         .description(
           "run a fake harness script, or a real agent (--agent NAME or --agent-command CMD), through the local runner, as a controller would, and write its native execution bundle",
         )
@@ -244,6 +244,7 @@ async function runScenario(program: Command, opts: RunOptions): Promise<number> 
       "--protocol-max",
       String(opts.protocolMax),
       ...harnessReadyArgs(opts.harnessReadyMs),
+      ...stallArgs(opts),
       ...(agent ? agentRunnerdArgs(agentFlagsOf(agent, opts, policy)) : []),
       ...credentialRunnerdArgs(credentialFile, opts.credentialProvider),
       ...sandboxRunnerdArgs(opts),

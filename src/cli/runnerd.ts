@@ -1,3 +1,4 @@
+import { addStallOptions, stallLimits, type StallFlags } from "./stall-options.js";
 import { resolve } from "node:path";
 import { Command, Option } from "commander";
 import { RUNNER_ID_PATTERN } from "../contract/ids.js";
@@ -45,7 +46,7 @@ import { startTracing } from "../telemetry/tracing.js";
 const { bootstrapTicket, hooks } = handoff;
 const log = (text: string) => process.stderr.write(`prp-runnerd: ${text}\n`);
 
-interface RunnerdOptions extends SandboxFlags {
+interface RunnerdOptions extends SandboxFlags, StallFlags {
   local?: boolean;
   protocolMax?: number;
   connectUrl?: string;
@@ -301,6 +302,7 @@ Examples:
   );
 
 withSandboxOptions(program);
+addStallOptions(program);
 addActivityCommands(program);
 // The daemon itself runs below; a subcommand's action exits the process when it is done.
 program.action(() => {});
@@ -422,6 +424,7 @@ const common = {
     harnessReadyMs: opts.harnessReadyMs,
     controllerMaxLineBytes: opts.controllerMaxLineBytes,
     commandHistoryLimit: opts.commandHistoryLimit,
+    ...stallLimits(opts),
   },
   ...(opts.protocolMax ? { protocolMax: opts.protocolMax } : {}),
   ...(opts.credentialFile

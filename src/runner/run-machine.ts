@@ -5,6 +5,7 @@ import { apply, refusal, type Refusal } from "./run-machine/commands.js";
 import { versioned, type RunEffect, type Timer } from "./run-machine/effects.js";
 import { onFact, onGone, resumed } from "./run-machine/harness-facts.js";
 import { RunState, type RunMachineOptions } from "./run-machine/run-state.js";
+import { isProgress, onStall, onStallGrace, syncStallWatch } from "./run-machine/stall-watch.js";
 import { saidReady, type WarmResume } from "./run-machine/state.js";
 
 export { SUPPORTED_COMMANDS } from "./run-machine/commands.js";
@@ -50,7 +51,7 @@ export class RunMachine {
   /** What the harness reported. */
   onFact(fact: HarnessFact): RunEffect[] {
     onFact(this.run, fact);
-    return this.flush();
+    return this.flush(isProgress(fact));
   }
 
   /** The harness is gone: restart it after a crash, report a suspension, or end the run. */
@@ -115,6 +116,10 @@ export class RunMachine {
       run.commandDone();
     } else if (timer === "session_started" && run.phase.name === "recovering") {
       resumed(run, `no answer to the session load within ${run.loadWaitMs()} ms`);
+    } else if (timer === "stall") {
+      onStall(run);
+    } else if (timer === "stall_grace") {
+      onStallGrace(run);
     }
     return this.flush();
   }
@@ -145,7 +150,9 @@ export class RunMachine {
     return this.flush();
   }
 
-  private flush(): RunEffect[] {
+  /** The effects decided so far, after the stall watch has caught up with the input (`progressed`: it was progress). */
+  private flush(progressed = false): RunEffect[] {
+    syncStallWatch(this.run, progressed);
     const out = versioned(this.run.out, this.run.protocolVersion);
     this.run.out = [];
     return out;

@@ -31,6 +31,7 @@ import { LocalRunner } from "./local-runner.js";
 import { runnerBuild } from "./runner-build.js";
 import { contextFromTraceparent } from "../telemetry/trace-context.js";
 import { signalExitStatus, type StopSignal } from "./stop-signals.js";
+import { DEFAULT_STALL_GRACE_MS, DEFAULT_STALL_LIMIT_MS, MAX_STALL_MS } from "./run-machine/stall-watch.js";
 
 /** An ACP agent gets longer than the fake harness to say ready: `npx` may install it first. */
 export const ACP_READY_MS = 60_000;
@@ -83,6 +84,10 @@ export interface RunnerLimits {
   controllerMaxLineBytes?: number;
   /** Local mode: command fingerprints kept for duplicate detection (default 4096). */
   commandHistoryLimit?: number;
+  /** How long a turn may report no progress before it stalls (default 15 min; 0: never). */
+  stallLimitMs?: number;
+  /** After a stall's interrupt, how long until the run is cancelled (default 30 s). */
+  stallGraceMs?: number;
 }
 
 /**
@@ -267,9 +272,12 @@ function check(options: StartRunnerOptions): void {
   }
   for (const [key, value] of Object.entries(options.limits ?? {})) {
     if (value === undefined) continue;
-    const zeroOk = key === "shutdownGraceMs";
+    // 0 means: no grace (shutdown, stall), no stall watch (stallLimitMs).
+    const zeroOk = key === "shutdownGraceMs" || key === "stallLimitMs" || key === "stallGraceMs";
     if (!(Number.isSafeInteger(value) && (value > 0 || (zeroOk && value === 0))))
       fail(`limits.${key}`, `expected a ${zeroOk ? "non-negative" : "positive"} integer`);
+    if ((key === "stallLimitMs" || key === "stallGraceMs") && value > MAX_STALL_MS)
+      fail(`limits.${key}`, `expected at most ${MAX_STALL_MS} ms (7 days)`);
   }
 }
 
@@ -385,6 +393,10 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
     logMaxBytes: limits.logMaxBytes ?? 16_384,
     graceMs: limits.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
   };
+  const stall = {
+    limitMs: limits.stallLimitMs ?? DEFAULT_STALL_LIMIT_MS,
+    graceMs: limits.stallGraceMs ?? DEFAULT_STALL_GRACE_MS,
+  };
   const runId = durable ? options.identity.runId : options.runId;
   const sessionId = durable ? options.identity.normalizedSessionId : options.sessionId;
   let driver: HarnessDriver;
@@ -449,6 +461,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
       runner = new DurableRunner({
         driver,
         readyTimeoutMs,
+        stall,
         ...credentials,
         trace,
         identity: { ...options.identity },
@@ -511,6 +524,7 @@ export function startRunner(options: StartRunnerOptions): StartedRunner {
     {
       driver,
       readyTimeoutMs,
+      stall,
       ...credentials,
       trace,
       runId,

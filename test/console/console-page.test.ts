@@ -321,6 +321,34 @@ describe("prp console in Chromium: questions, permissions, failures and a run's 
     await page.close();
   });
 
+  it("a stalled run says so: no progress for how long, interrupted, and the run_stalled diagnostic", async () => {
+    // The interrupted scenario goes silent while it waits for an interrupt: the stall sends it one.
+    const { runId, runner } = live.startRun("interrupted", ["--stall-limit-ms", "500", "--stall-grace-ms", "30000"]);
+    const page = await openRun(runId);
+    const card = page.getByTestId("failure-card");
+    await card.waitFor(WAIT);
+    await runner.exited();
+    assert.match(
+      (await card.getByTestId("failure-reason").textContent()) ?? "",
+      /^The run ended cancelled \(turn interrupted\): stalled — no progress reported for 500 ms during turn \S+; the turn was interrupted$/,
+    );
+    assert.match((await card.getByTestId("failure-diagnostics").textContent()) ?? "", /run_stalled/);
+    // The store's record, read apart from the page: the stall, the harness's honoured interrupt, one terminal.
+    const events = live.committed(runId);
+    assert.deepEqual(
+      events.flatMap((e) =>
+        e.eventType === "runner.diagnostic"
+          ? [String(e.payload.code)]
+          : /^(turn\.interrupted|run\.terminal)$/.test(e.eventType)
+            ? [e.eventType]
+            : [],
+      ),
+      ["run_stalled", "turn.interrupted", "run.terminal"],
+    );
+    assert.equal((events.at(-1)!.payload.stopReason as { code?: string } | undefined)?.code, "stalled");
+    await page.close();
+  });
+
   it("a named agent that is not installed: the page says why in prp run's words", async () => {
     const agentsDir = mkdtempSync(join(tmpdir(), "prp-console-agents-"));
     try {

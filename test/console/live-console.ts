@@ -104,9 +104,9 @@ export async function liveConsole(prefix: string) {
       ),
     /** The run's committed events, as `prp events --json` reads them from the store. */
     committed: (runId: string) => eventLines(runPrp(["events", "--run", runId, "--json", ...store]).stdout),
-    /** A run of `script` (a name or a file) created in the store and its runner started against the daemon. */
-    startRun(script: string) {
-      return start(["--script", script], []);
+    /** A run of `script` (a name or a file) created in the store and its runner started against the daemon, with `runnerExtra` flags. */
+    startRun(script: string, runnerExtra: string[] = []) {
+      return start(["--script", script], runnerExtra);
     },
     /** A run of a named agent, looked for in `agentsDir`. */
     startNamedRun(name: string, agentsDir: string) {

@@ -165,6 +165,10 @@ describe("startRunner: a durable runner in this process", () => {
     refused({ ...options, caBundle: "-----BEGIN CERTIFICATE-----" }, "caBundle");
     refused({ ...options, protocolMax: 9 }, "protocolMax");
     refused({ ...options, limits: { harnessReadyMs: 0 } }, "limits.harnessReadyMs");
+    refused({ ...options, limits: { stallLimitMs: -1 } }, "limits.stallLimitMs");
+    // Past 2^31 - 1 ms a Node timer fires at once: a huge limit would stall the run at its start.
+    refused({ ...options, limits: { stallLimitMs: 2 ** 31 } }, "limits.stallLimitMs");
+    refused({ ...options, limits: { stallGraceMs: 1.5 } }, "limits.stallGraceMs");
     refused({ ...options, mode: "remote" }, "mode");
     refused(
       {

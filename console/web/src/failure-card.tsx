@@ -1,7 +1,10 @@
+import { stalledWords } from "../../../src/contract/stall-words.js";
 import type { RunView } from "./api.js";
 
 /** What the terminal says of why: its stop reason, else the runner's reconciliation reason. */
 function terminalReason(terminal: Record<string, unknown>): string | null {
+  const stalled = stalledWords(terminal);
+  if (stalled) return stalled;
   const stop = terminal.stopReason as { code?: string; message?: string; kind?: string } | undefined;
   // An agent that could not start reads as prp run says it (src/cli/stop-line.ts).
   if (stop?.code && stop.kind === "agent_start")

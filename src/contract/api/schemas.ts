@@ -104,6 +104,20 @@ export const API_SCHEMAS = {
           description:
             "An ACP agent's (command or profile) permission requests and questions: ask (a person answers, by request.resolve), deny (refuse each one), allow-reads (allow read and search, refuse the rest), forbid (a request fails the run). Default: the runner's own (deny). Refused for a fake-harness run, whose script asks what it asks.",
         },
+        stallLimitMs: {
+          type: "integer",
+          minimum: 0,
+          maximum: 604_800_000,
+          description:
+            "How long the turn may report no progress (no event, no tool update; an open request pauses the clock) before the run stalls: a runner.diagnostic run_stalled, an interrupt, then a cancel after stallGraceMs; the terminal's stopReason.code is `stalled`. 0 turns the watch off. Default: the runner's own (15 min).",
+        },
+        stallGraceMs: {
+          type: "integer",
+          minimum: 0,
+          maximum: 3_600_000,
+          description:
+            "After a stall's interrupt, how long until the run is cancelled. Default: the runner's own (30 s).",
+        },
       },
     },
     RunState: {

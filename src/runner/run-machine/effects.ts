@@ -1,7 +1,7 @@
 import type { GoalOperation } from "../../harness/harness-driver.js";
 import { eventEnvelopeVersion } from "../../contract/version-gates.js";
 
-export type Timer = "ready" | "session_started";
+export type Timer = "ready" | "session_started" | "stall" | "stall_grace";
 
 /** What the machine asks its shell to do, in order. */
 export type RunEffect =

@@ -6,6 +6,7 @@ import { STOP_REASON_KIND } from "../../agents/start-causes.js";
 import { GOALS_UNSUPPORTED, type HarnessGone } from "../../harness/harness-driver.js";
 import { reconcileTerminal, type Intent, type StopCause } from "../reconcile.js";
 import type { RunEffect, StartTurn, Timer } from "./effects.js";
+import type { StallPolicy } from "./stall-watch.js";
 import { MAX_PROTOCOL_VERSION } from "../../contract/versions.js";
 import {
   harnessOf,
@@ -39,6 +40,8 @@ export interface RunMachineOptions {
   followUps?: boolean;
   /** What the harness is, in a person's words, for a refusal (e.g. `fake script`, `acp`). */
   harnessKind?: string;
+  /** Stall detection by progress (stall-watch.ts); absent or a 0 limit: off. */
+  stall?: StallPolicy;
 }
 
 /**
@@ -59,6 +62,10 @@ export class RunState {
   intent: Intent | null = null;
   stopCause: StopCause | null = null;
   harnessRestarts = 0;
+  /** The stall timer is armed (stall-watch.ts). */
+  stallArmed = false;
+  /** The run stalled: its interrupt is sent, and its terminal says `stalled`. */
+  stalled = false;
   /**
    * The command whose effect waits on the harness: its ready, its session start, or its exit
    * (runner.suspend). It spans phases: a ready timeout ends the wait but not the start.
