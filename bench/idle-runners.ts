@@ -28,7 +28,9 @@ export type IdleReply =
   | { kind: "failed"; error: string };
 
 /** Handshakes in flight at once: under the authority's admission cap for one address. */
-const CONCURRENCY = 64;
+const CONCURRENCY = 32;
+/** A dial that timed out on a busy authority is tried again; its ticket was not used. */
+const DIAL_ATTEMPTS = 5;
 
 const channels: Array<SecureChannel<RunnerToCoreKind>> = [];
 let pings = 0;
@@ -40,8 +42,9 @@ async function connectOne({ url, id, token }: IdlePlan): Promise<void> {
   if (!endpoint.ok) throw new Error(endpoint.error.message);
   const resolved = await resolveEndpoint(endpoint.value);
   if (!resolved.ok) throw new Error(resolved.error.message);
-  const ws = await dial(resolved.value);
-  if (!ws.ok) throw new Error(ws.error.message);
+  let ws = await dial(resolved.value);
+  for (let attempt = 1; !ws.ok && attempt < DIAL_ATTEMPTS; attempt++) ws = await dial(resolved.value);
+  if (!ws.ok) throw new Error(`after ${channels.length} connected: ${ws.error.message}`);
   let channel: SecureChannel<RunnerToCoreKind> | null = null;
   const opened = await openRunnerChannel(ws.value, {
     credential: { kind: "bootstrap", token },
