@@ -44,8 +44,11 @@ const TARGET = { runners: 10_000, coreShare: 0.05, rssBytesPerConnection: 30 * 1
 const CHUNK = 500;
 const TICKET_TTL_MS = 60_000;
 
-/** What the connects left behind settles before the window: their garbage, the store's checkpoint. */
-const SETTLE_MS = 5_000;
+/**
+ * What the connects left behind settles before the window: V8's collections once allocation stops
+ * (a few hundred MB of heap at 10,000 connections), the store's checkpoint.
+ */
+const SETTLE_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** VmRSS of this process in bytes, from the kernel, after a full collection when --expose-gc gave one. */
