@@ -12,6 +12,7 @@ export type AuthorityErrorCode =
   | "run_identity_mismatch"
   | "unknown_run"
   | "ttl_out_of_range"
+  | "heartbeat_out_of_range"
   | "invalid_protocol_version"
   // credentials (§5.3 steps 2 and 6, §5.9); the names match src/transport's handshake codes
   | "unknown_credential"

@@ -135,6 +135,7 @@ export class RunnerConnections {
       },
       ...coreChannelHooks(this.deps.credentials, this.deps.commands),
       ...(settings.now ? { now: settings.now } : {}),
+      ...(settings.heartbeatIntervalMs ? { heartbeatIntervalMs: settings.heartbeatIntervalMs } : {}),
       ...(settings.heartbeat ? { heartbeat: settings.heartbeat } : {}),
       handlers: {
         onEnvelope: (envelope) => this.track(this.onEnvelope(runId, connectionId, channel!, envelope)),

@@ -45,6 +45,11 @@ export interface AuthorityServerSettings {
   leaseTtlMs?: number;
   /** The authority's clock (expiry of tickets and leases); tests and the lease-expiry fault move it. */
   now?: () => number;
+  /**
+   * The heartbeat interval each welcome carries: the authority pings every connection this often
+   * and the runner answers (default HEARTBEAT_INTERVAL_MS, bounds in src/transport/limits.ts).
+   */
+  heartbeatIntervalMs?: number;
   /** Dead-runner detection on each connection: its timeout, and its own timers (not `now`). */
   heartbeat?: HeartbeatOptions;
   /** Diagnostics for a person, with the run they concern; never a secret. */

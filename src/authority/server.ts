@@ -18,6 +18,7 @@ import { runnerContractCheck } from "./runner-contract.js";
 import { RunnerConnections } from "./runner-connections.js";
 import { ServerLog } from "./server-log.js";
 import type { AuthorityServerOptions } from "./server-options.js";
+import { heartbeatIntervalSetting } from "./heartbeat-setting.js";
 import { storeFailure, storeFailureKind } from "./store-failure.js";
 import { SqliteAuthorityStore } from "./sqlite-store.js";
 import type { AuthorityStore, Diagnostic, RunSnapshot } from "./store.js";
@@ -88,6 +89,8 @@ export class AuthorityServer {
    * store it must refuse, Error on a bad option.
    */
   static open(options: AuthorityServerOptions): AuthorityServer {
+    const heartbeat = heartbeatIntervalSetting(options.heartbeatIntervalMs);
+    if (!heartbeat.ok) throw new Error(`${heartbeat.error.code}: ${heartbeat.error.message}`);
     const ownsStore = !("store" in options);
     const store =
       "store" in options

@@ -36,6 +36,7 @@ interface ServeOptions extends StoreOptions, RunnerContractFlags {
   tlsKey?: string;
   pollMs: number;
   leaseTtlMs?: number;
+  heartbeatMs?: number;
   /** `--console [host:port]`: true for the default address. */
   console?: { host: string; port: number } | true;
   consoleUrlFile?: string;
@@ -102,6 +103,11 @@ export function registerAuthorityServe(authority: Command): void {
       200,
     )
     .option("--lease-ttl-ms <n>", "connection lease TTL, 60000 to 86400000 (default 60 s)", parsePositiveInt)
+    .option(
+      "--heartbeat-ms <n>",
+      "how often the authority pings each runner, 100 to 60000 (default 10000); a runner that misses 3 beats is closed as dead",
+      parsePositiveInt,
+    )
     .option(
       "--console [host:port]",
       "also serve the console (as prp console does) on this address, default 127.0.0.1:0; its URL, with its access token, is written to --console-url-file (mode 600), and `console: ADDRESS (… FILE …)` printed, without the token",
@@ -216,6 +222,7 @@ async function serve(opts: ServeOptions): Promise<number> {
       runnerDigest: build.digest,
       runnerContract: runnerContractFrom(opts, build.contractDigest),
       ...(opts.leaseTtlMs !== undefined ? { leaseTtlMs: opts.leaseTtlMs } : {}),
+      ...(opts.heartbeatMs !== undefined ? { heartbeatIntervalMs: opts.heartbeatMs } : {}),
       ...(tls ? { tls } : {}),
       // After each commit, not inside it: the API's followers (and the console's) read what is already committed.
       ...(opts.api || opts.console

@@ -130,7 +130,7 @@ const program = new Command("prp-runnerd")
   )
   .option(
     "--dead-peer-timeout-ms <n>",
-    "durable mode: close and redial when the authority was silent this long (default: 20 heartbeat intervals, at least 5 s)",
+    "durable mode: close and redial when the authority was silent this long (default: 3 missed beats, 3 × the heartbeat interval the welcome carries)",
     parsePositiveInt,
   )
   .option(

@@ -137,7 +137,7 @@ export interface DurableRunnerStartOptions extends CommonRunnerOptions {
   reconnectDelayMs?: number;
   /** After stop(), how long to go on redialling to deliver the cancelled terminal (default 30 s). */
   stopDeliveryMs?: number;
-  /** Close and redial when the authority was silent this long (default: 20 heartbeat intervals, at least 5 s). */
+  /** Close and redial when the authority was silent this long (default: 3 missed beats, 3 × the welcome's interval). */
   deadPeerTimeoutMs?: number;
 }
 

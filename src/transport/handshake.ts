@@ -451,11 +451,11 @@ export class ServerHandshake {
   }
 
   /** Step 8's payload from the authority's grant. */
-  welcome(grant: LeaseGrant, maxFrameBytes = MAX_FRAME_BYTES): WelcomePayload {
+  welcome(grant: LeaseGrant, maxFrameBytes = MAX_FRAME_BYTES, intervalMs = HEARTBEAT_INTERVAL_MS): WelcomePayload {
     const token = grant.connectionLeaseToken;
     return {
       selectedVersion: this.challenge.selectedVersion,
-      heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+      heartbeatIntervalMs: intervalMs,
       connectionLeaseId: grant.connectionLeaseId,
       ...(token !== null ? { connectionLeaseToken: token } : {}),
       connectionLeaseExpiresAt: new Date(grant.connectionLeaseExpiresAtUnixMs).toISOString(),

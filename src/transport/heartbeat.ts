@@ -1,17 +1,16 @@
 import { transportError, type TransportError } from "./errors.js";
-import { DEAD_PEER_FLOOR_MS, DEAD_PEER_INTERVALS } from "./limits.js";
+import { DEAD_PEER_MISSED_BEATS } from "./limits.js";
 import { systemTimers, type Timers } from "./timers.js";
 
 /** How one side of a connection notices a dead peer. */
 export interface HeartbeatOptions {
-  /** A peer silent longer than this is taken for dead; default max(20 × interval, 5 s). */
+  /** A peer silent longer than this is taken for dead; default 3 missed beats (3 × interval). */
   deadPeerTimeoutMs?: number;
   /** Monotonic time for the beat, apart from the lease clock; tests inject their own. */
   timers?: Timers;
 }
 
-export const defaultDeadPeerTimeoutMs = (intervalMs: number): number =>
-  Math.max(DEAD_PEER_INTERVALS * intervalMs, DEAD_PEER_FLOOR_MS);
+export const defaultDeadPeerTimeoutMs = (intervalMs: number): number => DEAD_PEER_MISSED_BEATS * intervalMs;
 
 /**
  * The heartbeat of one connection (runtime.md §5.3 step 8, §5.5). Every interval it checks how

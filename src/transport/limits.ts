@@ -21,14 +21,21 @@ export const CONNECT_ATTEMPT_MS = 3_000;
 export const CONNECT_TOTAL_MS = 10_000;
 /** The server keeps a pending challenge at most this long (and never past the credential's expiry). */
 export const CHALLENGE_TTL_MS = 5_000;
-/** Fixed welcome values (§5.3 step 8). */
-export const HEARTBEAT_INTERVAL_MS = 250;
+/**
+ * The heartbeat interval the welcome carries unless the authority is told another (§5.3 step 8):
+ * long enough that thousands of idle runners cost the authority little, short enough that a
+ * dead peer is noticed within a minute. The bounds keep a setting sane.
+ */
+export const HEARTBEAT_INTERVAL_MS = 10_000;
+export const MIN_HEARTBEAT_INTERVAL_MS = 100;
+export const MAX_HEARTBEAT_INTERVAL_MS = 60_000;
+/** A fixed welcome value (§5.3 step 8). */
 export const MAX_BATCH_EVENTS = 100;
 /** The lease renewal the welcome advertises and a runner knows (§5.9 "Lease renewal"). */
 export const LEASE_RENEWAL_VERSION = 1;
 /**
- * A peer silent for this many heartbeat intervals, and never less than the floor, is taken for
- * dead: generous, so that a loaded machine does not drop a connection that is merely slow.
+ * A peer that missed this many beats in a row (silent longer than this many intervals) is taken
+ * for dead; the heartbeat judges it only at two ticks in a row, so it is noticed within two more
+ * intervals. Three, not one: a beat delayed by a loaded machine must not drop a live connection.
  */
-export const DEAD_PEER_INTERVALS = 20;
-export const DEAD_PEER_FLOOR_MS = 5_000;
+export const DEAD_PEER_MISSED_BEATS = 3;

@@ -342,6 +342,8 @@ export interface AuthorizeRequest {
 
 export interface CoreChannelOptions extends ChannelOptions {
   expected: RunExpectation;
+  /** What the welcome carries and this side pings at (default HEARTBEAT_INTERVAL_MS); the caller checks its bounds. */
+  heartbeatIntervalMs?: number;
   /** The ticket or lease record for a credential id (the authority's storage). */
   lookupCredential(credentialId: string): Promise<CredentialRecord | undefined> | CredentialRecord | undefined;
   /**
@@ -377,6 +379,7 @@ export async function acceptCoreChannel(
   const now = options.now ?? Date.now;
   const timeoutMs = options.authTimeoutMs ?? AUTH_MESSAGE_TIMEOUT_MS;
   const maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
+  const intervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
   const reader = new FrameReader(ws, queueLimit(maxFrameBytes));
   let handshake: ServerHandshake | null = null;
   let keys: SessionKeys | null = null;
@@ -424,7 +427,7 @@ export async function acceptCoreChannel(
     const welcome = controlEnvelope(
       "welcome",
       binding,
-      { ...handshake.welcome(grant.value, maxFrameBytes) },
+      { ...handshake.welcome(grant.value, maxFrameBytes, intervalMs) },
       randomUUID(),
       new Date(now()).toISOString(),
     );
@@ -432,7 +435,7 @@ export async function acceptCoreChannel(
     const written = sealed.ok ? await sendText(ws, sealed.value, timeoutMs) : sealed;
     if (!written.ok) return abort(ws, reader, written.error, keys);
     const heartbeat: HeartbeatPlan<Exclude<CoreToRunnerKind, "welcome">> = {
-      intervalMs: HEARTBEAT_INTERVAL_MS,
+      intervalMs,
       beat: (c) => void c.send("ping", {}),
       options: options.heartbeat ?? {},
     };

@@ -48,7 +48,7 @@ class LongRun {
   outcome: Promise<DurableOutcome> | null = null;
   private stopped = false;
 
-  constructor(authorityHeartbeat?: HeartbeatOptions) {
+  constructor(authorityHeartbeat?: HeartbeatOptions, heartbeatIntervalMs?: number) {
     this.server = AuthorityServer.open({
       stateDir: join(this.root, "authority"),
       serverKey: ServerKey.generate(),
@@ -56,6 +56,7 @@ class LongRun {
       runnerDigest: BUILD.digest,
       now: this.clock.now,
       ...(authorityHeartbeat ? { heartbeat: authorityHeartbeat } : {}),
+      ...(heartbeatIntervalMs ? { heartbeatIntervalMs } : {}),
       onCommittedEvent: (event) => void this.committed.push({ event, at: this.clock.now() }),
     });
   }
@@ -193,7 +194,7 @@ describe("a durable run on a renewed lease (runtime.md §5.9)", () => {
   });
 
   it("an authority gone silent is closed as peer_silent and redialled with the lease; the run still completes", async () => {
-    run = new LongRun(STILL_HEARTBEAT); // the authority never pings
+    run = new LongRun(STILL_HEARTBEAT, 100); // the authority never pings; the runner checks every 100 ms
     await run.start({ deadPeerTimeoutMs: 300 });
     await until(() => run.committedAt("runtime_request.created") !== undefined, "the question");
     await until(async () => ((await run.server.run(IDENTITY.runId))?.connectionCount ?? 0) >= 3, "two redials");

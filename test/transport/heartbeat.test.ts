@@ -55,16 +55,13 @@ describe("heartbeat (runtime.md §5.3 step 8, §5.5)", () => {
     assert.equal(silent.length, 1, "silence counts from when this side read again");
   });
 
-  it("defaults to 20 intervals, never less than 5 s; stopped, it neither beats nor judges", () => {
-    assert.deepEqual(
-      [defaultDeadPeerTimeoutMs(250), defaultDeadPeerTimeoutMs(100), defaultDeadPeerTimeoutMs(1_000)],
-      [5_000, 5_000, 20_000],
-    );
+  it("defaults to 3 missed beats, judged at two beats in a row; stopped, it neither beats nor judges", () => {
+    assert.deepEqual([defaultDeadPeerTimeoutMs(250), defaultDeadPeerTimeoutMs(10_000)], [750, 30_000]);
     const { heartbeat, timers, silent, beats } = beating();
-    timers.advance(5_250);
-    assert.equal(silent.length, 0);
+    timers.advance(1_000);
+    assert.deepEqual([beats(), silent.length], [4, 0], "one beat per interval; past the limit at one beat only");
     timers.advance(250);
-    assert.equal(silent.length, 1);
+    assert.deepEqual([beats(), silent.length], [4, 1], "the 5th beat finds the peer dead and sends nothing");
     const stopped = beating();
     stopped.heartbeat.stop();
     stopped.timers.advance(60_000);
@@ -97,22 +94,22 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
     for (const s of servers.splice(0)) await s.close();
   });
 
-  async function server(heartbeat: HeartbeatOptions): Promise<TestServer> {
-    const s = await new TestServer(authority, { heartbeat }).start();
+  async function server(heartbeat: HeartbeatOptions, heartbeatIntervalMs: number): Promise<TestServer> {
+    const s = await new TestServer(authority, { heartbeat, heartbeatIntervalMs }).start();
     servers.push(s);
     return s;
   }
 
   it("the core pings every interval and a runner that answers is never taken for dead", async () => {
     const timers = new ManualTimers();
-    const core = await server({ timers });
+    const core = await server({ timers }, 250);
     const inbox = new PongingInbox();
     const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox);
     assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
     channels.push(runner.value.channel);
     inbox.reply = () =>
       void runner.value.channel.send("pong", { lifecycle: "ready", outboxBytes: 0, ackedSourceSeq: 0 });
-    // 40 beats of 250 ms: twice the 5 s limit, each answered.
+    // 40 beats of 250 ms: far past the 750 ms limit, each answered.
     for (let beat = 1; beat <= 40; beat++) {
       timers.advance(250);
       await within(
@@ -125,10 +122,10 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
     assert.equal(core.inbox.closed, undefined);
 
     inbox.answering = false;
-    timers.advance(5_000);
+    timers.advance(1_000);
     const closed = () => core.inbox.closed;
-    assert.equal(closed(), undefined, "at the limit, not past it");
-    timers.advance(500);
+    assert.equal(closed(), undefined, "3 beats missed, and past the limit at the 4th only");
+    timers.advance(250);
     assert.equal(closed()?.code, "peer_silent");
     await within(
       inbox.until(() => inbox.closed !== undefined),
@@ -139,7 +136,7 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
   });
 
   it("the core closes a runner that went silent on a live socket, within a bounded wait", async () => {
-    const core = await server({ deadPeerTimeoutMs: 300 });
+    const core = await server({ deadPeerTimeoutMs: 300 }, 100);
     const inbox = new PongingInbox(); // it never replies: the socket stays open, nothing comes back
     const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox);
     assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
@@ -163,7 +160,7 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
   });
 
   it("the runner closes an authority that went silent on a live socket, within a bounded wait", async () => {
-    const core = await server(STILL_HEARTBEAT); // the core never pings
+    const core = await server(STILL_HEARTBEAT, 100); // the core never pings
     const inbox = new Inbox();
     const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox, {
       heartbeat: { deadPeerTimeoutMs: 300 },
@@ -182,5 +179,40 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
       "the core to see the close",
     );
     assert.match(core.inbox.closed?.message ?? "", /1008 peer_silent/);
+  });
+
+  it("the welcome carries the authority's interval: the core pings at it and the runner judges by it", async () => {
+    const coreTimers = new ManualTimers();
+    const core = await server({ timers: coreTimers }, 1_234);
+    const inbox = new PongingInbox();
+    const runnerTimers = new ManualTimers();
+    const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox, {
+      heartbeat: { timers: runnerTimers },
+    });
+    assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
+    channels.push(runner.value.channel);
+    assert.equal(runner.value.welcome.payload.heartbeatIntervalMs, 1_234, "the runner's parsed welcome");
+    const pings = () => inbox.envelopes.filter((e) => e.kind === "ping").length;
+    coreTimers.advance(1_233);
+    coreTimers.advance(1);
+    await within(
+      inbox.until(() => pings() === 1),
+      5_000,
+      "the first ping",
+    );
+    coreTimers.advance(2 * 1_234);
+    await within(
+      inbox.until(() => pings() === 3),
+      5_000,
+      "a ping per interval",
+    );
+    assert.equal(pings(), 3, "no ping before its interval");
+    // The core stops pinging (its clock stands still): the runner's limit is 3 × 1,234 ms.
+    const closed = () => inbox.closed;
+    runnerTimers.advance(4 * 1_234);
+    assert.equal(closed(), undefined, "past the limit at one beat only");
+    runnerTimers.advance(1_234);
+    assert.equal(closed()?.code, "peer_silent");
+    assert.match(closed()?.message ?? "", /limit is 3702 ms/);
   });
 });
