@@ -125,6 +125,9 @@ export abstract class PartsStore implements Omit<AuthorityStore, "close"> {
   subscribe(...a: P<"subscribe">) {
     return this.parts.notices.subscribe(...a);
   }
+  externalChangeMark() {
+    return this.parts.notices.externalChangeMark();
+  }
 
   insertApiToken(...a: P<"insertApiToken">) {
     return this.parts.tokens.insertApiToken(...a);

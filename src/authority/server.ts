@@ -242,12 +242,21 @@ export class AuthorityServer {
   /**
    * Reads the store every `intervalMs` for what other processes changed (syncLiveRuns): a
    * SQLite store sends no notice across processes, so an admin command or a console beside
-   * this server is only seen this way. `stop` ends the polling once the read under way is done.
+   * this server is only seen this way. A poll whose store says nothing changed elsewhere
+   * (externalChangeMark) reads nothing. `stop` ends the polling once the read under way is done.
    */
   pollStore(intervalMs: number, onFailure: (err: Error) => void): { stop(): Promise<void> } {
     let polling: Promise<void> = Promise.resolve();
+    // Read before the sync: a commit after this read moves the mark, so the next poll sees it.
+    let seen: number | null | undefined;
+    const poll = async (): Promise<void> => {
+      const mark = await this.store.externalChangeMark();
+      if (mark !== null && mark === seen) return;
+      await this.syncLiveRuns();
+      seen = mark;
+    };
     const timer = setInterval(() => {
-      polling = polling.then(() => this.syncLiveRuns()).catch(onFailure);
+      polling = polling.then(poll).catch(onFailure);
     }, intervalMs);
     return {
       stop: async () => {

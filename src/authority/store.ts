@@ -156,6 +156,14 @@ export interface AuthorityStore extends DispatchPart {
    */
   subscribe(listener: (notice: StoreNotice) => void): () => void;
 
+  /**
+   * A mark that changes whenever another process committed to the store, or null when the store
+   * cannot tell (every poll must then read). A poll that finds the mark unchanged skips its reads:
+   * with thousands of idle runners, reading each run's cursor every poll is most of what an idle
+   * authority does.
+   */
+  externalChangeMark(): Promise<number | null>;
+
   close(): Promise<void>;
 }
 
@@ -181,7 +189,7 @@ export type DiagnosticsPart = Pick<
   "recordMalformedFrame" | "recordDiagnostic" | "recordAuthFailure" | "diagnostics" | "authFailures"
 >;
 export type ConnectionsPart = Pick<AuthorityStore, "runnerConnections">;
-export type NoticesPart = Pick<AuthorityStore, "subscribe">;
+export type NoticesPart = Pick<AuthorityStore, "subscribe" | "externalChangeMark">;
 export type ApiTokensPart = Pick<AuthorityStore, "insertApiToken" | "apiToken" | "apiTokens" | "revokeApiToken">;
 export type RunSpecsPart = Pick<AuthorityStore, "createRun" | "runSpec" | "listRuns">;
 

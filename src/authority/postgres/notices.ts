@@ -25,6 +25,11 @@ export class PostgresNotices implements NoticesPart {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
   }
+
+  /** No cheap mark tells another instance's commit from this one's: every poll reads. */
+  externalChangeMark(): Promise<number | null> {
+    return Promise.resolve(null);
+  }
   /**
    * Keeps one connection listening on the channel. When it is lost (a database restart) it is
    * re-established, and the listeners hear `{ kind: "missed" }`: what was notified meanwhile is

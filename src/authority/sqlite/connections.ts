@@ -18,4 +18,9 @@ export class SqliteConnections implements ConnectionsPart, NoticesPart {
   subscribe(): () => void {
     return () => undefined;
   }
+
+  /** SQLite's data_version: it moves only when another connection (an admin process) commits. */
+  externalChangeMark(): Promise<number | null> {
+    return this.h.read(() => this.h.sql("PRAGMA data_version").pluck().get() as number);
+  }
 }
