@@ -1,7 +1,4 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { STATE_FILE } from "../runner/durable/runner-state.js";
+import { peekRunnerState } from "../runner/durable/runner-state-peek.js";
 
 /** What a runner's durable state says of its delivery, read by the worker or runnerd for /metrics. */
 export interface RunnerFigures {
@@ -15,16 +12,12 @@ export interface RunnerFigures {
 }
 
 /**
- * Reads the runner state in `stateDir` read-only, as runner-progress.ts does: the state file is
- * the one record of a runner's outbox that a process beside it can see. Null when there is no
- * state yet or it cannot be read (a runner mid-write holds it; the next scrape reads it).
+ * What the runner state in `stateDir` says, read beside the runner (runner-state-peek.ts). Null
+ * when there is no state yet or it cannot be read (a runner mid-write holds it; the next scrape
+ * reads it).
  */
 export function readRunnerFigures(stateDir: string): RunnerFigures | null {
-  const path = join(stateDir, STATE_FILE);
-  if (!existsSync(path)) return null;
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 200 });
+  const figures = peekRunnerState(stateDir, 200, (db): RunnerFigures | null => {
     const state = db
       .prepare(
         "SELECT next_source_seq AS next, outbox_bytes AS bytes, reconnect_count AS reconnects FROM runner_state WHERE id = 1",
@@ -38,9 +31,6 @@ export function readRunnerFigures(stateDir: string): RunnerFigures | null {
       reconnects: state.reconnects,
       eventsEmitted: state.next - 1,
     };
-  } catch {
-    return null;
-  } finally {
-    db?.close();
-  }
+  });
+  return figures === "absent" || figures === "unreadable" ? null : figures;
 }

@@ -1,7 +1,4 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { STATE_FILE } from "../runner/durable/runner-state.js";
+import { peekRunnerState } from "../runner/durable/runner-state-peek.js";
 
 /**
  * Whether the runner whose state is in `stateDir` has emitted nothing yet: no event numbered
@@ -11,18 +8,11 @@ import { STATE_FILE } from "../runner/durable/runner-state.js";
  * state it cannot read) is `false`: a runner is killed only when it surely did nothing.
  */
 export function runnerEmittedNothing(stateDir: string): boolean {
-  const path = join(stateDir, STATE_FILE);
-  if (!existsSync(path)) return true;
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 1000 });
+  const nothing = peekRunnerState(stateDir, 1000, (db) => {
     const state = db.prepare("SELECT next_source_seq AS next FROM runner_state WHERE id = 1").get() as
       { next: number } | undefined;
     const commands = db.prepare("SELECT COUNT(*) AS n FROM processed_commands").get() as { n: number };
     return (state === undefined || state.next === 1) && commands.n === 0;
-  } catch {
-    return false;
-  } finally {
-    db?.close();
-  }
+  });
+  return nothing === "absent" || nothing === true;
 }
