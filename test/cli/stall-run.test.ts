@@ -1,27 +1,16 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { runPrp } from "./run-cli.js";
+import { writeSleeperScript } from "../support/scripts.js";
 
 describe("prp run --stall-limit-ms", () => {
   it("passes the limit and grace to its runner: a harness deaf to the interrupt is cancelled, stalled", () => {
     const dir = mkdtempSync(join(tmpdir(), "prp-stall-run-"));
     try {
-      const script = join(dir, "sleeper.json");
-      writeFileSync(
-        script,
-        JSON.stringify({
-          schema: "paperclip.fake_harness.script.v1",
-          name: "sleeper",
-          description: "Starts an item, then sleeps without a word, deaf to commands.",
-          steps: [
-            { kind: "event", event_type: "item.started", item_id: "item_1", payload: { kind: "command", text: "" } },
-            { kind: "delay", milliseconds: 600_000 },
-          ],
-        }),
-      );
+      const script = writeSleeperScript(dir);
       const run = runPrp([
         "run",
         "--json",

@@ -9,6 +9,7 @@ import { resolveScriptPath } from "../../src/harness/script-file.js";
 import { LocalRunner } from "../../src/runner/local-runner.js";
 import { AT } from "../contract/samples.js";
 import { within } from "../support/within.js";
+import { writeSleeperScript } from "../support/scripts.js";
 
 /**
  * A stalled run through the local runner and a real fake-harness process, read back from the
@@ -101,19 +102,7 @@ describe("stall detection in a local run of the fake harness", () => {
   it("a harness that sleeps through the interrupt is cancelled after the grace", async () => {
     const dir = mkdtempSync(join(tmpdir(), "prp-stall-"));
     try {
-      const script = join(dir, "sleeper.json");
-      writeFileSync(
-        script,
-        JSON.stringify({
-          schema: "paperclip.fake_harness.script.v1",
-          name: "sleeper",
-          description: "Starts an item, then sleeps without a word, deaf to commands.",
-          steps: [
-            { kind: "event", event_type: "item.started", item_id: "item_1", payload: { kind: "command", text: "" } },
-            { kind: "delay", milliseconds: 600_000 },
-          ],
-        }),
-      );
+      const script = writeSleeperScript(dir);
       const { terminal, marks } = await stalledRun(script, 600_000);
       assert.deepEqual(marks, ["run_stalled", "run_stall_cancelled", "run.terminal"]);
       assert.equal(terminal.turnTerminalState, "cancelled");

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { loadScript, resolveScriptPath, type LoadedScript } from "../../src/harness/script-file.js";
 
 /**
@@ -31,4 +33,25 @@ export function loadedScript(name: string): LoadedScript {
   const loaded = loadScript(resolveScriptPath(name));
   assert.ok(loaded.ok, `the script ${name} loads`);
   return loaded.value;
+}
+
+/**
+ * A fake-harness script in `dir` that starts an item, then sleeps 10 min without a word, deaf to
+ * commands: a stall's interrupt does not end it, only the cancel after the grace. Its path.
+ */
+export function writeSleeperScript(dir: string): string {
+  const script = join(dir, "sleeper.json");
+  writeFileSync(
+    script,
+    JSON.stringify({
+      schema: "paperclip.fake_harness.script.v1",
+      name: "sleeper",
+      description: "Starts an item, then sleeps without a word, deaf to commands.",
+      steps: [
+        { kind: "event", event_type: "item.started", item_id: "item_1", payload: { kind: "command", text: "" } },
+        { kind: "delay", milliseconds: 600_000 },
+      ],
+    }),
+  );
+  return script;
 }
