@@ -46,8 +46,9 @@ export interface AuthorityServerSettings {
   /** The authority's clock (expiry of tickets and leases); tests and the lease-expiry fault move it. */
   now?: () => number;
   /**
-   * The heartbeat interval each welcome carries: the authority pings every connection this often
-   * and the runner answers (default HEARTBEAT_INTERVAL_MS, bounds in src/transport/limits.ts).
+   * The heartbeat interval each welcome carries: the authority sends a WebSocket ping on every
+   * quiet connection this often and the runner's socket answers (default HEARTBEAT_INTERVAL_MS,
+   * bounds in src/transport/limits.ts).
    */
   heartbeatIntervalMs?: number;
   /** Dead-runner detection on each connection: its timeout, and its own timers (not `now`). */

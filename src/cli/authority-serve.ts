@@ -105,7 +105,7 @@ export function registerAuthorityServe(authority: Command): void {
     .option("--lease-ttl-ms <n>", "connection lease TTL, 60000 to 86400000 (default 60 s)", parsePositiveInt)
     .option(
       "--heartbeat-ms <n>",
-      "how often the authority pings each runner, 100 to 60000 (default 10000); a runner that misses 3 beats is closed as dead",
+      "how often the authority pings each quiet runner, 100 to 60000 (default 30000); a runner that misses 3 beats is closed as dead",
       parsePositiveInt,
     )
     .option(

@@ -14,7 +14,11 @@ export const defaultDeadPeerTimeoutMs = (intervalMs: number): number => DEAD_PEE
 
 /**
  * The heartbeat of one connection (runtime.md §5.3 step 8, §5.5). Every interval it checks how
- * long the peer has been silent, and beats (the core sends its `ping`). Silence counts only
+ * long the peer has been silent, and beats (the core sends a WebSocket ping) unless frames went
+ * both ways within the interval: those already showed each side the other is there, so a
+ * connection busy with events, or an idle one whose lease renewals come at least once an
+ * interval, pays for no beat. The peer then hears this side at least every two intervals, well
+ * inside its limit of three. Silence counts only
  * while this side reads: while its own handler holds the next frame back, nothing can be heard,
  * and that is not the peer's fault. The limit must be passed at two beats in a row: after a
  * stall of this process its timers run before the socket reads that waited, and what waited
@@ -24,9 +28,10 @@ export class Heartbeat {
   private readonly timers: Timers;
   private readonly timeoutMs: number;
   private lastHeardMs: number;
+  private lastSentMs: number;
   private holding = false;
   private overdue = false;
-  private cancel: (() => void) | null = null;
+  private readonly cancel: () => void;
   private stopped = false;
 
   constructor(
@@ -38,13 +43,24 @@ export class Heartbeat {
     this.timers = options.timers ?? systemTimers;
     this.timeoutMs = options.deadPeerTimeoutMs ?? defaultDeadPeerTimeoutMs(intervalMs);
     this.lastHeardMs = this.timers.now();
-    this.schedule();
+    this.lastSentMs = -Infinity;
+    this.cancel = this.timers.every(intervalMs, () => this.tick());
   }
 
   /** A frame arrived; this side's handler now holds the reader. */
   heard(): void {
     this.lastHeardMs = this.timers.now();
     this.holding = true;
+  }
+
+  /** A control frame (a WebSocket ping or pong) arrived: the peer is there; no handler holds anything. */
+  alive(): void {
+    this.lastHeardMs = this.timers.now();
+  }
+
+  /** This side sent a frame to the peer. */
+  sent(): void {
+    this.lastSentMs = this.timers.now();
   }
 
   /** This side reads again: silence counts from now. */
@@ -55,19 +71,17 @@ export class Heartbeat {
 
   stop(): void {
     this.stopped = true;
-    this.cancel?.();
-  }
-
-  private schedule(): void {
-    this.cancel = this.timers.after(this.intervalMs, () => this.tick());
+    this.cancel();
   }
 
   private tick(): void {
     if (this.stopped) return;
-    const silentMs = this.timers.now() - this.lastHeardMs;
+    const nowMs = this.timers.now();
+    const silentMs = nowMs - this.lastHeardMs;
     const wasOverdue = this.overdue;
     this.overdue = !this.holding && silentMs > this.timeoutMs;
     if (this.overdue && wasOverdue) {
+      this.stop();
       return this.onSilent(
         transportError(
           "peer_silent",
@@ -76,7 +90,7 @@ export class Heartbeat {
         ),
       );
     }
+    if (silentMs < this.intervalMs && nowMs - this.lastSentMs < this.intervalMs) return;
     this.beat?.();
-    if (!this.stopped) this.schedule(); // a failed beat may have closed the channel
   }
 }

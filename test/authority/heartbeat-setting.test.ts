@@ -8,8 +8,8 @@ import { AuthorityServer } from "../../src/authority/server.js";
 import { ServerKey } from "../../src/authority/server-key.js";
 
 describe("the authority's heartbeat interval setting", () => {
-  it("defaults to 10 s and takes a whole number of ms from 100 to 60,000", () => {
-    assert.deepEqual(heartbeatIntervalSetting(undefined), { ok: true, value: 10_000 });
+  it("defaults to 30 s and takes a whole number of ms from 100 to 60,000", () => {
+    assert.deepEqual(heartbeatIntervalSetting(undefined), { ok: true, value: 30_000 });
     for (const ms of [100, 250, 60_000]) assert.deepEqual(heartbeatIntervalSetting(ms), { ok: true, value: ms });
   });
 

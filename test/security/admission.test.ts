@@ -131,9 +131,9 @@ describe("admission: idle and unauthenticated connections", () => {
       // A stalled runner: it reads nothing more, so it never answers a ping or the close frame.
       (runner.ws as unknown as { _socket: Socket })._socket.pause();
       assert.equal(establishedOn(authority.port), 1, "the server's side of the connection, in /proc/net/tcp");
-      timers.advance(40_000); // the limit is 3 missed beats of 10 s: past it at the 4th beat
+      timers.advance(120_000); // the limit is 3 missed beats of 30 s: past it at the 4th beat
       assert.equal(authority.server.activeRunnerConnectionCount(run.runId), 1, "past the limit at one beat only");
-      timers.advance(10_000);
+      timers.advance(30_000);
       assert.equal((await authority.diagnosed(run.runId, "peer_silent")).code, "peer_silent");
       assert.equal(authority.server.activeRunnerConnectionCount(run.runId), 0);
       // ws alone would hold the socket 30 s for the close frame's answer.

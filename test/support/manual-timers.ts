@@ -21,6 +21,18 @@ export class ManualTimers implements Timers {
     return () => this.pending.delete(timer);
   }
 
+  every(ms: number, fn: () => void): () => void {
+    let cancel = (): void => {};
+    const arm = () => {
+      cancel = this.after(ms, () => {
+        arm();
+        fn();
+      });
+    };
+    arm();
+    return () => cancel();
+  }
+
   advance(ms: number): void {
     const end = this.t + ms;
     for (;;) {

@@ -148,7 +148,7 @@ describe("handshake", () => {
       const grant = grantFor(credential);
       const welcome = value(runner.acceptWelcome(welcomeEnvelope(server, grant), NOW));
       assert.equal(welcome.binding.connectionId, grant.connectionId);
-      assert.equal(welcome.payload.heartbeatIntervalMs, 10_000, "the default interval");
+      assert.equal(welcome.payload.heartbeatIntervalMs, 30_000, "the default interval");
       assert.equal(welcome.payload.connectionLeaseRenewalVersion, 1, "the authority offers lease renewal (§5.9)");
       assert.equal(welcome.payload.maxBatchEvents, 100);
       assert.equal(welcome.payload.maxFrameBytes, 1_048_576);

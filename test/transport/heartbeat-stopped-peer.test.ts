@@ -41,7 +41,7 @@ describe("heartbeat: a stopped runner process (runtime.md §5.3 step 8)", () => 
       () => out.includes("connected\n"),
       () => `the runner child to connect (stderr: ${err})`,
     );
-    const pongs = () => core.inbox.envelopes.filter((e) => e.kind === "pong").length;
+    const pongs = () => core.pongs; // the WebSocket pongs the authority's socket received
     return { child, pongs, closed: () => core.inbox.closed };
   }
 

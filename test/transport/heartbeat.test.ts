@@ -3,12 +3,12 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import {
   Heartbeat,
   defaultDeadPeerTimeoutMs,
-  type ChannelHandlers,
-  type ControlEnvelope,
   type HeartbeatOptions,
   type TransportError,
 } from "../../src/transport/index.js";
 import { ManualTimers } from "../support/manual-timers.js";
+import type { WebSocket } from "ws";
+import { until } from "../support/until.js";
 import { within } from "../support/within.js";
 import { Inbox, MemoryAuthority, STILL_HEARTBEAT, TestServer, connectRunner } from "./support.js";
 
@@ -23,6 +23,14 @@ function beating(timeoutMs?: number) {
     (e) => silent.push(e),
   );
   return { heartbeat, timers, silent, beats: () => beats };
+}
+
+/** `times` steps of `stepMs` on the clock, `act` after each. */
+function stepping(timers: ManualTimers, times: number, stepMs: number, act: () => void): void {
+  for (let i = 0; i < times; i++) {
+    timers.advance(stepMs);
+    act();
+  }
 }
 
 describe("heartbeat (runtime.md §5.3 step 8, §5.5)", () => {
@@ -55,6 +63,27 @@ describe("heartbeat (runtime.md §5.3 step 8, §5.5)", () => {
     assert.equal(silent.length, 1, "silence counts from when this side read again");
   });
 
+  it("a control frame (a WebSocket pong) keeps the peer alive, and holds nothing back", () => {
+    const { heartbeat, timers, silent, beats } = beating(1_000);
+    stepping(timers, 40, 250, () => heartbeat.alive()); // the pong to each beat
+    assert.deepEqual([beats(), silent.length], [40, 0]);
+    timers.advance(1_500);
+    assert.equal(silent.length, 1, "once the pongs stop, silence counts from the last one");
+  });
+
+  it("frames both ways within an interval take the beat's place; one way only does not", () => {
+    const { heartbeat, timers, silent, beats } = beating(1_000);
+    stepping(timers, 40, 200, () => {
+      heartbeat.sent(); // an event out …
+      heartbeat.heard(); // … and its ACK back
+      heartbeat.reading();
+    });
+    assert.deepEqual([beats(), silent.length], [0, 0], "a busy connection pays for no beat");
+    stepping(timers, 8, 250, () => heartbeat.sent()); // this side keeps sending; the peer has gone quiet
+    assert.equal(beats(), 5, "beats resume an interval after the peer's last frame, though this side sends");
+    assert.equal(silent.length, 1, "and the silent peer is still taken for dead");
+  });
+
   it("defaults to 3 missed beats, judged at two beats in a row; stopped, it neither beats nor judges", () => {
     assert.deepEqual([defaultDeadPeerTimeoutMs(250), defaultDeadPeerTimeoutMs(10_000)], [750, 30_000]);
     const { heartbeat, timers, silent, beats } = beating();
@@ -70,16 +99,21 @@ describe("heartbeat (runtime.md §5.3 step 8, §5.5)", () => {
   });
 });
 
-/** A runner's handlers that answer each ping with a pong while `answering`, as a durable runner does. */
-class PongingInbox extends Inbox implements ChannelHandlers {
-  answering = true;
-  reply: ((envelope: ControlEnvelope) => void) | null = null;
-
-  override onEnvelope(envelope: ControlEnvelope): void {
-    super.onEnvelope(envelope);
-    if (envelope.kind === "ping" && this.answering) this.reply?.(envelope);
-  }
+/**
+ * The core's beats as the runner's WebSocket hears them, and a switch that makes the runner
+ * deaf to them: its WebSocket stops answering pings, as a hung or partitioned runner would.
+ */
+function watchBeats(ws: WebSocket) {
+  const beats = {
+    heard: 0,
+    stopAnswering: () => {
+      ws.pong = () => {};
+    },
+  };
+  ws.on("ping", () => beats.heard++);
+  return beats;
 }
+type Beats = ReturnType<typeof watchBeats>;
 
 describe("heartbeats over WebSocket on 127.0.0.1", () => {
   let authority: MemoryAuthority;
@@ -100,28 +134,46 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
     return s;
   }
 
+  /**
+   * A runner on `core` whose socket's pings are counted (watchBeats), deaf to them from the
+   * start if asked; closed after the test.
+   */
+  async function watchedRunner(core: TestServer, options: Parameters<typeof connectRunner>[3] = {}, deaf = false) {
+    const inbox = new Inbox();
+    let beats: Beats | undefined;
+    const runner = await connectRunner(
+      core.url,
+      { kind: "bootstrap", token: authority.issueBootstrap() },
+      inbox,
+      options,
+      (ws) => {
+        beats = watchBeats(ws);
+        if (deaf) beats.stopAnswering();
+      },
+    );
+    assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
+    channels.push(runner.value.channel);
+    return { inbox, beats: beats!, runner: runner.value };
+  }
+
   it("the core pings every interval and a runner that answers is never taken for dead", async () => {
     const timers = new ManualTimers();
     const core = await server({ timers }, 250);
-    const inbox = new PongingInbox();
-    const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox);
-    assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
-    channels.push(runner.value.channel);
-    inbox.reply = () =>
-      void runner.value.channel.send("pong", { lifecycle: "ready", outboxBytes: 0, ackedSourceSeq: 0 });
-    // 40 beats of 250 ms: far past the 750 ms limit, each answered.
+    const { inbox, beats } = await watchedRunner(core);
+    // 40 beats of 250 ms: far past the 750 ms limit, each answered by the runner's WebSocket.
     for (let beat = 1; beat <= 40; beat++) {
       timers.advance(250);
-      await within(
-        core.inbox.until(() => core.inbox.envelopes.filter((e) => e.kind === "pong").length === beat),
-        5_000,
-        `pong ${beat}`,
-      );
+      await until(() => core.pongs === beat, `pong ${beat}`, 5_000);
     }
-    assert.equal(inbox.envelopes.filter((e) => e.kind === "ping").length, 40);
+    assert.equal(beats.heard, 40, "the runner's socket heard one ping per beat");
+    assert.equal(
+      inbox.envelopes.filter((e) => e.kind === "ping").length,
+      0,
+      "a beat is a WebSocket ping, never a sealed envelope",
+    );
     assert.equal(core.inbox.closed, undefined);
 
-    inbox.answering = false;
+    beats.stopAnswering();
     timers.advance(1_000);
     const closed = () => core.inbox.closed;
     assert.equal(closed(), undefined, "3 beats missed, and past the limit at the 4th only");
@@ -135,22 +187,40 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
     assert.match(inbox.closed?.message ?? "", /1008 peer_silent/, "the close reason on the wire names it");
   });
 
+  it("a connection with frames both ways each interval is not pinged; once it goes quiet, it is", async () => {
+    const timers = new ManualTimers();
+    const core = await server({ timers }, 250);
+    const { inbox, beats, runner } = await watchedRunner(core);
+    await until(() => core.results.some((r) => r.ok), "the core's side of the connection", 5_000);
+    const coreChannel = core.results.find((r) => r.ok)!.value.channel;
+    for (let i = 1; i <= 12; i++) {
+      timers.advance(200);
+      runner.channel.send("pong", { lifecycle: "running", outboxBytes: 0, ackedSourceSeq: 0 });
+      await until(() => core.inbox.envelopes.length === i, `the runner's frame ${i}`, 5_000);
+      coreChannel.send("ack", { ackedSourceSeq: 0 });
+      await until(() => inbox.envelopes.filter((e) => e.kind === "ack").length === i, `the core's frame ${i}`, 5_000);
+    }
+    assert.equal(beats.heard, 0, "2.4 s of traffic both ways at a 250 ms interval: no ping on the wire");
+    timers.advance(250); // the tick at 2.5 s: the last frames are 100 ms old, still no beat
+    for (let beat = 1; beat <= 4; beat++) {
+      timers.advance(250);
+      await until(() => beats.heard === beat, `ping ${beat} after the traffic stopped`, 5_000);
+    }
+    assert.equal(core.inbox.closed, undefined, "each ping answered: the runner is alive");
+  });
+
   it("the core closes a runner that went silent on a live socket, within a bounded wait", async () => {
     const core = await server({ deadPeerTimeoutMs: 300 }, 100);
-    const inbox = new PongingInbox(); // it never replies: the socket stays open, nothing comes back
-    const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox);
-    assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
-    channels.push(runner.value.channel);
+    // It never answers: the socket stays open, nothing comes back.
+    const { inbox, beats } = await watchedRunner(core, {}, true);
     await within(
       core.inbox.until(() => core.inbox.closed !== undefined),
       10_000,
       "the core to close the silent runner",
     );
     assert.equal(core.inbox.closed?.code, "peer_silent");
-    assert.ok(
-      inbox.envelopes.some((e) => e.kind === "ping"),
-      "pings went out on the wire",
-    );
+    assert.ok(beats.heard > 0, "pings went out on the wire");
+    assert.equal(core.pongs, 0, "and none was answered");
     await within(
       inbox.until(() => inbox.closed !== undefined),
       5_000,
@@ -184,28 +254,15 @@ describe("heartbeats over WebSocket on 127.0.0.1", () => {
   it("the welcome carries the authority's interval: the core pings at it and the runner judges by it", async () => {
     const coreTimers = new ManualTimers();
     const core = await server({ timers: coreTimers }, 1_234);
-    const inbox = new PongingInbox();
     const runnerTimers = new ManualTimers();
-    const runner = await connectRunner(core.url, { kind: "bootstrap", token: authority.issueBootstrap() }, inbox, {
-      heartbeat: { timers: runnerTimers },
-    });
-    assert.ok(runner.ok, runner.ok ? "" : runner.error.message);
-    channels.push(runner.value.channel);
-    assert.equal(runner.value.welcome.payload.heartbeatIntervalMs, 1_234, "the runner's parsed welcome");
-    const pings = () => inbox.envelopes.filter((e) => e.kind === "ping").length;
+    const { inbox, beats, runner } = await watchedRunner(core, { heartbeat: { timers: runnerTimers } });
+    assert.equal(runner.welcome.payload.heartbeatIntervalMs, 1_234, "the runner's parsed welcome");
+    const pings = () => beats.heard ?? 0;
     coreTimers.advance(1_233);
     coreTimers.advance(1);
-    await within(
-      inbox.until(() => pings() === 1),
-      5_000,
-      "the first ping",
-    );
+    await until(() => pings() === 1, "the first ping", 5_000);
     coreTimers.advance(2 * 1_234);
-    await within(
-      inbox.until(() => pings() === 3),
-      5_000,
-      "a ping per interval",
-    );
+    await until(() => pings() === 3, "a ping per interval", 5_000);
     assert.equal(pings(), 3, "no ping before its interval");
     // The core stops pinging (its clock stands still): the runner's limit is 3 × 1,234 ms.
     const closed = () => inbox.closed;

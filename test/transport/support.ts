@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { connect, type Socket } from "node:net";
+import type { WebSocket } from "ws";
 import {
   acceptCoreChannel,
   authKey,
@@ -170,6 +171,8 @@ export class TestServer {
   private readonly pending = new Set<Promise<void>>();
   private server: RunnerUpgradeServer;
   port = 0;
+  /** WebSocket pongs the core's sockets received: the runners' answers to its beats. */
+  pongs = 0;
 
   constructor(
     readonly authority: MemoryAuthority,
@@ -177,6 +180,7 @@ export class TestServer {
   ) {
     this.server = createRunnerUpgradeServer({
       onRunner: (ws, _runId, authenticated) => {
+        ws.on("pong", () => this.pongs++);
         const done = acceptCoreChannel(ws, {
           expected: EXPECTED,
           lookupCredential: authority.lookup,
@@ -223,6 +227,8 @@ export async function connectRunner(
   credential: RunnerCredential,
   handlers: ChannelHandlers,
   overrides: Partial<RunnerChannelOptions> = {},
+  /** Sees the runner's WebSocket before the handshake: a test counts the core's beats on it. */
+  onSocket?: (ws: WebSocket) => void,
 ) {
   const endpoint = parseConnectUrl(url);
   if (!endpoint.ok) return endpoint;
@@ -230,6 +236,7 @@ export async function connectRunner(
   if (!resolved.ok) return resolved;
   const ws = await dial(resolved.value);
   if (!ws.ok) return ws;
+  onSocket?.(ws.value);
   return openRunnerChannel(ws.value, {
     credential,
     identity: IDENTITY,
