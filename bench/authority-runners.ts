@@ -6,15 +6,7 @@
  */
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import type { RunIdentity } from "../src/authority/identity.js";
-import {
-  MAX_BATCH_EVENTS,
-  dial,
-  openRunnerChannel,
-  parseConnectUrl,
-  resolveEndpoint,
-  type RunnerToCoreKind,
-  type SecureChannel,
-} from "../src/transport/index.js";
+import { MAX_BATCH_EVENTS, dial, openRunnerChannel, parseConnectUrl, resolveEndpoint } from "../src/transport/index.js";
 import { cpuMark, cpuSince } from "./cpu.js";
 import { BUILD } from "./durable-send.js";
 
@@ -69,7 +61,6 @@ async function connectOne(
   let next = 1;
   let acked = 0;
   let send = (): void => undefined;
-  let channel: SecureChannel<RunnerToCoreKind> | null = null;
   const opened = await openRunnerChannel(ws.value, {
     credential: { kind: "bootstrap", token },
     identity: id,
@@ -78,9 +69,6 @@ async function connectOne(
     resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 },
     handlers: {
       onEnvelope: (envelope) => {
-        // Answered as a runner does, or the authority takes a runner waiting for the others to connect for dead.
-        if (envelope.kind === "ping")
-          return void channel?.send("pong", { lifecycle: "running", outboxBytes: 0, ackedSourceSeq: acked });
         if (envelope.kind !== "ack") return;
         const at = now();
         const upTo = envelope.payload.ackedSourceSeq as number;
@@ -95,7 +83,6 @@ async function connectOne(
   });
   if (!opened.ok) throw new Error(opened.error.message);
   const open = opened.value.channel;
-  channel = open;
   send = () => {
     for (; next <= events && next - acked <= MAX_BATCH_EVENTS; next++) {
       sentAt.set(key(id.runId, next), now());

@@ -1,8 +1,10 @@
 /**
  * The silent runners of `bench:idle`, in a process of their own so that their CPU is not the
  * authority's: each dials, completes the real handshake (bootstrap ticket, sealed welcome) and
- * then only answers pings, as an idle runner does. The parent sends plans in chunks over IPC;
- * this process answers how many connected, and how many pings it has heard so far.
+ * then does only what an idle runner does: its WebSocket answers each of the authority's pings
+ * with a pong, and its `LeaseKeeper` renews the lease halfway through each. The parent sends
+ * plans in chunks over IPC; this process answers how many connected, and how many pings they
+ * have heard and renewals they got so far.
  */
 import type { RunIdentity } from "../src/authority/identity.js";
 import {
@@ -10,9 +12,11 @@ import {
   openRunnerChannel,
   parseConnectUrl,
   resolveEndpoint,
+  systemTimers,
   type RunnerToCoreKind,
   type SecureChannel,
 } from "../src/transport/index.js";
+import { LeaseKeeper } from "../src/runner/durable/lease-keeper.js";
 import { BUILD } from "./durable-send.js";
 
 export interface IdlePlan {
@@ -24,7 +28,7 @@ export interface IdlePlan {
 export type IdleRequest = { kind: "connect"; plans: IdlePlan[] } | { kind: "count" } | { kind: "close" };
 export type IdleReply =
   | { kind: "connected"; total: number }
-  | { kind: "count"; pings: number; closed: number; welcomeIntervalMs: number | null }
+  | { kind: "count"; pings: number; renewals: number; closed: number; welcomeIntervalMs: number | null }
   | { kind: "failed"; error: string };
 
 /** Handshakes in flight at once: under the authority's admission cap for one address. */
@@ -34,6 +38,7 @@ const DIAL_ATTEMPTS = 5;
 
 const channels: Array<SecureChannel<RunnerToCoreKind>> = [];
 let pings = 0;
+let renewals = 0;
 let closed = 0;
 let welcomeIntervalMs: number | null = null;
 
@@ -45,7 +50,8 @@ async function connectOne({ url, id, token }: IdlePlan): Promise<void> {
   let ws = await dial(resolved.value);
   for (let attempt = 1; !ws.ok && attempt < DIAL_ATTEMPTS; attempt++) ws = await dial(resolved.value);
   if (!ws.ok) throw new Error(`after ${channels.length} connected: ${ws.error.message}`);
-  let channel: SecureChannel<RunnerToCoreKind> | null = null;
+  ws.value.on("ping", () => void pings++);
+  let keeper: LeaseKeeper | null = null;
   const opened = await openRunnerChannel(ws.value, {
     credential: { kind: "bootstrap", token },
     identity: id,
@@ -54,16 +60,27 @@ async function connectOne({ url, id, token }: IdlePlan): Promise<void> {
     resume: { lastControllerCommandSeq: 0, nextSourceEventSeq: 1, ackedSourceSeq: 0 },
     handlers: {
       onEnvelope: (envelope) => {
-        if (envelope.kind !== "ping") return;
-        pings++;
-        channel?.send("pong", { lifecycle: "ready", outboxBytes: 0, ackedSourceSeq: 0 });
+        if (envelope.kind !== "lease_renewed") return;
+        renewals++;
+        keeper?.renewed(envelope.payload);
       },
-      onClose: () => void closed++,
+      onClose: () => {
+        keeper?.stop();
+        closed++;
+      },
     },
   });
   if (!opened.ok) throw new Error(`${id.runId}: ${opened.error.code}: ${opened.error.message}`);
-  channel = opened.value.channel;
-  welcomeIntervalMs = opened.value.welcome.payload.heartbeatIntervalMs;
+  const { channel, welcome } = opened.value;
+  welcomeIntervalMs = welcome.payload.heartbeatIntervalMs;
+  // The runner's own keeper: halfway through each lease it renews, as a durable runner does.
+  keeper = new LeaseKeeper({
+    channel,
+    lease: welcome.lease,
+    renewalVersion: welcome.payload.connectionLeaseRenewalVersion,
+    timers: systemTimers,
+    onLease: () => {},
+  });
   channels.push(channel);
 }
 
@@ -84,7 +101,7 @@ process.on("message", (request: IdleRequest) => {
       (err: unknown) => reply({ kind: "failed", error: String((err as Error)?.stack ?? err) }),
     );
   } else if (request.kind === "count") {
-    reply({ kind: "count", pings, closed, welcomeIntervalMs });
+    reply({ kind: "count", pings, renewals, closed, welcomeIntervalMs });
   } else {
     for (const c of channels) c.close();
     process.disconnect();

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { authKey, authKeyDigest, credentialId } from "../transport/derive.js";
 import type { CredentialRecord } from "../transport/handshake.js";
 import { fail, ok, type Result } from "./errors.js";
+import { RenewalBatch } from "./renewal-batch.js";
 import {
   DEFAULT_BOOTSTRAP_TTL_MS,
   DEFAULT_LEASE_TTL_MS,
@@ -113,6 +114,7 @@ export function mintTicket(runId: string, nowMs: number, ttlMs: number): { token
 export class Credentials {
   private readonly store: AuthorityStore;
   private readonly now: () => number;
+  private readonly renewals: RenewalBatch;
 
   private constructor(
     options: CredentialsOptions,
@@ -120,6 +122,7 @@ export class Credentials {
   ) {
     this.store = options.store;
     this.now = options.now ?? Date.now;
+    this.renewals = new RenewalBatch(this.store, this.now);
   }
 
   static create(options: CredentialsOptions): Result<Credentials> {
@@ -222,10 +225,11 @@ export class Credentials {
    * Extends the lease of a run's current connection to now + the lease TTL, persisted before
    * this returns, so the `lease_renewed` sent after it never promises more than a reconnect gets
    * (§5.9). A retry of the same observed expiry gets the persisted extension back, not a second
-   * one. An expired, revoked or mismatched lease is refused, never renewed.
+   * one. An expired, revoked or mismatched lease is refused, never renewed. Renewals commit in
+   * groups (renewal-batch.ts): this one waits up to RENEWAL_WINDOW_MS for others.
    */
   async renewLease(input: RenewLeaseInput): Promise<Result<LeaseRenewal>> {
-    return this.store.renewLease({ ...input, ttlMs: this.leaseTtlMs, nowMs: this.now() });
+    return this.renewals.renew({ ...input, ttlMs: this.leaseTtlMs });
   }
 
   /** Deletes used or expired tickets and revoked or expired leases; the count deleted. */

@@ -61,8 +61,8 @@ export abstract class PartsStore implements Omit<AuthorityStore, "close"> {
   revoke(...a: P<"revoke">) {
     return this.parts.credentials.revoke(...a);
   }
-  renewLease(...a: P<"renewLease">) {
-    return this.parts.credentials.renewLease(...a);
+  renewLeases(...a: P<"renewLeases">) {
+    return this.parts.credentials.renewLeases(...a);
   }
   prune(...a: P<"prune">) {
     return this.parts.credentials.prune(...a);

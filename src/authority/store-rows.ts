@@ -12,6 +12,7 @@ import type {
   DispatchRow,
   DispatchState,
   LoggedEvent,
+  RenewalLease,
   RunCursor,
   RunnerConnection,
   RunSnapshot,
@@ -31,7 +32,6 @@ export const placeOf = (r: Row): CredentialPlace => ({
   kind: r.kind as CredentialRow["kind"],
 });
 
-/** The row with its auth key opened, or null when the sealed value does not open there under this key. */
 /** What a credentials table holds for an auth key: sealed under the server key, bound to its row. */
 export function sealedAuthKey(serverKey: ServerKey, authKeyDigest: string, place: CredentialPlace): string {
   const sealed = sealAuthKeyDigest(serverKey, authKeyDigest, place);
@@ -61,6 +61,20 @@ export const credentialFrom = (r: Row, serverKey: ServerKey, location: string): 
     protocolVersion: r.protocol_version as number | null,
   };
 };
+
+/**
+ * What a lease renewal decides on, read without the auth key: a renewal arrives on a
+ * connection whose handshake already proved it, so the key is not opened again for each one.
+ */
+export const RENEWAL_LEASE_COLUMNS = "credential_id, expires_at, revoked_at, revocation_epoch";
+export const RENEWAL_RUN_COLUMNS = "current_connection_id, last_lease_id, revocation_epoch";
+
+export const renewalLeaseFrom = (r: Row): RenewalLease => ({
+  credentialId: r.credential_id as string,
+  expiresAtUnixMs: r.expires_at as number,
+  revokedAtUnixMs: r.revoked_at as number | null,
+  revocationEpoch: r.revocation_epoch as number,
+});
 
 export const commandFrom = (r: Row): CommandRow => ({
   commandId: r.command_id as string,

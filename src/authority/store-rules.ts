@@ -10,6 +10,7 @@ import type {
   NewCommandResult,
   NewCommittedEvent,
   ReauthorizeRequest,
+  RenewalLease,
   RenewLeaseRequest,
   RunSpecRow,
 } from "./store.js";
@@ -121,7 +122,7 @@ export function nextRevocationEpoch(current: number, epoch: number | undefined):
 export function renewalDecision(
   req: RenewLeaseRequest,
   run: Row,
-  lease: CredentialRow | undefined,
+  lease: RenewalLease | undefined,
   renewal: Row | undefined,
 ): Result<LeaseRenewal> {
   if (!lease)

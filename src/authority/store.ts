@@ -42,8 +42,11 @@ export interface AuthorityStore extends DispatchPart {
    * revokes every live lease and unused ticket issued under a lower epoch.
    */
   revoke(runId: string, epoch: number | undefined, nowMs: number): Promise<Result<Revocation>>;
-  /** §5.9 lease renewal, atomically: see RenewLeaseRequest. */
-  renewLease(request: RenewLeaseRequest): Promise<Result<LeaseRenewal>>;
+  /**
+   * §5.9 lease renewals, in one transaction (see RenewLeaseRequest): each its own result, in
+   * the order given; a refusal persists nothing of that renewal and leaves the others be.
+   */
+  renewLeases(requests: readonly RenewLeaseRequest[]): Promise<Array<Result<LeaseRenewal>>>;
   /** Deletes used or expired tickets and revoked or expired leases (§6.2). */
   prune(nowMs: number): Promise<number>;
 
@@ -174,7 +177,7 @@ export interface AuthorityStore extends DispatchPart {
 export type RunsPart = Pick<AuthorityStore, "registerRun" | "run" | "runCursor" | "runIds">;
 export type CredentialsPart = Pick<
   AuthorityStore,
-  "insertTicket" | "credential" | "reauthorize" | "revoke" | "renewLease" | "prune"
+  "insertTicket" | "credential" | "reauthorize" | "revoke" | "renewLeases" | "prune"
 >;
 export type EventsPart = Pick<
   AuthorityStore,
@@ -355,6 +358,12 @@ export interface RenewLeaseRequest {
   ttlMs: number;
   nowMs: number;
 }
+
+/** The state of a lease that a renewal is decided on. */
+export type RenewalLease = Pick<
+  CredentialRow,
+  "credentialId" | "expiresAtUnixMs" | "revokedAtUnixMs" | "revocationEpoch"
+>;
 
 export interface LeaseRenewal {
   /** The expiry the renewal replaced: what `lease_renewed` echoes. */

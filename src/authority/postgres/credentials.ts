@@ -1,7 +1,8 @@
+import type pg from "pg";
 import { fail, ok, type Result } from "../errors.js";
 import { MAX_RUNNER_CONNECTIONS } from "../limits.js";
 import { nextRevocationEpoch, reauthorizeRefusal, renewalDecision } from "../store-rules.js";
-import type { Row } from "../store-rows.js";
+import { RENEWAL_LEASE_COLUMNS, RENEWAL_RUN_COLUMNS, renewalLeaseFrom, type Row } from "../store-rows.js";
 import type {
   CredentialRow,
   CredentialsPart,
@@ -137,36 +138,52 @@ export class PostgresCredentials implements CredentialsPart {
     });
   }
 
-  async renewLease(req: RenewLeaseRequest): Promise<Result<LeaseRenewal>> {
-    return this.h.transaction(async (c): Promise<Result<LeaseRenewal>> => {
-      const run = await this.h.lockRun(c, req.runId);
-      if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
-      const [stored] = (
-        await c.query("SELECT * FROM credentials WHERE lease_id = $1 AND run_id = $2 AND kind = 'lease' FOR UPDATE", [
-          req.leaseId,
-          req.runId,
-        ])
-      ).rows as Row[];
-      const lease = stored ? this.h.credentialOf(stored) : undefined;
-      const renewal = lease
-        ? ((await c.query("SELECT * FROM lease_renewals WHERE credential_id = $1", [lease.credentialId])).rows[0] as
-            Row | undefined)
-        : undefined;
-      const decided = renewalDecision(req, run, lease, renewal);
-      if (!decided.ok || decided.value.replayed || !lease) return decided;
-      const { expiresAtUnixMs } = decided.value;
-      await c.query("UPDATE credentials SET expires_at = $1 WHERE credential_id = $2", [
-        expiresAtUnixMs,
-        lease.credentialId,
-      ]);
-      await c.query(
-        `INSERT INTO lease_renewals (credential_id, previous_expires_at, renewals, renewed_at) VALUES ($1, $2, 1, $3)
-         ON CONFLICT (credential_id) DO UPDATE SET previous_expires_at = excluded.previous_expires_at, renewals = lease_renewals.renewals + 1, renewed_at = excluded.renewed_at`,
-        [lease.credentialId, lease.expiresAtUnixMs, req.nowMs],
-      );
-      await c.query("UPDATE runs SET last_lease_expires_at = $1 WHERE run_id = $2", [expiresAtUnixMs, req.runId]);
-      return decided;
+  /**
+   * The renewals in run order, whatever order they came in: two authorities renewing leases of
+   * the same runs then take the runs' row locks in one order and cannot deadlock.
+   */
+  async renewLeases(requests: readonly RenewLeaseRequest[]): Promise<Array<Result<LeaseRenewal>>> {
+    const runOf = (i: number) => requests[i]!.runId;
+    const order = requests
+      .map((_, i) => i)
+      .sort((a, b) => (runOf(a) < runOf(b) ? -1 : runOf(a) > runOf(b) ? 1 : a - b));
+    return this.h.transaction(async (c) => {
+      const results: Array<Result<LeaseRenewal>> = new Array(requests.length);
+      for (const i of order) results[i] = await this.renewOne(c, requests[i]!);
+      return results;
     });
+  }
+
+  private async renewOne(c: pg.PoolClient, req: RenewLeaseRequest): Promise<Result<LeaseRenewal>> {
+    const [run] = (await c.query(`SELECT ${RENEWAL_RUN_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE`, [req.runId]))
+      .rows as Row[];
+    if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
+    const [stored] = (
+      await c.query(
+        `SELECT ${RENEWAL_LEASE_COLUMNS} FROM credentials WHERE lease_id = $1 AND run_id = $2 AND kind = 'lease' FOR UPDATE`,
+        [req.leaseId, req.runId],
+      )
+    ).rows as Row[];
+    const lease = stored ? renewalLeaseFrom(stored) : undefined;
+    const renewal = lease
+      ? ((
+          await c.query("SELECT previous_expires_at FROM lease_renewals WHERE credential_id = $1", [lease.credentialId])
+        ).rows[0] as Row | undefined)
+      : undefined;
+    const decided = renewalDecision(req, run, lease, renewal);
+    if (!decided.ok || decided.value.replayed || !lease) return decided;
+    const { expiresAtUnixMs } = decided.value;
+    await c.query("UPDATE credentials SET expires_at = $1 WHERE credential_id = $2", [
+      expiresAtUnixMs,
+      lease.credentialId,
+    ]);
+    await c.query(
+      `INSERT INTO lease_renewals (credential_id, previous_expires_at, renewals, renewed_at) VALUES ($1, $2, 1, $3)
+       ON CONFLICT (credential_id) DO UPDATE SET previous_expires_at = excluded.previous_expires_at, renewals = lease_renewals.renewals + 1, renewed_at = excluded.renewed_at`,
+      [lease.credentialId, lease.expiresAtUnixMs, req.nowMs],
+    );
+    await c.query("UPDATE runs SET last_lease_expires_at = $1 WHERE run_id = $2", [expiresAtUnixMs, req.runId]);
+    return decided;
   }
 
   async prune(nowMs: number): Promise<number> {

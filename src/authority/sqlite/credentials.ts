@@ -1,7 +1,7 @@
 import { fail, ok, type Result } from "../errors.js";
 import { MAX_RUNNER_CONNECTIONS } from "../limits.js";
 import { nextRevocationEpoch, reauthorizeRefusal, renewalDecision } from "../store-rules.js";
-import type { Row } from "../store-rows.js";
+import { RENEWAL_LEASE_COLUMNS, RENEWAL_RUN_COLUMNS, renewalLeaseFrom, type Row } from "../store-rows.js";
 import type {
   CredentialRow,
   CredentialsPart,
@@ -139,33 +139,37 @@ export class SqliteCredentials implements CredentialsPart {
     });
   }
 
-  async renewLease(req: RenewLeaseRequest): Promise<Result<LeaseRenewal>> {
-    return this.h.write((): Result<LeaseRenewal> => {
-      const run = this.h.runRow(req.runId);
-      if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
-      const stored = this.h
-        .sql("SELECT * FROM credentials WHERE lease_id = ? AND run_id = ? AND kind = 'lease'")
-        .get(req.leaseId, req.runId) as Row | undefined;
-      const lease = stored ? this.h.credentialOf(stored) : undefined;
-      const renewal = lease
-        ? (this.h.sql("SELECT * FROM lease_renewals WHERE credential_id = ?").get(lease.credentialId) as
-            Row | undefined)
-        : undefined;
-      const decided = renewalDecision(req, run, lease, renewal);
-      if (!decided.ok || decided.value.replayed || !lease) return decided;
-      const { expiresAtUnixMs } = decided.value;
-      this.h
-        .sql("UPDATE credentials SET expires_at = ? WHERE credential_id = ?")
-        .run(expiresAtUnixMs, lease.credentialId);
-      this.h
-        .sql(
-          `INSERT INTO lease_renewals (credential_id, previous_expires_at, renewals, renewed_at) VALUES (?, ?, 1, ?)
+  async renewLeases(requests: readonly RenewLeaseRequest[]): Promise<Array<Result<LeaseRenewal>>> {
+    return this.h.write(() => requests.map((req) => this.renewOne(req)));
+  }
+
+  private renewOne(req: RenewLeaseRequest): Result<LeaseRenewal> {
+    const run = this.h.sql(`SELECT ${RENEWAL_RUN_COLUMNS} FROM runs WHERE run_id = ?`).get(req.runId) as
+      Row | undefined;
+    if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
+    const stored = this.h
+      .sql(`SELECT ${RENEWAL_LEASE_COLUMNS} FROM credentials WHERE lease_id = ? AND run_id = ? AND kind = 'lease'`)
+      .get(req.leaseId, req.runId) as Row | undefined;
+    const lease = stored ? renewalLeaseFrom(stored) : undefined;
+    const renewal = lease
+      ? (this.h
+          .sql("SELECT previous_expires_at FROM lease_renewals WHERE credential_id = ?")
+          .get(lease.credentialId) as Row | undefined)
+      : undefined;
+    const decided = renewalDecision(req, run, lease, renewal);
+    if (!decided.ok || decided.value.replayed || !lease) return decided;
+    const { expiresAtUnixMs } = decided.value;
+    this.h
+      .sql("UPDATE credentials SET expires_at = ? WHERE credential_id = ?")
+      .run(expiresAtUnixMs, lease.credentialId);
+    this.h
+      .sql(
+        `INSERT INTO lease_renewals (credential_id, previous_expires_at, renewals, renewed_at) VALUES (?, ?, 1, ?)
          ON CONFLICT (credential_id) DO UPDATE SET previous_expires_at = excluded.previous_expires_at, renewals = renewals + 1, renewed_at = excluded.renewed_at`,
-        )
-        .run(lease.credentialId, lease.expiresAtUnixMs, req.nowMs);
-      this.h.sql("UPDATE runs SET last_lease_expires_at = ? WHERE run_id = ?").run(expiresAtUnixMs, req.runId);
-      return decided;
-    });
+      )
+      .run(lease.credentialId, lease.expiresAtUnixMs, req.nowMs);
+    this.h.sql("UPDATE runs SET last_lease_expires_at = ? WHERE run_id = ?").run(expiresAtUnixMs, req.runId);
+    return decided;
   }
 
   async prune(nowMs: number): Promise<number> {

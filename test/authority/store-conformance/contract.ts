@@ -8,9 +8,13 @@ import type {
   BatchedEvent,
   NewCommand,
   NewCommittedEvent,
+  RenewLeaseRequest,
   StoreTransaction,
 } from "../../../src/authority/store.js";
 import { authority, codeOf, connect, event, identity, serverKey, unwrap, withRun, type Authority } from "../support.js";
+
+/** One renewal, as a group of one. */
+const renewOne = async (s: AuthorityStore, req: RenewLeaseRequest) => (await s.renewLeases([req]))[0]!;
 
 /**
  * One store implementation as the conformance suite drives it. Each `open` is a new, empty
@@ -508,7 +512,7 @@ export function storeConformance(name: string, factory: StoreFactory, parts: rea
       assert.equal((await s.runCursor("run_1"))!.revocationEpoch, 5);
       assert.equal(
         codeOf(
-          await s.renewLease({
+          await renewOne(s, {
             runId: "run_1",
             connectionId: conn,
             leaseId: lease,
@@ -633,11 +637,12 @@ export function storeConformance(name: string, factory: StoreFactory, parts: rea
       await s.close();
     });
 
-    it("renewLease extends once, replays a retry, and refuses another connection, an unknown observed expiry or an expired lease", async () => {
+    /** A connected run_1 and a renewal of its lease, 1 s on, for 120 s. */
+    async function renewalOfConnected() {
       const { o, a, conn } = await connected();
       const s = o.store;
       const run = (await s.run("run_1"))!;
-      const req = {
+      const req: RenewLeaseRequest = {
         runId: "run_1",
         connectionId: conn,
         leaseId: run.lastLeaseId!,
@@ -646,7 +651,33 @@ export function storeConformance(name: string, factory: StoreFactory, parts: rea
         ttlMs: 120_000,
         nowMs: a.clock.now() + 1000,
       };
-      const renewed = unwrap(await s.renewLease(req));
+      return { s, req };
+    }
+
+    it("renewLeases answers each renewal of a group on its own, in the order given", async () => {
+      const { s, req } = await renewalOfConnected();
+      const [refused, renewed, unknown, retried] = await s.renewLeases([
+        { ...req, leaseId: "lease_nobody" },
+        req,
+        { ...req, runId: "run_0" },
+        req,
+      ]);
+      assert.equal(codeOf(refused!), "lease_renewal_refused");
+      assert.equal(unwrap(renewed!).expiresAtUnixMs, req.nowMs + 120_000, "a refusal before it does not undo it");
+      assert.equal(codeOf(unknown!), "unknown_run");
+      assert.deepEqual(
+        unwrap(retried!),
+        { ...unwrap(renewed!), replayed: true },
+        "the same renewal again in the group",
+      );
+      assert.equal((await s.run("run_1"))!.lastLeaseExpiresAtUnixMs, req.nowMs + 120_000);
+      assert.deepEqual(await s.renewLeases([]), []);
+      await s.close();
+    });
+
+    it("renewLease extends once, replays a retry, and refuses another connection, an unknown observed expiry or an expired lease", async () => {
+      const { s, req } = await renewalOfConnected();
+      const renewed = unwrap(await renewOne(s, req));
       assert.deepEqual(renewed, {
         previousExpiresAtUnixMs: req.observedExpiresAtUnixMs,
         expiresAtUnixMs: req.nowMs + 120_000,
@@ -654,18 +685,18 @@ export function storeConformance(name: string, factory: StoreFactory, parts: rea
         replayed: false,
       });
       assert.deepEqual(
-        unwrap(await s.renewLease({ ...req, nowMs: req.nowMs + 5 })),
+        unwrap(await renewOne(s, { ...req, nowMs: req.nowMs + 5 })),
         { ...renewed, replayed: true },
         "a retry gets the persisted extension back",
       );
       assert.equal((await s.run("run_1"))!.lastLeaseExpiresAtUnixMs, renewed.expiresAtUnixMs);
-      assert.equal(codeOf(await s.renewLease({ ...req, observedExpiresAtUnixMs: 7 })), "lease_renewal_refused");
-      assert.equal(codeOf(await s.renewLease({ ...req, connectionId: "connection_9" })), "connection_superseded");
-      assert.equal(codeOf(await s.renewLease({ ...req, leaseId: "lease_nobody" })), "lease_renewal_refused");
-      assert.equal(codeOf(await s.renewLease({ ...req, revocationEpoch: 1 })), "lease_renewal_refused");
+      assert.equal(codeOf(await renewOne(s, { ...req, observedExpiresAtUnixMs: 7 })), "lease_renewal_refused");
+      assert.equal(codeOf(await renewOne(s, { ...req, connectionId: "connection_9" })), "connection_superseded");
+      assert.equal(codeOf(await renewOne(s, { ...req, leaseId: "lease_nobody" })), "lease_renewal_refused");
+      assert.equal(codeOf(await renewOne(s, { ...req, revocationEpoch: 1 })), "lease_renewal_refused");
       assert.equal(
         codeOf(
-          await s.renewLease({
+          await renewOne(s, {
             ...req,
             observedExpiresAtUnixMs: renewed.expiresAtUnixMs,
             nowMs: renewed.expiresAtUnixMs,
@@ -673,7 +704,7 @@ export function storeConformance(name: string, factory: StoreFactory, parts: rea
         ),
         "credential_expired",
       );
-      assert.equal(codeOf(await s.renewLease({ ...req, runId: "run_9" })), "unknown_run");
+      assert.equal(codeOf(await renewOne(s, { ...req, runId: "run_9" })), "unknown_run");
       await s.close();
     });
 
