@@ -136,6 +136,9 @@ export function createRunnerUpgradeServer(options: RunnerUpgradeServerOptions): 
     maxPayload: maxSecureFrameBytes(options.maxFrameBytes ?? MAX_FRAME_BYTES),
     perMessageDeflate: false,
     clientTracking: true,
+    // The authority beats; it never needs its peer's pings answered. Answering them would let a
+    // peer that sends pings and reads nothing make this process buffer every pong.
+    autoPong: false,
   });
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const checked = checkUpgradeRequest(req);

@@ -87,6 +87,27 @@ describe("security: attacks on a real authority are refused, closed, diagnosed, 
     await assertCompleted(authority, run, await completeRun(authority, run, ticket));
   });
 
+  it("a flood of WebSocket pings, before and after authentication: no pong is written, and the run goes on", async () => {
+    const run = await authority.newRun();
+    const ticket = await authority.ticket(run.runId, 30_000);
+    const runner = await HandRunner.dial(authority.url(run.runId), run);
+    try {
+      let pongs = 0;
+      runner.ws.on("pong", () => pongs++);
+      const payload = Buffer.alloc(125, 0x70); // the largest a control frame carries
+      for (let i = 0; i < 200; i++) runner.ws.ping(payload);
+      await runner.authenticate({ kind: "bootstrap", token: ticket });
+      for (let i = 0; i < 200; i++) runner.ws.ping(payload);
+      runner.sendEvent(1);
+      // The ACK left after every ping was read: a pong to any of them would have come before it.
+      await runner.ackOf(1);
+      assert.equal(pongs, 0, "400 pings of 125 bytes, not one answered");
+      assert.equal((await authority.snapshot(run.runId)).ackedSourceSeq, 1);
+    } finally {
+      runner.close();
+    }
+  });
+
   it("a reused ticket: refused while its first connection lives on untouched, and again after that connection ends", async () => {
     const run = await authority.newRun();
     const ticket = await authority.ticket(run.runId, 30_000);
