@@ -73,7 +73,11 @@ describe("run spans: a local fake-harness run traced into memory", () => {
     const steer = spans.find((s) => s.attributes["prp.command.id"] === "c4")!;
     assert.equal(steer.name, "prp.command turn.steer");
     assert.equal(steer.attributes["prp.outcome"], "refused");
-    assert.equal(steer.attributes["prp.refusal.code"], "steer_unsupported");
+    // Refused either way: the fake harness takes no follow-up, and its short turn may have ended first.
+    assert.ok(
+      ["steer_unsupported", "no_active_turn"].includes(String(steer.attributes["prp.refusal.code"])),
+      String(steer.attributes["prp.refusal.code"]),
+    );
     assert.equal(spans.find((s) => s.attributes["prp.command.id"] === "c3")!.attributes["prp.outcome"], "applied");
     // Never the agent's words: no attribute carries the tool output the script wrote.
     assert.ok(!JSON.stringify(spans.map((s) => s.attributes)).includes("npm test: 12 passing"));
