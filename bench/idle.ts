@@ -34,9 +34,12 @@ const { values: args } = parseArgs({
 });
 const COUNTS = args.runners!.split(",").map((n) => Number.parseInt(n, 10));
 const WINDOW_MS = Number(args["window-s"]) * 1000;
-const HEARTBEAT_MS = args["heartbeat-ms"] === undefined ? undefined : Number.parseInt(args["heartbeat-ms"], 10);
-const LEASE_TTL_MS = args["lease-ttl-ms"] === undefined ? undefined : Number.parseInt(args["lease-ttl-ms"], 10);
-if (!COUNTS.every((n) => n > 0) || !(WINDOW_MS > 0) || LEASE_TTL_MS === 0 || Number.isNaN(LEASE_TTL_MS)) {
+/** An optional setting: undefined leaves the authority's default, anything else must be a count of ms > 0. */
+const optionalMs = (text: string | undefined): number | undefined => (text === undefined ? undefined : Number(text));
+const HEARTBEAT_MS = optionalMs(args["heartbeat-ms"]);
+const LEASE_TTL_MS = optionalMs(args["lease-ttl-ms"]);
+const badMs = (ms: number | undefined) => ms !== undefined && !(Number.isInteger(ms) && ms > 0);
+if (!COUNTS.every((n) => n > 0) || !(WINDOW_MS > 0) || badMs(HEARTBEAT_MS) || badMs(LEASE_TTL_MS)) {
   console.error(
     "usage: node dist/bench/idle.js [--runners N[,N...]] [--window-s S>0] [--heartbeat-ms N] [--lease-ttl-ms N]",
   );

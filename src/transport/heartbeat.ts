@@ -18,11 +18,11 @@ export const defaultDeadPeerTimeoutMs = (intervalMs: number): number => DEAD_PEE
  * both ways within the interval: those already showed each side the other is there, so a
  * connection busy with events, or an idle one whose lease renewals come at least once an
  * interval, pays for no beat. The peer then hears this side at least every two intervals, well
- * inside its limit of three. Silence counts only
- * while this side reads: while its own handler holds the next frame back, nothing can be heard,
- * and that is not the peer's fault. The limit must be passed at two beats in a row: after a
- * stall of this process its timers run before the socket reads that waited, and what waited
- * must be heard first. A half-open TCP connection is noticed here, not by TCP.
+ * inside its limit of three. Silence counts only while this side reads: while its own handler
+ * holds the next frame back, nothing can be heard, and that is not the peer's fault. The limit
+ * must be passed at two beats in a row: after a stall of this process its timers run before the
+ * socket reads that waited, and what waited must be heard first. A half-open TCP connection is
+ * noticed here, not by TCP.
  */
 export class Heartbeat {
   private readonly timers: Timers;
