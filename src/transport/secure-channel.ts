@@ -128,7 +128,9 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     const alive = () => this.heartbeat.alive();
     ws.on("ping", alive);
     ws.on("pong", alive);
-    void this.pump();
+    // The first frame waits a turn of the event loop: whoever opened the channel has then taken
+    // it (the authority records the live connection) before any handler runs.
+    setImmediate(() => reader.deliver((frame) => this.take(frame)));
   }
 
   send(kind: Send, payload: Payload): Result<ControlEnvelope> {
@@ -141,7 +143,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     } catch (err) {
       return fail("malformed_envelope", "/payload", `the payload is not JSON data: ${(err as Error).message}`);
     }
-    const sealed = this.sealer.seal(text);
+    const sealed = this.sealer.sealFrame(text);
     if (!sealed.ok) return sealed;
     this.transmit(sealed.value);
     return ok(envelope);
@@ -170,15 +172,16 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
       controlEnvelope(kind, this.binding, {}, randomUUID(), new Date(this.now()).toISOString()),
     );
     // controlEnvelope puts payload last: `…"payload":{}}` becomes `…"payload":{"member":json}}`.
-    const sealed = this.sealer.seal(`${head.slice(0, -2)}${JSON.stringify(member)}:${json}}}`);
+    const sealed = this.sealer.sealFrame(`${head.slice(0, -2)}${JSON.stringify(member)}:${json}}}`);
     if (!sealed.ok) return sealed;
     this.transmit(sealed.value);
     return ok(undefined);
   }
 
-  private transmit(sealed: string): void {
+  /** A sealed frame's bytes, sent as the text frame they are (ASCII), with no copy into a Buffer. */
+  private transmit(sealed: Buffer): void {
     this.heartbeat.sent();
-    this.ws.send(sealed, (err) => err && this.end(transportError("socket_closed", "", err.message)));
+    this.ws.send(sealed, { binary: false }, (err) => err && this.end(transportError("socket_closed", "", err.message)));
   }
 
   /**
@@ -201,6 +204,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
   /** A normal close (1000), or 1001 "going away" with the `reason` the peer reads; onClose gets null. */
   close(reason?: string): void {
     if (this.closed) return;
+    this.closed = true; // first: ending the reader hands its end to take(), which must find the channel closed
     this.reader.end(transportError("socket_closed", "", "closed by this side"));
     closeSocket(this.ws, reason === undefined ? 1000 : 1001, reason ?? "closed");
     this.finish(null);
@@ -208,6 +212,7 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
 
   private end(error: TransportError, reason?: string): void {
     if (this.closed) return;
+    this.closed = true; // first, as in close(): the first diagnostic is the one the peer reads
     this.reader.end(error);
     closeFor(this.ws, error, reason);
     this.finish(error);
@@ -221,27 +226,35 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     this.handlers.onClose(diagnostic);
   }
 
-  private async pump(): Promise<void> {
-    while (!this.closed) {
-      const received = await this.reader.next();
-      if (!received.ok) return this.end(received.error);
-      this.heartbeat.heard();
-      const opened = this.opener.open(received.value);
-      if (!opened.ok) return this.end(opened.error);
-      const value = parseFrameText(opened.value);
-      if (!value.ok) return this.end(value.error);
-      const envelope = checkControlEnvelope(value.value, this.binding, this.receiveFrom, this.now());
-      if (!envelope.ok) return this.end(envelope.error);
-      try {
-        await this.handlers.onEnvelope(envelope.value);
-      } catch (err) {
-        return this.end(
-          transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`),
-          err instanceof EnvelopeRefusal ? err.code : undefined,
-        );
-      }
-      this.heartbeat.reading();
+  /** One frame from the reader: opened, checked and handed to the handler, or the channel's end. */
+  private take(frame: Result<Buffer>): void | Promise<void> {
+    if (this.closed) return;
+    if (!frame.ok) return this.end(frame.error);
+    this.heartbeat.heard();
+    const opened = this.opener.open(frame.value);
+    if (!opened.ok) return this.end(opened.error);
+    const value = parseFrameText(opened.value);
+    if (!value.ok) return this.end(value.error);
+    const envelope = checkControlEnvelope(value.value, this.binding, this.receiveFrom, this.now());
+    if (!envelope.ok) return this.end(envelope.error);
+    let handled: void | Promise<void>;
+    try {
+      handled = this.handlers.onEnvelope(envelope.value);
+    } catch (err) {
+      return this.handlerFailed(err);
     }
+    if (!handled) return this.heartbeat.reading();
+    return handled.then(
+      () => this.heartbeat.reading(),
+      (err: unknown) => this.handlerFailed(err),
+    );
+  }
+
+  private handlerFailed(err: unknown): void {
+    this.end(
+      transportError("handler_failed", "", `the envelope handler failed: ${(err as Error).message}`),
+      err instanceof EnvelopeRefusal ? err.code : undefined,
+    );
   }
 }
 
