@@ -61,6 +61,8 @@ export interface ApiContext {
   now: () => number;
   /** A command was queued: the authority in this process may deliver it now, not at its next poll. */
   commandQueued: (runId: string) => void;
+  /** A poll claimed a run that had waited this long in the queue (counted once per claim). */
+  runClaimed: (waitedMs: number) => void;
   dispatch: DispatchSettings;
   /** Wakes the workers' held polls: a run was queued or a slot freed in this process. */
   queue: QueueWake;

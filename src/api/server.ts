@@ -48,6 +48,8 @@ export interface ApiServerOptions {
   now?: () => number;
   /** Told when a command is queued, so that an authority in this process delivers it at once. */
   commandQueued?: (runId: string) => void;
+  /** A worker's poll claimed a run that had waited `waitedMs` since it was queued (the queue-wait metric). */
+  runClaimed?: (waitedMs: number) => void;
   /** A failure nobody awaits (a stream's read): reported, the server goes on. */
   onError?: (err: Error) => void;
   /** The run queue's timing; give every instance on one store the same. */
@@ -83,6 +85,8 @@ export interface ApiRoutesOptions {
   sessionOrigin?: (runId: string) => SnapshotOrigin;
   now?: () => number;
   commandQueued?: (runId: string) => void;
+  /** A worker's poll claimed a run that had waited `waitedMs` since it was queued (the queue-wait metric). */
+  runClaimed?: (waitedMs: number) => void;
   onError?: (err: Error) => void;
 }
 
@@ -122,6 +126,7 @@ export async function registerApi(app: FastifyInstance, options: ApiRoutesOption
     runnerConnectUrl: options.runnerConnectUrl.replace(/\/+$/, ""),
     now,
     commandQueued: options.commandQueued ?? (() => {}),
+    runClaimed: options.runClaimed ?? (() => {}),
     dispatch: { ...DEFAULT_DISPATCH, ...options.dispatch },
     queue: new QueueWake(),
   };
@@ -194,6 +199,7 @@ export const ApiServer = {
         ...(options.corsOrigin !== undefined ? { corsOrigin: options.corsOrigin } : {}),
         ...(options.now ? { now: options.now } : {}),
         ...(options.commandQueued ? { commandQueued: options.commandQueued } : {}),
+        ...(options.runClaimed ? { runClaimed: options.runClaimed } : {}),
         ...(options.onError ? { onError: options.onError } : {}),
         ...(options.dispatch ? { dispatch: options.dispatch } : {}),
       });

@@ -59,6 +59,9 @@ export function workerRoutes(app: FastifyInstance, ctx: ApiContext): void {
         });
         if (!polled.ok) throw refusal(polled.error);
         const result = polled.value;
+        for (const { dispatch } of result.claims)
+          if (result.claimedNow.includes(dispatch.runId) && dispatch.claimedAtUnixMs !== null)
+            ctx.runClaimed(Math.max(0, dispatch.claimedAtUnixMs - dispatch.queuedAtUnixMs));
         // Slots freed by exits or take-backs may let another worker's held poll claim.
         if (body.exited.length > 0 || body.released.length > 0 || result.lost.length > 0) ctx.queue.wake();
         const wait = deadline - ctx.now();

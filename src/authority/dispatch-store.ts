@@ -126,6 +126,7 @@ export abstract class DispatchStore implements DispatchPart {
       }
       // 4. A retry of this request hands out what it claimed, and claims nothing new.
       let handed = [...claims.values()].filter((r) => r.claim_request_id === poll.requestId).sort(claimOrder);
+      const claimedNow: string[] = [];
       if (handed.length === 0) {
         // 5. Reconcile: a claim the worker does not run is taken back (a started one is left to its lease).
         for (const row of claims.values())
@@ -136,7 +137,10 @@ export abstract class DispatchStore implements DispatchPart {
         // 6. New claims.
         const room = poll.draining ? 0 : Math.min(poll.want, poll.maxRuns - poll.held.length);
         handed = await claim(db, poll, room);
-        for (const row of handed) mine.add(row.run_id as string);
+        for (const row of handed) {
+          mine.add(row.run_id as string);
+          claimedNow.push(row.run_id as string);
+        }
       }
       // 7. A fresh ticket for each run handed out, in this transaction.
       const out: Claim[] = [];
@@ -144,7 +148,7 @@ export abstract class DispatchStore implements DispatchPart {
       // 8. What the worker runs that is no longer its own.
       const lost = poll.held.filter((runId) => !mine.has(runId));
       const worker = workerFrom({ ...w, active_runs: mine.size });
-      return ok({ worker, claims: out, lost });
+      return ok({ worker, claims: out, lost, claimedNow });
     });
   }
 

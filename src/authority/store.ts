@@ -642,6 +642,8 @@ export interface WorkerPollResult {
   }>;
   /** Runs in `held` that are no longer this worker's (taken back while it was silent, cancelled): stop their runners. */
   lost: string[];
+  /** The claims this poll made (not a retry's again): what the queue-wait metric counts, once each. */
+  claimedNow: string[];
 }
 
 /** An admission cap: `*` (every claimed run) or `key=value` (claimed runs with that label). */

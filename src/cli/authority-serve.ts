@@ -265,6 +265,7 @@ async function serve(opts: ServeOptions): Promise<number> {
         port: opts.api.port,
         runnerConnectUrl: url,
         commandQueued: (runId) => authority.commandQueued(runId),
+        runClaimed: (waitedMs) => health.metrics.runClaimed(waitedMs),
         ...(tls ? { tls } : {}),
         ...(opts.corsOrigin !== undefined ? { corsOrigin: opts.corsOrigin } : {}),
         dispatch: {

@@ -3,7 +3,7 @@ import type { AuthorityObserver } from "../authority/authority-observer.js";
 import { storeFailureKind } from "../authority/store-failure.js";
 import type { AuthorityStore, RunState } from "../authority/store.js";
 import { BoundedLabel } from "./bounded-label.js";
-import { terminalLabels } from "./terminal-reason.js";
+import { restarting, terminalLabels } from "./committed-labels.js";
 
 /** Runs counted per state on a scrape at most; past it the gauge reads this (docs/deployment.md). */
 export const MAX_COUNTED = 500;
@@ -16,6 +16,8 @@ export const MAX_COMMAND_RUNS = 100;
 const RUN_STATES: readonly RunState[] = ["queued", "claimed", "pending", "running", "ended"];
 /** Commit and ACK latencies: 0.5 ms (an idle SQLite) to 10 s (a stalled database). */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+/** Queue waits: a held poll claims within milliseconds; a full fleet leaves runs queued for hours. */
+const QUEUE_WAIT_BUCKETS = [0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400];
 
 /** What the metrics read from the authority process beside its observer's reports. */
 export interface AuthorityGauges {
@@ -46,6 +48,8 @@ interface StoreFigures {
 export class AuthorityMetrics {
   readonly registry = new Registry();
   readonly observer: AuthorityObserver;
+  /** A worker's poll claimed a run that had waited `waitedMs` since it was queued (the API tells this). */
+  readonly runClaimed: (waitedMs: number) => void;
   private figures: { at: number; value: Promise<StoreFigures | null> } | null = null;
 
   constructor(gauges: AuthorityGauges, options: { processMetrics?: boolean } = {}) {
@@ -172,6 +176,18 @@ export class AuthorityMetrics {
       labelNames: ["state", "reason"],
       registers,
     });
+    const harnessRestarts = new Counter({
+      name: "prp_harness_restarts_total",
+      help: "Harnesses restarted by their runner after a crash, counted from the committed harness.exited events that say so",
+      registers,
+    });
+    const queueWait = new Histogram({
+      name: "prp_run_queue_wait_seconds",
+      help: "From a run being queued to a worker claiming it (counted by the API that answered the poll)",
+      buckets: QUEUE_WAIT_BUCKETS,
+      registers,
+    });
+    this.runClaimed = (waitedMs) => queueWait.observe(waitedMs / 1000);
     const refusalCodes = new BoundedLabel(MAX_CODES);
     const reasons = new BoundedLabel(MAX_CODES, ["none", "stalled"]);
     this.observer = {
@@ -184,6 +200,7 @@ export class AuthorityMetrics {
         commitSeconds.observe(seconds);
         events.inc(committed.length);
         for (const event of committed) {
+          if (event.eventType === "harness.exited" && restarting(event)) harnessRestarts.inc();
           if (event.eventType !== "run.terminal") continue;
           const { state, reason } = terminalLabels(event);
           ended.inc({ state, reason: reasons.value(reason) });

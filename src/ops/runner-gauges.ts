@@ -19,8 +19,8 @@ const FIGURES: ReadonlyArray<{ name: string; help: string; key: keyof RunnerFigu
 /**
  * Gauges of the runners a process hosts now (a worker's running runs, runnerd's one), summed
  * over their state folders and read on each scrape. Gauges, not counters: a runner that ends
- * takes its figures with it. Harness restarts are not among them: only the runner process knows
- * them, and its state does not keep them (docs/deployment.md).
+ * takes its figures with it. Harness restarts are not among them: the runner's state does not
+ * keep them, and the authority counts them from the committed events (docs/deployment.md).
  */
 export function registerRunnerGauges(registry: Registry, stateDirs: () => readonly string[]): void {
   let read: { figures: RunnerFigures[] } | null = null;

@@ -27,6 +27,8 @@ export function dispatchApiSuite(kind: string, open: () => Promise<AuthorityStor
     let store: AuthorityStore;
     let t: TestApi;
     let seq = 0;
+    /** What the API told the queue-wait metric: each claim's wait, in ms. */
+    const waits: number[] = [];
     const worker = async () => {
       const made = newWorkerCredential(`worker-${kind.toLowerCase()}-${++seq}`, Date.now());
       unwrap(await store.insertWorker(made.row));
@@ -40,7 +42,10 @@ export function dispatchApiSuite(kind: string, open: () => Promise<AuthorityStor
     };
     before(async () => {
       store = await open();
-      t = await startApi(store, { dispatch: { graceMs: 60_000, heartbeatMs: 5_000, maxAttempts: 2 } });
+      t = await startApi(store, {
+        dispatch: { graceMs: 60_000, heartbeatMs: 5_000, maxAttempts: 2 },
+        runClaimed: (waitedMs) => waits.push(waitedMs),
+      });
     });
     after(async () => {
       await t.api.close();
@@ -71,6 +76,7 @@ export function dispatchApiSuite(kind: string, open: () => Promise<AuthorityStor
       const elsewhere = await createRun(t, { labels: { os: "mac" }, priority: 50 });
       const w = await worker();
       const body = pollBody({ want: 2 });
+      const timed = waits.length;
       const first = await poll(w.credential, body);
       assert.equal(first.status, 200, first.text);
       assert.deepEqual(
@@ -92,6 +98,12 @@ export function dispatchApiSuite(kind: string, open: () => Promise<AuthorityStor
         "a retry of the same poll hands out the same claims",
       );
       assert.notEqual(retry.json.claims[0].ticket, first.json.claims[0].ticket, "with fresh tickets");
+      const timedNow = waits.slice(timed);
+      assert.equal(timedNow.length, 2, "each claim's queue wait is timed once, not again for the retry");
+      assert.ok(
+        timedNow.every((ms) => ms >= 0 && ms < 60_000),
+        `waits ${timedNow}`,
+      );
       const view = await t.call("GET", `/v1/runs/${high}`, { scope: "read" });
       assert.equal(view.json.run.state, "claimed");
       assert.equal(view.json.run.dispatch.workerId, w.id);

@@ -82,11 +82,20 @@ describe("a hostile agent run by a worker", () => {
         labels: { os: "linux" },
       });
       const snooped = join(dir, "workspaces", run.run.runId, "snoop.json");
+      // The file exists from the agent's open, before its one write: wait for the whole report.
+      let seen: Record<string, unknown> = {};
       await until(
-        () => existsSync(snooped),
+        () => {
+          if (!existsSync(snooped)) return false;
+          try {
+            seen = JSON.parse(readFileSync(snooped, "utf8")) as Record<string, unknown>;
+            return true;
+          } catch {
+            return false;
+          }
+        },
         () => `the agent's report; worker: ${worker.stderr()}`,
       );
-      const seen = JSON.parse(readFileSync(snooped, "utf8")) as Record<string, unknown>;
       assert.equal(seen[visible], "the agent's home is visible", "the agent reads its home: the probe can see");
       // Hidden: an error, or an empty file or folder in its place; never what is really there.
       const shown = (p: string) => JSON.stringify(seen[p] ?? null);

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { describe, it } from "node:test";
-import type { AuthorityStore, CommandRow, RunQuery } from "../../src/authority/store.js";
+import type { AuthorityStore, CommandRow, NewCommittedEvent, RunQuery } from "../../src/authority/store.js";
 import { AuthorityMetrics } from "../../src/ops/authority-metrics.js";
-import { scrapeMismatches, type MetricFamily } from "./scrape.js";
+import { family, scrapeMismatches, type MetricFamily } from "./scrape.js";
 
 const parseText = createRequire(import.meta.url)("parse-prometheus-text-format") as (text: string) => MetricFamily[];
 
@@ -93,5 +93,37 @@ describe("the store-derived gauges", () => {
       ]),
       [],
     );
+  });
+
+  it("count harness restarts from committed harness.exited events, and time each queue wait", async () => {
+    const m = new AuthorityMetrics(
+      {
+        store: fakeStore({ n: 0 }),
+        connections: () => ({ live: 0, unauthenticated: 0 }),
+        liveRunIds: () => [],
+      },
+      { processMetrics: false },
+    );
+    const committed = (eventType: string, envelope: string) => ({ eventType, envelope }) as NewCommittedEvent;
+    const exited = (payload: unknown) =>
+      committed("harness.exited", JSON.stringify({ eventType: "harness.exited", payload }));
+    m.observer.batchCommitted(5, 0.001, [
+      exited({ signal: "SIGKILL", restarting: true }),
+      exited({ exitCode: 0 }), // a harness that ended: no restart
+      exited({ restarting: "true" }), // the runner wrote it, so only the boolean counts
+      committed("harness.exited", "not json"),
+      committed("turn.completed", JSON.stringify({ payload: { restarting: true } })),
+    ]);
+    m.runClaimed(1_500);
+    m.runClaimed(0);
+    const families = parseText(await m.registry.metrics());
+    assert.deepEqual(
+      scrapeMismatches(families, [
+        { name: "prp_harness_restarts_total", value: 1 },
+        { name: "prp_run_queue_wait_seconds", value: 2 },
+      ]),
+      [],
+    );
+    assert.equal(family(families, "prp_run_queue_wait_seconds").metrics[0]!.sum, "1.5");
   });
 });

@@ -15,7 +15,7 @@ import { adminJson, runPrp } from "../cli/run-cli.js";
 import { workerHealth, POLL_FRESH_MS } from "../../src/ops/worker-health.js";
 import { healthResponse } from "../../src/ops/health.js";
 import { until } from "../support/until.js";
-import { scrape, value } from "./scrape.js";
+import { family, scrape, value } from "./scrape.js";
 
 const get = async (url: string) => {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
@@ -85,6 +85,11 @@ describe("prp worker --health-addr and prp-runnerd --health-addr", () => {
     );
     const families = await scrape(`${url}/metrics`);
     assert.ok(value(families, "prp_worker_polls_total", { outcome: "answered" }) >= 1);
+    // The authority timed the run's wait in the queue once, however often the worker polled since.
+    const authority = await scrape(`${apiUrl}/metrics`);
+    assert.equal(value(authority, "prp_run_queue_wait_seconds"), 1);
+    const wait = Number(family(authority, "prp_run_queue_wait_seconds").metrics[0]!.sum);
+    assert.ok(wait >= 0 && wait < 60, `a wait of ${wait} s`);
     for (const name of ["prp_runner_outbox_events", "prp_runner_outbox_bytes", "prp_runner_reconnects"])
       assert.ok(value(families, name) >= 0, name);
     worker.kill("SIGTERM");

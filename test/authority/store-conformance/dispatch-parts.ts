@@ -229,6 +229,8 @@ export const dispatchPartsConformance: ConformancePart = (name: string, factory:
       const first = unwrap(await store.pollWorker(body));
       const again = unwrap(await store.pollWorker(body));
       assert.deepEqual(runIds(again.claims), runIds(first.claims));
+      assert.deepEqual(first.claimedNow, runIds(first.claims), "the first poll made these claims");
+      assert.deepEqual(again.claimedNow, [], "the retry made none: the queue-wait metric counts each claim once");
       assert.notDeepEqual(
         again.claims.map((c) => c.credentialId),
         first.claims.map((c) => c.credentialId),
