@@ -181,7 +181,11 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
   /** A sealed frame's bytes, sent as the text frame they are (ASCII), with no copy into a Buffer. */
   private transmit(sealed: Buffer): void {
     this.heartbeat.sent();
-    this.ws.send(sealed, { binary: false }, (err) => err && this.end(transportError("socket_closed", "", err.message)));
+    this.ws.send(sealed, { binary: false }, (err) => {
+      // Refused because the socket is already closing: the close that follows ends the channel
+      // with what the peer said (its refusal code), which this error would hide.
+      if (err && this.ws.readyState === this.ws.OPEN) this.end(transportError("socket_closed", "", err.message));
+    });
   }
 
   /**
