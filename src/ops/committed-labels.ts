@@ -1,6 +1,5 @@
+// What the metrics read from committed events, whose payloads the (untrusted) runner wrote.
 import type { NewCommittedEvent } from "../authority/store.js";
-
-/** What the metrics read from committed events, whose payloads the (untrusted) runner wrote. */
 
 /** The run terminal states of the contract (paperclip.prp.terminal.v1 runTerminalState). */
 const STATES: ReadonlySet<string> = new Set(["succeeded", "failed", "cancelled"]);

@@ -223,7 +223,6 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
   }
 
   private finish(diagnostic: TransportError | null): void {
-    this.closed = true;
     this.heartbeat.stop();
     this.sealer.destroy();
     this.opener.destroy();
