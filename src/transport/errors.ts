@@ -25,6 +25,7 @@ export type TransportErrorCode =
   | "websocket_protocol_error"
   | "unmasked_frame"
   | "receive_overflow"
+  | "send_overflow"
   | "socket_closed"
   | "auth_timeout"
   | "unexpected_message"

@@ -89,6 +89,15 @@ function closeSocket(ws: WebSocket, code: number, reason: string): void {
 /** What already-read frames may hold while the socket is paused: one read plus one whole frame. */
 const queueLimit = (maxFrameBytes: number): number => 2 * maxSecureFrameBytes(maxFrameBytes);
 
+/**
+ * What the core holds unsent for a runner that does not read: four whole frames, over the
+ * kernel's buffers. The core sends one command at a time and an ACK per commit, so a reading
+ * runner never comes near it; one that sends events and reads nothing would otherwise make the
+ * core buffer an ACK per commit for as long as it keeps sending (the heartbeat hears it, so it
+ * is never silent). The runner has no such limit: what it sends is its outbox, already bounded.
+ */
+export const coreUnsentLimit = (maxFrameBytes: number): number => 4 * maxSecureFrameBytes(maxFrameBytes);
+
 /** The heartbeat of one side: the welcome's interval, and what this side sends on each beat. */
 interface HeartbeatPlan<Send extends ControlKind> {
   intervalMs: number;
@@ -118,6 +127,8 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
     private readonly handlers: ChannelHandlers,
     private readonly now: () => number,
     heartbeat: HeartbeatPlan<Send>,
+    /** Bytes this side may hold unsent (ws's buffer and the socket's) before it ends `send_overflow`. */
+    private readonly maxUnsentBytes = Infinity,
   ) {
     const beat = heartbeat.beat;
     this.heartbeat = new Heartbeat(heartbeat.intervalMs, heartbeat.options, beat && (() => beat(this)), (silent) =>
@@ -186,6 +197,15 @@ export class SecureChannel<Send extends ControlKind = ControlKind> {
       // with what the peer said (its refusal code), which this error would hide.
       if (err && this.ws.readyState === this.ws.OPEN) this.end(transportError("socket_closed", "", err.message));
     });
+    const unsent = this.ws.bufferedAmount;
+    if (unsent > this.maxUnsentBytes)
+      this.end(
+        transportError(
+          "send_overflow",
+          "",
+          `${unsent} bytes wait unsent, over the limit of ${this.maxUnsentBytes}: the peer does not read`,
+        ),
+      );
   }
 
   /**
@@ -381,6 +401,8 @@ export interface CoreChannelOptions extends ChannelOptions {
   expected: RunExpectation;
   /** What the welcome carries and this side pings at (default HEARTBEAT_INTERVAL_MS); the caller checks its bounds. */
   heartbeatIntervalMs?: number;
+  /** Bytes held unsent for a runner that does not read before the channel ends `send_overflow` (default coreUnsentLimit). */
+  maxUnsentBytes?: number;
   /** The ticket or lease record for a credential id (the authority's storage). */
   lookupCredential(credentialId: string): Promise<CredentialRecord | undefined> | CredentialRecord | undefined;
   /**
@@ -488,6 +510,7 @@ export async function acceptCoreChannel(
       options.handlers,
       now,
       heartbeat,
+      options.maxUnsentBytes ?? coreUnsentLimit(maxFrameBytes),
     );
     return ok({ channel, hello: hello.value, grant: grant.value });
   } finally {

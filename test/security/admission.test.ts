@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { after, describe, it } from "node:test";
 import { authKey, clientProof, RUNNER_CONNECT_PATH_PREFIX } from "../../src/transport/index.js";
 import { ManualTimers } from "../support/manual-timers.js";
+import { establishedOn } from "../support/proc-net-tcp.js";
 import { within } from "../support/within.js";
 import { STILL_HEARTBEAT } from "../transport/support.js"; // a runner here answers no ping and must not be closed for it
 import { HandRunner, RawWsClient, SecureAuthority, answerWithProof, until } from "./support.js";
@@ -50,18 +50,6 @@ describe("admission: idle and unauthenticated connections", () => {
   }
 
   const connectPath = (runId: string) => `${RUNNER_CONNECT_PATH_PREFIX}${runId}`;
-
-  /** Established IPv4 TCP connections whose local port is `port`, as the kernel lists them. */
-  function establishedOn(port: number): number {
-    const local = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-    return readFileSync("/proc/net/tcp", "utf8")
-      .split("\n")
-      .slice(1)
-      .filter((line) => {
-        const [, localAddress, , state] = line.trim().split(/\s+/);
-        return localAddress?.endsWith(local) && state === "01";
-      }).length;
-  }
 
   it("a socket that sends nothing is answered 408 and closed at the headers timeout, not Node's 90 s; an upgraded runner is not", async () => {
     const authority = await start({ connections: { headersTimeoutMs: 1_000 }, heartbeat: STILL_HEARTBEAT });
