@@ -93,6 +93,9 @@ export abstract class PartsStore implements Omit<AuthorityStore, "close"> {
   commands(...a: P<"commands">) {
     return this.parts.commands.commands(...a);
   }
+  pendingCommandTimes(...a: P<"pendingCommandTimes">) {
+    return this.parts.commands.pendingCommandTimes(...a);
+  }
   appendCommand(...a: P<"appendCommand">) {
     return this.parts.commands.appendCommand(...a);
   }

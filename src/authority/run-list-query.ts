@@ -3,6 +3,10 @@ import { runStateOf } from "./run-state.js";
 import { dispatchFrom, runSpecFrom, truthy, type Row } from "./store-rows.js";
 import type { DispatchRow, RunListEntry, RunListPage, RunQuery, RunState } from "./store.js";
 
+/** Whether the run whose id is `${alias}.run_id` has a committed run.terminal, as SQL both databases take. */
+export const committedTerminal = (alias: string): string =>
+  `EXISTS (SELECT 1 FROM committed_events e WHERE e.run_id = ${alias}.run_id AND e.event_type = 'run.terminal')`;
+
 /** The most runs one page may hold. */
 export const MAX_RUN_PAGE = 500;
 
@@ -19,8 +23,7 @@ export function runListQuery(query: RunQuery, param: (n: number) => string): { t
     return param(values.length);
   };
   const where: string[] = [];
-  const terminal =
-    "EXISTS (SELECT 1 FROM committed_events e WHERE e.run_id = r.run_id AND e.event_type = 'run.terminal')";
+  const terminal = committedTerminal("r");
   if (query.state) where.push(STATE_FILTER[query.state](terminal));
   for (const [key, value] of Object.entries(query.labels ?? {}))
     where.push(

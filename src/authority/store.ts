@@ -95,6 +95,11 @@ export interface AuthorityStore extends DispatchPart {
 
   command(runId: string, commandId: string): Promise<CommandRow | undefined>;
   commands(runId: string): Promise<CommandRow[]>;
+  /**
+   * When each command without a result was queued, oldest first, at most `limit`: the command
+   * queue over every run that has not ended, its runner connected or not (the command gauges).
+   */
+  pendingCommandTimes(limit: number): Promise<number[]>;
   /** Appends a command, only if `command.controllerSeq` is the run's count + 1 and the id is new. */
   appendCommand(runId: string, command: NewCommand, nowMs: number): Promise<Result<CommandRow>>;
   /**
@@ -185,7 +190,7 @@ export type EventsPart = Pick<
 >;
 export type CommandsPart = Pick<
   AuthorityStore,
-  "command" | "commands" | "appendCommand" | "deliverNextCommand" | "recordCommandResult"
+  "command" | "commands" | "pendingCommandTimes" | "appendCommand" | "deliverNextCommand" | "recordCommandResult"
 >;
 export type DiagnosticsPart = Pick<
   AuthorityStore,

@@ -26,7 +26,6 @@ export function authorityHealth(
       const p = probe();
       return { live: p?.liveRunIds().length ?? 0, unauthenticated: p?.admission().unauthenticated ?? 0 };
     },
-    liveRunIds: () => probe()?.liveRunIds() ?? [],
   });
   const storeCheck: ReadinessCheck = {
     name: "store",

@@ -11,8 +11,6 @@ export const MAX_COUNTED = 500;
 const STORE_READ_MS = 5_000;
 /** Distinct refusal codes and stop reasons kept as labels; the rest count as "other". */
 const MAX_CODES = 64;
-/** Live runs whose command queue a scrape reads at most (one query each). */
-export const MAX_COMMAND_RUNS = 100;
 const RUN_STATES: readonly RunState[] = ["queued", "claimed", "pending", "running", "ended"];
 /** Commit and ACK latencies: 0.5 ms (an idle SQLite) to 10 s (a stalled database). */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
@@ -24,8 +22,6 @@ export interface AuthorityGauges {
   store: AuthorityStore;
   /** Runs with a live runner connection here, and sockets not yet authenticated. */
   connections(): { live: number; unauthenticated: number };
-  /** The runs with a live runner connection here: whose command queues the gauges read. */
-  liveRunIds(): string[];
   now?: () => number;
 }
 
@@ -67,7 +63,7 @@ export class AuthorityMetrics {
       if (this.figures === null || at - this.figures.at >= STORE_READ_MS)
         this.figures = {
           at,
-          value: readFigures(gauges.store, gauges.liveRunIds().slice(0, MAX_COMMAND_RUNS), at).catch((err: unknown) => {
+          value: readFigures(gauges.store, at).catch((err: unknown) => {
             storeErrors.inc({ kind: storeFailureKind(err) });
             return null; // the gauges keep their last values: a scrape never fails on the store
           }),
@@ -125,7 +121,7 @@ export class AuthorityMetrics {
     });
     new Gauge({
       name: "prp_command_queue_depth",
-      help: `Commands without a result, over the runs connected here (up to ${MAX_COMMAND_RUNS} runs)`,
+      help: `Commands without a result over the runs not ended, connected or not, counted up to ${MAX_COUNTED}`,
       registers,
       async collect() {
         const f = await read();
@@ -212,20 +208,18 @@ export class AuthorityMetrics {
   }
 }
 
-/** The store's figures, each a bounded read (MAX_COUNTED rows, or one run's commands, per query). */
-async function readFigures(store: AuthorityStore, liveRunIds: readonly string[], nowMs: number): Promise<StoreFigures> {
+/** The store's figures, each a bounded read (MAX_COUNTED rows per query). */
+async function readFigures(store: AuthorityStore, nowMs: number): Promise<StoreFigures> {
   const runs = {} as Record<RunState, number>;
   for (const state of RUN_STATES) runs[state] = (await store.listRuns({ state, limit: MAX_COUNTED })).runs.length;
   const queued = await store.queuedRuns(MAX_COUNTED);
   const oldest = Math.min(...queued.map((r) => r.queuedAtUnixMs));
   const workers = await store.workers();
   const revoked = workers.filter((w) => w.revokedAtUnixMs !== null).length;
-  const pending = [];
-  for (const runId of liveRunIds) pending.push(...(await store.commands(runId)).filter((c) => c.status === null));
-  const oldestCommand = Math.min(...pending.map((c) => c.queuedAtUnixMs));
+  const pending = await store.pendingCommandTimes(MAX_COUNTED);
   return {
     commandsPending: pending.length,
-    commandOldestSeconds: pending.length === 0 ? 0 : Math.max(0, (nowMs - oldestCommand) / 1000),
+    commandOldestSeconds: pending.length === 0 ? 0 : Math.max(0, (nowMs - pending[0]!) / 1000),
     runs,
     queueDepth: queued.length,
     queueOldestSeconds: queued.length === 0 ? 0 : Math.max(0, (nowMs - oldest) / 1000),

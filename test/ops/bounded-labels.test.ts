@@ -21,7 +21,7 @@ const terminal = (payload: unknown): NewCommittedEvent => ({
 /** Metrics with no store behind them: these tests feed the observer only. */
 const metrics = () =>
   new AuthorityMetrics(
-    { store: {} as AuthorityStore, connections: () => ({ live: 0, unauthenticated: 0 }), liveRunIds: () => [] },
+    { store: {} as AuthorityStore, connections: () => ({ live: 0, unauthenticated: 0 }) },
     { processMetrics: false },
   );
 

@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { describe, it } from "node:test";
-import type { AuthorityStore, CommandRow, NewCommittedEvent, RunQuery } from "../../src/authority/store.js";
+import type { AuthorityStore, NewCommittedEvent, RunQuery } from "../../src/authority/store.js";
 import { AuthorityMetrics } from "../../src/ops/authority-metrics.js";
 import { family, scrapeMismatches, type MetricFamily } from "./scrape.js";
 
 const parseText = createRequire(import.meta.url)("parse-prometheus-text-format") as (text: string) => MetricFamily[];
-
-const command = (queuedAtUnixMs: number, answered: boolean) =>
-  ({ queuedAtUnixMs, status: answered ? "ok" : null }) as CommandRow;
 
 /** A store that answers the gauges' reads from fixed rows, and counts the reads. */
 function fakeStore(reads: { n: number }): AuthorityStore {
@@ -20,20 +17,18 @@ function fakeStore(reads: { n: number }): AuthorityStore {
     },
     queuedRuns: async () => [{ queuedAtUnixMs: 40_000 }, { queuedAtUnixMs: 70_000 }],
     workers: async () => [{ revokedAtUnixMs: null }, { revokedAtUnixMs: 5 }, { revokedAtUnixMs: null }],
-    commands: async (runId: string) =>
-      runId === "run_a" ? [command(10_000, true), command(90_000, false)] : [command(95_000, false)],
+    pendingCommandTimes: async (limit: number) => [90_000, 95_000].slice(0, limit),
   } as unknown as AuthorityStore;
 }
 
 describe("the store-derived gauges", () => {
-  it("count runs, the run queue, workers and the pending commands of live runs, read once per 5 s", async () => {
+  it("count runs, the run queue, workers and the pending commands, read once per 5 s", async () => {
     const reads = { n: 0 };
     let nowMs = 100_000;
     const m = new AuthorityMetrics(
       {
         store: fakeStore(reads),
         connections: () => ({ live: 2, unauthenticated: 1 }),
-        liveRunIds: () => ["run_a", "run_b"],
         now: () => nowMs,
       },
       { processMetrics: false },
@@ -78,7 +73,7 @@ describe("the store-derived gauges", () => {
     });
     let nowMs = 0;
     const m = new AuthorityMetrics(
-      { store, connections: () => ({ live: 0, unauthenticated: 0 }), liveRunIds: () => [], now: () => nowMs },
+      { store, connections: () => ({ live: 0, unauthenticated: 0 }), now: () => nowMs },
       { processMetrics: false },
     );
     await m.registry.metrics();
@@ -100,7 +95,6 @@ describe("the store-derived gauges", () => {
       {
         store: fakeStore({ n: 0 }),
         connections: () => ({ live: 0, unauthenticated: 0 }),
-        liveRunIds: () => [],
       },
       { processMetrics: false },
     );

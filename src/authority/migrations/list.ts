@@ -6,12 +6,14 @@ import {
   POSTGRES_V4,
   POSTGRES_V5,
   POSTGRES_V6,
+  POSTGRES_V7,
   SQLITE_V1,
   SQLITE_V2,
   SQLITE_V3,
   SQLITE_V4,
   SQLITE_V5,
   SQLITE_V6,
+  SQLITE_V7,
 } from "./schema.js";
 
 /**
@@ -63,6 +65,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "traces: the trace context of the API request that created each run",
     sqlite: SQLITE_V6,
     postgres: POSTGRES_V6,
+  },
+  {
+    version: 7,
+    name: "command gauges: the unanswered commands in the order they were queued",
+    sqlite: SQLITE_V7,
+    postgres: POSTGRES_V7,
   },
 ];
 

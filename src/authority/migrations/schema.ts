@@ -260,3 +260,13 @@ const runTraceParent = `ALTER TABLE run_specs ADD COLUMN trace_parent TEXT;`;
 export const SQLITE_V6 = runTraceParent;
 
 export const POSTGRES_V6 = runTraceParent;
+
+/**
+ * Version 7, the command gauges: the unanswered commands of every run in the order they were
+ * queued, so a scrape reads the oldest of them without a scan of every command ever queued.
+ */
+const pendingCommandsIndex = "CREATE INDEX commands_pending ON commands (queued_at) WHERE status IS NULL;";
+
+export const SQLITE_V7 = pendingCommandsIndex;
+
+export const POSTGRES_V7 = pendingCommandsIndex;

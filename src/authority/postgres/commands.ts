@@ -1,4 +1,5 @@
 import { fail, ok, type Result } from "../errors.js";
+import { pendingCommandTimesQuery } from "../pending-commands-query.js";
 import { appendCommandRefusal, commandResultDecision, currentConnection } from "../store-rules.js";
 import { commandFrom, type Row } from "../store-rows.js";
 import type { CommandRow, CommandsPart, NewCommand, NewCommandResult } from "../store.js";
@@ -17,6 +18,10 @@ export class PostgresCommands implements CommandsPart {
     return (await this.h.query("SELECT * FROM commands WHERE run_id = $1 ORDER BY controller_seq", [runId])).map(
       commandFrom,
     );
+  }
+
+  async pendingCommandTimes(limit: number): Promise<number[]> {
+    return (await this.h.query(pendingCommandTimesQuery("$1"), [limit])).map((r) => Number(r.queued_at));
   }
 
   async appendCommand(runId: string, cmd: NewCommand, nowMs: number): Promise<Result<CommandRow>> {

@@ -1,4 +1,5 @@
 import { fail, ok, type Result } from "../errors.js";
+import { pendingCommandTimesQuery } from "../pending-commands-query.js";
 import { appendCommandRefusal, commandResultDecision } from "../store-rules.js";
 import { commandFrom, type Row } from "../store-rows.js";
 import type { CommandRow, CommandsPart, NewCommand, NewCommandResult } from "../store.js";
@@ -22,6 +23,10 @@ export class SqliteCommands implements CommandsPart {
         commandFrom,
       ),
     );
+  }
+
+  pendingCommandTimes(limit: number): Promise<number[]> {
+    return this.h.read(() => this.h.sql(pendingCommandTimesQuery("?")).pluck().all(limit) as number[]);
   }
 
   async appendCommand(runId: string, c: NewCommand, nowMs: number): Promise<Result<CommandRow>> {

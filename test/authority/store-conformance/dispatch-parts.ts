@@ -431,6 +431,31 @@ export const dispatchPartsConformance: ConformancePart = (name: string, factory:
       await store.close();
     });
 
+    it("pendingCommandTimes: the unanswered commands of runs not ended, connected or not, oldest first, at most the limit", async () => {
+      const { store } = await factory.open();
+      // Each run is created with one command, queued at its submit time 1000 + n.
+      for (let n = 1; n <= 4; n++) unwrap(await store.createRun(request(n)));
+      assert.deepEqual(await store.pendingCommandTimes(10), [1001, 1002, 1003, 1004], "no runner connected yet");
+      assert.deepEqual(await store.pendingCommandTimes(2), [1001, 1002]);
+      await withWorkers(store, 1);
+      unwrap(await store.pollWorker(poll(1, { want: 2 })));
+      const conn = await runnerOf(store, 1);
+      unwrap(await store.deliverNextCommand("run_1", conn, false, 3000));
+      assert.deepEqual(await store.pendingCommandTimes(10), [1001, 1002, 1003, 1004], "delivered is not answered");
+      unwrap(
+        await store.recordCommandResult(
+          "run_1",
+          conn,
+          { commandId: "command_prp_00000001", status: "completed", result: "{}" },
+          3001,
+        ),
+      );
+      await runnerOf(store, 2, ["event", "run.terminal"]);
+      unwrap(await store.cancelQueued("run_3", 3002));
+      assert.deepEqual(await store.pendingCommandTimes(10), [1004], "answered, ended by a terminal, cancelled");
+      await store.close();
+    });
+
     it("cancelQueued ends a queued run and revokes its credentials; a claimed one is not cancelled; an ended one is refused", async () => {
       const o = await factory.open();
       const { store } = o;
