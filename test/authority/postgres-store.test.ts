@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { MIGRATIONS } from "../../src/authority/migrations/list.js";
 import { migratePostgres as migrate } from "../../src/authority/postgres/migrate.js";
+import { CHANNEL } from "../../src/authority/postgres/handle.js";
+import { FULL_READ_MS, PostgresNotices } from "../../src/authority/postgres/notices.js";
 import { PostgresAuthorityStore } from "../../src/authority/postgres-store.js";
 import type { StoreNotice } from "../../src/authority/store.js";
 import { startTestPostgres, withPgClient, type TestPostgres } from "../support/postgres.js";
@@ -117,5 +119,55 @@ describe("PostgreSQL store: migrations and notices between instances", () => {
     stop();
     await a.close();
     await b.close();
+  });
+
+  it("the change mark moves with another instance's notice, a reconnect and every 30 s; null while nothing listens", async () => {
+    const url = await server.database();
+    let nowMs = 0;
+    const config = { connectionString: url, application_name: "prp-notices-test" };
+    const notices = new PostgresNotices(
+      config,
+      "test",
+      "origin-a",
+      () => undefined,
+      () => nowMs,
+    );
+    const heard: StoreNotice[] = [];
+    notices.subscribe((n) => heard.push(n));
+    const mark = () => notices.externalChangeMark();
+    const notify = (origin: string) =>
+      withPgClient(url, (c) =>
+        c.query("SELECT pg_notify($1, $2)", [CHANNEL, JSON.stringify({ origin, kind: "command_queued", runId: "r1" })]),
+      );
+    try {
+      assert.equal(await mark(), null, "nothing listens yet: every poll must read");
+      await notices.listen();
+      const first = (await mark())!;
+      assert.equal(typeof first, "number");
+      assert.equal(await mark(), first, "nothing changed: a poll reads nothing");
+      // Notices arrive in commit order: this instance's own is heard before the other's.
+      await notify("origin-a");
+      await notify("origin-b");
+      await until(
+        () => heard.length === 1,
+        () => `the other instance's notice, heard ${JSON.stringify(heard)}`,
+      );
+      assert.equal(await mark(), first + 1, "another instance's notice moves it; this instance's own does not");
+      nowMs += FULL_READ_MS - 1;
+      assert.equal(await mark(), first + 1);
+      nowMs += 1;
+      assert.equal(await mark(), first + 2, "a full read at least every FULL_READ_MS");
+      // The listening connection ended by the server: what was notified meanwhile is lost.
+      await withPgClient(url, (c) =>
+        c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [
+          "prp-notices-test",
+        ]),
+      );
+      await until(() => heard.some((n) => n.kind === "missed"), "the reconnect's missed notice");
+      assert.equal(await mark(), first + 3, "a reconnect moves it");
+    } finally {
+      await notices.close();
+    }
+    assert.equal(await mark(), null, "closed: nothing listens");
   });
 });
