@@ -19,8 +19,8 @@ export class PostgresNotices implements NoticesPart {
   private listener: pg.Client | null = null;
   private closed = false;
   private reconnect: NodeJS.Timeout | null = null;
-  /** Moves with each notice handed on (another instance's change, or `missed`): the change mark. */
-  private heard = 0;
+  /** The change mark: moves with each `missed` and each full read due. */
+  private mark = 0;
   private fullReadAt = -Infinity;
 
   constructor(
@@ -40,19 +40,20 @@ export class PostgresNotices implements NoticesPart {
 
   /**
    * Every change another instance makes to what a poll reads (a command queued, a run revoked)
-   * is notified, so the mark moves with each notice heard, with each reconnect of the listening
-   * connection (what was notified meanwhile is lost), and at least every FULL_READ_MS. While no
-   * connection listens it is null: every poll reads. An idle authority with thousands of live
-   * runs then reads them every 30 s, not every poll.
+   * is notified, and its notice is acted on as it arrives (the server's subscription), so a
+   * notice needs no poll. The mark moves only when notices may have been lost: at each
+   * reconnect of the listening connection (`missed`), and every FULL_READ_MS. While no
+   * connection listens it is null: every poll reads. An authority with thousands of live runs,
+   * idle or busy, then reads them all every 30 s, not every poll.
    */
   externalChangeMark(): Promise<number | null> {
     if (this.listener === null) return Promise.resolve(null);
     const at = this.now();
     if (at - this.fullReadAt >= FULL_READ_MS) {
       this.fullReadAt = at;
-      this.heard++;
+      this.mark++;
     }
-    return Promise.resolve(this.heard);
+    return Promise.resolve(this.mark);
   }
   /**
    * Keeps one connection listening on the channel. When it is lost (a database restart) it is
@@ -106,7 +107,7 @@ export class PostgresNotices implements NoticesPart {
     this.emit(rest as StoreNotice);
   }
   private emit(notice: StoreNotice): void {
-    this.heard++;
+    if (notice.kind === "missed") this.mark++;
     for (const listener of this.listeners) listener(notice);
   }
   async close(): Promise<void> {
