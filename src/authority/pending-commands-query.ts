@@ -2,7 +2,8 @@ import { committedTerminal } from "./run-list-query.js";
 
 /**
  * When each command without a result was queued, oldest first, over the runs that have not
- * ended (no committed terminal, no ended dispatch), `limit` the placeholder of the row limit.
+ * ended (no committed terminal, no ended dispatch: the run list's `ended`, written so that a run
+ * without a dispatch row counts as not ended), `limit` the placeholder of the row limit.
  * A partial index (schema version 7) holds only the unanswered commands, in this order.
  */
 export const pendingCommandTimesQuery = (limit: string): string =>
