@@ -48,6 +48,9 @@ export abstract class PartsStore implements Omit<AuthorityStore, "close"> {
   runIds(...a: P<"runIds">) {
     return this.parts.runs.runIds(...a);
   }
+  liveRunWork(...a: P<"liveRunWork">) {
+    return this.parts.runs.liveRunWork(...a);
+  }
 
   insertTicket(...a: P<"insertTicket">) {
     return this.parts.credentials.insertTicket(...a);

@@ -231,11 +231,13 @@ export class AuthorityServer {
    * when the store's epoch passed the one its connection was told of.
    */
   async syncLiveRuns(): Promise<void> {
-    for (const runId of this.connections.liveRunIds()) {
-      const run = await this.store.runCursor(runId);
-      if (run && run.revocationEpoch > this.connections.toldEpoch(runId))
-        this.connections.sendRevoke(runId, run.revocationEpoch);
-      else await this.connections.deliverNext(runId);
+    const live = this.connections.liveRunIds();
+    if (live.length === 0) return;
+    // One read for all of them; only a run with something to send costs more.
+    for (const run of await this.store.liveRunWork(live)) {
+      if (run.revocationEpoch > this.connections.toldEpoch(run.runId))
+        this.connections.sendRevoke(run.runId, run.revocationEpoch);
+      else if (run.commandWaiting) await this.connections.deliverNext(run.runId);
     }
   }
 

@@ -11,6 +11,7 @@ import type {
   CredentialRow,
   DispatchRow,
   DispatchState,
+  LiveRunWork,
   LoggedEvent,
   RenewalLease,
   RunCursor,
@@ -130,6 +131,13 @@ export const cursorFrom = (r: Row, terminalSourceSeq: number | null): RunCursor 
   currentConnectionId: r.current_connection_id as string | null,
   revocationEpoch: r.revocation_epoch as number,
   protocolVersion: r.protocol_version as number,
+});
+
+/** A row of liveRunWorkQuery: SQLite answers the test as 0 or 1, PostgreSQL as a boolean. */
+export const liveRunWorkFrom = (r: Row): LiveRunWork => ({
+  runId: r.run_id as string,
+  revocationEpoch: r.revocation_epoch as number,
+  commandWaiting: r.command_waiting === true || r.command_waiting === 1,
 });
 
 /** A run row, its terminal and its commands' delivery counts (in controllerSeq order) as a snapshot. */

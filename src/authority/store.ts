@@ -31,6 +31,11 @@ export interface AuthorityStore extends DispatchPart {
   /** What ingest checks for each event: one row, without the command scan of `run`. */
   runCursor(runId: string): Promise<RunCursor | undefined>;
   runIds(): Promise<string[]>;
+  /**
+   * What a full read of the live runs acts on (AuthorityServer.syncLiveRuns), for every run
+   * given, in one query whatever their number: an unknown id is left out.
+   */
+  liveRunWork(runIds: readonly string[]): Promise<LiveRunWork[]>;
 
   /** Stores a new bootstrap ticket (digest only) for a registered run. */
   insertTicket(ticket: NewTicket): Promise<Result<void>>;
@@ -179,7 +184,7 @@ export interface AuthorityStore extends DispatchPart {
  * The store's aggregates, each implemented per database as one part over a shared connection
  * (sqlite/, postgres/): a new aggregate is a new part and a new slice here.
  */
-export type RunsPart = Pick<AuthorityStore, "registerRun" | "run" | "runCursor" | "runIds">;
+export type RunsPart = Pick<AuthorityStore, "registerRun" | "run" | "runCursor" | "runIds" | "liveRunWork">;
 export type CredentialsPart = Pick<
   AuthorityStore,
   "insertTicket" | "credential" | "reauthorize" | "revoke" | "renewLeases" | "prune"
@@ -265,6 +270,17 @@ export type RunCursor = Pick<
   RunSnapshot,
   "identity" | "ackedSourceSeq" | "terminalSourceSeq" | "currentConnectionId" | "revocationEpoch" | "protocolVersion"
 >;
+
+/** A live run as a full read sees it (`liveRunWork`). */
+export interface LiveRunWork {
+  runId: string;
+  revocationEpoch: number;
+  /**
+   * The run's lowest command without a result has not been sent on its current connection:
+   * `deliverNextCommand` would hand it out. False when every command has its result.
+   */
+  commandWaiting: boolean;
+}
 
 /** A ticket or lease as stored: a locator and a digest, never the token (§5.2). */
 export interface CredentialRow {

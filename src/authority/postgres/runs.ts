@@ -1,7 +1,8 @@
 import { fail, ok, type Result } from "../errors.js";
 import { checkIdentity, identityDifference, type RunIdentity } from "../identity.js";
-import { cursorFrom, identityFrom } from "../store-rows.js";
-import type { RunCursor, RunInit, RunSnapshot, RunsPart } from "../store.js";
+import { liveRunWorkQuery } from "../live-run-work-query.js";
+import { cursorFrom, identityFrom, liveRunWorkFrom } from "../store-rows.js";
+import type { LiveRunWork, RunCursor, RunInit, RunSnapshot, RunsPart } from "../store.js";
 import type { PostgresHandle } from "./handle.js";
 
 /** Runs: registered once by identity, found again after a restart. */
@@ -37,5 +38,9 @@ export class PostgresRuns implements RunsPart {
 
   async runIds(): Promise<string[]> {
     return (await this.h.query('SELECT run_id FROM runs ORDER BY run_id COLLATE "C"')).map((r) => r.run_id as string);
+  }
+
+  async liveRunWork(runIds: readonly string[]): Promise<LiveRunWork[]> {
+    return (await this.h.query(liveRunWorkQuery("SELECT unnest($1::text[])"), [runIds])).map(liveRunWorkFrom);
   }
 }

@@ -1,7 +1,8 @@
 import { fail, ok, type Result } from "../errors.js";
 import { checkIdentity, identityDifference, type RunIdentity } from "../identity.js";
-import { cursorFrom, identityFrom } from "../store-rows.js";
-import type { RunCursor, RunInit, RunSnapshot, RunsPart } from "../store.js";
+import { liveRunWorkQuery } from "../live-run-work-query.js";
+import { cursorFrom, identityFrom, liveRunWorkFrom, type Row } from "../store-rows.js";
+import type { LiveRunWork, RunCursor, RunInit, RunSnapshot, RunsPart } from "../store.js";
 import type { SqliteHandle } from "./handle.js";
 
 /** Runs: registered once by identity, found again after a restart. */
@@ -42,6 +43,14 @@ export class SqliteRuns implements RunsPart {
   runIds(): Promise<string[]> {
     return this.h.read(() =>
       (this.h.sql("SELECT run_id FROM runs ORDER BY run_id").all() as Array<{ run_id: string }>).map((r) => r.run_id),
+    );
+  }
+
+  liveRunWork(runIds: readonly string[]): Promise<LiveRunWork[]> {
+    return this.h.read(() =>
+      (this.h.sql(liveRunWorkQuery("SELECT value FROM json_each(?)")).all(JSON.stringify(runIds)) as Row[]).map(
+        liveRunWorkFrom,
+      ),
     );
   }
 }

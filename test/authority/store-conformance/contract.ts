@@ -494,6 +494,38 @@ export function storeConformance(name: string, factory: StoreFactory, parts: rea
       await s.close();
     });
 
+    it("liveRunWork: each known run's epoch, and whether its lowest unanswered command waits for the current connection", async () => {
+      const { o, a, conn } = await connected();
+      const s = o.store;
+      await withRun(a, 2);
+      const work = async (...ids: string[]) =>
+        (await s.liveRunWork(ids))
+          .sort((x, y) => x.runId.localeCompare(y.runId))
+          .map((w) => [w.runId, w.revocationEpoch, w.commandWaiting]);
+      assert.deepEqual(await work(), []);
+      assert.deepEqual(await work("run_1", "run_2", "run_9"), [
+        ["run_1", 0, false],
+        ["run_2", 0, false],
+      ]);
+      unwrap(await s.appendCommand("run_1", command(1), 1));
+      assert.deepEqual(await work("run_1"), [["run_1", 0, true]], "queued, never sent");
+      unwrap(await s.deliverNextCommand("run_1", conn, false, 2));
+      assert.deepEqual(await work("run_1"), [["run_1", 0, false]], "sent on the current connection");
+      const next = (await connect(a)).connectionId;
+      assert.deepEqual(await work("run_1"), [["run_1", 0, true]], "sent on a connection since replaced");
+      unwrap(await s.deliverNextCommand("run_1", next, false, 3));
+      unwrap(
+        await s.recordCommandResult("run_1", next, { commandId: "command_1", status: "completed", result: "{}" }, 4),
+      );
+      assert.deepEqual(await work("run_1"), [["run_1", 0, false]], "answered");
+      unwrap(await s.appendCommand("run_1", command(2), 5));
+      unwrap(await s.revoke("run_1", undefined, 6));
+      // Thousands of ids are one query's list, not one bound variable each.
+      const many = Array.from({ length: 3000 }, (_, i) => `run_x${i}`);
+      assert.deepEqual(await work(...many, "run_1"), [["run_1", 1, true]], "the lowest unanswered is the next one");
+      await s.close();
+    });
+
     it("revoke raises the epoch (by one, or to a greater one), revokes live credentials of lower epochs, and refuses a lower epoch", async () => {
       const { o, a, conn } = await connected();
       const s = o.store;
