@@ -67,8 +67,16 @@ export const credentialFrom = (r: Row, serverKey: ServerKey, location: string): 
  * What a lease renewal decides on, read without the auth key: a renewal arrives on a
  * connection whose handshake already proved it, so the key is not opened again for each one.
  */
-export const RENEWAL_LEASE_COLUMNS = "credential_id, expires_at, revoked_at, revocation_epoch";
 export const RENEWAL_RUN_COLUMNS = "current_connection_id, last_lease_id, revocation_epoch";
+
+/**
+ * The lease a renewal names and the expiry its last renewal replaced (null before one), in one
+ * read, given the placeholders of the lease id and the run id, and a locking clause if any.
+ */
+export const renewalLeaseQuery = ([leaseId, runId]: readonly [string, string], lock = ""): string =>
+  `SELECT c.credential_id, c.expires_at, c.revoked_at, c.revocation_epoch, lr.previous_expires_at
+   FROM credentials c LEFT JOIN lease_renewals lr ON lr.credential_id = c.credential_id
+   WHERE c.lease_id = ${leaseId} AND c.run_id = ${runId} AND c.kind = 'lease'${lock}`;
 
 export const renewalLeaseFrom = (r: Row): RenewalLease => ({
   credentialId: r.credential_id as string,

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { fail, ok, type Result } from "../errors.js";
 import { MAX_RUNNER_CONNECTIONS } from "../limits.js";
 import { nextRevocationEpoch, reauthorizeRefusal, renewalDecision } from "../store-rules.js";
-import { RENEWAL_LEASE_COLUMNS, RENEWAL_RUN_COLUMNS, renewalLeaseFrom, type Row } from "../store-rows.js";
+import { RENEWAL_RUN_COLUMNS, renewalLeaseFrom, renewalLeaseQuery, type Row } from "../store-rows.js";
 import type {
   CredentialRow,
   CredentialsPart,
@@ -158,31 +158,21 @@ export class PostgresCredentials implements CredentialsPart {
     const [run] = (await c.query(`SELECT ${RENEWAL_RUN_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE`, [req.runId]))
       .rows as Row[];
     if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
-    const [stored] = (
-      await c.query(
-        `SELECT ${RENEWAL_LEASE_COLUMNS} FROM credentials WHERE lease_id = $1 AND run_id = $2 AND kind = 'lease' FOR UPDATE`,
-        [req.leaseId, req.runId],
-      )
-    ).rows as Row[];
+    const [stored] = (await c.query(renewalLeaseQuery(["$1", "$2"], " FOR UPDATE OF c"), [req.leaseId, req.runId]))
+      .rows as Row[];
     const lease = stored ? renewalLeaseFrom(stored) : undefined;
-    const renewal = lease
-      ? ((
-          await c.query("SELECT previous_expires_at FROM lease_renewals WHERE credential_id = $1", [lease.credentialId])
-        ).rows[0] as Row | undefined)
-      : undefined;
-    const decided = renewalDecision(req, run, lease, renewal);
+    const decided = renewalDecision(req, run, lease, stored);
     if (!decided.ok || decided.value.replayed || !lease) return decided;
-    const { expiresAtUnixMs } = decided.value;
-    await c.query("UPDATE credentials SET expires_at = $1 WHERE credential_id = $2", [
-      expiresAtUnixMs,
-      lease.credentialId,
-    ]);
+    // The three writes in one statement: a round trip each was most of a renewal's cost.
     await c.query(
-      `INSERT INTO lease_renewals (credential_id, previous_expires_at, renewals, renewed_at) VALUES ($1, $2, 1, $3)
-       ON CONFLICT (credential_id) DO UPDATE SET previous_expires_at = excluded.previous_expires_at, renewals = lease_renewals.renewals + 1, renewed_at = excluded.renewed_at`,
-      [lease.credentialId, lease.expiresAtUnixMs, req.nowMs],
+      `WITH lease AS (UPDATE credentials SET expires_at = $1 WHERE credential_id = $2),
+       renewal AS (
+         INSERT INTO lease_renewals (credential_id, previous_expires_at, renewals, renewed_at) VALUES ($2, $3, 1, $4)
+         ON CONFLICT (credential_id) DO UPDATE SET previous_expires_at = excluded.previous_expires_at,
+           renewals = lease_renewals.renewals + 1, renewed_at = excluded.renewed_at)
+       UPDATE runs SET last_lease_expires_at = $1 WHERE run_id = $5`,
+      [decided.value.expiresAtUnixMs, lease.credentialId, lease.expiresAtUnixMs, req.nowMs, req.runId],
     );
-    await c.query("UPDATE runs SET last_lease_expires_at = $1 WHERE run_id = $2", [expiresAtUnixMs, req.runId]);
     return decided;
   }
 

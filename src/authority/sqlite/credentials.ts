@@ -1,7 +1,7 @@
 import { fail, ok, type Result } from "../errors.js";
 import { MAX_RUNNER_CONNECTIONS } from "../limits.js";
 import { nextRevocationEpoch, reauthorizeRefusal, renewalDecision } from "../store-rules.js";
-import { RENEWAL_LEASE_COLUMNS, RENEWAL_RUN_COLUMNS, renewalLeaseFrom, type Row } from "../store-rows.js";
+import { RENEWAL_RUN_COLUMNS, renewalLeaseFrom, renewalLeaseQuery, type Row } from "../store-rows.js";
 import type {
   CredentialRow,
   CredentialsPart,
@@ -147,16 +147,9 @@ export class SqliteCredentials implements CredentialsPart {
     const run = this.h.sql(`SELECT ${RENEWAL_RUN_COLUMNS} FROM runs WHERE run_id = ?`).get(req.runId) as
       Row | undefined;
     if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
-    const stored = this.h
-      .sql(`SELECT ${RENEWAL_LEASE_COLUMNS} FROM credentials WHERE lease_id = ? AND run_id = ? AND kind = 'lease'`)
-      .get(req.leaseId, req.runId) as Row | undefined;
+    const stored = this.h.sql(renewalLeaseQuery(["?", "?"])).get(req.leaseId, req.runId) as Row | undefined;
     const lease = stored ? renewalLeaseFrom(stored) : undefined;
-    const renewal = lease
-      ? (this.h
-          .sql("SELECT previous_expires_at FROM lease_renewals WHERE credential_id = ?")
-          .get(lease.credentialId) as Row | undefined)
-      : undefined;
-    const decided = renewalDecision(req, run, lease, renewal);
+    const decided = renewalDecision(req, run, lease, stored);
     if (!decided.ok || decided.value.replayed || !lease) return decided;
     const { expiresAtUnixMs } = decided.value;
     this.h
