@@ -163,7 +163,7 @@ export class PostgresCredentials implements CredentialsPart {
     const lease = stored ? renewalLeaseFrom(stored) : undefined;
     const decided = renewalDecision(req, run, lease, stored);
     if (!decided.ok || decided.value.replayed || !lease) return decided;
-    // The three writes in one statement: a round trip each was most of a renewal's cost.
+    // The three writes in one statement: one round trip, not three.
     await c.query(
       `WITH lease AS (UPDATE credentials SET expires_at = $1 WHERE credential_id = $2),
        renewal AS (
