@@ -9,9 +9,9 @@ import { until } from "../support/until.js";
 
 /**
  * The controller's V8 heap for old objects, in MB: far less than the run's events. Its modules
- * alone keep about 23 MB live, and under 32 MB V8 now and then gave up on a run that kept
- * nothing, 23 MB live after its last full collection (the young generation's survivors need
- * room in the old space too). The events are more than 1.5 times the cap.
+ * alone keep about 23 MB live; under a 32 MB cap V8 now and then gave up on a run that kept
+ * nothing (23 MB live after its last full collection, most likely no room left to promote the
+ * young generation's survivors). The events are more than 1.5 times the cap.
  */
 const HEAP_CAP_MB = 48;
 const CHUNKS = 20_000;
