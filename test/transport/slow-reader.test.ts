@@ -75,9 +75,12 @@ describe("a runner that does not read what the core sends", () => {
       10_000,
       "the runner's channel to end",
     );
-    assert.ok(
-      runnerInbox.envelopes.length < 20 + sent,
-      "what the core held unsent went with its socket (a redial is sent it again)",
-    );
+    // How much of what the core held reaches the runner is the kernel's affair: under load its
+    // buffers can take the rest in during the grace. What holds every time: nothing arrives twice
+    // and nothing but the commands sent (a redial is sent what was lost again).
+    const got = runnerInbox.envelopes;
+    assert.ok(got.length <= 20 + sent, `${got.length} frames for ${20 + sent} sent`);
+    assert.equal(new Set(got.map((e) => e.envelopeId)).size, got.length, "an envelope arrived twice");
+    assert.deepEqual(new Set(got.map((e) => e.kind)), new Set(["command"]));
   });
 });
