@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { authKey, authKeyDigest, credentialId } from "../transport/derive.js";
 import type { CredentialRecord } from "../transport/handshake.js";
 import { fail, ok, type Result } from "./errors.js";
-import { RenewalBatch } from "./renewal-batch.js";
+import { MAX_RENEWAL_WINDOW_MS, RENEWAL_WINDOW_MS, RenewalBatch } from "./renewal-batch.js";
 import {
   DEFAULT_BOOTSTRAP_TTL_MS,
   DEFAULT_LEASE_TTL_MS,
@@ -26,6 +26,8 @@ export interface CredentialsOptions {
   store: AuthorityStore;
   /** Connection-lease TTL: default 60 s, allowed 60 s – 24 h (§5.9). */
   leaseTtlMs?: number;
+  /** How long a lease renewal may wait to share its store commit (default RENEWAL_WINDOW_MS, 0 – MAX_RENEWAL_WINDOW_MS). */
+  renewalWindowMs?: number;
   now?: () => number;
 }
 
@@ -122,7 +124,7 @@ export class Credentials {
   ) {
     this.store = options.store;
     this.now = options.now ?? Date.now;
-    this.renewals = new RenewalBatch(this.store, this.now);
+    this.renewals = new RenewalBatch(this.store, this.now, options.renewalWindowMs);
   }
 
   static create(options: CredentialsOptions): Result<Credentials> {
@@ -132,6 +134,14 @@ export class Credentials {
         "ttl_out_of_range",
         "/leaseTtlMs",
         `the lease TTL must be ${MIN_LEASE_TTL_MS}–${MAX_LEASE_TTL_MS} ms`,
+      );
+    }
+    const window = options.renewalWindowMs ?? RENEWAL_WINDOW_MS;
+    if (!Number.isInteger(window) || window < 0 || window > MAX_RENEWAL_WINDOW_MS) {
+      return fail(
+        "renewal_window_out_of_range",
+        "/renewalWindowMs",
+        `the lease renewal window must be 0–${MAX_RENEWAL_WINDOW_MS} ms; got ${window}`,
       );
     }
     return ok(new Credentials(options, ttl));
@@ -226,7 +236,8 @@ export class Credentials {
    * this returns, so the `lease_renewed` sent after it never promises more than a reconnect gets
    * (§5.9). A retry of the same observed expiry gets the persisted extension back, not a second
    * one. An expired, revoked or mismatched lease is refused, never renewed. Renewals commit in
-   * groups (renewal-batch.ts): this one waits up to RENEWAL_WINDOW_MS for others.
+   * groups (renewal-batch.ts): this one waits up to RENEWAL_WINDOW_MS for others, less when
+   * its lease is nearly out.
    */
   async renewLease(input: RenewLeaseInput): Promise<Result<LeaseRenewal>> {
     return this.renewals.renew({ ...input, ttlMs: this.leaseTtlMs });

@@ -13,6 +13,7 @@ export type AuthorityErrorCode =
   | "unknown_run"
   | "ttl_out_of_range"
   | "heartbeat_out_of_range"
+  | "renewal_window_out_of_range"
   | "invalid_protocol_version"
   // credentials (§5.3 steps 2 and 6, §5.9); the names match src/transport's handshake codes
   | "unknown_credential"

@@ -43,6 +43,12 @@ export interface AuthorityServerSettings {
   /** The host's reaction to auth.credentials.updated, awaited in the same commit before the ACK (credentials-updated.ts). */
   onCredentialsUpdated?: OnCredentialsUpdated;
   leaseTtlMs?: number;
+  /**
+   * How long a lease renewal waits for others to share its store commit (default 1 s, at most
+   * 5 s; a renewal whose lease is nearly out waits less). Longer costs fewer commits a second
+   * with thousands of runners; 0 commits each at once.
+   */
+  renewalWindowMs?: number;
   /** The authority's clock (expiry of tickets and leases); tests and the lease-expiry fault move it. */
   now?: () => number;
   /**

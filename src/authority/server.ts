@@ -104,6 +104,7 @@ export class AuthorityServer {
       store,
       ...clock,
       ...(options.leaseTtlMs ? { leaseTtlMs: options.leaseTtlMs } : {}),
+      ...(options.renewalWindowMs !== undefined ? { renewalWindowMs: options.renewalWindowMs } : {}),
     });
     if (!credentials.ok) {
       if (ownsStore) void store.close();

@@ -1,15 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fail, ok, type Result } from "../../src/authority/errors.js";
-import { MAX_RENEWAL_BATCH, RenewalBatch } from "../../src/authority/renewal-batch.js";
-import type { LeaseRenewal, RenewLeaseRequest } from "../../src/authority/store.js";
+import { Credentials } from "../../src/authority/credentials.js";
+import { MAX_RENEWAL_BATCH, MAX_RENEWAL_WINDOW_MS, RenewalBatch } from "../../src/authority/renewal-batch.js";
+import type { AuthorityStore, LeaseRenewal, RenewLeaseRequest } from "../../src/authority/store.js";
 import { within } from "../support/within.js";
 
-const request = (runId: string): Omit<RenewLeaseRequest, "nowMs"> => ({
+/** A runner's renewal of a lease it says expires at `expiresAt` (by default long after any clock here). */
+const request = (runId: string, expiresAt = 1e12): Omit<RenewLeaseRequest, "nowMs"> => ({
   runId,
   connectionId: "connection_1",
   leaseId: `lease_${runId}`,
-  observedExpiresAtUnixMs: 1_000,
+  observedExpiresAtUnixMs: expiresAt,
   revocationEpoch: 0,
   ttlMs: 60_000,
 });
@@ -60,6 +62,20 @@ describe("lease renewals in groups (renewal-batch.ts)", () => {
     assert.equal(store.groups.length, 2, "a renewal after the group committed starts the next one");
   });
 
+  it("a renewal whose lease is nearly out commits within a quarter of what is left, and takes the waiting group with it", async () => {
+    const store = recordingStore();
+    const now = 1_000_000;
+    const batch = new RenewalBatch(store, () => now, 600_000); // a window no test waits out
+    const waiting = batch.renew(request("run_1"));
+    const pressed = batch.renew(request("run_2", now + 400)); // 400 ms left: it may wait 100 ms
+    const [a, b] = await within(Promise.all([waiting, pressed]), 5_000, "the pressed renewal's group");
+    assert.ok(a!.ok && b!.ok);
+    assert.deepEqual(
+      store.groups.map((g) => g.map((r) => r.runId)),
+      [["run_1", "run_2"]],
+    );
+  });
+
   it("a failed transaction rejects its whole group and the next group goes on", async () => {
     const store = recordingStore(new Set([1]));
     const batch = new RenewalBatch(store, () => 0, 1);
@@ -79,5 +95,17 @@ describe("lease renewals in groups (renewal-batch.ts)", () => {
       store.groups.map((g) => g.length),
       [MAX_RENEWAL_BATCH, 3],
     );
+  });
+
+  it(`a host's window is a whole number of ms from 0 to ${MAX_RENEWAL_WINDOW_MS}, refused otherwise with its field named`, () => {
+    const store = {} as AuthorityStore; // create() checks its options only
+    for (const ms of [0, 1_000, MAX_RENEWAL_WINDOW_MS])
+      assert.ok(Credentials.create({ store, renewalWindowMs: ms }).ok);
+    for (const ms of [-1, 1.5, Number.NaN, MAX_RENEWAL_WINDOW_MS + 1]) {
+      const refused = Credentials.create({ store, renewalWindowMs: ms });
+      assert.ok(!refused.ok, String(ms));
+      assert.equal(refused.error.code, "renewal_window_out_of_range");
+      assert.equal(refused.error.path, "/renewalWindowMs");
+    }
   });
 });

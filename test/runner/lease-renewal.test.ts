@@ -47,6 +47,7 @@ class Rig {
       runnerDigest: BUILD.digest,
       now: this.clock.now,
       heartbeat: STILL_HEARTBEAT,
+      renewalWindowMs: 0, // 1,008 renewals on a manual clock: none waits for company in real time
       ...(leaseTtlMs ? { leaseTtlMs } : {}),
     });
   }
