@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { createRun, fetchAgents, labelPair, type AgentList, type ApiRefusal, type RunSpec } from "./api.js";
 import { usePageTitle } from "./page-title.js";
 import { runHref } from "./route.js";
@@ -109,7 +109,9 @@ export function NewRunForm() {
   }, []);
 
   const invalid = fieldOf(error?.path);
-  useEffect(() => {
+  // In the commit that marks the field: a plain effect runs a frame later, and meanwhile the
+  // error is on screen while the focus is still on the button.
+  useLayoutEffect(() => {
     if (invalid !== null) form.current?.querySelector<HTMLElement>(`#${invalid}`)?.focus();
   }, [error]);
 
