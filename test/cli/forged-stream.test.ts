@@ -118,7 +118,7 @@ describe("prp run refuses a runner stream that is not one run's record", () => {
     writeFileSync(
       agent,
       `import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 const argv = readFileSync(\`/proc/\${process.ppid}/cmdline\`, "utf8").split("\\0");
 const arg = (flag) => argv[argv.indexOf(flag) + 1];
 const runId = arg("--run-id");
@@ -128,7 +128,8 @@ try {
   // The route is open once the descriptor is in hand: the marker says so before the write, since the controller may end the run at once.
   execFileSync("python3", ["-c", ${JSON.stringify(steal)}, String(process.ppid), line, ${JSON.stringify(marker)}], { stdio: ["ignore", "ignore", "pipe"] });
 } catch (err) {
-  writeFileSync(${JSON.stringify(marker)}, \`blocked: \${err.stderr?.toString().trim() || err.message}\`);
+  // A python the run's end killed after the write keeps its "injected": only a route never opened is "blocked".
+  if (!existsSync(${JSON.stringify(marker)})) writeFileSync(${JSON.stringify(marker)}, \`blocked: \${err.stderr?.toString().trim() || err.message}\`);
 }
 process.argv.push("--scenario", "streamed-answer");
 await import(${JSON.stringify(join(packageRoot(), "dist/src/harness/acp/test-agent-process.js"))});
