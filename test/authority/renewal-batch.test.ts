@@ -65,7 +65,7 @@ describe("lease renewals in groups (renewal-batch.ts)", () => {
   it("a renewal whose lease is nearly out commits within a quarter of what is left, and takes the waiting group with it", async () => {
     const store = recordingStore();
     const now = 1_000_000;
-    const batch = new RenewalBatch(store, () => now, 600_000); // a window no test waits out
+    const batch = new RenewalBatch(store, () => now, 60_000); // a window no test waits out
     const waiting = batch.renew(request("run_1"));
     const pressed = batch.renew(request("run_2", now + 400)); // 400 ms left: it may wait 100 ms
     const [a, b] = await within(Promise.all([waiting, pressed]), 5_000, "the pressed renewal's group");
