@@ -24,7 +24,8 @@ export function unrefTimeout(ms: number, fn: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
-export const monotonicClock: WheelClock = { now: () => performance.now(), once: unrefTimeout };
+/** The process clock a wheel runs on unless a test gives its own. */
+const monotonicClock: WheelClock = { now: () => performance.now(), once: unrefTimeout };
 
 /** The grid of an interval: a tenth of it, at most a second, at least 1 ms. */
 export const grainOf = (intervalMs: number): number => Math.max(1, Math.min(1_000, Math.floor(intervalMs / 10)));
