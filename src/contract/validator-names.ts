@@ -52,6 +52,20 @@ export const VALIDATOR_REFS = {
   runner_control_from_core: `${V1}/runner-control-envelope.schema.json#/$defs/fromCore`,
   runner_control_from_runner: `${V1}/runner-control-envelope.schema.json#/$defs/fromRunner`,
   runner_control_welcome: `${V1}/runner-control-envelope.schema.json#/$defs/welcome`,
+  // The header and each kind's payload on their own: how a control envelope is checked when it
+  // is valid (transport/envelope.ts), the three above naming the rule when it is not.
+  runner_control_header: `${V1}/runner-control-envelope.schema.json#/$defs/header`,
+  runner_welcome_payload: `${V1}/runner-handshake.schema.json#/$defs/welcomePayload`,
+  runner_ack_payload: `${V1}/runner-control-envelope.schema.json#/$defs/ackPayload`,
+  runner_command_payload: `${V1}/runner-control-envelope.schema.json#/$defs/commandPayload`,
+  runner_revoke_payload: `${V1}/runner-control-envelope.schema.json#/$defs/revokePayload`,
+  runner_ping_payload: `${V1}/runner-control-envelope.schema.json#/$defs/pingPayload`,
+  runner_command_result_ack_payload: `${V1}/runner-control-envelope.schema.json#/$defs/commandResultAckPayload`,
+  runner_lease_renewed_payload: `${V1}/runner-control-envelope.schema.json#/$defs/leaseRenewedPayload`,
+  runner_event_payload: `${V1}/runner-control-envelope.schema.json#/$defs/eventPayload`,
+  runner_command_result_payload: `${V1}/runner-control-envelope.schema.json#/$defs/commandResultPayload`,
+  runner_pong_payload: `${V1}/runner-control-envelope.schema.json#/$defs/pongPayload`,
+  runner_lease_renew_payload: `${V1}/runner-control-envelope.schema.json#/$defs/leaseRenewPayload`,
   acpx_sidecar_message: "https://paperclip.dev/schemas/acpx-sidecar/v2/message.schema.json",
 } as const;
 

@@ -19,24 +19,10 @@ export type AuthResponse = T.RunnerAuthResponsePayload;
 
 /**
  * Step 8: the payload of the sealed welcome (runner-handshake.schema.json#/$defs/welcomePayload,
- * checked with its envelope). `connectionLeaseToken` only after a bootstrap.
+ * checked with its envelope). `connectionLeaseToken` only after a bootstrap;
+ * `connectionLeaseRenewalVersion` only from an authority that renews leases (§5.9).
  */
-export interface WelcomePayload {
-  selectedVersion: number;
-  heartbeatIntervalMs: number;
-  connectionLeaseId: string;
-  connectionLeaseToken?: string;
-  connectionLeaseExpiresAt: string;
-  connectionLeaseExpiresAtUnixMs: number;
-  connectionLeaseRevocationEpoch: number;
-  /** The lease renewal the authority offers (§5.9); absent from an authority without renewal. */
-  connectionLeaseRenewalVersion?: number;
-  leaseBinding: string;
-  maxFrameBytes: number;
-  maxBatchEvents: number;
-  ackedSourceSeq: number;
-  pendingCommands: unknown[];
-}
+export type WelcomePayload = T.RunnerWelcomePayload;
 
 export function parseHello(payload: Payload): Result<AuthHello> {
   const refused = shapeRefusal("runner_auth_hello", payload, "malformed_handshake", {}, "/payload");

@@ -290,7 +290,7 @@ export interface LeaseGrant {
   /** The committed cursor. */
   ackedSourceSeq: number;
   /** At most one. */
-  pendingCommands: unknown[];
+  pendingCommands: WelcomePayload["pendingCommands"];
 }
 
 /**

@@ -13,18 +13,55 @@ export type Direction = "client_to_core" | "core_to_client";
 /** The 4-byte ASCII nonce prefixes: the two directions never share a nonce under one key pair. */
 export const NONCE_PREFIX: Readonly<Record<Direction, string>> = { client_to_core: "P3C1", core_to_client: "P3S1" };
 
-/** 12 bytes: the direction prefix, then the counter as u64 big-endian (two u32 halves: no BigInt per frame). */
-export function frameNonce(direction: Direction, counter: number): Buffer {
-  const nonce = Buffer.allocUnsafe(GCM_NONCE_BYTES);
-  nonce.write(NONCE_PREFIX[direction], 0, "ascii");
-  nonce.writeUInt32BE(Math.floor(counter / 2 ** 32), 4);
-  nonce.writeUInt32BE(counter >>> 0, 8);
-  return nonce;
+/** A counter is a safe integer: at most 16 decimal digits. */
+const MAX_COUNTER_DIGITS = String(Number.MAX_SAFE_INTEGER).length;
+
+/**
+ * One direction's nonce and AAD, rewritten in place for each counter. A sealer or opener keeps
+ * one, so a frame allocates neither: at 10,000 runners every renewal is two frames, and what
+ * each frame allocates sets how often the collector runs (bench:idle).
+ */
+class FrameInputs {
+  /** 12 bytes: the direction prefix, then the counter as u64 big-endian (two u32 halves: no BigInt per frame). */
+  private readonly nonce: Buffer;
+  /** `secure-frame.v1 NUL sessionId NUL direction NUL decimal counter`: binds each frame to its session, direction and place. */
+  private readonly aad: Buffer;
+  private readonly aadHead: number;
+  /** The AAD for each number of counter digits: views of `aad`, made once. */
+  private readonly aadViews: Buffer[] = [];
+
+  constructor(sessionId: string, direction: Direction) {
+    const head = Buffer.from(`secure-frame.v1\0${sessionId}\0${direction}\0`, "utf8");
+    // One allocation of its own, not a slice of Buffer's shared pool: a slice held for the
+    // connection's life would keep the whole 8 KB slab it came from.
+    const both = Buffer.alloc(GCM_NONCE_BYTES + head.length + MAX_COUNTER_DIGITS);
+    this.nonce = both.subarray(0, GCM_NONCE_BYTES);
+    this.nonce.write(NONCE_PREFIX[direction], 0, "ascii");
+    this.aad = both.subarray(GCM_NONCE_BYTES);
+    this.aadHead = head.copy(this.aad);
+  }
+
+  /** The nonce of `counter`; the same buffer each call, valid until the next. */
+  nonceOf(counter: number): Buffer {
+    this.nonce.writeUInt32BE(Math.floor(counter / 2 ** 32), 4);
+    this.nonce.writeUInt32BE(counter >>> 0, 8);
+    return this.nonce;
+  }
+
+  /** The AAD of `counter`; valid until the next call. */
+  aadOf(counter: number): Buffer {
+    const digits = this.aad.write(String(counter), this.aadHead, "latin1");
+    return (this.aadViews[digits] ??= this.aad.subarray(0, this.aadHead + digits));
+  }
 }
 
-/** `secure-frame.v1 NUL sessionId NUL direction NUL decimal counter`: binds each frame to its session, direction and place. */
+/** The nonce of one frame (runtime.md §5.4), in a buffer of its own. */
+export const frameNonce = (direction: Direction, counter: number): Buffer =>
+  Buffer.from(new FrameInputs("", direction).nonceOf(counter));
+
+/** The AAD of one frame (runtime.md §5.4), in a buffer of its own. */
 export const frameAad = (sessionId: string, direction: Direction, counter: number): Buffer =>
-  Buffer.from(`secure-frame.v1\0${sessionId}\0${direction}\0${counter}`, "utf8");
+  Buffer.from(new FrameInputs(sessionId, direction).aadOf(counter));
 
 /**
  * How every sealer here lays a frame out: `{"schema":…,"counter":N,"ciphertext":"<hex>"}`,
@@ -55,7 +92,7 @@ HEX_DIGITS.forEach((digit, value) => (HEX_VALUE[digit] = value));
  * checks the text it receives against this bound, and the plaintext again once opened.
  */
 export const maxSecureFrameBytes = (maxFrameBytes = MAX_FRAME_BYTES): number =>
-  frameBytes(String(Number.MAX_SAFE_INTEGER).length, maxFrameBytes + GCM_TAG_BYTES);
+  frameBytes(MAX_COUNTER_DIGITS, maxFrameBytes + GCM_TAG_BYTES);
 
 /**
  * Seals one direction's plaintexts with counters 0, 1, 2, … Takes ownership of the key and
@@ -63,13 +100,16 @@ export const maxSecureFrameBytes = (maxFrameBytes = MAX_FRAME_BYTES): number =>
  */
 export class Sealer {
   private counter = 0;
+  private readonly inputs: FrameInputs;
 
   constructor(
     private readonly key: Buffer,
-    private readonly sessionId: string,
+    sessionId: string,
     readonly direction: Direction,
     private readonly maxFrameBytes = MAX_FRAME_BYTES,
-  ) {}
+  ) {
+    this.inputs = new FrameInputs(sessionId, direction);
+  }
 
   /** The frame's text; sealFrame() gives the same frame as the bytes a socket sends. */
   seal(plaintext: string): Result<string> {
@@ -89,10 +129,10 @@ export class Sealer {
       // The counter travels as a JSON number: past 2^53 it would no longer round-trip exactly.
       if (this.counter > Number.MAX_SAFE_INTEGER)
         return fail("counter_exhausted", "/counter", "the frame counter is exhausted; open a new session");
-      const cipher = createCipheriv("aes-256-gcm", this.key, frameNonce(this.direction, this.counter), {
+      const cipher = createCipheriv("aes-256-gcm", this.key, this.inputs.nonceOf(this.counter), {
         authTagLength: GCM_TAG_BYTES,
       });
-      cipher.setAAD(frameAad(this.sessionId, this.direction, this.counter));
+      cipher.setAAD(this.inputs.aadOf(this.counter));
       const body = cipher.update(bytes);
       cipher.final(); // GCM adds no bytes at the end; this computes the tag
       const tag = cipher.getAuthTag();
@@ -204,13 +244,16 @@ function readFrame(text: string, maxBytes: number): SealedFrame | Result<never> 
 export class Opener {
   private expected = 0;
   private failure: TransportError | null = null;
+  private readonly inputs: FrameInputs;
 
   constructor(
     private readonly key: Buffer,
-    private readonly sessionId: string,
+    sessionId: string,
     readonly direction: Direction,
     private readonly maxFrameBytes = MAX_FRAME_BYTES,
-  ) {}
+  ) {
+    this.inputs = new FrameInputs(sessionId, direction);
+  }
 
   /** A frame as text, or as the bytes a socket received (UTF-8, already checked by ws). */
   open(frame: string | Buffer): Result<string> {
@@ -236,12 +279,14 @@ export class Opener {
       return fail("frame_gap", "/counter", `counter ${counter} skips ahead; expected ${this.expected}`);
     let plaintext: Buffer;
     try {
-      const decipher = createDecipheriv("aes-256-gcm", this.key, frameNonce(this.direction, counter), {
+      const decipher = createDecipheriv("aes-256-gcm", this.key, this.inputs.nonceOf(counter), {
         authTagLength: GCM_TAG_BYTES,
       });
-      decipher.setAAD(frameAad(this.sessionId, this.direction, counter));
+      decipher.setAAD(this.inputs.aadOf(counter));
       decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
-      plaintext = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)), decipher.final()]);
+      plaintext = decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES));
+      const rest = decipher.final(); // GCM holds nothing back; this checks the tag
+      if (rest.length > 0) plaintext = Buffer.concat([plaintext, rest]);
     } catch {
       return fail("tag_mismatch", "/ciphertext", "the frame failed authentication");
     }

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { createDecipheriv, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { canonicalFrame, frameNonce } from "../../src/transport/secure-frame.js";
+import { canonicalFrame, frameAad, frameNonce, GCM_TAG_BYTES } from "../../src/transport/secure-frame.js";
 import { Opener, Sealer, type Result } from "../../src/transport/index.js";
 import { seeded } from "../support/seed.js";
 
@@ -54,6 +54,23 @@ describe("secure frames read from bytes", () => {
       expected.writeBigUInt64BE(BigInt(counter), 4);
       assert.equal(frameNonce("core_to_client", counter).toString("hex"), expected.toString("hex"), String(counter));
     }
+  });
+
+  it("bind each of one sealer's frames to its own counter, as the nonce and AAD rewritten in place", () => {
+    // 0..1000 crosses from one to four digits: a stale digit or byte left from the frame
+    // before would make the tag differ from one computed with fresh inputs.
+    for (const [i, frame] of sealed(1001).entries()) {
+      const { counter, sealed: bytes } = canonicalFrame(Buffer.from(frame, "latin1"))!;
+      assert.equal(counter, i);
+      const decipher = createDecipheriv("aes-256-gcm", KEY, frameNonce("client_to_core", i));
+      decipher.setAAD(frameAad(SESSION, "client_to_core", i));
+      decipher.setAuthTag(bytes.subarray(bytes.length - GCM_TAG_BYTES));
+      const plaintext = Buffer.concat([decipher.update(bytes.subarray(0, -GCM_TAG_BYTES)), decipher.final()]);
+      assert.equal(plaintext.toString("utf8"), `{"kind":"lease_renew"}${i}`);
+    }
+    const reader = opener();
+    for (const [i, frame] of sealed(1001).entries())
+      assert.equal(outcome(reader.open(Buffer.from(frame, "latin1"))), `ok {"kind":"lease_renew"}${i}`);
   });
 
   it("open every layout and every fault as the text path does", () => {

@@ -15,6 +15,10 @@ import type {
 } from "../store.js";
 import type { PostgresHandle } from "./handle.js";
 
+// Built once, not per renewal.
+const RENEWAL_RUN = `SELECT ${RENEWAL_RUN_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE`;
+const RENEWAL_LEASE = renewalLeaseQuery(["$1", "$2"], " FOR UPDATE OF c");
+
 /** Tickets and leases: admission (reauthorize), renewal, revocation and pruning, each under the run row's lock. */
 export class PostgresCredentials implements CredentialsPart {
   constructor(private readonly h: PostgresHandle) {}
@@ -155,11 +159,9 @@ export class PostgresCredentials implements CredentialsPart {
   }
 
   private async renewOne(c: pg.PoolClient, req: RenewLeaseRequest): Promise<Result<LeaseRenewal>> {
-    const [run] = (await c.query(`SELECT ${RENEWAL_RUN_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE`, [req.runId]))
-      .rows as Row[];
+    const [run] = (await c.query(RENEWAL_RUN, [req.runId])).rows as Row[];
     if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
-    const [stored] = (await c.query(renewalLeaseQuery(["$1", "$2"], " FOR UPDATE OF c"), [req.leaseId, req.runId]))
-      .rows as Row[];
+    const [stored] = (await c.query(RENEWAL_LEASE, [req.leaseId, req.runId])).rows as Row[];
     const lease = stored ? renewalLeaseFrom(stored) : undefined;
     const decided = renewalDecision(req, run, lease, stored);
     if (!decided.ok || decided.value.replayed || !lease) return decided;

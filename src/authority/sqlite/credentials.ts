@@ -14,6 +14,10 @@ import type {
 } from "../store.js";
 import type { SqliteHandle } from "./handle.js";
 
+// Built once: the statement cache is keyed by text, and a text built per renewal is hashed again each time.
+const RENEWAL_RUN = `SELECT ${RENEWAL_RUN_COLUMNS} FROM runs WHERE run_id = ?`;
+const RENEWAL_LEASE = renewalLeaseQuery(["?", "?"]);
+
 /** Tickets and leases: admission (reauthorize), renewal, revocation and pruning. */
 export class SqliteCredentials implements CredentialsPart {
   constructor(private readonly h: SqliteHandle) {}
@@ -144,10 +148,9 @@ export class SqliteCredentials implements CredentialsPart {
   }
 
   private renewOne(req: RenewLeaseRequest): Result<LeaseRenewal> {
-    const run = this.h.sql(`SELECT ${RENEWAL_RUN_COLUMNS} FROM runs WHERE run_id = ?`).get(req.runId) as
-      Row | undefined;
+    const run = this.h.sql(RENEWAL_RUN).get(req.runId) as Row | undefined;
     if (!run) return fail("unknown_run", "/runId", `no run ${req.runId}`);
-    const stored = this.h.sql(renewalLeaseQuery(["?", "?"])).get(req.leaseId, req.runId) as Row | undefined;
+    const stored = this.h.sql(RENEWAL_LEASE).get(req.leaseId, req.runId) as Row | undefined;
     const lease = stored ? renewalLeaseFrom(stored) : undefined;
     const decided = renewalDecision(req, run, lease, stored);
     if (!decided.ok || decided.value.replayed || !lease) return decided;

@@ -936,6 +936,18 @@ export interface PrpContract {
   runner_control_from_core: RunnerControlEnvelopeFromTheCore;
   runner_control_from_runner: RunnerControlEnvelopeFromTheRunner;
   runner_control_welcome: RunnerWelcomeEnvelope;
+  runner_control_header: RunnerControlEnvelopeHeader;
+  runner_welcome_payload: RunnerWelcomePayload;
+  runner_ack_payload: RunnerAckPayload;
+  runner_command_payload: RunnerCommandPayload;
+  runner_revoke_payload: RunnerRevokePayload;
+  runner_ping_payload: RunnerPingPayload;
+  runner_command_result_ack_payload: RunnerCommandResultAckPayload;
+  runner_lease_renewed_payload: RunnerLeaseRenewedPayload;
+  runner_event_payload: RunnerEventPayload;
+  runner_command_result_payload: RunnerCommandResultPayload;
+  runner_pong_payload: RunnerPongPayload;
+  runner_lease_renew_payload: RunnerLeaseRenewPayload;
   acpx_sidecar_message: ACPXSidecarMessage;
 }
 /**
@@ -2549,4 +2561,149 @@ export interface RunnerControlEnvelopeHeader {
   connectionLeaseId: string;
   envelopeId: string;
   sentAt: string;
+}
+/**
+ * Step 8: the payload of the sealed welcome, the core's first control envelope. connectionLeaseToken only after a bootstrap; connectionLeaseRenewalVersion only from an authority that renews leases (runtime.md §5.9); at most one pending command, decoded by the codec.
+ */
+export interface RunnerWelcomePayload {
+  /**
+   * A positive safe integer.
+   */
+  selectedVersion: number;
+  /**
+   * A positive safe integer.
+   */
+  heartbeatIntervalMs: number;
+  /**
+   * A run identity value (runtime.md §6.1, §15.3): an ASCII letter or digit, then letters, digits and ._:-, at most 240 characters.
+   */
+  connectionLeaseId: string;
+  connectionLeaseToken?: string;
+  /**
+   * An ISO timestamp; the transport checks that it names the same instant as its Unix-milliseconds twin.
+   */
+  connectionLeaseExpiresAt: string;
+  /**
+   * A positive safe integer.
+   */
+  connectionLeaseExpiresAtUnixMs: number;
+  /**
+   * A non-negative safe integer.
+   */
+  connectionLeaseRevocationEpoch: number;
+  /**
+   * A positive safe integer.
+   */
+  connectionLeaseRenewalVersion?: number;
+  /**
+   * sha256: and 32 bytes in lower-case hex.
+   */
+  leaseBinding: string;
+  /**
+   * A positive safe integer.
+   */
+  maxFrameBytes: number;
+  /**
+   * A positive safe integer.
+   */
+  maxBatchEvents: number;
+  /**
+   * A non-negative safe integer.
+   */
+  ackedSourceSeq: number;
+  /**
+   * @maxItems 1
+   */
+  pendingCommands: [] | [unknown];
+}
+/**
+ * The cumulative ACK: every source event up to this sequence is committed.
+ */
+export interface RunnerAckPayload {
+  /**
+   * A non-negative safe integer.
+   */
+  ackedSourceSeq: number;
+}
+/**
+ * Carries the PRP command as its member command, which the runner's command intake decodes with the codec and rejects there.
+ */
+export interface RunnerCommandPayload {}
+/**
+ * The lease is revoked at this epoch (§5.9).
+ */
+export interface RunnerRevokePayload {
+  /**
+   * A non-negative safe integer.
+   */
+  revocationEpoch: number;
+}
+/**
+ * A heartbeat; it carries nothing.
+ */
+export interface RunnerPingPayload {}
+/**
+ * The authority recorded the result of this command.
+ */
+export interface RunnerCommandResultAckPayload {
+  commandId: string;
+}
+/**
+ * Once the extension is persisted: the expiry the renewal asked about, echoed, and the new one (§5.9).
+ */
+export interface RunnerLeaseRenewedPayload {
+  /**
+   * A positive safe integer.
+   */
+  previousExpiresAtUnixMs: number;
+  /**
+   * A positive safe integer.
+   */
+  connectionLeaseExpiresAtUnixMs: number;
+  /**
+   * An ISO timestamp; the transport checks that it names the same instant as its Unix-milliseconds twin.
+   */
+  connectionLeaseExpiresAt: string;
+  /**
+   * A non-negative safe integer.
+   */
+  revocationEpoch: number;
+}
+/**
+ * Carries the PRP event as its member event, which the authority's ingest decodes with the codec and refuses there.
+ */
+export interface RunnerEventPayload {}
+/**
+ * The result of one command; its members are checked by the authority's command queue (invalid_command_result).
+ */
+export interface RunnerCommandResultPayload {}
+/**
+ * The heartbeat's answer: the runner's lifecycle, outbox size and ACK cursor.
+ */
+export interface RunnerPongPayload {
+  /**
+   * One of the runner's lifecycle states.
+   */
+  lifecycle: string;
+  /**
+   * A non-negative safe integer.
+   */
+  outboxBytes: number;
+  /**
+   * A non-negative safe integer.
+   */
+  ackedSourceSeq: number;
+}
+/**
+ * The expiry the runner holds and its revocation epoch (§5.9).
+ */
+export interface RunnerLeaseRenewPayload {
+  /**
+   * A positive safe integer.
+   */
+  currentExpiresAtUnixMs: number;
+  /**
+   * A non-negative safe integer.
+   */
+  revocationEpoch: number;
 }
