@@ -73,6 +73,20 @@ describe("secure frames read from bytes", () => {
       assert.equal(outcome(reader.open(Buffer.from(frame, "latin1"))), `ok {"kind":"lease_renew"}${i}`);
   });
 
+  it("seal plaintexts of every size, each from its own bytes, the shorter after the longer", () => {
+    // Sizes around the 16 KiB the sealer encodes into a buffer it reuses, in multi-byte text:
+    // a frame that read a byte left by the one before would open to a different plaintext.
+    const sealer = new Sealer(Buffer.from(KEY), SESSION, "client_to_core");
+    const reader = opener();
+    for (const bytes of [16_384, 2, 16_385, 16_383, 40_000, 0, 16_384, 7]) {
+      const plaintext = "é".repeat(Math.floor(bytes / 2)) + "x".repeat(bytes % 2);
+      assert.equal(Buffer.byteLength(plaintext), bytes);
+      const frame = sealer.sealFrame(plaintext);
+      assert.ok(frame.ok);
+      assert.equal(outcome(reader.open(frame.value)), `ok ${plaintext}`, `${bytes} bytes`);
+    }
+  });
+
   it("open every layout and every fault as the text path does", () => {
     const [frame] = sealed(1) as [string];
     const hex = (JSON.parse(frame) as { ciphertext: string }).ciphertext;
