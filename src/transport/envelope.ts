@@ -154,7 +154,7 @@ export function checkHandshakeEnvelope(value: unknown, kind: HandshakeKind): Res
 
 /** Who sent a control envelope, and so which kinds it may carry: the welcome first, then the rest (§5.5). */
 export type EnvelopeSender = "welcome" | "core" | "runner";
-const SENDER_SCHEMAS: Record<EnvelopeSender, ValidatorName> = {
+export const SENDER_SCHEMAS: Readonly<Record<EnvelopeSender, ValidatorName>> = {
   welcome: "runner_control_welcome",
   core: "runner_control_from_core",
   runner: "runner_control_from_runner",

@@ -6,11 +6,12 @@ import fc from "fast-check";
 import { protocolDir } from "../../src/contract/package-root.js";
 import { loadSchemaFiles } from "../../src/contract/schema-files.js";
 import { firstViolation } from "../../src/contract/validators.js";
-import { VALIDATOR_REFS, type ValidatorName } from "../../src/contract/validator-names.js";
+import { VALIDATOR_REFS } from "../../src/contract/validator-names.js";
 import {
   meetsEnvelopeShape,
   PAYLOAD_SCHEMAS,
   SENDER_KINDS,
+  SENDER_SCHEMAS,
   type EnvelopeSender,
 } from "../../src/transport/envelope.js";
 import { seeded } from "../support/seed.js";
@@ -24,11 +25,6 @@ const FILE = "runner-control-envelope.schema.json";
 const schema = loadSchemaFiles().find((f) => f.path.endsWith(`/${FILE}`))!.json as {
   $id: string;
   $defs: Record<string, { allOf?: Array<Record<string, any>> }>;
-};
-const SENDER_SCHEMAS: Record<EnvelopeSender, ValidatorName> = {
-  welcome: "runner_control_welcome",
-  core: "runner_control_from_core",
-  runner: "runner_control_from_runner",
 };
 const SENDERS = Object.keys(SENDER_SCHEMAS) as EnvelopeSender[];
 const KINDS = Object.keys(PAYLOAD_SCHEMAS);
